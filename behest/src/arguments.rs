@@ -1,0 +1,392 @@
+//! Turning what the model sent into an arguments object: decoding provider
+//! text, enforcing size and depth limits, and typed parsing with paths.
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Number, Value};
+
+use crate::tool::{ArgumentIssue, LimitKind, ToolError, ToolResult};
+
+/// Limits applied while decoding arguments.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DecodeLimits {
+    pub max_bytes: usize,
+    pub max_depth: usize,
+}
+
+/// Decodes a call's arguments into a JSON object.
+///
+/// `arguments` is either the value itself or the JSON text a provider sends
+/// (a `Value::String`), which is decoded exactly once. `""`, `null` and
+/// `"null"` stand for "no arguments": they become `{}` when
+/// `required_names` is empty and are an argument error otherwise.
+///
+/// Floats with no fractional part that fit a 64-bit integer (`1.0`) become
+/// integers, so a field typed `i64` accepts `1.0` as `1`, as JSON Schema's
+/// `"type": "integer"` does.
+pub(crate) fn decode(
+    arguments: Value,
+    limits: DecodeLimits,
+    required_names: &[String],
+) -> ToolResult<Map<String, Value>> {
+    let value = match arguments {
+        Value::String(text) => decode_text(&text, limits)?,
+        Value::Null => Value::Null,
+        mut value => {
+            let has_floats = check_value(&value, limits)?;
+            if has_floats {
+                normalize_integral_floats(&mut value);
+            }
+            value
+        }
+    };
+    match value {
+        Value::Object(map) => Ok(map),
+        Value::Null if required_names.is_empty() => Ok(Map::new()),
+        Value::Null => Err(ToolError::invalid_argument(
+            "",
+            format!(
+                "no arguments were sent, but the tool requires {}",
+                quoted_list(required_names)
+            ),
+        )),
+        other => Err(ToolError::invalid_argument(
+            "",
+            format!(
+                "the arguments must be a JSON object, but {}",
+                describe_received(&other)
+            ),
+        )),
+    }
+}
+
+fn decode_text(text: &str, limits: DecodeLimits) -> ToolResult<Value> {
+    if text.len() > limits.max_bytes {
+        return Err(ToolError::LimitExceeded {
+            kind: LimitKind::ArgumentBytes,
+            limit: limits.max_bytes,
+            actual: Some(text.len()),
+        });
+    }
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Ok(Value::Null);
+    }
+    // Scanning first keeps a deeply nested text from ever reaching the
+    // recursive parser.
+    let has_floats = scan_text(trimmed.as_bytes(), limits.max_depth)?;
+    let mut value: Value = serde_json::from_str(trimmed).map_err(|error| {
+        ToolError::invalid_argument("", format!("the arguments are not valid JSON: {error}"))
+    })?;
+    if has_floats {
+        normalize_integral_floats(&mut value);
+    }
+    Ok(value)
+}
+
+/// Checks the nesting depth of JSON text without parsing it. Returns whether
+/// the text may hold floats (a `.`, or an exponent after a digit, outside
+/// strings).
+fn scan_text(bytes: &[u8], max_depth: usize) -> ToolResult<bool> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut has_floats = false;
+    let mut previous = b' ';
+    for &byte in bytes {
+        let before = std::mem::replace(&mut previous, byte);
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if byte == b'\\' {
+                escaped = true;
+            } else if byte == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > max_depth {
+                    return Err(depth_error(max_depth));
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'.' => has_floats = true,
+            b'e' | b'E' if before.is_ascii_digit() => has_floats = true,
+            _ => {}
+        }
+    }
+    Ok(has_floats)
+}
+
+/// Checks the depth and approximate size of a value, without recursion.
+/// Returns whether it holds floats.
+fn check_value(value: &Value, limits: DecodeLimits) -> ToolResult<bool> {
+    let mut size = 0usize;
+    let mut has_floats = false;
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
+    while let Some((value, depth)) = stack.pop() {
+        size += scalar_len(value);
+        match value {
+            Value::Array(items) => {
+                if depth + 1 > limits.max_depth {
+                    return Err(depth_error(limits.max_depth));
+                }
+                size += items.len() + 1;
+                stack.extend(items.iter().map(|item| (item, depth + 1)));
+            }
+            Value::Object(map) => {
+                if depth + 1 > limits.max_depth {
+                    return Err(depth_error(limits.max_depth));
+                }
+                size += 1;
+                for (key, item) in map {
+                    size += key.len() + 4;
+                    stack.push((item, depth + 1));
+                }
+            }
+            Value::Number(number) => has_floats |= number.is_f64(),
+            _ => {}
+        }
+        if size > limits.max_bytes {
+            return Err(ToolError::LimitExceeded {
+                kind: LimitKind::ArgumentBytes,
+                limit: limits.max_bytes,
+                actual: None,
+            });
+        }
+    }
+    Ok(has_floats)
+}
+
+/// Approximate JSON-encoded size of a value, without recursion.
+pub(crate) fn encoded_len_estimate(value: &Value) -> usize {
+    let mut size = 0usize;
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        size += scalar_len(value);
+        match value {
+            Value::Array(items) => {
+                size += items.len() + 1;
+                stack.extend(items);
+            }
+            Value::Object(map) => {
+                size += 1;
+                for (key, item) in map {
+                    size += key.len() + 4;
+                    stack.push(item);
+                }
+            }
+            _ => {}
+        }
+    }
+    size
+}
+
+fn scalar_len(value: &Value) -> usize {
+    match value {
+        Value::Null | Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Number(number) if number.is_f64() => 24,
+        Value::Number(_) => 20,
+        Value::String(text) => text.len() + 2,
+        Value::Array(_) | Value::Object(_) => 1,
+    }
+}
+
+fn normalize_integral_floats(value: &mut Value) {
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Number(number) => {
+                if let Some(integer) = integral(number) {
+                    *number = integer;
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Object(map) => stack.extend(map.values_mut()),
+            _ => {}
+        }
+    }
+}
+
+fn integral(number: &Number) -> Option<Number> {
+    let float = number.as_f64().filter(|_| number.is_f64())?;
+    if float.fract() != 0.0 {
+        return None;
+    }
+    // The bounds are exact powers of two, so the casts below are exact.
+    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&float) {
+        Some(Number::from(float as i64))
+    } else if (0.0..18_446_744_073_709_551_616.0).contains(&float) {
+        Some(Number::from(float as u64))
+    } else {
+        None
+    }
+}
+
+fn depth_error(max_depth: usize) -> ToolError {
+    ToolError::LimitExceeded {
+        kind: LimitKind::ArgumentDepth,
+        limit: max_depth,
+        actual: None,
+    }
+}
+
+/// Describes a value that is not an arguments object, for the model.
+fn describe_received(value: &Value) -> String {
+    match value {
+        Value::String(inner) => {
+            let looks_like_json = matches!(inner.trim_start().as_bytes().first(), Some(b'{' | b'['));
+            if looks_like_json {
+                "received a string that itself contains JSON (the arguments were encoded twice); send the object, not a string holding it".to_owned()
+            } else {
+                format!("received the string {}", preview(value))
+            }
+        }
+        Value::Array(_) => format!("received an array: {}", preview(value)),
+        Value::Number(_) => format!("received the number {}", preview(value)),
+        Value::Bool(_) => format!("received the boolean {}", preview(value)),
+        Value::Null => "received null".to_owned(),
+        Value::Object(_) => "received an object".to_owned(),
+    }
+}
+
+/// A short rendering of a value for messages: at most about 80 characters.
+pub(crate) fn preview(value: &Value) -> String {
+    const MAX: usize = 80;
+    let text = value.to_string();
+    if text.len() <= MAX {
+        return text;
+    }
+    let mut end = MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+pub(crate) fn quoted_list(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+    quoted.join(", ")
+}
+
+/// Deserializes validated arguments into `T`, reporting the path of the
+/// field that does not fit.
+///
+/// ```
+/// #[derive(serde::Deserialize)]
+/// struct Args { count: u8 }
+///
+/// let error = behest::arguments::parse::<Args>(serde_json::json!({"count": 300})).unwrap_err();
+/// assert!(error.to_string().contains("`/count`"));
+/// ```
+pub fn parse<T: DeserializeOwned>(arguments: Value) -> ToolResult<T> {
+    serde_path_to_error::deserialize(arguments).map_err(|error| {
+        let path = json_pointer(error.path());
+        ToolError::InvalidArguments {
+            issues: vec![ArgumentIssue::new(path, error.into_inner().to_string())],
+            omitted: 0,
+        }
+    })
+}
+
+fn json_pointer(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut pointer = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => {
+                pointer.push('/');
+                pointer.push_str(&index.to_string());
+            }
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                pointer.push('/');
+                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+            }
+            Segment::Unknown => {}
+        }
+    }
+    pointer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const LIMITS: DecodeLimits = DecodeLimits {
+        max_bytes: 1024,
+        max_depth: 4,
+    };
+
+    fn nested(depth: usize) -> String {
+        format!("{}{}", "[".repeat(depth), "]".repeat(depth))
+    }
+
+    #[test]
+    fn scan_counts_depth_outside_strings_only() {
+        assert!(scan_text(nested(4).as_bytes(), 4).is_ok());
+        assert!(scan_text(nested(5).as_bytes(), 4).is_err());
+        assert!(scan_text(br#"{"a": "[[[[[[[[\"[[["}"#, 4).is_ok());
+    }
+
+    #[test]
+    fn scan_reports_possible_floats() {
+        assert!(!scan_text(br#"{"a": 1, "b": "1.5e3", "c": true, "d": false}"#, 4).unwrap());
+        assert!(scan_text(br#"{"a": 2e3}"#, 4).unwrap());
+        assert!(scan_text(br#"{"a": 1.0}"#, 4).unwrap());
+    }
+
+    #[test]
+    fn integral_floats_become_integers() {
+        let map = decode(json!(r#"{"a": 1.0, "b": 1.5, "c": [-2.0]}"#), LIMITS, &[]).unwrap();
+        assert_eq!(Value::Object(map), json!({"a": 1, "b": 1.5, "c": [-2]}));
+        let map = decode(json!({"big": 1e19}), LIMITS, &[]).unwrap();
+        assert_eq!(map["big"], json!(10_000_000_000_000_000_000u64));
+        let map = decode(json!({"huge": 1e30}), LIMITS, &[]).unwrap();
+        assert!(map["huge"].is_f64());
+    }
+
+    #[test]
+    fn value_depth_is_checked_without_recursion() {
+        let ok = json!({"a": {"b": {"c": [1]}}});
+        assert!(decode(ok, LIMITS, &[]).is_ok());
+        let deep = json!({"a": {"b": {"c": [[1]]}}});
+        assert!(matches!(
+            decode(deep, LIMITS, &[]),
+            Err(ToolError::LimitExceeded { kind: LimitKind::ArgumentDepth, limit: 4, .. })
+        ));
+    }
+
+    #[test]
+    fn value_size_is_checked() {
+        let big = json!({"text": "x".repeat(2000)});
+        assert!(matches!(
+            decode(big, LIMITS, &[]),
+            Err(ToolError::LimitExceeded { kind: LimitKind::ArgumentBytes, .. })
+        ));
+    }
+
+    #[test]
+    fn parse_reports_the_failing_path() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Inner {
+            n: i64,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Args {
+            items: Vec<Inner>,
+        }
+        let error = parse::<Args>(json!({"items": [{"n": 1}, {"n": "x"}]})).unwrap_err();
+        let ToolError::InvalidArguments { issues, .. } = error else {
+            panic!("expected an argument error");
+        };
+        assert_eq!(issues[0].path, "/items/1/n");
+        assert!(issues[0].message.contains("expected i64"), "{}", issues[0].message);
+    }
+}

@@ -1,0 +1,216 @@
+//! What a running tool can see of its call: id, cancellation, progress
+//! reporting and the runtime's shared state.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::tool::{ToolError, ToolResult};
+
+/// The context of one tool call.
+///
+/// Cheap to clone. Tools that need it override
+/// [`Tool::execute_with_context`](crate::Tool::execute_with_context).
+#[derive(Clone)]
+pub struct ToolContext {
+    call_id: String,
+    cancellation: CancellationToken,
+    progress: Option<ProgressSink>,
+    state: SharedState,
+}
+
+impl ToolContext {
+    /// A context for a call made outside a runtime, e.g. in a unit test: no
+    /// progress sink, no shared state, a fresh cancellation token.
+    pub fn new(call_id: impl Into<String>) -> Self {
+        Self {
+            call_id: call_id.into(),
+            cancellation: CancellationToken::new(),
+            progress: None,
+            state: SharedState::default(),
+        }
+    }
+
+    pub(crate) fn for_call(
+        call_id: String,
+        cancellation: CancellationToken,
+        progress: Option<ProgressSink>,
+        state: SharedState,
+    ) -> Self {
+        Self {
+            call_id,
+            cancellation,
+            progress,
+            state,
+        }
+    }
+
+    /// Uses this shared state instead of the empty one.
+    #[must_use]
+    pub fn with_state(mut self, state: SharedState) -> Self {
+        self.state = state;
+        self
+    }
+
+    /// Sends progress reports to `sink`.
+    #[must_use]
+    pub fn with_progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+
+    /// Uses this cancellation token.
+    #[must_use]
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = token;
+        self
+    }
+
+    /// The id of the call, as the model gave it.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// The token that is cancelled when the call or its run is cancelled.
+    /// Long-running tools can `select!` on
+    /// [`cancelled()`](CancellationToken::cancelled) to stop early and clean up.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancellation
+    }
+
+    /// Whether the call has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancellation.is_cancelled()
+    }
+
+    /// Reports progress to whoever observes the call. Does nothing when
+    /// nobody does.
+    pub fn report_progress(&self, progress: Progress) {
+        if let Some(sink) = &self.progress {
+            sink.report(&self.call_id, progress);
+        }
+    }
+
+    /// The shared state of type `T`, if the runtime has one.
+    pub fn state<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.state.get::<T>()
+    }
+
+    /// The shared state of type `T`, or an error naming the missing type.
+    pub fn require_state<T: Any + Send + Sync>(&self) -> ToolResult<&T> {
+        self.state.get::<T>().ok_or_else(|| ToolError::Execution {
+            message: "the tool is not configured correctly: a shared value it needs is missing"
+                .to_owned(),
+            source: Some(Arc::new(MissingState(std::any::type_name::<T>()))),
+        })
+    }
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("call_id", &self.call_id)
+            .field("cancelled", &self.is_cancelled())
+            .field("reports_progress", &self.progress.is_some())
+            .field("state", &self.state)
+            .finish()
+    }
+}
+
+/// The error behind a missing shared state: names the type for the logs.
+#[derive(Debug, thiserror::Error)]
+#[error("no shared state of type `{0}` was added to the runtime; add it with `ToolRuntimeBuilder::state`")]
+pub struct MissingState(pub &'static str);
+
+/// A progress report of a running tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Progress {
+    /// Work done so far, in any unit; increases with each report.
+    pub progress: f64,
+    /// Total work in the same unit, if known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// What is happening, for people.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl Progress {
+    /// `progress` out of `total`.
+    pub fn new(progress: f64, total: Option<f64>) -> Self {
+        Self {
+            progress,
+            total,
+            message: None,
+        }
+    }
+
+    /// Adds a message.
+    #[must_use]
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+}
+
+/// The function behind a [`ProgressSink`].
+type ReportFn = dyn Fn(&str, Progress) + Send + Sync;
+
+/// Where progress reports go: a function of the call id and the report.
+#[derive(Clone)]
+pub struct ProgressSink(Arc<ReportFn>);
+
+impl ProgressSink {
+    /// A sink that calls `report` with the call id and each report.
+    pub fn new(report: impl Fn(&str, Progress) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(report))
+    }
+
+    fn report(&self, call_id: &str, progress: Progress) {
+        (self.0)(call_id, progress);
+    }
+}
+
+impl fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ProgressSink")
+    }
+}
+
+/// Values shared by every call of a runtime, one per type.
+#[derive(Clone, Default)]
+pub struct SharedState(Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>);
+
+impl SharedState {
+    /// Adds `value`, replacing any earlier value of the same type.
+    pub fn insert<T: Any + Send + Sync>(&mut self, value: T) {
+        Arc::make_mut(&mut self.0).insert(TypeId::of::<T>(), Arc::new(value));
+    }
+
+    /// The value of type `T`, if present.
+    pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.0
+            .get(&TypeId::of::<T>())
+            .and_then(|value| value.downcast_ref::<T>())
+    }
+
+    /// How many values are stored.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Debug for SharedState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SharedState({} values)", self.0.len())
+    }
+}

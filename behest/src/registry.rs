@@ -1,0 +1,238 @@
+//! The set of tools a runtime serves: checked at registration, in order.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::tool::{Tool, ToolSpec};
+use crate::validation::{required_names, ArgumentValidator, SchemaError};
+
+/// The longest tool name every provider accepts.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// Why a tool could not be registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// A tool of that name is registered already; the first one stays.
+    #[error("a tool named `{name}` is already registered (first: {existing:?}; second: {rejected:?}); the second was not registered: rename one of them")]
+    DuplicateName {
+        /// The name both tools have.
+        name: String,
+        /// Summary of the registered tool's description.
+        existing: String,
+        /// Summary of the refused tool's description.
+        rejected: String,
+    },
+
+    /// The name breaks the rule every provider accepts.
+    #[error("invalid tool name `{name}`: {reason}")]
+    InvalidName {
+        /// The refused name.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// The input schema is not a valid draft 2020-12 JSON Schema.
+    #[error("the input schema of tool `{name}` is invalid at `{}`: {}", error.path, error.message)]
+    InvalidSchema {
+        /// The tool.
+        name: String,
+        /// What is wrong with the schema.
+        error: SchemaError,
+    },
+
+    /// The input schema does not describe an object.
+    #[error("the input schema of tool `{name}` must describe an object (`\"type\": \"object\"` at the root), but {found}")]
+    SchemaRootNotObject {
+        /// The tool.
+        name: String,
+        /// What the root is instead.
+        found: String,
+    },
+}
+
+/// A registered tool with everything the runtime needs per call, computed
+/// once at registration.
+#[derive(Clone)]
+pub(crate) struct Entry {
+    pub tool: Arc<dyn Tool>,
+    pub spec: ToolSpec,
+    pub validator: ArgumentValidator,
+    pub required: Vec<String>,
+    pub timeout: Option<Duration>,
+    pub reveals_panics: bool,
+}
+
+/// The tools a runtime serves, in registration order.
+///
+/// Registration is strict: a duplicate name, a name outside
+/// `^[a-zA-Z0-9_-]{1,64}$`, an input schema that is not valid JSON Schema
+/// 2020-12 or whose root is not an object is a [`RegistryError`], and the
+/// registry is left as it was. Each tool's validator is compiled here, once.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    entries: Vec<Entry>,
+    index: HashMap<String, usize>,
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers `tool` under `name`, which is also the name in its spec.
+    pub fn register(
+        &mut self,
+        name: impl Into<String>,
+        tool: Arc<dyn Tool>,
+    ) -> Result<&mut Self, RegistryError> {
+        let name = name.into();
+        check_name(&name)?;
+        let mut spec = tool.spec();
+        spec.name.clone_from(&name);
+        if let Some(&existing) = self.index.get(&name) {
+            return Err(RegistryError::DuplicateName {
+                name,
+                existing: summary(&self.entries[existing].spec.description),
+                rejected: summary(&spec.description),
+            });
+        }
+        check_root(&name, &spec.parameters)?;
+        let validator = ArgumentValidator::compile(&spec.parameters)
+            .map_err(|error| RegistryError::InvalidSchema {
+                name: name.clone(),
+                error,
+            })?;
+        let entry = Entry {
+            required: required_names(&spec.parameters),
+            timeout: tool.timeout(),
+            reveals_panics: tool.reveals_panics(),
+            tool,
+            spec,
+            validator,
+        };
+        self.index.insert(name, self.entries.len());
+        self.entries.push(entry);
+        Ok(self)
+    }
+
+    /// Registers `tool` under its own [`name`](Tool::name).
+    pub fn register_tool(&mut self, tool: Arc<dyn Tool>) -> Result<&mut Self, RegistryError> {
+        let name = tool.name().to_owned();
+        self.register(name, tool)
+    }
+
+    /// Registers `tool` under its own name, builder style.
+    pub fn with(mut self, tool: impl Tool) -> Result<Self, RegistryError> {
+        self.register_tool(Arc::new(tool))?;
+        Ok(self)
+    }
+
+    /// The specs of all tools, in registration order.
+    pub fn specs(&self) -> impl ExactSizeIterator<Item = &ToolSpec> {
+        self.entries.iter().map(|entry| &entry.spec)
+    }
+
+    /// The names of all tools, in registration order.
+    pub fn names(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.entries.iter().map(|entry| entry.spec.name.as_str())
+    }
+
+    /// The tool registered under `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.entry(name).map(|entry| &entry.tool)
+    }
+
+    /// The spec of the tool registered under `name`.
+    pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
+        self.entry(name).map(|entry| &entry.spec)
+    }
+
+    /// The compiled validator of the tool registered under `name`.
+    pub fn validator(&self, name: &str) -> Option<&ArgumentValidator> {
+        self.entry(name).map(|entry| &entry.validator)
+    }
+
+    /// Whether a tool is registered under `name`.
+    pub fn contains(&self, name: &str) -> bool {
+        self.index.contains_key(name)
+    }
+
+    /// How many tools are registered.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub(crate) fn entry(&self, name: &str) -> Option<&Entry> {
+        self.index.get(name).map(|&index| &self.entries[index])
+    }
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.names().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// Checks `name` against `^[a-zA-Z0-9_-]{1,64}$`.
+pub fn check_name(name: &str) -> Result<(), RegistryError> {
+    let invalid = |reason: String| RegistryError::InvalidName {
+        name: name.to_owned(),
+        reason,
+    };
+    if name.is_empty() {
+        return Err(invalid("a tool name cannot be empty".to_owned()));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
+        return Err(invalid(format!(
+            "{bad:?} is not allowed; use ASCII letters, digits, `_` and `-` only"
+        )));
+    }
+    if name.len() > MAX_NAME_LEN {
+        return Err(invalid(format!(
+            "it is {} characters long; the limit is {MAX_NAME_LEN}",
+            name.len()
+        )));
+    }
+    Ok(())
+}
+
+fn check_root(name: &str, schema: &Value) -> Result<(), RegistryError> {
+    let found = match schema {
+        Value::Object(map) => match map.get("type") {
+            Some(Value::String(kind)) if kind == "object" => return Ok(()),
+            Some(other) => format!("its `type` is {other}"),
+            None => "it has no `type`".to_owned(),
+        },
+        other => format!("it is {other}"),
+    };
+    Err(RegistryError::SchemaRootNotObject {
+        name: name.to_owned(),
+        found,
+    })
+}
+
+/// The first line of a description, shortened, for messages.
+fn summary(description: &str) -> String {
+    let line = description.lines().next().unwrap_or_default().trim();
+    let mut short: String = line.chars().take(60).collect();
+    if short.len() < line.len() {
+        short.push('…');
+    }
+    short
+}

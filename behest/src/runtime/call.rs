@@ -1,0 +1,58 @@
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::tool::{ToolError, ToolOutput};
+
+/// A call of a tool by the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's id for this call; the result carries it back.
+    pub call_id: String,
+    /// The name of the tool called.
+    pub tool_name: String,
+    /// The arguments: a JSON object, or the JSON text of one as providers
+    /// send it (a `Value::String`, decoded by the runtime).
+    pub arguments: Value,
+}
+
+impl ToolCall {
+    /// A call of `tool_name` with `arguments`. A `&str` or `String` is taken
+    /// as JSON text to decode, as OpenAI sends arguments.
+    pub fn new(
+        call_id: impl Into<String>,
+        tool_name: impl Into<String>,
+        arguments: impl Into<Value>,
+    ) -> Self {
+        Self {
+            call_id: call_id.into(),
+            tool_name: tool_name.into(),
+            arguments: arguments.into(),
+        }
+    }
+}
+
+/// The outcome of one [`ToolCall`], under the call's id.
+#[derive(Debug, Clone)]
+pub struct ToolCallResult {
+    /// The id of the call this answers.
+    pub call_id: String,
+    /// The name of the tool that was called.
+    pub tool_name: String,
+    /// The output, or why there is none.
+    pub outcome: Result<ToolOutput, ToolError>,
+}
+
+impl ToolCallResult {
+    /// Whether the call failed.
+    pub fn is_error(&self) -> bool {
+        self.outcome.is_err()
+    }
+
+    /// What the model reads: the output as text, or the error's message.
+    pub fn to_model_text(&self) -> String {
+        match &self.outcome {
+            Ok(output) => output.to_text(),
+            Err(error) => error.to_string(),
+        }
+    }
+}

@@ -1,0 +1,31 @@
+use std::time::Duration;
+
+/// Limits a [`ToolRuntime`](crate::ToolRuntime) enforces on every call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// Largest accepted arguments, in bytes of JSON text. Default 1 MiB.
+    pub max_argument_bytes: usize,
+    /// Deepest accepted nesting of arrays and objects in the arguments; the
+    /// arguments object itself is level 1. Default 64.
+    pub max_argument_depth: usize,
+    /// How long a call may run unless its tool sets its own timeout.
+    /// Default 60 s.
+    pub default_timeout: Duration,
+    /// How many calls may run at once; further calls wait. Default 64.
+    pub max_concurrent_calls: usize,
+    /// Largest accepted output, in bytes (approximate for JSON). Default 1 MiB.
+    pub max_output_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_argument_bytes: 1024 * 1024,
+            max_argument_depth: 64,
+            default_timeout: Duration::from_secs(60),
+            max_concurrent_calls: 64,
+            max_output_bytes: 1024 * 1024,
+        }
+    }
+}

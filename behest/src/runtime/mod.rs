@@ -1,0 +1,338 @@
+//! The execution layer: one pipeline for every tool call.
+//!
+//! look up → decode → validate → execute (concurrency limit, timeout,
+//! cancellation, panic isolation) → check output. Every call yields exactly
+//! one [`ToolCallResult`], whatever the tool or the model did.
+
+mod call;
+mod limits;
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::{FutureExt, StreamExt};
+use serde_json::Value;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+pub use call::{ToolCall, ToolCallResult};
+pub use limits::Limits;
+
+use crate::arguments::{decode, DecodeLimits};
+use crate::context::{ProgressSink, SharedState, ToolContext};
+use crate::registry::{Entry, ToolRegistry};
+use crate::suggest::closest;
+use crate::tool::{LimitKind, ToolError, ToolOutput, ToolResult};
+
+/// How many close names an unknown-tool error suggests.
+const MAX_SUGGESTIONS: usize = 3;
+
+/// Runs tool calls against a registry: validates them, runs them under
+/// limits and turns every failure into a result the model can read.
+///
+/// Cheap to clone; clones share the registry and the concurrency limit.
+/// Calls must run inside a Tokio runtime with timers enabled.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use behest::{ExternalTool, ToolCall, ToolError, ToolRegistry, ToolRuntime};
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let mut registry = ToolRegistry::new();
+/// registry
+///     .register("lookup", Arc::new(ExternalTool::new(
+///         "lookup",
+///         "Look a word up.",
+///         serde_json::json!({"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]}),
+///     )))
+///     .unwrap();
+/// let runtime = ToolRuntime::new(registry);
+///
+/// let result = runtime.call(ToolCall::new("call_1", "lookup", r#"{"word": 7}"#)).await;
+/// let error = result.outcome.unwrap_err();
+/// assert_eq!(error.to_string(), "the arguments are invalid: `/word`: expected a string, got the integer 7\nfix the arguments and call the tool again");
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct ToolRuntime {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    registry: ToolRegistry,
+    limits: Limits,
+    timeouts: HashMap<String, Duration>,
+    permits: Semaphore,
+    state: SharedState,
+}
+
+/// Per-call options: cancellation and progress reporting.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions {
+    /// Cancels the call when cancelled; the tool sees it in its context.
+    pub cancellation: Option<CancellationToken>,
+    /// Receives the tool's progress reports.
+    pub progress: Option<ProgressSink>,
+}
+
+impl ToolRuntime {
+    /// A runtime with default [`Limits`].
+    pub fn new(registry: ToolRegistry) -> Self {
+        Self::builder(registry).build()
+    }
+
+    /// A builder to set limits, per-tool timeouts and shared state.
+    pub fn builder(registry: ToolRegistry) -> ToolRuntimeBuilder {
+        ToolRuntimeBuilder {
+            registry,
+            limits: Limits::default(),
+            timeouts: HashMap::new(),
+            state: SharedState::default(),
+        }
+    }
+
+    /// The registry served.
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.inner.registry
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    /// Runs one call through the whole pipeline.
+    pub async fn call(&self, call: ToolCall) -> ToolCallResult {
+        self.call_with(call, CallOptions::default()).await
+    }
+
+    /// Runs one call with cancellation and progress reporting.
+    pub async fn call_with(&self, call: ToolCall, options: CallOptions) -> ToolCallResult {
+        let ToolCall {
+            call_id,
+            tool_name,
+            arguments,
+        } = call;
+        let span = tracing::info_span!(
+            "tool_call",
+            tool = %tool_name,
+            call_id = %call_id,
+            outcome = tracing::field::Empty,
+            duration_us = tracing::field::Empty,
+        );
+        let started = Instant::now();
+        let outcome = self
+            .run(&call_id, &tool_name, arguments, options)
+            .instrument(span.clone())
+            .await;
+        if !span.is_disabled() {
+            let label = match &outcome {
+                Ok(_) => "ok",
+                Err(error) => error.kind(),
+            };
+            span.record("outcome", label);
+            span.record("duration_us", started.elapsed().as_micros() as u64);
+        }
+        ToolCallResult {
+            call_id,
+            tool_name,
+            outcome,
+        }
+    }
+
+    /// Runs calls concurrently, at most [`Limits::max_concurrent_calls`] at a
+    /// time, and returns their results in the order of the calls.
+    pub async fn call_batch(&self, calls: impl IntoIterator<Item = ToolCall>) -> Vec<ToolCallResult> {
+        self.call_batch_with(calls, CallOptions::default()).await
+    }
+
+    /// [`call_batch`](Self::call_batch) with the same options for every call.
+    pub async fn call_batch_with(
+        &self,
+        calls: impl IntoIterator<Item = ToolCall>,
+        options: CallOptions,
+    ) -> Vec<ToolCallResult> {
+        futures::stream::iter(calls)
+            .map(|call| self.call_with(call, options.clone()))
+            .buffered(self.inner.limits.max_concurrent_calls.max(1))
+            .collect()
+            .await
+    }
+
+    async fn run(
+        &self,
+        call_id: &str,
+        tool_name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> ToolResult<ToolOutput> {
+        let inner = &*self.inner;
+        let entry = inner.registry.entry(tool_name).ok_or_else(|| ToolError::NotFound {
+            name: tool_name.to_owned(),
+            suggestions: closest(tool_name, inner.registry.names(), MAX_SUGGESTIONS),
+        })?;
+        let limits = DecodeLimits {
+            max_bytes: inner.limits.max_argument_bytes,
+            max_depth: inner.limits.max_argument_depth,
+        };
+        let arguments = Value::Object(decode(arguments, limits, &entry.required)?);
+        if let Err((issues, omitted)) = entry.validator.validate(&arguments) {
+            return Err(ToolError::InvalidArguments { issues, omitted });
+        }
+        let output = self.execute(entry, call_id, arguments, options).await?;
+        let size = output.encoded_len();
+        if size > inner.limits.max_output_bytes {
+            return Err(ToolError::LimitExceeded {
+                kind: LimitKind::OutputBytes,
+                limit: inner.limits.max_output_bytes,
+                actual: Some(size),
+            });
+        }
+        Ok(output)
+    }
+
+    async fn execute(
+        &self,
+        entry: &Entry,
+        call_id: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> ToolResult<ToolOutput> {
+        let inner = &*self.inner;
+        let cancellation = options.cancellation;
+        let _permit = match &cancellation {
+            Some(token) => tokio::select! {
+                biased;
+                () = token.cancelled() => return Err(ToolError::Cancelled),
+                permit = inner.permits.acquire() => permit,
+            },
+            None => inner.permits.acquire().await,
+        }
+        .map_err(|_closed| ToolError::Cancelled)?;
+
+        let context = ToolContext::for_call(
+            call_id.to_owned(),
+            cancellation.clone().unwrap_or_default(),
+            options.progress,
+            inner.state.clone(),
+        );
+        let timeout = inner
+            .timeouts
+            .get(&entry.spec.name)
+            .copied()
+            .or(entry.timeout)
+            .unwrap_or(inner.limits.default_timeout);
+        let reveal = entry.reveals_panics;
+
+        // A hand-written tool may panic while building its future, before
+        // the first poll; both places are caught.
+        let future = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            entry.tool.invoke(arguments, context)
+        }))
+        .map_err(|payload| panicked(payload.as_ref(), reveal))?;
+        let guarded = tokio::time::timeout(timeout, AssertUnwindSafe(future).catch_unwind());
+        let finished = match &cancellation {
+            Some(token) => tokio::select! {
+                biased;
+                () = token.cancelled() => return Err(ToolError::Cancelled),
+                finished = guarded => finished,
+            },
+            None => guarded.await,
+        };
+        match finished {
+            Ok(Ok(result)) => result,
+            Ok(Err(payload)) => Err(panicked(payload.as_ref(), reveal)),
+            Err(_elapsed) => Err(ToolError::Timeout { after: timeout }),
+        }
+    }
+}
+
+fn panicked(payload: &(dyn Any + Send), reveal: bool) -> ToolError {
+    let payload = payload
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with a payload that is not a string".to_owned());
+    tracing::error!(panic = %payload, "tool panicked");
+    ToolError::Panicked { payload, reveal }
+}
+
+/// Configures a [`ToolRuntime`].
+#[derive(Debug)]
+#[must_use]
+pub struct ToolRuntimeBuilder {
+    registry: ToolRegistry,
+    limits: Limits,
+    timeouts: HashMap<String, Duration>,
+    state: SharedState,
+}
+
+impl ToolRuntimeBuilder {
+    /// Replaces all limits.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Largest accepted arguments, in bytes.
+    pub fn max_argument_bytes(mut self, bytes: usize) -> Self {
+        self.limits.max_argument_bytes = bytes;
+        self
+    }
+
+    /// Deepest accepted nesting of the arguments.
+    pub fn max_argument_depth(mut self, depth: usize) -> Self {
+        self.limits.max_argument_depth = depth;
+        self
+    }
+
+    /// The timeout of tools that set none.
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.default_timeout = timeout;
+        self
+    }
+
+    /// The timeout of one tool, overriding its own.
+    pub fn tool_timeout(mut self, tool_name: impl Into<String>, timeout: Duration) -> Self {
+        self.timeouts.insert(tool_name.into(), timeout);
+        self
+    }
+
+    /// How many calls may run at once (at least one).
+    pub fn max_concurrent_calls(mut self, calls: usize) -> Self {
+        self.limits.max_concurrent_calls = calls.max(1);
+        self
+    }
+
+    /// Largest accepted output, in bytes.
+    pub fn max_output_bytes(mut self, bytes: usize) -> Self {
+        self.limits.max_output_bytes = bytes;
+        self
+    }
+
+    /// Adds a value every tool can read through
+    /// [`ToolContext::state`]; one per type.
+    pub fn state<T: Any + Send + Sync>(mut self, value: T) -> Self {
+        self.state.insert(value);
+        self
+    }
+
+    /// Builds the runtime.
+    pub fn build(self) -> ToolRuntime {
+        let permits = Semaphore::new(self.limits.max_concurrent_calls.clamp(1, Semaphore::MAX_PERMITS));
+        ToolRuntime {
+            inner: Arc::new(Inner {
+                registry: self.registry,
+                limits: self.limits,
+                timeouts: self.timeouts,
+                permits,
+                state: self.state,
+            }),
+        }
+    }
+}

@@ -1,0 +1,75 @@
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A tool's declaration, as the registry keeps it and providers export it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The name the model calls the tool by.
+    pub name: String,
+    /// What the tool does, written for the model.
+    pub description: String,
+    /// JSON Schema (draft 2020-12) of the arguments; its root is an object.
+    pub parameters: Value,
+    /// JSON Schema of the structured output, when the tool declares one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Hints about the tool's behaviour.
+    #[serde(default, skip_serializing_if = "ToolAnnotations::is_empty")]
+    pub annotations: ToolAnnotations,
+}
+
+impl ToolSpec {
+    /// A spec with no output schema and no annotations.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+            output_schema: None,
+            annotations: ToolAnnotations::default(),
+        }
+    }
+
+    /// Sets the output schema.
+    #[must_use]
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Sets the annotations.
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = annotations;
+        self
+    }
+}
+
+/// Hints about a tool's behaviour, as MCP defines them. A hint is advice to
+/// clients and models, never a guarantee; `None` means unspecified.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// A human-readable title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not change its environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may perform destructive updates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Calling the tool again with the same arguments has no further effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool interacts with an open world of external entities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+impl ToolAnnotations {
+    /// Whether no hint is set.
+    pub fn is_empty(&self) -> bool {
+        self == &Self::default()
+    }
+}

@@ -1,0 +1,379 @@
+//! Compiled argument validators and the messages they write for the model.
+//!
+//! Every schema is compiled once, with one configuration (draft 2020-12,
+//! `format` as annotation only, no network), and each failure is rewritten
+//! as "path: what was expected, what was given".
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use jsonschema::{Retrieve, Uri, ValidationError, Validator};
+use serde_json::Value;
+
+use crate::arguments::{preview, quoted_list};
+use crate::suggest::closest;
+use crate::tool::ArgumentIssue;
+
+/// How many problems one argument error lists; the rest are counted.
+pub const MAX_REPORTED_ISSUES: usize = 10;
+
+/// A JSON Schema compiled for validating tool arguments.
+///
+/// This is the validator the registry builds for each tool, exposed so that
+/// tests and tools can check values exactly as the runtime does.
+#[derive(Clone)]
+pub struct ArgumentValidator {
+    validator: Arc<Validator>,
+    schema: Arc<Value>,
+}
+
+/// A schema that could not be compiled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct SchemaError {
+    /// JSON Pointer into the schema where the problem is (`""`: the root).
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl ArgumentValidator {
+    /// Compiles `schema` as draft 2020-12. A schema that does not conform to
+    /// the draft 2020-12 meta-schema is refused. References to documents
+    /// other than `schema` itself are refused: nothing is fetched.
+    pub fn compile(schema: &Value) -> Result<Self, SchemaError> {
+        Self::compile_with_documents(schema, HashMap::new())
+    }
+
+    /// Compiles `schema`, resolving `$ref`s to other documents from
+    /// `documents`, keyed by their absolute URI. Nothing is fetched.
+    pub fn compile_with_documents(
+        schema: &Value,
+        documents: HashMap<String, Value>,
+    ) -> Result<Self, SchemaError> {
+        if let Err(error) = jsonschema::draft202012::meta::validate(schema) {
+            return Err(SchemaError {
+                path: error.instance_path().as_str().to_owned(),
+                message: format!("not a valid JSON Schema (draft 2020-12): {error}"),
+            });
+        }
+        let validator = jsonschema::draft202012::options()
+            .with_retriever(Documents(documents))
+            .build(schema)
+            .map_err(|error| SchemaError {
+                path: error.instance_path().as_str().to_owned(),
+                message: format!("the schema cannot be compiled: {error}"),
+            })?;
+        Ok(Self {
+            validator: Arc::new(validator),
+            schema: Arc::new(schema.clone()),
+        })
+    }
+
+    /// Whether `instance` is valid.
+    pub fn is_valid(&self, instance: &Value) -> bool {
+        self.validator.is_valid(instance)
+    }
+
+    /// Checks `instance`, listing up to [`MAX_REPORTED_ISSUES`] problems
+    /// and the count of the rest.
+    pub fn validate(&self, instance: &Value) -> Result<(), (Vec<ArgumentIssue>, usize)> {
+        if self.validator.is_valid(instance) {
+            return Ok(());
+        }
+        let mut issues = Vec::new();
+        for error in self.validator.iter_errors(instance) {
+            describe(&error, &self.schema, &mut issues);
+        }
+        issues.dedup();
+        let omitted = issues.len().saturating_sub(MAX_REPORTED_ISSUES);
+        issues.truncate(MAX_REPORTED_ISSUES);
+        Err((issues, omitted))
+    }
+
+    /// The schema this validator was compiled from.
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+}
+
+impl fmt::Debug for ArgumentValidator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ArgumentValidator")
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Serves `$ref`s from documents given up front; fetches nothing.
+struct Documents(HashMap<String, Value>);
+
+impl Retrieve for Documents {
+    fn retrieve(
+        &self,
+        uri: &Uri<String>,
+    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        let key = uri.as_str();
+        let key = key.strip_suffix('#').unwrap_or(key);
+        self.0
+            .get(key)
+            .cloned()
+            .ok_or_else(|| format!("`{key}` is not available: schemas are never fetched").into())
+    }
+}
+
+/// Appends the issues one validation error stands for.
+fn describe(error: &ValidationError<'_>, schema: &Value, issues: &mut Vec<ArgumentIssue>) {
+    let path = error.instance_path().as_str();
+    let instance = error.instance();
+    let message = match error.kind() {
+        ValidationErrorKind::Type { kind } => {
+            format!("expected {}, got {}", expected_types(kind), given(instance))
+        }
+        ValidationErrorKind::Required { property } => {
+            let name = property.as_str().unwrap_or_default();
+            issues.push(ArgumentIssue::new(
+                join_pointer(path, name),
+                "this required field is missing".to_owned(),
+            ));
+            return;
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected }
+        | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+            let known = known_properties(schema, error.schema_path().as_str());
+            for name in unexpected {
+                issues.push(ArgumentIssue::new(
+                    join_pointer(path, name),
+                    unknown_field_message(name, &known),
+                ));
+            }
+            return;
+        }
+        ValidationErrorKind::Enum { options } => {
+            format!("expected one of {}, got {}", options_list(options), preview(instance))
+        }
+        ValidationErrorKind::Constant { expected_value } => {
+            format!("expected {}, got {}", preview(expected_value), preview(instance))
+        }
+        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            if let Some(branch) = deepest_branch(context, path) {
+                for inner in branch {
+                    describe(inner, schema, issues);
+                }
+                return;
+            }
+            format!("{} does not match any of the allowed shapes", given(instance))
+        }
+        _ => format!("{}", error.masked()).replace('\n', " "),
+    };
+    issues.push(ArgumentIssue::new(path, message));
+}
+
+/// In an `anyOf`/`oneOf` failure, the one branch that got furthest into the
+/// value (its errors are below `path`), if exactly one did. Reporting it
+/// beats "matches none of the shapes" for `Option<Struct>` and tagged enums.
+fn deepest_branch<'e>(
+    context: &'e [Vec<ValidationError<'static>>],
+    path: &str,
+) -> Option<&'e [ValidationError<'static>]> {
+    let depth = |branch: &Vec<ValidationError<'static>>| {
+        branch
+            .iter()
+            .filter(|error| error.instance_path().as_str().len() > path.len())
+            .count()
+            + usize::from(branch.iter().any(is_inner_only))
+    };
+    let scores: Vec<usize> = context.iter().map(depth).collect();
+    let best = *scores.iter().max()?;
+    if best == 0 || scores.iter().filter(|&&s| s == best).count() != 1 {
+        return None;
+    }
+    let index = scores.iter().position(|&s| s == best)?;
+    Some(&context[index])
+}
+
+/// Errors that show the value had the right type but wrong content.
+fn is_inner_only(error: &ValidationError<'_>) -> bool {
+    matches!(
+        error.kind(),
+        ValidationErrorKind::Required { .. }
+            | ValidationErrorKind::AdditionalProperties { .. }
+            | ValidationErrorKind::UnevaluatedProperties { .. }
+    )
+}
+
+fn expected_types(kind: &TypeKind) -> String {
+    let names: Vec<&str> = match kind {
+        TypeKind::Single(single) => vec![single.as_str()],
+        TypeKind::Multiple(set) => set.iter().map(|t| t.as_str()).collect(),
+    };
+    let with_article: Vec<String> = names.iter().map(|name| article(name)).collect();
+    with_article.join(" or ")
+}
+
+fn article(type_name: &str) -> String {
+    match type_name {
+        "null" => "null".to_owned(),
+        "integer" | "object" | "array" => format!("an {type_name}"),
+        other => format!("a {other}"),
+    }
+}
+
+/// "a string \"abc\"", "null", "an object": the JSON type and the value.
+fn given(instance: &Value) -> String {
+    match instance {
+        Value::Null => "null".to_owned(),
+        Value::Bool(_) => format!("the boolean {}", preview(instance)),
+        Value::Number(n) if n.is_f64() => format!("the number {}", preview(instance)),
+        Value::Number(_) => format!("the integer {}", preview(instance)),
+        Value::String(_) => format!("the string {}", preview(instance)),
+        Value::Array(_) => format!("an array {}", preview(instance)),
+        Value::Object(_) => format!("an object {}", preview(instance)),
+    }
+}
+
+fn options_list(options: &Value) -> String {
+    match options {
+        Value::Array(items) => {
+            let shown: Vec<String> = items.iter().take(20).map(preview).collect();
+            let more = items.len().saturating_sub(shown.len());
+            if more > 0 {
+                format!("{} (and {more} more)", shown.join(", "))
+            } else {
+                shown.join(", ")
+            }
+        }
+        other => preview(other),
+    }
+}
+
+fn unknown_field_message(name: &str, known: &[String]) -> String {
+    if known.is_empty() {
+        return format!("`{name}` is not an accepted field here");
+    }
+    let mut message = format!("`{name}` is not an accepted field");
+    if let Some(best) = closest(name, known.iter().map(String::as_str), 1).first() {
+        message.push_str(&format!("; did you mean `{best}`?"));
+    }
+    message.push_str(&format!(" valid fields: {}", quoted_list(known)));
+    message
+}
+
+/// The property names declared next to the keyword at `keyword_path`.
+fn known_properties(schema: &Value, keyword_path: &str) -> Vec<String> {
+    let parent = keyword_path
+        .rsplit_once('/')
+        .map_or("", |(parent, _keyword)| parent);
+    schema
+        .pointer(parent)
+        .and_then(|object| object.get("properties"))
+        .and_then(Value::as_object)
+        .map(|properties| properties.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// `path` joined with one more JSON Pointer segment.
+fn join_pointer(path: &str, segment: &str) -> String {
+    format!("{path}/{}", segment.replace('~', "~0").replace('/', "~1"))
+}
+
+/// The names of the required properties at the root of `schema`.
+pub(crate) fn required_names(schema: &Value) -> Vec<String> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(|name| name.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn issues(schema: Value, instance: Value) -> Vec<ArgumentIssue> {
+        let validator = ArgumentValidator::compile(&schema).unwrap();
+        validator.validate(&instance).unwrap_err().0
+    }
+
+    #[test]
+    fn type_errors_say_what_was_expected_and_given() {
+        let found = issues(
+            json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+            json!({"n": "3"}),
+        );
+        assert_eq!(
+            found,
+            vec![ArgumentIssue::new("/n", "expected an integer, got the string \"3\"")]
+        );
+    }
+
+    #[test]
+    fn missing_fields_point_at_the_field() {
+        let found = issues(
+            json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+            json!({}),
+        );
+        assert_eq!(found, vec![ArgumentIssue::new("/city", "this required field is missing")]);
+    }
+
+    #[test]
+    fn unknown_fields_list_the_valid_ones() {
+        let found = issues(
+            json!({
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "units": {"type": "string"}},
+                "additionalProperties": false
+            }),
+            json!({"cty": "Paris"}),
+        );
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].path, "/cty");
+        assert_eq!(
+            found[0].message,
+            "`cty` is not an accepted field; did you mean `city`? valid fields: `city`, `units`"
+        );
+    }
+
+    #[test]
+    fn optional_struct_reports_the_inner_error() {
+        let found = issues(
+            json!({
+                "type": "object",
+                "properties": {"address": {"anyOf": [
+                    {"$ref": "#/$defs/Address"}, {"type": "null"}
+                ]}},
+                "$defs": {"Address": {
+                    "type": "object",
+                    "properties": {"zip": {"type": "string"}},
+                    "required": ["zip"]
+                }}
+            }),
+            json!({"address": {"zip": 75001}}),
+        );
+        assert_eq!(
+            found,
+            vec![ArgumentIssue::new("/address/zip", "expected a string, got the integer 75001")]
+        );
+    }
+
+    #[test]
+    fn invalid_schemas_are_refused() {
+        let error = ArgumentValidator::compile(&json!({"type": "strnig"})).unwrap_err();
+        assert!(error.message.contains("not a valid JSON Schema"), "{error}");
+    }
+
+    #[test]
+    fn remote_references_are_never_fetched() {
+        let schema = json!({"$ref": "https://example.com/schema.json"});
+        let error = ArgumentValidator::compile(&schema).unwrap_err();
+        assert!(error.message.contains("never fetched"), "{error}");
+    }
+}
