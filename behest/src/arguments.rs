@@ -75,12 +75,36 @@ fn decode_text(text: &str, limits: DecodeLimits) -> ToolResult<Value> {
     // recursive parser.
     let has_floats = scan_text(trimmed.as_bytes(), limits.max_depth)?;
     let mut value: Value = serde_json::from_str(trimmed).map_err(|error| {
-        ToolError::invalid_argument("", format!("the arguments are not valid JSON: {error}"))
+        ToolError::invalid_argument(
+            "",
+            format!(
+                "the arguments are not valid JSON: {error}{}",
+                syntax_hint(&error)
+            ),
+        )
     })?;
     if has_floats {
         normalize_integral_floats(&mut value);
     }
     Ok(value)
+}
+
+/// A plain-words hint for the JSON syntax errors models make most.
+fn syntax_hint(error: &serde_json::Error) -> &'static str {
+    let text = error.to_string();
+    if error.is_eof() {
+        " (the text is cut short: close every string, array and object)"
+    } else if text.starts_with("trailing characters") {
+        " (there is text after the end of the arguments object)"
+    } else if text.starts_with("key must be a string") {
+        " (keys and strings need double quotes)"
+    } else if text.contains("hex escape") || text.contains("surrogate") {
+        " (a `\\u` escape must be 4 hex digits, and surrogates come in pairs)"
+    } else if text.starts_with("number out of range") {
+        " (a number is too large to represent)"
+    } else {
+        ""
+    }
 }
 
 /// Checks the nesting depth of JSON text without parsing it. Returns whether
@@ -239,7 +263,8 @@ fn depth_error(max_depth: usize) -> ToolError {
 fn describe_received(value: &Value) -> String {
     match value {
         Value::String(inner) => {
-            let looks_like_json = matches!(inner.trim_start().as_bytes().first(), Some(b'{' | b'['));
+            let looks_like_json =
+                matches!(inner.trim_start().as_bytes().first(), Some(b'{' | b'['));
             if looks_like_json {
                 "received a string that itself contains JSON (the arguments were encoded twice); send the object, not a string holding it".to_owned()
             } else {
@@ -357,7 +382,11 @@ mod tests {
         let deep = json!({"a": {"b": {"c": [[1]]}}});
         assert!(matches!(
             decode(deep, LIMITS, &[]),
-            Err(ToolError::LimitExceeded { kind: LimitKind::ArgumentDepth, limit: 4, .. })
+            Err(ToolError::LimitExceeded {
+                kind: LimitKind::ArgumentDepth,
+                limit: 4,
+                ..
+            })
         ));
     }
 
@@ -366,7 +395,10 @@ mod tests {
         let big = json!({"text": "x".repeat(2000)});
         assert!(matches!(
             decode(big, LIMITS, &[]),
-            Err(ToolError::LimitExceeded { kind: LimitKind::ArgumentBytes, .. })
+            Err(ToolError::LimitExceeded {
+                kind: LimitKind::ArgumentBytes,
+                ..
+            })
         ));
     }
 
@@ -387,6 +419,10 @@ mod tests {
             panic!("expected an argument error");
         };
         assert_eq!(issues[0].path, "/items/1/n");
-        assert!(issues[0].message.contains("expected i64"), "{}", issues[0].message);
+        assert!(
+            issues[0].message.contains("expected i64"),
+            "{}",
+            issues[0].message
+        );
     }
 }

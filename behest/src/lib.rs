@@ -12,11 +12,11 @@ pub mod validation;
 pub use context::{Progress, ProgressSink, SharedState, ToolContext};
 pub use registry::{RegistryError, ToolRegistry};
 pub use runtime::{CallOptions, Limits, ToolCall, ToolCallResult, ToolRuntime, ToolRuntimeBuilder};
+pub use tokio_util::sync::CancellationToken;
 pub use tool::{
     ArgumentIssue, ExternalTool, LimitKind, Tool, ToolAnnotations, ToolError, ToolOutput,
     ToolResult, ToolSpec,
 };
-pub use tokio_util::sync::CancellationToken;
 
 /// Everything needed to write and run tools, for a glob import.
 pub mod prelude {

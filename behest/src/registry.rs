@@ -103,11 +103,12 @@ impl ToolRegistry {
             });
         }
         check_root(&name, &spec.parameters)?;
-        let validator = ArgumentValidator::compile(&spec.parameters)
-            .map_err(|error| RegistryError::InvalidSchema {
+        let validator = ArgumentValidator::compile(&spec.parameters).map_err(|error| {
+            RegistryError::InvalidSchema {
                 name: name.clone(),
                 error,
-            })?;
+            }
+        })?;
         let entry = Entry {
             required: required_names(&spec.parameters),
             timeout: tool.timeout(),

@@ -14,8 +14,9 @@ pub(crate) fn closest<'a>(
         .filter_map(|candidate| {
             let lower = candidate.to_lowercase();
             let distance = edit_distance(&wanted, &lower);
-            let budget = wanted.chars().count().max(lower.chars().count()).div_ceil(3);
-            let contains = !wanted.is_empty() && (lower.contains(&wanted) || wanted.contains(&lower));
+            let budget = wanted.chars().count().max(lower.chars().count()) / 3;
+            let contains =
+                !wanted.is_empty() && (lower.contains(&wanted) || wanted.contains(&lower));
             (distance <= budget || contains).then_some((distance, candidate))
         })
         .collect();

@@ -152,10 +152,18 @@ fn describe(error: &ValidationError<'_>, schema: &Value, issues: &mut Vec<Argume
             return;
         }
         ValidationErrorKind::Enum { options } => {
-            format!("expected one of {}, got {}", options_list(options), preview(instance))
+            format!(
+                "expected one of {}, got {}",
+                options_list(options),
+                preview(instance)
+            )
         }
         ValidationErrorKind::Constant { expected_value } => {
-            format!("expected {}, got {}", preview(expected_value), preview(instance))
+            format!(
+                "expected {}, got {}",
+                preview(expected_value),
+                preview(instance)
+            )
         }
         ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
             if let Some(branch) = deepest_branch(context, path) {
@@ -164,7 +172,10 @@ fn describe(error: &ValidationError<'_>, schema: &Value, issues: &mut Vec<Argume
                 }
                 return;
             }
-            format!("{} does not match any of the allowed shapes", given(instance))
+            format!(
+                "{} does not match any of the allowed shapes",
+                given(instance)
+            )
         }
         _ => format!("{}", error.masked()).replace('\n', " "),
     };
@@ -254,10 +265,11 @@ fn unknown_field_message(name: &str, known: &[String]) -> String {
         return format!("`{name}` is not an accepted field here");
     }
     let mut message = format!("`{name}` is not an accepted field");
-    if let Some(best) = closest(name, known.iter().map(String::as_str), 1).first() {
-        message.push_str(&format!("; did you mean `{best}`?"));
+    match closest(name, known.iter().map(String::as_str), 1).first() {
+        Some(best) => message.push_str(&format!("; did you mean `{best}`? valid fields: ")),
+        None => message.push_str("; valid fields: "),
     }
-    message.push_str(&format!(" valid fields: {}", quoted_list(known)));
+    message.push_str(&quoted_list(known));
     message
 }
 
@@ -311,7 +323,10 @@ mod tests {
         );
         assert_eq!(
             found,
-            vec![ArgumentIssue::new("/n", "expected an integer, got the string \"3\"")]
+            vec![ArgumentIssue::new(
+                "/n",
+                "expected an integer, got the string \"3\""
+            )]
         );
     }
 
@@ -321,7 +336,13 @@ mod tests {
             json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
             json!({}),
         );
-        assert_eq!(found, vec![ArgumentIssue::new("/city", "this required field is missing")]);
+        assert_eq!(
+            found,
+            vec![ArgumentIssue::new(
+                "/city",
+                "this required field is missing"
+            )]
+        );
     }
 
     #[test]
@@ -360,7 +381,10 @@ mod tests {
         );
         assert_eq!(
             found,
-            vec![ArgumentIssue::new("/address/zip", "expected a string, got the integer 75001")]
+            vec![ArgumentIssue::new(
+                "/address/zip",
+                "expected a string, got the integer 75001"
+            )]
         );
     }
 

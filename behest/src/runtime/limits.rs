@@ -16,6 +16,11 @@ pub struct Limits {
     pub max_concurrent_calls: usize,
     /// Largest accepted output, in bytes (approximate for JSON). Default 1 MiB.
     pub max_output_bytes: usize,
+    /// How long a cancelled call's tool keeps running so that it can see its
+    /// cancellation token and wind down; then it is dropped. The call's
+    /// result is [`ToolError::Cancelled`](crate::ToolError::Cancelled)
+    /// either way. Default 100 ms.
+    pub cancellation_grace: Duration,
 }
 
 impl Default for Limits {
@@ -26,6 +31,7 @@ impl Default for Limits {
             default_timeout: Duration::from_secs(60),
             max_concurrent_calls: 64,
             max_output_bytes: 1024 * 1024,
+            cancellation_grace: Duration::from_millis(100),
         }
     }
 }

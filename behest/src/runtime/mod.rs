@@ -147,7 +147,10 @@ impl ToolRuntime {
 
     /// Runs calls concurrently, at most [`Limits::max_concurrent_calls`] at a
     /// time, and returns their results in the order of the calls.
-    pub async fn call_batch(&self, calls: impl IntoIterator<Item = ToolCall>) -> Vec<ToolCallResult> {
+    pub async fn call_batch(
+        &self,
+        calls: impl IntoIterator<Item = ToolCall>,
+    ) -> Vec<ToolCallResult> {
         self.call_batch_with(calls, CallOptions::default()).await
     }
 
@@ -172,10 +175,13 @@ impl ToolRuntime {
         options: CallOptions,
     ) -> ToolResult<ToolOutput> {
         let inner = &*self.inner;
-        let entry = inner.registry.entry(tool_name).ok_or_else(|| ToolError::NotFound {
-            name: tool_name.to_owned(),
-            suggestions: closest(tool_name, inner.registry.names(), MAX_SUGGESTIONS),
-        })?;
+        let entry = inner
+            .registry
+            .entry(tool_name)
+            .ok_or_else(|| ToolError::NotFound {
+                name: tool_name.to_owned(),
+                suggestions: closest(tool_name, inner.registry.names(), MAX_SUGGESTIONS),
+            })?;
         let limits = DecodeLimits {
             max_bytes: inner.limits.max_argument_bytes,
             max_depth: inner.limits.max_argument_depth,
@@ -231,17 +237,25 @@ impl ToolRuntime {
 
         // A hand-written tool may panic while building its future, before
         // the first poll; both places are caught.
-        let future = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            entry.tool.invoke(arguments, context)
-        }))
-        .map_err(|payload| panicked(payload.as_ref(), reveal))?;
+        let future =
+            std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.invoke(arguments, context)))
+                .map_err(|payload| panicked(payload.as_ref(), reveal))?;
         let guarded = tokio::time::timeout(timeout, AssertUnwindSafe(future).catch_unwind());
         let finished = match &cancellation {
-            Some(token) => tokio::select! {
-                biased;
-                () = token.cancelled() => return Err(ToolError::Cancelled),
-                finished = guarded => finished,
-            },
+            Some(token) => {
+                let mut guarded = std::pin::pin!(guarded);
+                tokio::select! {
+                    biased;
+                    () = token.cancelled() => {
+                        // The tool sees its token too: let it wind down
+                        // (release locks, stop children) before it is dropped.
+                        let grace = inner.limits.cancellation_grace;
+                        let _wound_down = tokio::time::timeout(grace, &mut guarded).await;
+                        return Err(ToolError::Cancelled);
+                    }
+                    finished = &mut guarded => finished,
+                }
+            }
             None => guarded.await,
         };
         match finished {
@@ -309,6 +323,12 @@ impl ToolRuntimeBuilder {
         self
     }
 
+    /// How long a cancelled tool may wind down before it is dropped.
+    pub fn cancellation_grace(mut self, grace: Duration) -> Self {
+        self.limits.cancellation_grace = grace;
+        self
+    }
+
     /// Largest accepted output, in bytes.
     pub fn max_output_bytes(mut self, bytes: usize) -> Self {
         self.limits.max_output_bytes = bytes;
@@ -324,7 +344,11 @@ impl ToolRuntimeBuilder {
 
     /// Builds the runtime.
     pub fn build(self) -> ToolRuntime {
-        let permits = Semaphore::new(self.limits.max_concurrent_calls.clamp(1, Semaphore::MAX_PERMITS));
+        let permits = Semaphore::new(
+            self.limits
+                .max_concurrent_calls
+                .clamp(1, Semaphore::MAX_PERMITS),
+        );
         ToolRuntime {
             inner: Arc::new(Inner {
                 registry: self.registry,
