@@ -1,1 +1,128 @@
-fn main() {}
+//! What the runtime's pipeline costs per call, side by side with calling the
+//! tool's function directly.
+//!
+//! (a) `direct`: the async function with a built argument struct.
+//! (b) `from_str`: `serde_json::from_str` of the model's JSON text, then (a).
+//! (c) `runtime/N`: `ToolRuntime::call` with the same JSON text (lookup,
+//!     decode, validation, typed parse, concurrency limit, timeout, panic
+//!     isolation, span) in a registry of N tools.
+//!
+//! Run: `cargo bench --bench call_overhead`.
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use behest::{
+    ExternalTool, Tool, ToolCall, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolSpec,
+};
+use criterion::{criterion_group, criterion_main, Criterion};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+#[derive(Deserialize)]
+struct Args {
+    count: i64,
+    label: String,
+    verbose: Option<bool>,
+}
+
+async fn describe(args: Args) -> String {
+    let mut text = args.label;
+    text.push_str(if args.verbose.unwrap_or(false) {
+        ": many "
+    } else {
+        ": "
+    });
+    text.push_str(&args.count.to_string());
+    text
+}
+
+struct Describe;
+
+impl Tool for Describe {
+    fn name(&self) -> &str {
+        "describe"
+    }
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new("describe", "Describe a count.", schema())
+    }
+    async fn execute(&self, arguments: Value) -> ToolResult<ToolOutput> {
+        let args: Args = behest::arguments::parse(arguments)?;
+        Ok(ToolOutput::text(describe(args).await))
+    }
+}
+
+fn schema() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "count": {"type": "integer", "format": "int64"},
+            "label": {"type": "string"},
+            "verbose": {"type": ["boolean", "null"]}
+        },
+        "required": ["count", "label"],
+        "additionalProperties": false
+    })
+}
+
+const TEXT: &str = r#"{"count": 42, "label": "apples", "verbose": true}"#;
+
+fn runtime_with(tools: usize) -> ToolRuntime {
+    let mut registry = ToolRegistry::new();
+    for i in 0..tools - 1 {
+        let name = format!("filler_{i}");
+        registry
+            .register(
+                name.clone(),
+                Arc::new(ExternalTool::new(name, "Filler.", schema())),
+            )
+            .unwrap();
+    }
+    registry.register_tool(Arc::new(Describe)).unwrap();
+    ToolRuntime::new(registry)
+}
+
+fn call_overhead(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut group = c.benchmark_group("call");
+
+    group.bench_function("a_direct", |b| {
+        b.to_async(&rt).iter(|| async {
+            let args = Args {
+                count: black_box(42),
+                label: black_box("apples").to_owned(),
+                verbose: Some(true),
+            };
+            black_box(describe(args).await)
+        })
+    });
+    group.bench_function("b_from_str", |b| {
+        b.to_async(&rt).iter(|| async {
+            let args: Args = serde_json::from_str(black_box(TEXT)).unwrap();
+            black_box(describe(args).await)
+        })
+    });
+    for tools in [10, 10_000] {
+        let runtime = runtime_with(tools);
+        group.bench_function(format!("c_runtime/{tools}_tools"), |b| {
+            b.to_async(&rt).iter(|| async {
+                let call = ToolCall::new(
+                    "call_1",
+                    "describe",
+                    Value::String(black_box(TEXT).to_owned()),
+                );
+                let result = runtime.call(call).await;
+                assert!(result.outcome.is_ok());
+                black_box(result)
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, call_overhead);
+criterion_main!(benches);

@@ -32,10 +32,7 @@ pub(crate) fn decode(
         Value::String(text) => decode_text(&text, limits)?,
         Value::Null => Value::Null,
         mut value => {
-            let has_floats = check_value(&value, limits)?;
-            if has_floats {
-                normalize_integral_floats(&mut value);
-            }
+            walk(&mut value, limits.max_depth, Some(limits.max_bytes))?;
             value
         }
     };
@@ -71,10 +68,12 @@ fn decode_text(text: &str, limits: DecodeLimits) -> ToolResult<Value> {
     if trimmed.is_empty() {
         return Ok(Value::Null);
     }
-    // Scanning first keeps a deeply nested text from ever reaching the
-    // recursive parser.
-    let has_floats = scan_text(trimmed.as_bytes(), limits.max_depth)?;
+    // serde_json stops at 128 levels of nesting, so no text can make the
+    // parser overflow the stack; the walk below applies the tighter limit.
     let mut value: Value = serde_json::from_str(trimmed).map_err(|error| {
+        if error.to_string().starts_with("recursion limit exceeded") {
+            return depth_error(limits.max_depth);
+        }
         ToolError::invalid_argument(
             "",
             format!(
@@ -83,9 +82,7 @@ fn decode_text(text: &str, limits: DecodeLimits) -> ToolResult<Value> {
             ),
         )
     })?;
-    if has_floats {
-        normalize_integral_floats(&mut value);
-    }
+    walk(&mut value, limits.max_depth, None)?;
     Ok(value)
 }
 
@@ -107,82 +104,48 @@ fn syntax_hint(error: &serde_json::Error) -> &'static str {
     }
 }
 
-/// Checks the nesting depth of JSON text without parsing it. Returns whether
-/// the text may hold floats (a `.`, or an exponent after a digit, outside
-/// strings).
-fn scan_text(bytes: &[u8], max_depth: usize) -> ToolResult<bool> {
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    let mut has_floats = false;
-    let mut previous = b' ';
-    for &byte in bytes {
-        let before = std::mem::replace(&mut previous, byte);
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if byte == b'\\' {
-                escaped = true;
-            } else if byte == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                if depth > max_depth {
-                    return Err(depth_error(max_depth));
-                }
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            b'.' => has_floats = true,
-            b'e' | b'E' if before.is_ascii_digit() => has_floats = true,
-            _ => {}
-        }
-    }
-    Ok(has_floats)
-}
-
-/// Checks the depth and approximate size of a value, without recursion.
-/// Returns whether it holds floats.
-fn check_value(value: &Value, limits: DecodeLimits) -> ToolResult<bool> {
+/// One pass over a value, without recursion: checks the nesting depth (the
+/// value itself is level 1), and the approximate encoded size when
+/// `max_bytes` is given, and turns integral floats into integers.
+fn walk(value: &mut Value, max_depth: usize, max_bytes: Option<usize>) -> ToolResult<()> {
     let mut size = 0usize;
-    let mut has_floats = false;
-    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
+    let mut stack: Vec<(&mut Value, usize)> = vec![(value, 1)];
     while let Some((value, depth)) = stack.pop() {
         size += scalar_len(value);
         match value {
             Value::Array(items) => {
-                if depth + 1 > limits.max_depth {
-                    return Err(depth_error(limits.max_depth));
+                if depth > max_depth {
+                    return Err(depth_error(max_depth));
                 }
                 size += items.len() + 1;
-                stack.extend(items.iter().map(|item| (item, depth + 1)));
+                stack.extend(items.iter_mut().map(|item| (item, depth + 1)));
             }
             Value::Object(map) => {
-                if depth + 1 > limits.max_depth {
-                    return Err(depth_error(limits.max_depth));
+                if depth > max_depth {
+                    return Err(depth_error(max_depth));
                 }
                 size += 1;
-                for (key, item) in map {
+                for (key, item) in map.iter_mut() {
                     size += key.len() + 4;
                     stack.push((item, depth + 1));
                 }
             }
-            Value::Number(number) => has_floats |= number.is_f64(),
+            Value::Number(number) => {
+                if let Some(integer) = integral(number) {
+                    *number = integer;
+                }
+            }
             _ => {}
         }
-        if size > limits.max_bytes {
+        if let Some(max_bytes) = max_bytes.filter(|&max| size > max) {
             return Err(ToolError::LimitExceeded {
                 kind: LimitKind::ArgumentBytes,
-                limit: limits.max_bytes,
+                limit: max_bytes,
                 actual: None,
             });
         }
     }
-    Ok(has_floats)
+    Ok(())
 }
 
 /// Approximate JSON-encoded size of a value, without recursion.
@@ -217,22 +180,6 @@ fn scalar_len(value: &Value) -> usize {
         Value::Number(_) => 20,
         Value::String(text) => text.len() + 2,
         Value::Array(_) | Value::Object(_) => 1,
-    }
-}
-
-fn normalize_integral_floats(value: &mut Value) {
-    let mut stack = vec![value];
-    while let Some(value) = stack.pop() {
-        match value {
-            Value::Number(number) => {
-                if let Some(integer) = integral(number) {
-                    *number = integer;
-                }
-            }
-            Value::Array(items) => stack.extend(items.iter_mut()),
-            Value::Object(map) => stack.extend(map.values_mut()),
-            _ => {}
-        }
     }
 }
 
@@ -302,19 +249,23 @@ pub(crate) fn quoted_list(names: &[String]) -> String {
 /// field that does not fit.
 ///
 /// ```
-/// #[derive(serde::Deserialize)]
+/// #[derive(Debug, serde::Deserialize)]
 /// struct Args { count: u8 }
 ///
 /// let error = behest::arguments::parse::<Args>(serde_json::json!({"count": 300})).unwrap_err();
 /// assert!(error.to_string().contains("`/count`"));
 /// ```
 pub fn parse<T: DeserializeOwned>(arguments: Value) -> ToolResult<T> {
-    serde_path_to_error::deserialize(arguments).map_err(|error| {
-        let path = json_pointer(error.path());
-        ToolError::InvalidArguments {
-            issues: vec![ArgumentIssue::new(path, error.into_inner().to_string())],
-            omitted: 0,
-        }
+    // Path tracking costs as much as the parse itself, so it only runs again
+    // to explain a failure.
+    T::deserialize(&arguments).or_else(|_| {
+        serde_path_to_error::deserialize(&arguments).map_err(|error| {
+            let path = json_pointer(error.path());
+            ToolError::InvalidArguments {
+                issues: vec![ArgumentIssue::new(path, error.into_inner().to_string())],
+                omitted: 0,
+            }
+        })
     })
 }
 
@@ -352,17 +303,21 @@ mod tests {
     }
 
     #[test]
-    fn scan_counts_depth_outside_strings_only() {
-        assert!(scan_text(nested(4).as_bytes(), 4).is_ok());
-        assert!(scan_text(nested(5).as_bytes(), 4).is_err());
-        assert!(scan_text(br#"{"a": "[[[[[[[[\"[[["}"#, 4).is_ok());
-    }
-
-    #[test]
-    fn scan_reports_possible_floats() {
-        assert!(!scan_text(br#"{"a": 1, "b": "1.5e3", "c": true, "d": false}"#, 4).unwrap());
-        assert!(scan_text(br#"{"a": 2e3}"#, 4).unwrap());
-        assert!(scan_text(br#"{"a": 1.0}"#, 4).unwrap());
+    fn text_depth_is_checked_after_the_parser_s_own_limit() {
+        let limits = DecodeLimits {
+            max_bytes: 1 << 20,
+            max_depth: 4,
+        };
+        assert!(decode_text(&nested(4), limits).is_ok());
+        assert!(matches!(
+            decode_text(&nested(5), limits),
+            Err(ToolError::LimitExceeded { .. })
+        ));
+        assert!(matches!(
+            decode_text(&nested(100_000), limits),
+            Err(ToolError::LimitExceeded { .. })
+        ));
+        assert!(decode_text(r#"{"a": "[[[[[[[[\"[[["}"#, limits).is_ok());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
@@ -18,7 +18,8 @@ use crate::tool::{ToolError, ToolResult};
 #[derive(Clone)]
 pub struct ToolContext {
     call_id: String,
-    cancellation: CancellationToken,
+    /// Made on first use when the caller gave none: most calls never look.
+    cancellation: OnceLock<CancellationToken>,
     progress: Option<ProgressSink>,
     state: SharedState,
 }
@@ -29,7 +30,7 @@ impl ToolContext {
     pub fn new(call_id: impl Into<String>) -> Self {
         Self {
             call_id: call_id.into(),
-            cancellation: CancellationToken::new(),
+            cancellation: OnceLock::new(),
             progress: None,
             state: SharedState::default(),
         }
@@ -37,13 +38,17 @@ impl ToolContext {
 
     pub(crate) fn for_call(
         call_id: String,
-        cancellation: CancellationToken,
+        cancellation: Option<CancellationToken>,
         progress: Option<ProgressSink>,
         state: SharedState,
     ) -> Self {
+        let slot = OnceLock::new();
+        if let Some(token) = cancellation {
+            let _fresh = slot.set(token);
+        }
         Self {
             call_id,
-            cancellation,
+            cancellation: slot,
             progress,
             state,
         }
@@ -66,7 +71,7 @@ impl ToolContext {
     /// Uses this cancellation token.
     #[must_use]
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancellation = token;
+        self.cancellation = OnceLock::from(token);
         self
     }
 
@@ -79,12 +84,14 @@ impl ToolContext {
     /// Long-running tools can `select!` on
     /// [`cancelled()`](CancellationToken::cancelled) to stop early and clean up.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancellation
+        self.cancellation.get_or_init(CancellationToken::new)
     }
 
     /// Whether the call has been cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.cancellation.is_cancelled()
+        self.cancellation
+            .get()
+            .is_some_and(CancellationToken::is_cancelled)
     }
 
     /// Reports progress to whoever observes the call. Does nothing when

@@ -174,6 +174,13 @@ impl ToolRegistry {
         self.entries.is_empty()
     }
 
+    /// Overrides the timeout of the tool registered under `name`, if any.
+    pub(crate) fn set_timeout(&mut self, name: &str, timeout: Duration) {
+        if let Some(&index) = self.index.get(name) {
+            self.entries[index].timeout = Some(timeout);
+        }
+    }
+
     pub(crate) fn entry(&self, name: &str) -> Option<&Entry> {
         self.index.get(name).map(|&index| &self.entries[index])
     }

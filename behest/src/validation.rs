@@ -87,6 +87,8 @@ impl ArgumentValidator {
         for error in self.validator.iter_errors(instance) {
             describe(&error, &self.schema, &mut issues);
         }
+        // Grouped by path, so that the model reads its mistakes field by field.
+        issues.sort_by(|a, b| a.path.cmp(&b.path));
         issues.dedup();
         let omitted = issues.len().saturating_sub(MAX_REPORTED_ISSUES);
         issues.truncate(MAX_REPORTED_ISSUES);

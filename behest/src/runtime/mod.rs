@@ -66,7 +66,6 @@ pub struct ToolRuntime {
 struct Inner {
     registry: ToolRegistry,
     limits: Limits,
-    timeouts: HashMap<String, Duration>,
     permits: Semaphore,
     state: SharedState,
 }
@@ -223,16 +222,11 @@ impl ToolRuntime {
 
         let context = ToolContext::for_call(
             call_id.to_owned(),
-            cancellation.clone().unwrap_or_default(),
+            cancellation.clone(),
             options.progress,
             inner.state.clone(),
         );
-        let timeout = inner
-            .timeouts
-            .get(&entry.spec.name)
-            .copied()
-            .or(entry.timeout)
-            .unwrap_or(inner.limits.default_timeout);
+        let timeout = entry.timeout.unwrap_or(inner.limits.default_timeout);
         let reveal = entry.reveals_panics;
 
         // A hand-written tool may panic while building its future, before
@@ -240,28 +234,44 @@ impl ToolRuntime {
         let future =
             std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.invoke(arguments, context)))
                 .map_err(|payload| panicked(payload.as_ref(), reveal))?;
-        let guarded = tokio::time::timeout(timeout, AssertUnwindSafe(future).catch_unwind());
-        let finished = match &cancellation {
-            Some(token) => {
-                let mut guarded = std::pin::pin!(guarded);
-                tokio::select! {
-                    biased;
-                    () = token.cancelled() => {
-                        // The tool sees its token too: let it wind down
-                        // (release locks, stop children) before it is dropped.
-                        let grace = inner.limits.cancellation_grace;
-                        let _wound_down = tokio::time::timeout(grace, &mut guarded).await;
-                        return Err(ToolError::Cancelled);
-                    }
-                    finished = &mut guarded => finished,
-                }
-            }
-            None => guarded.await,
+        let mut future = AssertUnwindSafe(future).catch_unwind();
+        // Most tools finish on their first poll; those never pay for a timer.
+        // Polling again with the real waker afterwards is what the `Future`
+        // contract asks of every poller.
+        let finished = match (&mut future).now_or_never() {
+            Some(done) => Ok(done),
+            None => self.wait(future, timeout, cancellation.as_ref()).await?,
         };
         match finished {
             Ok(Ok(result)) => result,
             Ok(Err(payload)) => Err(panicked(payload.as_ref(), reveal)),
             Err(_elapsed) => Err(ToolError::Timeout { after: timeout }),
+        }
+    }
+
+    /// Waits for a tool that did not finish at once: under its timeout, and
+    /// until cancellation (plus the grace) when the call can be cancelled.
+    async fn wait<F: std::future::Future>(
+        &self,
+        future: F,
+        timeout: Duration,
+        cancellation: Option<&CancellationToken>,
+    ) -> ToolResult<Result<F::Output, tokio::time::error::Elapsed>> {
+        let guarded = tokio::time::timeout(timeout, future);
+        let Some(token) = cancellation else {
+            return Ok(guarded.await);
+        };
+        let mut guarded = std::pin::pin!(guarded);
+        tokio::select! {
+            biased;
+            () = token.cancelled() => {
+                // The tool sees its token too: let it wind down (release
+                // locks, stop children) before it is dropped.
+                let grace = self.inner.limits.cancellation_grace;
+                let _wound_down = tokio::time::timeout(grace, &mut guarded).await;
+                Err(ToolError::Cancelled)
+            }
+            finished = &mut guarded => Ok(finished),
         }
     }
 }
@@ -343,7 +353,10 @@ impl ToolRuntimeBuilder {
     }
 
     /// Builds the runtime.
-    pub fn build(self) -> ToolRuntime {
+    pub fn build(mut self) -> ToolRuntime {
+        for (name, timeout) in &self.timeouts {
+            self.registry.set_timeout(name, *timeout);
+        }
         let permits = Semaphore::new(
             self.limits
                 .max_concurrent_calls
@@ -353,7 +366,6 @@ impl ToolRuntimeBuilder {
             inner: Arc::new(Inner {
                 registry: self.registry,
                 limits: self.limits,
-                timeouts: self.timeouts,
                 permits,
                 state: self.state,
             }),

@@ -1,0 +1,132 @@
+//! The official JSON-Schema-Test-Suite (draft 2020-12, required tests)
+//! against the validator exactly as the registry configures it.
+//!
+//! The suite lives in the shared data folder named by `BEHEST_SHARED_DIR`;
+//! without it this test is skipped (reported as ignored).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use behest::validation::ArgumentValidator;
+use serde_json::Value;
+
+/// Cases whose verdict we knowingly differ on, as (file, case description,
+/// test description or "*" for the whole case, reason).
+const EXCEPTIONS: &[(&str, &str, &str, &str)] = &[(
+    "vocabulary.json",
+    "schema that uses custom metaschema with with no validation vocabulary",
+    "no validation: invalid number, but it still validates",
+    "tool schemas are always checked with the full draft 2020-12 vocabularies: a custom \
+     meta-schema that drops the validation vocabulary would make a tool accept any arguments",
+)];
+
+fn shared_dir() -> PathBuf {
+    let dir = std::env::var_os("BEHEST_SHARED_DIR")
+        .expect("BEHEST_SHARED_DIR must name the shared data folder");
+    PathBuf::from(dir)
+}
+
+/// Every remote document, keyed by the URI the suite serves it under.
+fn remotes(root: &Path) -> HashMap<String, Value> {
+    let mut documents = HashMap::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "json") {
+                let relative = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                let text = std::fs::read_to_string(&path).unwrap();
+                documents.insert(
+                    format!("http://localhost:1234/{relative}"),
+                    serde_json::from_str(&text).unwrap(),
+                );
+            }
+        }
+    }
+    documents
+}
+
+fn is_exception(file: &str, case: &str, test: &str) -> bool {
+    EXCEPTIONS
+        .iter()
+        .any(|&(f, c, t, _)| f == file && c == case && (t == "*" || t == test))
+}
+
+#[test]
+#[cfg_attr(
+    not(behest_shared),
+    ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder"
+)]
+fn validator_agrees_with_every_required_verdict() {
+    let suite = shared_dir().join("data/json-schema-test-suite");
+    let documents = remotes(&suite.join("remotes"));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(suite.join("tests/draft2020-12"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() > 40,
+        "the suite is incomplete: {} files",
+        files.len()
+    );
+
+    let (mut checked, mut excepted) = (0usize, 0usize);
+    let mut disagreements = Vec::new();
+    for path in &files {
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        let cases: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        for case in &cases {
+            let description = case["description"].as_str().unwrap();
+            let validator =
+                ArgumentValidator::compile_with_documents(&case["schema"], documents.clone());
+            for test in case["tests"].as_array().unwrap() {
+                let test_description = test["description"].as_str().unwrap();
+                let expected = test["valid"].as_bool().unwrap();
+                let verdict = match &validator {
+                    Ok(validator) => Ok(validator.is_valid(&test["data"])),
+                    Err(error) => Err(error.to_string()),
+                };
+                if is_exception(&file, description, test_description) {
+                    excepted += 1;
+                    continue;
+                }
+                checked += 1;
+                match verdict {
+                    Ok(valid) if valid == expected => {}
+                    Ok(valid) => disagreements.push(format!(
+                        "{file} / {description} / {test_description}: expected valid={expected}, got {valid}"
+                    )),
+                    Err(error) => disagreements.push(format!(
+                        "{file} / {description} / {test_description}: schema refused: {error}"
+                    )),
+                }
+            }
+        }
+    }
+    println!("{checked} verdicts checked, {excepted} listed exceptions");
+    assert!(
+        disagreements.is_empty(),
+        "{} disagreements:\n{}",
+        disagreements.len(),
+        disagreements.join("\n")
+    );
+}
+
+#[test]
+fn listed_exceptions_have_reasons() {
+    for (file, case, test, reason) in EXCEPTIONS {
+        assert!(
+            !reason.trim().is_empty(),
+            "{file} / {case} / {test} needs a reason"
+        );
+    }
+}
