@@ -1,1 +1,34 @@
-//! Procedural macros of behest.
+//! Procedural macros of [behest](https://docs.rs/behest): `#[tool]`,
+//! `#[tools]` and `#[external_tool]`. Use them through `behest`, which
+//! re-exports them and documents them.
+
+mod args;
+mod attr;
+mod case;
+mod ctxt;
+mod doc;
+mod expand;
+mod fallback;
+mod valid;
+
+use proc_macro::TokenStream;
+
+/// Turns a function into a tool. See the `behest` crate documentation.
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand::tool::expand(args.into(), input.into()).into()
+}
+
+/// Turns the `#[tool]` methods of an impl block into tools sharing one
+/// `Arc<Self>`. See the `behest` crate documentation.
+#[proc_macro_attribute]
+pub fn tools(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand::tools::expand(args.into(), input.into()).into()
+}
+
+/// Turns a struct into the typed arguments of a tool that runs elsewhere.
+/// See the `behest` crate documentation.
+#[proc_macro_attribute]
+pub fn external_tool(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand::external_tool::expand(args.into(), input.into()).into()
+}

@@ -5,6 +5,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Number, Value};
 
 use crate::tool::{ArgumentIssue, LimitKind, ToolError, ToolResult};
+use crate::validation::ArgumentValidator;
 
 /// Limits applied while decoding arguments.
 #[derive(Debug, Clone, Copy)]
@@ -267,6 +268,25 @@ pub fn parse<T: DeserializeOwned>(arguments: Value) -> ToolResult<T> {
             }
         })
     })
+}
+
+/// Decodes, validates and parses arguments as the runtime does, with the
+/// default limits: for handlers that receive a call's raw arguments.
+pub fn parse_validated<T: DeserializeOwned>(
+    arguments: Value,
+    validator: &ArgumentValidator,
+) -> ToolResult<T> {
+    let limits = crate::runtime::Limits::default();
+    let limits = DecodeLimits {
+        max_bytes: limits.max_argument_bytes,
+        max_depth: limits.max_argument_depth,
+    };
+    let required = crate::validation::required_names(validator.schema());
+    let arguments = Value::Object(decode(arguments, limits, &required)?);
+    if let Err((issues, omitted)) = validator.validate(&arguments) {
+        return Err(ToolError::InvalidArguments { issues, omitted });
+    }
+    parse(arguments)
 }
 
 fn json_pointer(path: &serde_path_to_error::Path) -> String {

@@ -109,11 +109,18 @@ impl ToolContext {
 
     /// The shared state of type `T`, or an error naming the missing type.
     pub fn require_state<T: Any + Send + Sync>(&self) -> ToolResult<&T> {
-        self.state.get::<T>().ok_or_else(|| ToolError::Execution {
-            message: "the tool is not configured correctly: a shared value it needs is missing"
-                .to_owned(),
-            source: Some(Arc::new(MissingState(std::any::type_name::<T>()))),
-        })
+        self.state.get::<T>().ok_or_else(missing_state::<T>)
+    }
+
+    /// The shared state of type `T` as an `Arc`, if the runtime has one.
+    pub fn state_arc<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        self.state.get_arc::<T>()
+    }
+
+    /// The shared state of type `T` as an `Arc`, or an error naming the
+    /// missing type.
+    pub fn require_state_arc<T: Any + Send + Sync>(&self) -> ToolResult<Arc<T>> {
+        self.state.get_arc::<T>().ok_or_else(missing_state::<T>)
     }
 }
 
@@ -125,6 +132,14 @@ impl fmt::Debug for ToolContext {
             .field("reports_progress", &self.progress.is_some())
             .field("state", &self.state)
             .finish()
+    }
+}
+
+fn missing_state<T>() -> ToolError {
+    ToolError::Execution {
+        message: "the tool is not configured correctly: a shared value it needs is missing"
+            .to_owned(),
+        source: Some(Arc::new(MissingState(std::any::type_name::<T>()))),
     }
 }
 
@@ -203,6 +218,12 @@ impl SharedState {
         self.0
             .get(&TypeId::of::<T>())
             .and_then(|value| value.downcast_ref::<T>())
+    }
+
+    /// The value of type `T` as an `Arc`, if present.
+    pub fn get_arc<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        let value = self.0.get(&TypeId::of::<T>())?.clone();
+        value.downcast::<T>().ok()
     }
 
     /// How many values are stored.

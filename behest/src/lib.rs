@@ -7,12 +7,22 @@ pub mod registry;
 pub mod runtime;
 mod suggest;
 pub mod tool;
+pub mod typed;
 pub mod validation;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
 
 pub use context::{Progress, ProgressSink, SharedState, ToolContext};
 pub use registry::{RegistryError, ToolRegistry};
 pub use runtime::{CallOptions, Limits, ToolCall, ToolCallResult, ToolRuntime, ToolRuntimeBuilder};
 pub use tokio_util::sync::CancellationToken;
+pub use typed::{ExternalToolArgs, FromToolContext, IntoToolOutput, State};
+
+#[cfg(feature = "macros")]
+#[doc(inline)]
+pub use behest_macros::{external_tool, tool, tools};
 pub use tool::{
     ArgumentIssue, ExternalTool, LimitKind, Tool, ToolAnnotations, ToolError, ToolOutput,
     ToolResult, ToolSpec,
@@ -21,7 +31,9 @@ pub use tool::{
 /// Everything needed to write and run tools, for a glob import.
 pub mod prelude {
     pub use crate::{
-        ExternalTool, Tool, ToolCall, ToolCallResult, ToolContext, ToolError, ToolOutput,
-        ToolRegistry, ToolResult, ToolRuntime, ToolSpec,
+        ExternalTool, ExternalToolArgs, State, Tool, ToolCall, ToolCallResult, ToolContext,
+        ToolError, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolSpec,
     };
+    #[cfg(feature = "macros")]
+    pub use crate::{external_tool, tool, tools};
 }

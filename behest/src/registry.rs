@@ -65,6 +65,7 @@ pub(crate) struct Entry {
     pub required: Vec<String>,
     pub timeout: Option<Duration>,
     pub reveals_panics: bool,
+    pub strict: bool,
 }
 
 /// The tools a runtime serves, in registration order.
@@ -113,6 +114,7 @@ impl ToolRegistry {
             required: required_names(&spec.parameters),
             timeout: tool.timeout(),
             reveals_panics: tool.reveals_panics(),
+            strict: tool.strict(),
             tool,
             spec,
             validator,
@@ -132,6 +134,23 @@ impl ToolRegistry {
     pub fn with(mut self, tool: impl Tool) -> Result<Self, RegistryError> {
         self.register_tool(Arc::new(tool))?;
         Ok(self)
+    }
+
+    /// Registers every tool of `tools` under its own name, stopping at the
+    /// first error (the tools before it stay registered).
+    pub fn register_all(
+        &mut self,
+        tools: impl IntoIterator<Item = Arc<dyn Tool>>,
+    ) -> Result<&mut Self, RegistryError> {
+        for tool in tools {
+            self.register_tool(tool)?;
+        }
+        Ok(self)
+    }
+
+    /// Whether the tool registered under `name` asks for strict mode.
+    pub fn is_strict(&self, name: &str) -> bool {
+        self.entry(name).is_some_and(|entry| entry.strict)
     }
 
     /// The specs of all tools, in registration order.

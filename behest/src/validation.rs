@@ -174,11 +174,31 @@ fn describe(error: &ValidationError<'_>, schema: &Value, issues: &mut Vec<Argume
                 }
                 return;
             }
-            format!(
-                "{} does not match any of the allowed shapes",
-                given(instance)
-            )
+            match branch_expectations(context, path) {
+                Some(expected) => format!("expected {expected}, got {}", preview(instance)),
+                None => format!("{} does not match any of the allowed shapes", given(instance)),
+            }
         }
+        ValidationErrorKind::Minimum { limit } => bound("at least", limit, instance),
+        ValidationErrorKind::Maximum { limit } => bound("at most", limit, instance),
+        ValidationErrorKind::ExclusiveMinimum { limit } => bound("greater than", limit, instance),
+        ValidationErrorKind::ExclusiveMaximum { limit } => bound("less than", limit, instance),
+        ValidationErrorKind::MinLength { limit } => {
+            format!("must have at least {limit} characters, got {}", preview(instance))
+        }
+        ValidationErrorKind::MaxLength { limit } => {
+            format!("must have at most {limit} characters, got {}", preview(instance))
+        }
+        ValidationErrorKind::MinItems { limit } => {
+            format!("must have at least {limit} items, got {}", count(instance))
+        }
+        ValidationErrorKind::MaxItems { limit } => {
+            format!("must have at most {limit} items, got {}", count(instance))
+        }
+        ValidationErrorKind::Pattern { pattern } => {
+            format!("must match the pattern `{pattern}`, got {}", preview(instance))
+        }
+        ValidationErrorKind::UniqueItems => "the items must be unique".to_owned(),
         _ => format!("{}", error.masked()).replace('\n', " "),
     };
     issues.push(ArgumentIssue::new(path, message));
@@ -205,6 +225,38 @@ fn deepest_branch<'e>(
     }
     let index = scores.iter().position(|&s| s == best)?;
     Some(&context[index])
+}
+
+/// "a string or null" when every branch failed on one simple check at
+/// `path` (a type, an enum or a constant).
+fn branch_expectations(context: &[Vec<ValidationError<'static>>], path: &str) -> Option<String> {
+    let mut expected = Vec::new();
+    for branch in context {
+        let [only] = branch.as_slice() else {
+            return None;
+        };
+        if only.instance_path().as_str() != path {
+            return None;
+        }
+        expected.push(match only.kind() {
+            ValidationErrorKind::Type { kind } => expected_types(kind),
+            ValidationErrorKind::Enum { options } => format!("one of {}", options_list(options)),
+            ValidationErrorKind::Constant { expected_value } => preview(expected_value),
+            _ => return None,
+        });
+    }
+    (!expected.is_empty()).then(|| expected.join(" or "))
+}
+
+fn bound(relation: &str, limit: &Value, instance: &Value) -> String {
+    format!("must be {relation} {limit}, got {}", preview(instance))
+}
+
+fn count(instance: &Value) -> String {
+    match instance {
+        Value::Array(items) => items.len().to_string(),
+        other => preview(other),
+    }
 }
 
 /// Errors that show the value had the right type but wrong content.

@@ -82,6 +82,12 @@ pub trait Tool: Send + Sync + 'static + erased::ErasedTool {
         None
     }
 
+    /// Whether the tool asks providers for strict schema adherence (OpenAI
+    /// `strict: true`). Off by default.
+    fn strict(&self) -> bool {
+        false
+    }
+
     /// Whether the text of a panic in this tool may be shown to the model.
     /// Off by default: panic messages can carry internals.
     fn reveals_panics(&self) -> bool {

@@ -1,0 +1,196 @@
+//! `#[external_tool]` on a struct: the typed arguments of a tool that runs
+//! elsewhere.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{Fields, Item, ItemStruct};
+
+use crate::args::{self, Target};
+use crate::case::to_snake;
+use crate::ctxt::Ctxt;
+use crate::doc::Docs;
+use crate::valid;
+
+pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
+    let mut cx = Ctxt::default();
+    let options = args::parse(args, Target::ExternalTool, &mut cx);
+    let item: Item = match syn::parse2(input.clone()) {
+        Ok(item) => item,
+        Err(error) => {
+            let error = error.to_compile_error();
+            return quote!(#error #input);
+        }
+    };
+    let mut item = match item {
+        Item::Struct(item) => item,
+        Item::Enum(item) => {
+            return refuse(cx, &item.enum_token, "an enum", quote!(#item));
+        }
+        Item::Union(item) => {
+            return refuse(cx, &item.union_token, "a union", quote!(#item));
+        }
+        other => {
+            return refuse(cx, &crate::expand::tool::first_token(&other), "this item", quote!(#other));
+        }
+    };
+    match &item.fields {
+        Fields::Named(_) => {}
+        Fields::Unnamed(fields) => {
+            cx.error_spanned_by(fields, "`#[external_tool]` needs named fields: a tuple struct's fields have no names to become the arguments' names; write `struct S { name: Type }`");
+        }
+        Fields::Unit => {
+            cx.error_spanned_by(&item.ident, "`#[external_tool]` needs named fields, the arguments of the tool: write `struct S { name: Type }` (`struct S {}` for a tool without arguments)");
+        }
+    }
+    if !item.generics.params.is_empty() {
+        cx.error_spanned_by(&item.generics, "an `#[external_tool]` struct cannot be generic: the tool needs one concrete JSON Schema");
+    }
+    let ident_text = item.ident.to_string();
+    let (tool_name, name_span) = match &options.name {
+        Some(name) => (name.value.clone(), name.span),
+        None => (to_snake(ident_text.strip_prefix("r#").unwrap_or(&ident_text)), item.ident.span()),
+    };
+    valid::check_name(&tool_name, name_span, &mut cx);
+    let docs = Docs::collect(&item.attrs);
+    let description = match &options.description {
+        Some(description) => {
+            let text = &description.value;
+            quote!(#text)
+        }
+        None if docs.is_empty() => {
+            cx.error_spanned_by(
+                &item.ident,
+                format!("external tool `{tool_name}` has no description: the model reads it to decide when to call the tool; add a doc comment (`/// What the tool does.`) or `#[external_tool(description = \"...\")]`"),
+            );
+            quote!("")
+        }
+        None => docs.description(),
+    };
+    if let Fields::Named(fields) = &item.fields {
+        for field in &fields.named {
+            valid::check_argument_type(&field.ty, &mut cx);
+        }
+    }
+    if cx.has_errors() {
+        let errors = cx.into_compile_errors();
+        return quote!(#errors #item);
+    }
+    let derives = add_missing_derives(&mut item, &options.krate());
+    let generated = expand_impls(&item, &options, &tool_name, &description);
+    quote! {
+        #derives
+        #item
+        #generated
+    }
+}
+
+fn refuse(mut cx: Ctxt, token: &dyn quote::ToTokens, what: &str, item: TokenStream) -> TokenStream {
+    cx.error_spanned_by(
+        token,
+        format!("`#[external_tool]` applies to a struct with named fields, not {what}: the fields are the tool's arguments"),
+    );
+    let errors = cx.into_compile_errors();
+    quote!(#errors #item)
+}
+
+/// Derives `Deserialize` and `JsonSchema` unless the user already does,
+/// through behest's re-exports. Returns nothing: the attributes are added to
+/// the struct itself.
+fn add_missing_derives(item: &mut ItemStruct, krate: &TokenStream) -> TokenStream {
+    let derived = derived_names(item);
+    let private = quote!(#krate::__private);
+    let crate_path = krate.to_string().replace(' ', "");
+    let mut added: Vec<syn::Attribute> = Vec::new();
+    // A derive the user already has is not derived twice: that would be a
+    // conflicting impl. Derive macros are named, not typed, so their names
+    // are what can be checked.
+    if !derived.iter().any(|name| name == "Deserialize") {
+        let serde_crate = format!("{crate_path}::__private::serde");
+        added.push(syn::parse_quote!(#[derive(#private::serde::Deserialize)]));
+        added.push(syn::parse_quote!(#[serde(crate = #serde_crate)]));
+    }
+    if !derived.iter().any(|name| name == "JsonSchema") {
+        let schemars_crate = format!("{crate_path}::__private::schemars");
+        added.push(syn::parse_quote!(#[derive(#private::schemars::JsonSchema)]));
+        added.push(syn::parse_quote!(#[schemars(crate = #schemars_crate)]));
+    }
+    // Derives must come before the helper attributes they declare.
+    added.extend(item.attrs.drain(..));
+    item.attrs = added;
+    TokenStream::new()
+}
+
+fn derived_names(item: &ItemStruct) -> Vec<String> {
+    let mut names = Vec::new();
+    for attr in item.attrs.iter().filter(|attr| attr.path().is_ident("derive")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if let Some(last) = meta.path.segments.last() {
+                names.push(last.ident.to_string());
+            }
+            Ok(())
+        });
+    }
+    names
+}
+
+fn expand_impls(item: &ItemStruct, options: &args::Options, tool_name: &str, description: &TokenStream) -> TokenStream {
+    let krate = options.krate();
+    let private = quote!(#krate::__private);
+    let ident = &item.ident;
+    let opt = |value: Option<TokenStream>| match value {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    };
+    let title = opt(options.title.as_ref().map(|t| quote!(#t)));
+    let read_only = opt(options.read_only.map(|b| quote!(#b)));
+    let destructive = opt(options.destructive.map(|b| quote!(#b)));
+    let idempotent = opt(options.idempotent.map(|b| quote!(#b)));
+    let open_world = opt(options.open_world.map(|b| quote!(#b)));
+    let allow_unknown = options.allow_unknown_arguments;
+    let name_doc = format!("The name the model calls this tool by: `{tool_name}`.");
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl #krate::ExternalToolArgs for #ident {
+                fn spec() -> &'static #krate::ToolSpec {
+                    static SPEC: #private::OnceLock<#krate::ToolSpec> = #private::OnceLock::new();
+                    SPEC.get_or_init(|| {
+                        let parts = #private::SpecParts {
+                            name: #tool_name,
+                            description: #description,
+                            title: #title,
+                            read_only: #read_only,
+                            destructive: #destructive,
+                            idempotent: #idempotent,
+                            open_world: #open_world,
+                            allow_unknown_arguments: #allow_unknown,
+                        };
+                        parts.build::<Self>(::core::option::Option::None)
+                    })
+                }
+
+                fn validator() -> &'static #krate::validation::ArgumentValidator {
+                    static VALIDATOR: #private::OnceLock<#krate::validation::ArgumentValidator> = #private::OnceLock::new();
+                    VALIDATOR.get_or_init(|| #private::compile_validator(<Self as #krate::ExternalToolArgs>::spec()))
+                }
+            }
+        };
+
+        #[automatically_derived]
+        impl #ident {
+            #[doc = #name_doc]
+            pub const TOOL_NAME: &'static str = #tool_name;
+
+            /// The tool, to register so that the model can call it.
+            pub fn external_tool() -> #krate::ExternalTool {
+                <Self as #krate::ExternalToolArgs>::external_tool()
+            }
+
+            /// Parses a call of this tool into its typed arguments, with the
+            /// argument errors the runtime gives.
+            pub fn from_call(call: &#krate::ToolCall) -> #krate::ToolResult<Self> {
+                <Self as #krate::ExternalToolArgs>::from_call(call)
+            }
+        }
+    }
+}

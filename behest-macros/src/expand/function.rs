@@ -1,0 +1,470 @@
+//! A function or method turned into a tool: analysis, checks and the
+//! generated `Tool` impl shared by `#[tool]` and `#[tools]`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{FnArg, Ident, Pat, ReturnType, Signature, Type, Visibility};
+
+use super::at;
+use crate::args::Options;
+use crate::attr::{self, ParamDefault};
+use crate::case::to_upper_camel;
+use crate::ctxt::Ctxt;
+use crate::doc::Docs;
+use crate::valid;
+
+/// A parameter the model sends.
+pub struct Argument {
+    pub ident: Ident,
+    pub ty: Type,
+    pub wire_name: String,
+    pub renamed: bool,
+    pub description: Option<String>,
+    pub default: Option<ParamDefault>,
+}
+
+/// A parameter of the function, in order.
+pub enum Param {
+    Argument(Argument),
+    /// `#[ctx]`: injected from the call context.
+    Injected(Type),
+}
+
+/// How the generated tool calls the function.
+pub enum Receiver {
+    /// A free function.
+    None,
+    /// A method on `&self`, reached through the tool's `Arc<Self>`.
+    Ref,
+    /// An associated function without `self`.
+    Associated,
+}
+
+pub struct ToolFn {
+    pub options: Options,
+    pub fn_ident: Ident,
+    pub vis: Visibility,
+    pub tool_name: String,
+    pub description: TokenStream,
+    pub is_async: bool,
+    pub params: Vec<Param>,
+    pub output: Type,
+    pub receiver: Receiver,
+}
+
+impl ToolFn {
+    /// The generated tool type: `get_weather` -> `GetWeather`.
+    pub fn tool_ident(&self) -> Ident {
+        tool_ident(&self.fn_ident)
+    }
+
+    fn args_ident(&self) -> Ident {
+        format_ident!("{}Args", self.tool_ident())
+    }
+}
+
+pub fn tool_ident(fn_ident: &Ident) -> Ident {
+    let name = fn_ident.to_string();
+    let name = name.strip_prefix("r#").unwrap_or(&name);
+    format_ident!("{}", to_upper_camel(name), span = fn_ident.span())
+}
+
+/// Analyses a signature, stripping parameter helper attributes from it.
+/// `in_impl` says whether a receiver is allowed (inside `#[tools]`).
+pub fn analyse(
+    sig: &mut Signature,
+    attrs: &[syn::Attribute],
+    vis: &Visibility,
+    options: Options,
+    in_impl: bool,
+    cx: &mut Ctxt,
+) -> ToolFn {
+    let fn_ident = sig.ident.clone();
+    let ident_text = fn_ident.to_string();
+    let unraw = ident_text.strip_prefix("r#").unwrap_or(&ident_text).to_owned();
+
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        cx.error_spanned_by(
+            &sig.generics,
+            "a tool cannot be generic: its arguments need one concrete JSON Schema; use concrete types",
+        );
+    }
+    if let syn::Safety::Unsafe(token) = &sig.safety {
+        cx.error_spanned_by(token, "a tool cannot be an `unsafe fn`: the model's calls cannot uphold its safety contract");
+    }
+    if let Some(variadic) = &sig.variadic {
+        cx.error_spanned_by(variadic, "a tool cannot be variadic");
+    }
+
+    let (tool_name, name_span) = match &options.name {
+        Some(name) => (name.value.clone(), name.span),
+        None => (unraw.clone(), fn_ident.span()),
+    };
+    valid::check_name(&tool_name, name_span, cx);
+
+    let docs = Docs::collect(attrs);
+    let description = match &options.description {
+        Some(description) => {
+            let text = &description.value;
+            quote!(#text)
+        }
+        None if docs.is_empty() => {
+            cx.error_spanned_by(
+                &fn_ident,
+                format!("tool `{tool_name}` has no description: the model reads it to decide when to call the tool; add a doc comment (`/// What the tool does.`) or `#[tool(description = \"...\")]`"),
+            );
+            quote!("")
+        }
+        None => docs.description(),
+    };
+
+    let mut receiver = if in_impl { Receiver::Associated } else { Receiver::None };
+    let mut params = Vec::new();
+    for input in &mut sig.inputs {
+        match input {
+            FnArg::Receiver(recv) => {
+                if !in_impl {
+                    cx.error_spanned_by(
+                        &recv.self_token,
+                        "a `#[tool]` function cannot take `self`; for methods, put `#[behest::tools]` on the impl block",
+                    );
+                } else if !matches!(recv.kind, syn::ReceiverKind::Reference(_, _, None)) {
+                    cx.error_spanned_by(
+                        &*recv,
+                        "a method tool takes `&self`: its tools share one `Arc<Self>`, so `self` by value or `&mut self` cannot work",
+                    );
+                }
+                receiver = Receiver::Ref;
+            }
+            FnArg::Typed(pat_type) => {
+                let helpers = attr::take(&mut pat_type.attrs, cx);
+                let ident = match &*pat_type.pat {
+                    Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => pat.ident.clone(),
+                    other => {
+                        cx.error_spanned_by(
+                            other,
+                            "a tool parameter must be a plain name, like `city: String`: its name becomes the argument's name in the schema",
+                        );
+                        continue;
+                    }
+                };
+                let ty = (*pat_type.ty).clone();
+                if helpers.ctx.is_some() {
+                    valid::check_no_impl_trait(&ty, "a `#[ctx]` parameter", cx);
+                    params.push(Param::Injected(ty));
+                    continue;
+                }
+                valid::check_argument_type(&ty, cx);
+                let text = ident.to_string();
+                let (wire_name, renamed) = match &helpers.rename {
+                    Some(rename) => (rename.value.clone(), true),
+                    None => (text.strip_prefix("r#").unwrap_or(&text).to_owned(), false),
+                };
+                params.push(Param::Argument(Argument {
+                    ident,
+                    ty,
+                    wire_name,
+                    renamed,
+                    description: helpers.description.or(helpers.doc),
+                    default: helpers.default,
+                }));
+            }
+        }
+    }
+
+    check_wire_names(sig, &params, cx);
+    apply_arguments_section(&docs, &mut params, cx);
+
+    let output = match &sig.output {
+        ReturnType::Default => syn::parse_quote!(()),
+        ReturnType::Type(_, ty) => {
+            valid::check_no_impl_trait(ty, "a tool's return type", cx);
+            (**ty).clone()
+        }
+    };
+
+    ToolFn {
+        options,
+        fn_ident,
+        vis: vis.clone(),
+        tool_name,
+        description,
+        is_async: sig.asyncness.is_some(),
+        params,
+        output,
+        receiver,
+    }
+}
+
+/// Two parameters may not share a wire name.
+fn check_wire_names(sig: &Signature, params: &[Param], cx: &mut Ctxt) {
+    let arguments: Vec<&Argument> = params
+        .iter()
+        .filter_map(|param| match param {
+            Param::Argument(argument) => Some(argument),
+            Param::Injected(_) => None,
+        })
+        .collect();
+    for (index, argument) in arguments.iter().enumerate() {
+        if let Some(first) = arguments[..index].iter().find(|a| a.wire_name == argument.wire_name) {
+            cx.error_spanned_by(
+                &argument.ident,
+                format!(
+                    "parameters `{}` and `{}` both have the argument name `{}`; rename one with `#[arg(rename = \"...\")]`",
+                    first.ident, argument.ident, argument.wire_name
+                ),
+            );
+        }
+    }
+    let _ = sig;
+}
+
+/// Fills parameter descriptions from a `# Arguments` section; an entry
+/// that names no parameter is an error.
+fn apply_arguments_section(docs: &Docs, params: &mut [Param], cx: &mut Ctxt) {
+    for entry in docs.arguments() {
+        let found = params.iter_mut().find_map(|param| match param {
+            Param::Argument(argument)
+                if argument.wire_name == entry.name || argument.ident == entry.name.as_str() =>
+            {
+                Some(Some(argument))
+            }
+            Param::Injected(_) => None,
+            Param::Argument(_) => None,
+        });
+        match found {
+            Some(Some(argument)) => {
+                if argument.description.is_none() {
+                    argument.description = Some(entry.description);
+                }
+            }
+            _ => {
+                let names: Vec<String> = params
+                    .iter()
+                    .filter_map(|param| match param {
+                        Param::Argument(argument) => Some(format!("`{}`", argument.wire_name)),
+                        Param::Injected(_) => None,
+                    })
+                    .collect();
+                let known = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
+                cx.error_at(
+                    entry.span,
+                    format!("the `# Arguments` section describes `{}`, but the tool has no such parameter (parameters: {known})", entry.name),
+                );
+            }
+        }
+    }
+}
+
+/// The tool's arguments struct, its tool type and the `Tool` impl.
+/// `owner` is the impl's self type for method tools.
+pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
+    let krate = tool.options.krate();
+    let private = quote!(#krate::__private);
+    let vis = &tool.vis;
+    let fn_ident = &tool.fn_ident;
+    let tool_ident = tool.tool_ident();
+    let args_ident = tool.args_ident();
+    let tool_name = &tool.tool_name;
+    let serde_crate = format!("{}::__private::serde", path_string(&krate));
+    let schemars_crate = format!("{}::__private::schemars", path_string(&krate));
+
+    let mut fields = Vec::new();
+    let mut defaults = Vec::new();
+    let mut assertions = Vec::new();
+    let mut call_args = Vec::new();
+    let args_var = Ident::new("__behest_args", Span::mixed_site());
+    let context_var = Ident::new("__behest_context", Span::mixed_site());
+    for param in &tool.params {
+        match param {
+            Param::Argument(argument) => {
+                let ident = &argument.ident;
+                let ty = &argument.ty;
+                let doc = argument.description.as_ref().map(|d| quote!(#[doc = #d]));
+                let rename = argument.renamed.then(|| {
+                    let wire = &argument.wire_name;
+                    quote!(#[serde(rename = #wire)])
+                });
+                let default = argument.default.as_ref().map(|default| match default {
+                    ParamDefault::Trait => quote!(#[serde(default)]),
+                    ParamDefault::Expr(expr) => {
+                        let helper = format_ident!("__behest_default_{}", argument.wire_name.replace('-', "_"));
+                        let path = format!("{args_ident}::{helper}");
+                        defaults.push(quote! {
+                            #[doc(hidden)]
+                            fn #helper() -> #ty { #expr }
+                        });
+                        quote!(#[serde(default = #path)])
+                    }
+                });
+                fields.push(quote! { #doc #rename #default pub #ident: #ty });
+                assertions.push(quote_spanned! {at(ty.span())=>
+                    const _: () = #private::assert_argument::<#ty>();
+                });
+                call_args.push(quote!(#args_var.#ident));
+            }
+            Param::Injected(ty) => {
+                assertions.push(quote_spanned! {at(ty.span())=>
+                    const _: () = #private::assert_injectable::<#ty>();
+                });
+                call_args.push(quote! {
+                    <#ty as #krate::FromToolContext>::from_tool_context(&#context_var)?
+                });
+            }
+        }
+    }
+
+    let (tool_struct, function, self_arg) = match (owner, &tool.receiver) {
+        (Some(owner), Receiver::Ref) => (
+            quote!(#vis struct #tool_ident(pub #private::Arc<#owner>);),
+            quote!(<#owner>::#fn_ident),
+            quote!(&*self.0,),
+        ),
+        (Some(owner), _) => (
+            quote!(#vis struct #tool_ident(pub #private::Arc<#owner>);),
+            quote!(<#owner>::#fn_ident),
+            quote!(),
+        ),
+        (None, _) => (
+            quote! {
+                #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+                #vis struct #tool_ident;
+            },
+            quote!(#fn_ident),
+            quote!(),
+        ),
+    };
+    let call = if tool.is_async {
+        quote!(#function(#self_arg #(#call_args),*).await)
+    } else {
+        quote!(#function(#self_arg #(#call_args),*))
+    };
+
+    let output = &tool.output;
+    let output_span = at(output.span());
+    let value = Ident::new("__behest_value", Span::mixed_site());
+    let split = Ident::new("__behest_split", Span::mixed_site());
+    let ok = Ident::new("__behest_ok", Span::mixed_site());
+    let err = Ident::new("__behest_err", Span::mixed_site());
+    let ok_value = Ident::new("__behest_v", Span::mixed_site());
+    let err_value = Ident::new("__behest_e", Span::mixed_site());
+    let convert_ok = quote_spanned! {output_span=>
+        (&&&#ok).__behest_output().convert(#ok_value)
+    };
+
+    let description = &tool.description;
+    let title = option_tokens(tool.options.title.as_ref().map(|t| quote!(#t)));
+    let read_only = option_tokens(tool.options.read_only.map(|b| quote!(#b)));
+    let destructive = option_tokens(tool.options.destructive.map(|b| quote!(#b)));
+    let idempotent = option_tokens(tool.options.idempotent.map(|b| quote!(#b)));
+    let open_world = option_tokens(tool.options.open_world.map(|b| quote!(#b)));
+    let allow_unknown = tool.options.allow_unknown_arguments;
+    let strict = tool.options.strict;
+    let timeout = tool.options.timeout_ms.map(|ms| {
+        quote! {
+            fn timeout(&self) -> ::core::option::Option<#private::Duration> {
+                ::core::option::Option::Some(#private::Duration::from_millis(#ms))
+            }
+        }
+    });
+    let args_doc = format!("The arguments of the `{tool_name}` tool, as the model sends them.");
+    let tool_doc = format!("The `{tool_name}` tool, made by `#[tool]` from `{fn_ident}`.");
+
+    quote! {
+        #[doc = #args_doc]
+        #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+        #[serde(crate = #serde_crate)]
+        #[schemars(crate = #schemars_crate)]
+        #vis struct #args_ident {
+            #(#fields,)*
+        }
+
+        #[doc = #tool_doc]
+        #tool_struct
+
+        const _: () = {
+            #(#assertions)*
+
+            impl #args_ident {
+                #(#defaults)*
+            }
+
+            #[automatically_derived]
+            impl #krate::Tool for #tool_ident {
+                fn name(&self) -> &str {
+                    #tool_name
+                }
+
+                fn spec(&self) -> #krate::ToolSpec {
+                    use #private::output::{JsonOutputSchema as _, NativeOutput as _, NoOutputSchema as _, SplitResult as _, SplitValue as _};
+                    static SPEC: #private::OnceLock<#krate::ToolSpec> = #private::OnceLock::new();
+                    SPEC.get_or_init(|| {
+                        let #split = (&&#private::output::Probe::<#output>::new()).__behest_split();
+                        let #ok = #split.ok();
+                        let parts = #private::SpecParts {
+                            name: #tool_name,
+                            description: #description,
+                            title: #title,
+                            read_only: #read_only,
+                            destructive: #destructive,
+                            idempotent: #idempotent,
+                            open_world: #open_world,
+                            allow_unknown_arguments: #allow_unknown,
+                        };
+                        parts.build::<#args_ident>((&&&#ok).__behest_output_schema())
+                    })
+                    .clone()
+                }
+
+                async fn execute(
+                    &self,
+                    arguments: #private::serde_json::Value,
+                ) -> #krate::ToolResult<#krate::ToolOutput> {
+                    <Self as #krate::Tool>::execute_with_context(self, arguments, #krate::ToolContext::new("")).await
+                }
+
+                #[allow(unused_variables)]
+                async fn execute_with_context(
+                    &self,
+                    arguments: #private::serde_json::Value,
+                    #context_var: #krate::ToolContext,
+                ) -> #krate::ToolResult<#krate::ToolOutput> {
+                    use #private::output::{
+                        DisplayErrorKind as _, JsonOutput as _, NativeOutput as _, SplitResult as _,
+                        SplitValue as _, StdErrorKind as _, ToolErrorKind as _, UnsupportedOutput as _,
+                    };
+                    let #args_var: #args_ident = #krate::arguments::parse(arguments)?;
+                    let #value = #call;
+                    let #split = (&&#private::output::Probe::of(&#value)).__behest_split();
+                    let #ok = #split.ok();
+                    let #err = #split.err();
+                    match #split.split(#value) {
+                        ::core::result::Result::Ok(#ok_value) => #convert_ok,
+                        ::core::result::Result::Err(#err_value) => ::core::result::Result::Err(
+                            (&&&#err).__behest_error().convert(#err_value),
+                        ),
+                    }
+                }
+
+                fn strict(&self) -> bool {
+                    #strict
+                }
+
+                #timeout
+            }
+        };
+    }
+}
+
+fn option_tokens(value: Option<TokenStream>) -> TokenStream {
+    match value {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// `::behest` as the text serde's `crate = ".."` takes.
+fn path_string(path: &TokenStream) -> String {
+    path.to_string().replace(' ', "")
+}

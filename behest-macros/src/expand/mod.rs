@@ -1,0 +1,15 @@
+//! Code generation. Expansion never validates: `function.rs` analyses and
+//! checks, the rest emits.
+
+pub mod external_tool;
+mod function;
+pub mod tool;
+pub mod tools;
+
+use proc_macro2::Span;
+
+/// A span at `location` with the hygiene of generated code, so generated
+/// locals stay invisible to the user while errors point at the user's token.
+pub fn at(location: Span) -> Span {
+    Span::mixed_site().located_at(location)
+}

@@ -1,0 +1,94 @@
+//! `#[tools]` on an impl block: its `#[tool]` methods become tools sharing
+//! one `Arc<Self>`.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{ImplItem, ItemImpl};
+
+use super::function;
+use crate::args::{self, Target};
+use crate::ctxt::Ctxt;
+use crate::fallback;
+
+pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
+    let mut cx = Ctxt::default();
+    let options = args::parse(args, Target::ImplBlock, &mut cx);
+    let mut item: ItemImpl = match syn::parse2(input.clone()) {
+        Ok(item) => item,
+        Err(_) => {
+            let error = syn::Error::new_spanned(
+                crate::expand::tool::first_token(&match syn::parse2::<syn::Item>(input.clone()) {
+                    Ok(item) => item,
+                    Err(error) => return error.to_compile_error(),
+                }),
+                "`#[tools]` applies to an inherent impl block, like `#[tools] impl MyTools { ... }`",
+            )
+            .to_compile_error();
+            return quote!(#error #input);
+        }
+    };
+    if let Some((path, _)) = &item.trait_ {
+        cx.error_spanned_by(path, "`#[tools]` applies to an inherent impl block, not a trait impl");
+    }
+    if !item.generics.params.is_empty() {
+        cx.error_spanned_by(&item.generics, "`#[tools]` cannot be generic: each tool needs one concrete schema");
+    }
+    let self_ty = (*item.self_ty).clone();
+    let mut tools = Vec::new();
+    for impl_item in &mut item.items {
+        let ImplItem::Fn(method) = impl_item else { continue };
+        let Some(position) = method.attrs.iter().position(|attr| attr.path().is_ident("tool")) else {
+            continue;
+        };
+        let attr = method.attrs.remove(position);
+        let tokens = match &attr.meta {
+            syn::Meta::Path(_) => TokenStream::new(),
+            syn::Meta::List(list) => list.tokens.clone(),
+            syn::Meta::NameValue(nv) => {
+                cx.error_spanned_by(nv, "write `#[tool]` or `#[tool(...)]`");
+                continue;
+            }
+        };
+        let mut method_options = args::parse(tokens, Target::Function, &mut cx);
+        if method_options.krate.is_none() {
+            method_options.krate.clone_from(&options.krate);
+        }
+        let tool = function::analyse(&mut method.sig, &method.attrs, &method.vis, method_options, true, &mut cx);
+        tools.push(tool);
+    }
+    if tools.is_empty() && !cx.has_errors() {
+        cx.error_spanned_by(
+            &item.self_ty,
+            "this `#[tools]` impl block has no tools: mark methods with `#[tool]`, or remove `#[tools]`",
+        );
+    }
+    let krate = options.krate();
+    if cx.has_errors() {
+        let errors = cx.into_compile_errors();
+        let stubs = tools
+            .iter()
+            .map(|tool| fallback::stub_tool(&krate, &tool.vis, &tool.tool_ident(), Some(&self_ty)));
+        return quote!(#errors #item #(#stubs)*);
+    }
+    let generated = tools.iter().map(|tool| function::expand(tool, Some(&self_ty)));
+    let tool_idents = tools.iter().map(|tool| tool.tool_ident());
+    let list_doc = format!(
+        "The tools of this type ({}), sharing `self`: register them with `ToolRegistry::register_all`.",
+        tools.iter().map(|tool| format!("`{}`", tool.tool_name)).collect::<Vec<_>>().join(", ")
+    );
+    quote! {
+        #item
+        #(#generated)*
+
+        impl #self_ty {
+            #[doc = #list_doc]
+            pub fn tools(
+                self: #krate::__private::Arc<Self>,
+            ) -> ::std::vec::Vec<#krate::__private::Arc<dyn #krate::Tool>> {
+                ::std::vec![
+                    #(#krate::__private::Arc::new(#tool_idents(::core::clone::Clone::clone(&self))) as #krate::__private::Arc<dyn #krate::Tool>),*
+                ]
+            }
+        }
+    }
+}

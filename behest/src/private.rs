@@ -1,0 +1,297 @@
+//! Support for the code `#[tool]` and `#[external_tool]` generate. Not public
+//! API: only generated code names these items, through `::behest::__private`.
+
+pub use ::core;
+pub use ::schemars;
+pub use ::serde;
+pub use ::serde_json;
+pub use ::std::sync::{Arc, OnceLock};
+pub use ::std::time::Duration;
+
+use std::marker::PhantomData;
+
+use schemars::JsonSchema;
+use serde_json::Value;
+
+use crate::tool::{ToolAnnotations, ToolSpec};
+
+/// The parts of a spec the macro knows from the tokens.
+pub struct SpecParts {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub title: Option<&'static str>,
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+    pub idempotent: Option<bool>,
+    pub open_world: Option<bool>,
+    pub allow_unknown_arguments: bool,
+}
+
+impl SpecParts {
+    /// The spec, with the parameters schema of `A`.
+    pub fn build<A: JsonSchema>(&self, output_schema: Option<Value>) -> ToolSpec {
+        ToolSpec {
+            name: self.name.to_owned(),
+            description: self.description.trim().to_owned(),
+            parameters: parameters_schema::<A>(self.allow_unknown_arguments),
+            output_schema,
+            annotations: ToolAnnotations {
+                title: self.title.map(str::to_owned),
+                read_only_hint: self.read_only,
+                destructive_hint: self.destructive,
+                idempotent_hint: self.idempotent,
+                open_world_hint: self.open_world,
+            },
+        }
+    }
+}
+
+/// The draft 2020-12 schema of an arguments type, without the root `title`
+/// and `description` that only name the Rust type, refusing properties it
+/// does not declare unless `allow_unknown` is set.
+pub fn parameters_schema<A: JsonSchema>(allow_unknown: bool) -> Value {
+    let mut schema = schema_of::<A>();
+    if let Value::Object(root) = &mut schema {
+        root.remove("description");
+        if !allow_unknown && !root.contains_key("additionalProperties") {
+            root.insert("additionalProperties".to_owned(), Value::Bool(false));
+        }
+    }
+    schema
+}
+
+/// The draft 2020-12 schema of `T`, without the root `title`.
+pub fn schema_of<T: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    let mut schema: Value = generator.into_root_schema_for::<T>().into();
+    if let Value::Object(root) = &mut schema {
+        root.remove("title");
+    }
+    schema
+}
+
+/// The compiled validator of a spec's parameters, for `#[external_tool]`.
+pub fn compile_validator(spec: &ToolSpec) -> crate::validation::ArgumentValidator {
+    match crate::validation::ArgumentValidator::compile(&spec.parameters) {
+        Ok(validator) => validator,
+        // schemars emits valid 2020-12; a failure here is a bug worth a loud stop.
+        Err(error) => panic!("behest: the generated schema of `{}` is invalid: {error}", spec.name),
+    }
+}
+
+/// Compile-time check of an argument type; its message names the fix.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool argument: it does not implement `schemars::JsonSchema` (version 1)",
+    label = "no JSON Schema for this type",
+    note = "derive it: `#[derive(serde::Deserialize, schemars::JsonSchema)]` (schemars 1.x), or use a type that has one"
+)]
+pub trait ArgumentSchema {}
+impl<T: JsonSchema> ArgumentSchema for T {}
+
+/// Compile-time check of an argument type; its message names the fix.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool argument: it does not implement `serde::Deserialize`",
+    label = "cannot be deserialized from the model's arguments",
+    note = "derive it: `#[derive(serde::Deserialize, schemars::JsonSchema)]`, or use an owned type that has it"
+)]
+pub trait ArgumentDeserialize {}
+impl<T: serde::de::DeserializeOwned> ArgumentDeserialize for T {}
+
+/// Asserts that `T` can be a tool argument.
+pub const fn assert_argument<T: ArgumentSchema + ArgumentDeserialize>() {}
+
+/// Asserts that `T` can be injected with `#[ctx]`.
+pub const fn assert_injectable<T: crate::typed::FromToolContext>() {}
+
+/// Turning what a tool function returns into output, by the return type.
+///
+/// Generated code dispatches with "autoref specialization": a method call on
+/// `&&&Probe<T>` picks the first level whose bounds `T` meets. This lets
+/// `String` be text while any other `Serialize` type is structured JSON.
+pub mod output {
+    use std::convert::Infallible;
+    use std::fmt::Display;
+
+    use super::*;
+    use crate::tool::{ToolError, ToolOutput, ToolResult};
+    use crate::typed::IntoToolOutput;
+
+    /// Carries a type for dispatch; holds no value.
+    pub struct Probe<T>(PhantomData<fn() -> T>);
+
+    impl<T> Probe<T> {
+        /// A probe of `T`.
+        pub fn new() -> Self {
+            Self(PhantomData)
+        }
+        /// A probe of the type of `value`.
+        pub fn of(_value: &T) -> Self {
+            Self(PhantomData)
+        }
+    }
+
+    impl<T> Default for Probe<T> {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    /// Splits `Result<T, E>` into its parts.
+    pub struct ResultSplit<T, E>(PhantomData<fn() -> (T, E)>);
+    /// Treats any other value as a success.
+    pub struct ValueSplit<V>(PhantomData<fn() -> V>);
+
+    pub trait SplitResult<T, E> {
+        fn __behest_split(&self) -> ResultSplit<T, E> {
+            ResultSplit(PhantomData)
+        }
+    }
+    impl<T, E> SplitResult<T, E> for &Probe<Result<T, E>> {}
+
+    pub trait SplitValue<V> {
+        fn __behest_split(&self) -> ValueSplit<V> {
+            ValueSplit(PhantomData)
+        }
+    }
+    impl<V> SplitValue<V> for Probe<V> {}
+
+    impl<T, E> ResultSplit<T, E> {
+        pub fn ok(&self) -> Probe<T> {
+            Probe::new()
+        }
+        pub fn err(&self) -> Probe<E> {
+            Probe::new()
+        }
+        pub fn split(self, value: Result<T, E>) -> Result<T, E> {
+            value
+        }
+    }
+
+    impl<V> ValueSplit<V> {
+        pub fn ok(&self) -> Probe<V> {
+            Probe::new()
+        }
+        pub fn err(&self) -> Probe<Infallible> {
+            Probe::new()
+        }
+        pub fn split(self, value: V) -> Result<V, Infallible> {
+            Ok(value)
+        }
+    }
+
+    /// Level 0: types that are output as they are.
+    pub struct Native;
+    /// Level 1: `Serialize` types, output as structured JSON.
+    pub struct Json;
+    /// Level 2: anything else, refused at compile time.
+    pub struct Unsupported;
+
+    pub trait NativeOutput {
+        fn __behest_output(&self) -> Native {
+            Native
+        }
+        fn __behest_output_schema(&self) -> Option<Value> {
+            None
+        }
+    }
+    impl<T: IntoToolOutput> NativeOutput for &&Probe<T> {}
+
+    pub trait JsonOutput<T> {
+        fn __behest_output(&self) -> Json {
+            Json
+        }
+    }
+    impl<T: serde::Serialize> JsonOutput<T> for &Probe<T> {}
+
+    pub trait UnsupportedOutput {
+        fn __behest_output(&self) -> Unsupported {
+            Unsupported
+        }
+    }
+    impl<T> UnsupportedOutput for Probe<T> {}
+
+    /// Output schemas, by the same levels: native output has none,
+    /// `Serialize + JsonSchema` output has its schema.
+    pub trait JsonOutputSchema {
+        fn __behest_output_schema(&self) -> Option<Value>;
+    }
+    impl<T: serde::Serialize + JsonSchema> JsonOutputSchema for &Probe<T> {
+        fn __behest_output_schema(&self) -> Option<Value> {
+            Some(schema_of::<T>())
+        }
+    }
+    pub trait NoOutputSchema {
+        fn __behest_output_schema(&self) -> Option<Value> {
+            None
+        }
+    }
+    impl<T> NoOutputSchema for Probe<T> {}
+
+    impl Native {
+        pub fn convert<T: IntoToolOutput>(self, value: T) -> ToolResult<ToolOutput> {
+            value.into_tool_output()
+        }
+    }
+
+    impl Json {
+        pub fn convert<T: serde::Serialize>(self, value: T) -> ToolResult<ToolOutput> {
+            serde_json::to_value(value)
+                .map(ToolOutput::json)
+                .map_err(|error| ToolError::Execution {
+                    message: "the tool's result could not be serialized".to_owned(),
+                    source: Some(Arc::new(error)),
+                })
+        }
+    }
+
+    impl Unsupported {
+        pub fn convert<T: IntoToolOutput>(self, value: T) -> ToolResult<ToolOutput> {
+            value.into_tool_output()
+        }
+    }
+
+    /// Errors: a `ToolError` stays as it is, a `std::error::Error` keeps its
+    /// source, anything `Display` becomes its message.
+    pub struct KeepToolError;
+    pub struct FromStdError;
+    pub struct FromDisplay;
+
+    pub trait ToolErrorKind {
+        fn __behest_error(&self) -> KeepToolError {
+            KeepToolError
+        }
+    }
+    impl ToolErrorKind for &&Probe<ToolError> {}
+
+    pub trait StdErrorKind {
+        fn __behest_error(&self) -> FromStdError {
+            FromStdError
+        }
+    }
+    impl<E: std::error::Error + Send + Sync + 'static> StdErrorKind for &Probe<E> {}
+
+    pub trait DisplayErrorKind {
+        fn __behest_error(&self) -> FromDisplay {
+            FromDisplay
+        }
+    }
+    impl<E> DisplayErrorKind for Probe<E> {}
+
+    impl KeepToolError {
+        pub fn convert(self, error: ToolError) -> ToolError {
+            error
+        }
+    }
+
+    impl FromStdError {
+        pub fn convert<E: std::error::Error + Send + Sync + 'static>(self, error: E) -> ToolError {
+            ToolError::from_error(error)
+        }
+    }
+
+    impl FromDisplay {
+        pub fn convert<E: Display>(self, error: E) -> ToolError {
+            ToolError::execution(error.to_string())
+        }
+    }
+}
