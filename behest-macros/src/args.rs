@@ -100,19 +100,29 @@ pub fn parse(tokens: TokenStream, target: Target, cx: &mut Ctxt) -> Options {
             .map(ToString::to_string)
             .unwrap_or_default();
         if !target.keys().contains(&key.as_str()) {
-            let shown = quote::ToTokens::to_token_stream(&meta.path).to_string().replace(' ', "");
+            let shown = quote::ToTokens::to_token_stream(&meta.path)
+                .to_string()
+                .replace(' ', "");
             cx.error_spanned_by(
                 &meta.path,
                 format!(
                     "unknown {} argument `{shown}`; valid arguments are: {}",
                     target.attribute(),
-                    target.keys().iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                    target
+                        .keys()
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             );
             return skip_value(&meta);
         }
         if seen.contains(&key) {
-            cx.error_spanned_by(&meta.path, format!("duplicate argument `{key}`: give it once"));
+            cx.error_spanned_by(
+                &meta.path,
+                format!("duplicate argument `{key}`: give it once"),
+            );
             return skip_value(&meta);
         }
         seen.push(key.clone());
@@ -132,15 +142,24 @@ fn parse_key(key: &str, meta: &ParseNestedMeta<'_>, options: &mut Options) -> sy
     match key {
         "name" => {
             let lit = string_value(meta, key)?;
-            options.name = Some(Spanned { value: lit.value(), span: lit.span() });
+            options.name = Some(Spanned {
+                value: lit.value(),
+                span: lit.span(),
+            });
         }
         "description" => {
             let lit = string_value(meta, key)?;
             let value = lit.value();
             if value.trim().is_empty() {
-                return Err(syn::Error::new(lit.span(), "the description cannot be empty"));
+                return Err(syn::Error::new(
+                    lit.span(),
+                    "the description cannot be empty",
+                ));
             }
-            options.description = Some(Spanned { value, span: lit.span() });
+            options.description = Some(Spanned {
+                value,
+                span: lit.span(),
+            });
         }
         "title" => options.title = Some(string_value(meta, key)?.value()),
         "read_only" => options.read_only = Some(flag(meta)?),
@@ -179,7 +198,9 @@ fn string_value(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<LitStr> {
     meta.input.parse::<Token![=]>()?;
     let expr: Expr = meta.input.parse()?;
     match expr {
-        Expr::Lit(ExprLit { lit: Lit::Str(lit), .. }) => Ok(lit),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => Ok(lit),
         other => Err(syn::Error::new_spanned(
             other,
             format!("`{key}` takes a string literal: `{key} = \"...\"`"),
@@ -195,7 +216,10 @@ fn flag(meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
     meta.input.parse::<Token![=]>()?;
     let expr: Expr = meta.input.parse()?;
     match expr {
-        Expr::Lit(ExprLit { lit: Lit::Bool(LitBool { value, .. }), .. }) => Ok(value),
+        Expr::Lit(ExprLit {
+            lit: Lit::Bool(LitBool { value, .. }),
+            ..
+        }) => Ok(value),
         other => Err(syn::Error::new_spanned(other, "expected `true` or `false`")),
     }
 }
@@ -257,7 +281,13 @@ mod tests {
     fn options_are_parsed_and_errors_collected() {
         let mut cx = Ctxt::default();
         let options = parse(
-            quote::quote!(name = "x", read_only, destructive = false, timeout = "5s", strict),
+            quote::quote!(
+                name = "x",
+                read_only,
+                destructive = false,
+                timeout = "5s",
+                strict
+            ),
             Target::Function,
             &mut cx,
         );
@@ -269,9 +299,16 @@ mod tests {
         assert!(options.strict);
 
         let mut cx = Ctxt::default();
-        parse(quote::quote!(nmae = "x", name = "a", name = "b"), Target::Function, &mut cx);
+        parse(
+            quote::quote!(nmae = "x", name = "a", name = "b"),
+            Target::Function,
+            &mut cx,
+        );
         let errors = cx.into_compile_errors().to_string();
-        assert!(errors.contains("unknown #[tool] argument `nmae`"), "{errors}");
+        assert!(
+            errors.contains("unknown #[tool] argument `nmae`"),
+            "{errors}"
+        );
         assert!(errors.contains("duplicate argument `name`"), "{errors}");
     }
 }

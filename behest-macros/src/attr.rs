@@ -43,7 +43,11 @@ pub fn take(attrs: &mut Vec<Attribute>, cx: &mut Ctxt) -> ParamAttrs {
             if let Err(error) = attr.meta.require_path_only() {
                 cx.push(syn::Error::new(error.span(), "`#[ctx]` takes no arguments"));
             }
-            parsed.ctx = Some(attr.path().get_ident().map_or_else(Span::call_site, |i| i.span()));
+            parsed.ctx = Some(
+                attr.path()
+                    .get_ident()
+                    .map_or_else(Span::call_site, |i| i.span()),
+            );
             continue;
         }
         if attr.path().is_ident("arg") {
@@ -53,8 +57,14 @@ pub fn take(attrs: &mut Vec<Attribute>, cx: &mut Ctxt) -> ParamAttrs {
         kept.push(attr);
     }
     *attrs = kept;
-    if let (Some(span), true) = (parsed.ctx, parsed.rename.is_some() || parsed.default.is_some() || parsed.description.is_some()) {
-        cx.error_at(span, "a `#[ctx]` parameter is injected, not sent by the model: it takes no `#[arg(...)]`");
+    if let (Some(span), true) = (
+        parsed.ctx,
+        parsed.rename.is_some() || parsed.default.is_some() || parsed.description.is_some(),
+    ) {
+        cx.error_at(
+            span,
+            "a `#[ctx]` parameter is injected, not sent by the model: it takes no `#[arg(...)]`",
+        );
     }
     parsed
 }
@@ -62,13 +72,21 @@ pub fn take(attrs: &mut Vec<Attribute>, cx: &mut Ctxt) -> ParamAttrs {
 fn parse_arg(attr: &Attribute, parsed: &mut ParamAttrs, cx: &mut Ctxt) {
     let mut seen: Vec<String> = Vec::new();
     let result = attr.parse_nested_meta(|meta| {
-        let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
+        let key = meta
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
         if !ARG_KEYS.contains(&key.as_str()) {
             cx.error_spanned_by(
                 &meta.path,
                 format!(
                     "unknown `#[arg]` argument; valid arguments are: {}",
-                    ARG_KEYS.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                    ARG_KEYS
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             );
             if meta.input.peek(Token![=]) {
@@ -78,7 +96,10 @@ fn parse_arg(attr: &Attribute, parsed: &mut ParamAttrs, cx: &mut Ctxt) {
             return Ok(());
         }
         if seen.contains(&key) {
-            cx.error_spanned_by(&meta.path, format!("duplicate argument `{key}`: give it once"));
+            cx.error_spanned_by(
+                &meta.path,
+                format!("duplicate argument `{key}`: give it once"),
+            );
         }
         seen.push(key.clone());
         match key.as_str() {
@@ -91,13 +112,18 @@ fn parse_arg(attr: &Attribute, parsed: &mut ParamAttrs, cx: &mut Ctxt) {
                 });
             }
             "rename" | "description" => {
-                meta.input.parse::<Token![=]>().map_err(|_| {
-                    meta.error(format!("`{key}` needs a value: `{key} = \"...\"`"))
-                })?;
+                meta.input
+                    .parse::<Token![=]>()
+                    .map_err(|_| meta.error(format!("`{key}` needs a value: `{key} = \"...\"`")))?;
                 let lit = match meta.input.parse::<Expr>()? {
-                    Expr::Lit(ExprLit { lit: Lit::Str(lit), .. }) => lit,
+                    Expr::Lit(ExprLit {
+                        lit: Lit::Str(lit), ..
+                    }) => lit,
                     other => {
-                        return Err(syn::Error::new_spanned(other, format!("`{key}` takes a string literal")));
+                        return Err(syn::Error::new_spanned(
+                            other,
+                            format!("`{key}` takes a string literal"),
+                        ));
                     }
                 };
                 store(&key, lit, parsed);
@@ -113,7 +139,10 @@ fn parse_arg(attr: &Attribute, parsed: &mut ParamAttrs, cx: &mut Ctxt) {
 
 fn store(key: &str, lit: LitStr, parsed: &mut ParamAttrs) {
     if key == "rename" {
-        parsed.rename = Some(Spanned { value: lit.value(), span: lit.span() });
+        parsed.rename = Some(Spanned {
+            value: lit.value(),
+            span: lit.span(),
+        });
     } else {
         parsed.description = Some(lit.value());
     }

@@ -20,7 +20,8 @@ pub fn to_snake(camel: &str) -> String {
     let mut out = String::new();
     for (i, &c) in chars.iter().enumerate() {
         if c.is_uppercase() {
-            let after_lower = i > 0 && (chars[i - 1].is_lowercase() || chars[i - 1].is_ascii_digit());
+            let after_lower =
+                i > 0 && (chars[i - 1].is_lowercase() || chars[i - 1].is_ascii_digit());
             let before_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
             let inside_acronym = i > 0 && chars[i - 1].is_uppercase() && before_lower;
             if after_lower || inside_acronym {

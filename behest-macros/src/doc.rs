@@ -33,7 +33,9 @@ impl Docs {
             .filter(|attr| attr.path().is_ident("doc"))
             .filter_map(|attr| match &attr.meta {
                 Meta::NameValue(nv) => Some(match &nv.value {
-                    Expr::Lit(ExprLit { lit: Lit::Str(lit), .. }) => {
+                    Expr::Lit(ExprLit {
+                        lit: Lit::Str(lit), ..
+                    }) => {
                         let text = lit.value();
                         DocPart::Line {
                             text: text.strip_prefix(' ').unwrap_or(&text).to_owned(),
@@ -125,9 +127,16 @@ impl Docs {
                 continue;
             }
             let trimmed = line.trim_start();
-            if let Some(item) = trimmed.strip_prefix("* ").or_else(|| trimmed.strip_prefix("- ")) {
+            if let Some(item) = trimmed
+                .strip_prefix("* ")
+                .or_else(|| trimmed.strip_prefix("- "))
+            {
                 if let Some((name, description)) = split_entry(item) {
-                    entries.push(ArgumentDoc { name, description, span: *span });
+                    entries.push(ArgumentDoc {
+                        name,
+                        description,
+                        span: *span,
+                    });
                 }
             } else if let (Some(last), false) = (entries.last_mut(), trimmed.is_empty()) {
                 last.description.push(' ');
@@ -231,8 +240,14 @@ mod tests {
 
     #[test]
     fn entries_without_backticks_and_with_dashes() {
-        assert_eq!(split_entry("city - Name"), Some(("city".into(), "Name".into())));
-        assert_eq!(split_entry("`r#type` — Kind"), Some(("type".into(), "Kind".into())));
+        assert_eq!(
+            split_entry("city - Name"),
+            Some(("city".into(), "Name".into()))
+        );
+        assert_eq!(
+            split_entry("`r#type` — Kind"),
+            Some(("type".into(), "Kind".into()))
+        );
         assert_eq!(split_entry("just text"), None);
     }
 }

@@ -6,7 +6,12 @@ use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 /// A tool type that compiles whatever the errors were.
-pub fn stub_tool(krate: &TokenStream, vis: &syn::Visibility, ident: &Ident, owner: Option<&syn::Type>) -> TokenStream {
+pub fn stub_tool(
+    krate: &TokenStream,
+    vis: &syn::Visibility,
+    ident: &Ident,
+    owner: Option<&syn::Type>,
+) -> TokenStream {
     let body = match owner {
         Some(owner) => quote!(#vis struct #ident(pub #krate::__private::Arc<#owner>);),
         None => quote!(#vis struct #ident;),

@@ -13,7 +13,10 @@ const MAX_NAME_LEN: usize = 64;
 pub fn check_name(name: &str, span: Span, cx: &mut Ctxt) {
     if name.is_empty() {
         cx.error_at(span, "a tool name cannot be empty");
-    } else if let Some(bad) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-')) {
+    } else if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
         cx.error_at(
             span,
             format!("invalid tool name `{name}`: {bad:?} is not allowed; use ASCII letters, digits, `_` and `-` (the characters every provider accepts)"),
@@ -39,7 +42,10 @@ pub fn check_no_impl_trait(ty: &Type, what: &str, cx: &mut Ctxt) {
     let mut finder = ImplTraitFinder { found: None };
     finder.visit_type(ty);
     if let Some(span_holder) = finder.found {
-        cx.error_spanned_by(span_holder, format!("{what} cannot be `impl Trait`: a tool needs a concrete type; name the type"));
+        cx.error_spanned_by(
+            span_holder,
+            format!("{what} cannot be `impl Trait`: a tool needs a concrete type; name the type"),
+        );
     }
 }
 
@@ -53,9 +59,15 @@ impl<'ast> Visit<'ast> for TypeChecker<'_> {
             Type::Path(path) if path.path.is_ident("str") => "use `String`".to_owned(),
             Type::Slice(slice) => {
                 let elem = &slice.elem;
-                format!("use `Vec<{}>`", quote::quote!(#elem).to_string().replace(' ', ""))
+                format!(
+                    "use `Vec<{}>`",
+                    quote::quote!(#elem).to_string().replace(' ', "")
+                )
             }
-            other => format!("use the owned type `{}`", quote::quote!(#other).to_string().replace(' ', "")),
+            other => format!(
+                "use the owned type `{}`",
+                quote::quote!(#other).to_string().replace(' ', "")
+            ),
         };
         self.cx.error_spanned_by(
             reference,

@@ -30,10 +30,10 @@ pub use tool::{
 
 /// Everything needed to write and run tools, for a glob import.
 pub mod prelude {
+    #[cfg(feature = "macros")]
+    pub use crate::{external_tool, tool, tools};
     pub use crate::{
         ExternalTool, ExternalToolArgs, State, Tool, ToolCall, ToolCallResult, ToolContext,
         ToolError, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolSpec,
     };
-    #[cfg(feature = "macros")]
-    pub use crate::{external_tool, tool, tools};
 }

@@ -75,7 +75,10 @@ pub fn compile_validator(spec: &ToolSpec) -> crate::validation::ArgumentValidato
     match crate::validation::ArgumentValidator::compile(&spec.parameters) {
         Ok(validator) => validator,
         // schemars emits valid 2020-12; a failure here is a bug worth a loud stop.
-        Err(error) => panic!("behest: the generated schema of `{}` is invalid: {error}", spec.name),
+        Err(error) => panic!(
+            "behest: the generated schema of `{}` is invalid: {error}",
+            spec.name
+        ),
     }
 }
 
@@ -88,20 +91,8 @@ pub fn compile_validator(spec: &ToolSpec) -> crate::validation::ArgumentValidato
 pub trait ArgumentSchema {}
 impl<T: JsonSchema> ArgumentSchema for T {}
 
-/// Compile-time check of an argument type; its message names the fix.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool argument: it does not implement `serde::Deserialize`",
-    label = "cannot be deserialized from the model's arguments",
-    note = "derive it: `#[derive(serde::Deserialize, schemars::JsonSchema)]`, or use an owned type that has it"
-)]
-pub trait ArgumentDeserialize {}
-impl<T: serde::de::DeserializeOwned> ArgumentDeserialize for T {}
-
-/// Asserts that `T` can be a tool argument.
-pub const fn assert_argument<T: ArgumentSchema + ArgumentDeserialize>() {}
-
-/// Asserts that `T` can be injected with `#[ctx]`.
-pub const fn assert_injectable<T: crate::typed::FromToolContext>() {}
+/// Asserts that `T` can describe a tool argument.
+pub const fn assert_argument_schema<T: ArgumentSchema>() {}
 
 /// Turning what a tool function returns into output, by the return type.
 ///

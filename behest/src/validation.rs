@@ -176,7 +176,10 @@ fn describe(error: &ValidationError<'_>, schema: &Value, issues: &mut Vec<Argume
             }
             match branch_expectations(context, path) {
                 Some(expected) => format!("expected {expected}, got {}", preview(instance)),
-                None => format!("{} does not match any of the allowed shapes", given(instance)),
+                None => format!(
+                    "{} does not match any of the allowed shapes",
+                    given(instance)
+                ),
             }
         }
         ValidationErrorKind::Minimum { limit } => bound("at least", limit, instance),
@@ -184,10 +187,16 @@ fn describe(error: &ValidationError<'_>, schema: &Value, issues: &mut Vec<Argume
         ValidationErrorKind::ExclusiveMinimum { limit } => bound("greater than", limit, instance),
         ValidationErrorKind::ExclusiveMaximum { limit } => bound("less than", limit, instance),
         ValidationErrorKind::MinLength { limit } => {
-            format!("must have at least {limit} characters, got {}", preview(instance))
+            format!(
+                "must have at least {limit} characters, got {}",
+                preview(instance)
+            )
         }
         ValidationErrorKind::MaxLength { limit } => {
-            format!("must have at most {limit} characters, got {}", preview(instance))
+            format!(
+                "must have at most {limit} characters, got {}",
+                preview(instance)
+            )
         }
         ValidationErrorKind::MinItems { limit } => {
             format!("must have at least {limit} items, got {}", count(instance))
@@ -196,7 +205,10 @@ fn describe(error: &ValidationError<'_>, schema: &Value, issues: &mut Vec<Argume
             format!("must have at most {limit} items, got {}", count(instance))
         }
         ValidationErrorKind::Pattern { pattern } => {
-            format!("must match the pattern `{pattern}`, got {}", preview(instance))
+            format!(
+                "must match the pattern `{pattern}`, got {}",
+                preview(instance)
+            )
         }
         ValidationErrorKind::UniqueItems => "the items must be unique".to_owned(),
         _ => format!("{}", error.masked()).replace('\n', " "),

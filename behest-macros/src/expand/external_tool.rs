@@ -30,7 +30,12 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             return refuse(cx, &item.union_token, "a union", quote!(#item));
         }
         other => {
-            return refuse(cx, &crate::expand::tool::first_token(&other), "this item", quote!(#other));
+            return refuse(
+                cx,
+                &crate::expand::tool::first_token(&other),
+                "this item",
+                quote!(#other),
+            );
         }
     };
     match &item.fields {
@@ -48,7 +53,10 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let ident_text = item.ident.to_string();
     let (tool_name, name_span) = match &options.name {
         Some(name) => (name.value.clone(), name.span),
-        None => (to_snake(ident_text.strip_prefix("r#").unwrap_or(&ident_text)), item.ident.span()),
+        None => (
+            to_snake(ident_text.strip_prefix("r#").unwrap_or(&ident_text)),
+            item.ident.span(),
+        ),
     };
     valid::check_name(&tool_name, name_span, &mut cx);
     let docs = Docs::collect(&item.attrs);
@@ -122,7 +130,11 @@ fn add_missing_derives(item: &mut ItemStruct, krate: &TokenStream) -> TokenStrea
 
 fn derived_names(item: &ItemStruct) -> Vec<String> {
     let mut names = Vec::new();
-    for attr in item.attrs.iter().filter(|attr| attr.path().is_ident("derive")) {
+    for attr in item
+        .attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("derive"))
+    {
         let _ = attr.parse_nested_meta(|meta| {
             if let Some(last) = meta.path.segments.last() {
                 names.push(last.ident.to_string());
@@ -133,7 +145,12 @@ fn derived_names(item: &ItemStruct) -> Vec<String> {
     names
 }
 
-fn expand_impls(item: &ItemStruct, options: &args::Options, tool_name: &str, description: &TokenStream) -> TokenStream {
+fn expand_impls(
+    item: &ItemStruct,
+    options: &args::Options,
+    tool_name: &str,
+    description: &TokenStream,
+) -> TokenStream {
     let krate = options.krate();
     let private = quote!(#krate::__private);
     let ident = &item.ident;

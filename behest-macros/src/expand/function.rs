@@ -82,7 +82,10 @@ pub fn analyse(
 ) -> ToolFn {
     let fn_ident = sig.ident.clone();
     let ident_text = fn_ident.to_string();
-    let unraw = ident_text.strip_prefix("r#").unwrap_or(&ident_text).to_owned();
+    let unraw = ident_text
+        .strip_prefix("r#")
+        .unwrap_or(&ident_text)
+        .to_owned();
 
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
         cx.error_spanned_by(
@@ -91,7 +94,10 @@ pub fn analyse(
         );
     }
     if let syn::Safety::Unsafe(token) = &sig.safety {
-        cx.error_spanned_by(token, "a tool cannot be an `unsafe fn`: the model's calls cannot uphold its safety contract");
+        cx.error_spanned_by(
+            token,
+            "a tool cannot be an `unsafe fn`: the model's calls cannot uphold its safety contract",
+        );
     }
     if let Some(variadic) = &sig.variadic {
         cx.error_spanned_by(variadic, "a tool cannot be variadic");
@@ -119,7 +125,11 @@ pub fn analyse(
         None => docs.description(),
     };
 
-    let mut receiver = if in_impl { Receiver::Associated } else { Receiver::None };
+    let mut receiver = if in_impl {
+        Receiver::Associated
+    } else {
+        Receiver::None
+    };
     let mut params = Vec::new();
     for input in &mut sig.inputs {
         match input {
@@ -140,7 +150,9 @@ pub fn analyse(
             FnArg::Typed(pat_type) => {
                 let helpers = attr::take(&mut pat_type.attrs, cx);
                 let ident = match &*pat_type.pat {
-                    Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => pat.ident.clone(),
+                    Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
+                        pat.ident.clone()
+                    }
                     other => {
                         cx.error_spanned_by(
                             other,
@@ -207,7 +219,10 @@ fn check_wire_names(sig: &Signature, params: &[Param], cx: &mut Ctxt) {
         })
         .collect();
     for (index, argument) in arguments.iter().enumerate() {
-        if let Some(first) = arguments[..index].iter().find(|a| a.wire_name == argument.wire_name) {
+        if let Some(first) = arguments[..index]
+            .iter()
+            .find(|a| a.wire_name == argument.wire_name)
+        {
             cx.error_spanned_by(
                 &argument.ident,
                 format!(
@@ -247,7 +262,11 @@ fn apply_arguments_section(docs: &Docs, params: &mut [Param], cx: &mut Ctxt) {
                         Param::Injected(_) => None,
                     })
                     .collect();
-                let known = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
+                let known = if names.is_empty() {
+                    "none".to_owned()
+                } else {
+                    names.join(", ")
+                };
                 cx.error_at(
                     entry.span,
                     format!("the `# Arguments` section describes `{}`, but the tool has no such parameter (parameters: {known})", entry.name),
@@ -289,7 +308,10 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 let default = argument.default.as_ref().map(|default| match default {
                     ParamDefault::Trait => quote!(#[serde(default)]),
                     ParamDefault::Expr(expr) => {
-                        let helper = format_ident!("__behest_default_{}", argument.wire_name.replace('-', "_"));
+                        let helper = format_ident!(
+                            "__behest_default_{}",
+                            argument.wire_name.replace('-', "_")
+                        );
                         let path = format!("{args_ident}::{helper}");
                         defaults.push(quote! {
                             #[doc(hidden)]
@@ -299,15 +321,15 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                     }
                 });
                 fields.push(quote! { #doc #rename #default pub #ident: #ty });
+                // serde's own diagnostics explain a missing `Deserialize`;
+                // schemars has none, so this check names the fix.
                 assertions.push(quote_spanned! {at(ty.span())=>
-                    const _: () = #private::assert_argument::<#ty>();
+                    const _: () = #private::assert_argument_schema::<#ty>();
                 });
                 call_args.push(quote!(#args_var.#ident));
             }
             Param::Injected(ty) => {
-                assertions.push(quote_spanned! {at(ty.span())=>
-                    const _: () = #private::assert_injectable::<#ty>();
-                });
+                // An unsatisfied `FromToolContext` is reported on `#ty`.
                 call_args.push(quote! {
                     <#ty as #krate::FromToolContext>::from_tool_context(&#context_var)?
                 });
@@ -347,10 +369,15 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let split = Ident::new("__behest_split", Span::mixed_site());
     let ok = Ident::new("__behest_ok", Span::mixed_site());
     let err = Ident::new("__behest_err", Span::mixed_site());
-    let ok_value = Ident::new("__behest_v", Span::mixed_site());
-    let err_value = Ident::new("__behest_e", Span::mixed_site());
+    // The converted values carry the return type's location: an
+    // unsatisfied bound is reported on the argument of `convert`.
+    let ok_value = Ident::new("__behest_v", output_span);
+    let err_value = Ident::new("__behest_e", output_span);
     let convert_ok = quote_spanned! {output_span=>
         (&&&#ok).__behest_output().convert(#ok_value)
+    };
+    let convert_err = quote_spanned! {output_span=>
+        (&&&#err).__behest_error().convert(#err_value)
     };
 
     let description = &tool.description;
@@ -441,9 +468,9 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                     let #err = #split.err();
                     match #split.split(#value) {
                         ::core::result::Result::Ok(#ok_value) => #convert_ok,
-                        ::core::result::Result::Err(#err_value) => ::core::result::Result::Err(
-                            (&&&#err).__behest_error().convert(#err_value),
-                        ),
+                        ::core::result::Result::Err(#err_value) => {
+                            ::core::result::Result::Err(#convert_err)
+                        }
                     }
                 }
 

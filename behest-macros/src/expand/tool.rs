@@ -31,7 +31,14 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             return quote!(#errors #other);
         }
     };
-    let tool = function::analyse(&mut item_fn.sig, &item_fn.attrs, &item_fn.vis, options, false, &mut cx);
+    let tool = function::analyse(
+        &mut item_fn.sig,
+        &item_fn.attrs,
+        &item_fn.vis,
+        options,
+        false,
+        &mut cx,
+    );
     if cx.has_errors() {
         let errors = cx.into_compile_errors();
         // A method (it has `self`) sits in an impl block, where a stub

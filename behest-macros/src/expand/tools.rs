@@ -28,16 +28,28 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         }
     };
     if let Some((path, _)) = &item.trait_ {
-        cx.error_spanned_by(path, "`#[tools]` applies to an inherent impl block, not a trait impl");
+        cx.error_spanned_by(
+            path,
+            "`#[tools]` applies to an inherent impl block, not a trait impl",
+        );
     }
     if !item.generics.params.is_empty() {
-        cx.error_spanned_by(&item.generics, "`#[tools]` cannot be generic: each tool needs one concrete schema");
+        cx.error_spanned_by(
+            &item.generics,
+            "`#[tools]` cannot be generic: each tool needs one concrete schema",
+        );
     }
     let self_ty = (*item.self_ty).clone();
     let mut tools = Vec::new();
     for impl_item in &mut item.items {
-        let ImplItem::Fn(method) = impl_item else { continue };
-        let Some(position) = method.attrs.iter().position(|attr| attr.path().is_ident("tool")) else {
+        let ImplItem::Fn(method) = impl_item else {
+            continue;
+        };
+        let Some(position) = method
+            .attrs
+            .iter()
+            .position(|attr| attr.path().is_ident("tool"))
+        else {
             continue;
         };
         let attr = method.attrs.remove(position);
@@ -53,7 +65,14 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         if method_options.krate.is_none() {
             method_options.krate.clone_from(&options.krate);
         }
-        let tool = function::analyse(&mut method.sig, &method.attrs, &method.vis, method_options, true, &mut cx);
+        let tool = function::analyse(
+            &mut method.sig,
+            &method.attrs,
+            &method.vis,
+            method_options,
+            true,
+            &mut cx,
+        );
         tools.push(tool);
     }
     if tools.is_empty() && !cx.has_errors() {
@@ -70,7 +89,9 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             .map(|tool| fallback::stub_tool(&krate, &tool.vis, &tool.tool_ident(), Some(&self_ty)));
         return quote!(#errors #item #(#stubs)*);
     }
-    let generated = tools.iter().map(|tool| function::expand(tool, Some(&self_ty)));
+    let generated = tools
+        .iter()
+        .map(|tool| function::expand(tool, Some(&self_ty)));
     let tool_idents = tools.iter().map(|tool| tool.tool_ident());
     let list_doc = format!(
         "The tools of this type ({}), sharing `self`: register them with `ToolRegistry::register_all`.",

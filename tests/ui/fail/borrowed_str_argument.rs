@@ -1,0 +1,9 @@
+use behest::tool;
+
+/// Greet someone.
+#[tool]
+fn greet(name: &str) -> String {
+    format!("hello {name}")
+}
+
+fn main() {}

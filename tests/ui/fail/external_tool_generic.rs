@@ -1,0 +1,9 @@
+use behest::external_tool;
+
+/// Search the web.
+#[external_tool]
+struct WebSearch<Q> {
+    query: Q,
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use behest::tool;
+
+/// Echo a value.
+#[tool]
+fn echo<T: serde::Serialize>(value: T) -> T {
+    value
+}
+
+fn main() {}

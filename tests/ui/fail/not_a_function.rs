@@ -1,0 +1,9 @@
+use behest::tool;
+
+/// A struct is not a tool.
+#[tool]
+struct Weather {
+    city: String,
+}
+
+fn main() {}

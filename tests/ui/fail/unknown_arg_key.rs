@@ -1,0 +1,9 @@
+use behest::tool;
+
+/// Search.
+#[tool]
+fn search(#[arg(renmae = "q")] query: String) -> String {
+    query
+}
+
+fn main() {}
