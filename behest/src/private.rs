@@ -28,12 +28,19 @@ pub struct SpecParts {
 }
 
 impl SpecParts {
-    /// The spec, with the parameters schema of `A`.
-    pub fn build<A: JsonSchema>(&self, output_schema: Option<Value>) -> ToolSpec {
+    /// The spec, with the parameters schema of `A`, where the properties
+    /// named in `defaults` are optional and show their default.
+    pub fn build<A: JsonSchema>(
+        &self,
+        output_schema: Option<Value>,
+        defaults: &[(&str, Value)],
+    ) -> ToolSpec {
+        let mut parameters = parameters_schema::<A>(self.allow_unknown_arguments);
+        apply_defaults(&mut parameters, defaults);
         ToolSpec {
             name: self.name.to_owned(),
             description: self.description.trim().to_owned(),
-            parameters: parameters_schema::<A>(self.allow_unknown_arguments),
+            parameters,
             output_schema,
             annotations: ToolAnnotations {
                 title: self.title.map(str::to_owned),
@@ -44,6 +51,32 @@ impl SpecParts {
             },
         }
     }
+}
+
+/// Marks each named property optional and records its default.
+fn apply_defaults(schema: &mut Value, defaults: &[(&str, Value)]) {
+    for (name, value) in defaults {
+        if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
+            required.retain(|entry| entry != name);
+        }
+        if let Some(Value::Object(property)) = schema.pointer_mut(&format!("/properties/{name}")) {
+            property.insert("default".to_owned(), value.clone());
+        }
+    }
+    if schema
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(Vec::is_empty)
+    {
+        if let Value::Object(root) = schema {
+            root.remove("required");
+        }
+    }
+}
+
+/// A parameter's default as JSON, for the schema.
+pub fn default_value<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
 /// The draft 2020-12 schema of an arguments type, without the root `title`

@@ -182,7 +182,7 @@ fn expand_impls(
                             open_world: #open_world,
                             allow_unknown_arguments: #allow_unknown,
                         };
-                        parts.build::<Self>(::core::option::Option::None)
+                        parts.build::<Self>(::core::option::Option::None, &[])
                     })
                 }
 

@@ -305,28 +305,39 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                     let wire = &argument.wire_name;
                     quote!(#[serde(rename = #wire)])
                 });
-                let default = argument.default.as_ref().map(|default| match default {
-                    ParamDefault::Trait => quote!(#[serde(default)]),
-                    ParamDefault::Expr(expr) => {
-                        let helper = format_ident!(
-                            "__behest_default_{}",
-                            argument.wire_name.replace('-', "_")
-                        );
-                        let path = format!("{args_ident}::{helper}");
-                        defaults.push(quote! {
-                            #[doc(hidden)]
-                            fn #helper() -> #ty { #expr }
-                        });
-                        quote!(#[serde(default = #path)])
+                // A default is applied here, not by `#[serde(default)]`:
+                // the field is an `Option` shown to schemars as the plain
+                // type, and the default goes into the schema at build time.
+                let (field_ty, schema_with, value) = match &argument.default {
+                    None => (quote!(#ty), None, quote!(#args_var.#ident)),
+                    Some(default) => {
+                        let with = quote!(#ty).to_string();
+                        let (value, shown) = match default {
+                            ParamDefault::Trait => (
+                                quote!(#args_var.#ident.unwrap_or_default()),
+                                quote!(<#ty as ::core::default::Default>::default()),
+                            ),
+                            ParamDefault::Expr(expr) => (
+                                quote!(#args_var.#ident.unwrap_or_else(|| #expr)),
+                                quote!({ let value: #ty = #expr; value }),
+                            ),
+                        };
+                        let wire = &argument.wire_name;
+                        defaults.push(quote!((#wire, #private::default_value(&#shown))));
+                        (
+                            quote!(::core::option::Option<#ty>),
+                            Some(quote!(#[schemars(with = #with)])),
+                            value,
+                        )
                     }
-                });
-                fields.push(quote! { #doc #rename #default pub #ident: #ty });
+                };
+                fields.push(quote! { #doc #rename #schema_with pub #ident: #field_ty });
                 // serde's own diagnostics explain a missing `Deserialize`;
                 // schemars has none, so this check names the fix.
                 assertions.push(quote_spanned! {at(ty.span())=>
                     const _: () = #private::assert_argument_schema::<#ty>();
                 });
-                call_args.push(quote!(#args_var.#ident));
+                call_args.push(value);
             }
             Param::Injected(ty) => {
                 // An unsatisfied `FromToolContext` is reported on `#ty`.
@@ -413,10 +424,6 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         const _: () = {
             #(#assertions)*
 
-            impl #args_ident {
-                #(#defaults)*
-            }
-
             #[automatically_derived]
             impl #krate::Tool for #tool_ident {
                 fn name(&self) -> &str {
@@ -439,7 +446,8 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                             open_world: #open_world,
                             allow_unknown_arguments: #allow_unknown,
                         };
-                        parts.build::<#args_ident>((&&&#ok).__behest_output_schema())
+                        let defaults: &[(&str, #private::serde_json::Value)] = &[#(#defaults),*];
+                        parts.build::<#args_ident>((&&&#ok).__behest_output_schema(), defaults)
                     })
                     .clone()
                 }
