@@ -93,14 +93,54 @@ pub fn parameters_schema<A: JsonSchema>(allow_unknown: bool) -> Value {
     schema
 }
 
-/// The draft 2020-12 schema of `T`, without the root `title`.
+/// The draft 2020-12 schema of `T`, without the root `title`, with the
+/// range of every fixed-size integer spelled out.
 pub fn schema_of<T: JsonSchema>() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
     let mut schema: Value = generator.into_root_schema_for::<T>().into();
     if let Value::Object(root) = &mut schema {
         root.remove("title");
     }
+    bound_integers(&mut schema);
     schema
+}
+
+/// Adds the `minimum`/`maximum` of the Rust integer type named by
+/// `format` where schemars leaves them out (it does for 32- and 64-bit
+/// types), so that every number the schema accepts also deserializes.
+fn bound_integers(schema: &mut Value) {
+    let mut stack = vec![schema];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(object) => {
+                let range = object
+                    .get("format")
+                    .and_then(Value::as_str)
+                    .and_then(integer_range);
+                if let Some((min, max)) = range {
+                    object.entry("minimum").or_insert(min);
+                    object.entry("maximum").or_insert(max);
+                }
+                stack.extend(object.values_mut());
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            _ => {}
+        }
+    }
+}
+
+fn integer_range(format: &str) -> Option<(Value, Value)> {
+    Some(match format {
+        "int8" => (i8::MIN.into(), i8::MAX.into()),
+        "int16" => (i16::MIN.into(), i16::MAX.into()),
+        "int32" => (i32::MIN.into(), i32::MAX.into()),
+        "int64" | "int" => (i64::MIN.into(), i64::MAX.into()),
+        "uint8" => (0.into(), u8::MAX.into()),
+        "uint16" => (0.into(), u16::MAX.into()),
+        "uint32" => (0.into(), u32::MAX.into()),
+        "uint64" | "uint" => (0.into(), u64::MAX.into()),
+        _ => return None,
+    })
 }
 
 /// The compiled validator of a spec's parameters, for `#[external_tool]`.
