@@ -30,12 +30,25 @@ pub struct SpecParts {
 impl SpecParts {
     /// The spec, with the parameters schema of `A`, where the properties
     /// named in `defaults` are optional and show their default.
+    #[inline(always)]
     pub fn build<A: JsonSchema>(
         &self,
         output_schema: Option<Value>,
         defaults: &[(&str, Value)],
     ) -> ToolSpec {
-        let mut parameters = parameters_schema::<A>(self.allow_unknown_arguments);
+        self.build_from(root_schema::<A>(), output_schema, defaults)
+    }
+
+    /// [`build`](Self::build) after the one generic step: most of the work
+    /// is compiled once here, not once per tool.
+    fn build_from(
+        &self,
+        parameters: Value,
+        output_schema: Option<Value>,
+        defaults: &[(&str, Value)],
+    ) -> ToolSpec {
+        let mut parameters =
+            finish_parameters(finish_schema(parameters), self.allow_unknown_arguments);
         apply_defaults(&mut parameters, defaults);
         ToolSpec {
             name: self.name.to_owned(),
@@ -83,7 +96,10 @@ pub fn default_value<T: serde::Serialize>(value: &T) -> Value {
 /// and `description` that only name the Rust type, refusing properties it
 /// does not declare unless `allow_unknown` is set.
 pub fn parameters_schema<A: JsonSchema>(allow_unknown: bool) -> Value {
-    let mut schema = schema_of::<A>();
+    finish_parameters(schema_of::<A>(), allow_unknown)
+}
+
+fn finish_parameters(mut schema: Value, allow_unknown: bool) -> Value {
     if let Value::Object(root) = &mut schema {
         root.remove("description");
         if !allow_unknown && !root.contains_key("additionalProperties") {
@@ -95,9 +111,21 @@ pub fn parameters_schema<A: JsonSchema>(allow_unknown: bool) -> Value {
 
 /// The draft 2020-12 schema of `T`, without the root `title`, with the
 /// range of every fixed-size integer spelled out.
+#[inline(always)]
 pub fn schema_of<T: JsonSchema>() -> Value {
-    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
-    let mut schema: Value = generator.into_root_schema_for::<T>().into();
+    finish_schema(root_schema::<T>())
+}
+
+/// What schemars generates for `T`, as it is.
+#[inline(always)]
+fn root_schema<T: JsonSchema>() -> Value {
+    schemars::generate::SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .into()
+}
+
+fn finish_schema(mut schema: Value) -> Value {
     if let Value::Object(root) = &mut schema {
         root.remove("title");
     }
@@ -185,10 +213,12 @@ pub mod output {
 
     impl<T> Probe<T> {
         /// A probe of `T`.
+        #[inline(always)]
         pub fn new() -> Self {
             Self(PhantomData)
         }
         /// A probe of the type of `value`.
+        #[inline(always)]
         pub fn of(_value: &T) -> Self {
             Self(PhantomData)
         }
@@ -206,6 +236,7 @@ pub mod output {
     pub struct ValueSplit<V>(PhantomData<fn() -> V>);
 
     pub trait SplitResult<T, E> {
+        #[inline(always)]
         fn __behest_split(&self) -> ResultSplit<T, E> {
             ResultSplit(PhantomData)
         }
@@ -213,6 +244,7 @@ pub mod output {
     impl<T, E> SplitResult<T, E> for &Probe<Result<T, E>> {}
 
     pub trait SplitValue<V> {
+        #[inline(always)]
         fn __behest_split(&self) -> ValueSplit<V> {
             ValueSplit(PhantomData)
         }
@@ -220,24 +252,30 @@ pub mod output {
     impl<V> SplitValue<V> for Probe<V> {}
 
     impl<T, E> ResultSplit<T, E> {
+        #[inline(always)]
         pub fn ok(&self) -> Probe<T> {
             Probe::new()
         }
+        #[inline(always)]
         pub fn err(&self) -> Probe<E> {
             Probe::new()
         }
+        #[inline(always)]
         pub fn split(self, value: Result<T, E>) -> Result<T, E> {
             value
         }
     }
 
     impl<V> ValueSplit<V> {
+        #[inline(always)]
         pub fn ok(&self) -> Probe<V> {
             Probe::new()
         }
+        #[inline(always)]
         pub fn err(&self) -> Probe<Infallible> {
             Probe::new()
         }
+        #[inline(always)]
         pub fn split(self, value: V) -> Result<V, Infallible> {
             Ok(value)
         }
@@ -251,6 +289,7 @@ pub mod output {
     pub struct Unsupported;
 
     pub trait NativeOutput {
+        #[inline(always)]
         fn __behest_output(&self) -> Native {
             Native
         }
@@ -261,6 +300,7 @@ pub mod output {
     impl<T: IntoToolOutput> NativeOutput for &&Probe<T> {}
 
     pub trait JsonOutput<T> {
+        #[inline(always)]
         fn __behest_output(&self) -> Json {
             Json
         }
@@ -268,6 +308,7 @@ pub mod output {
     impl<T: serde::Serialize> JsonOutput<T> for &Probe<T> {}
 
     pub trait UnsupportedOutput {
+        #[inline(always)]
         fn __behest_output(&self) -> Unsupported {
             Unsupported
         }
@@ -292,12 +333,14 @@ pub mod output {
     impl<T> NoOutputSchema for Probe<T> {}
 
     impl Native {
+        #[inline(always)]
         pub fn convert<T: IntoToolOutput>(self, value: T) -> ToolResult<ToolOutput> {
             value.into_tool_output()
         }
     }
 
     impl Json {
+        #[inline(always)]
         pub fn convert<T: serde::Serialize>(self, value: T) -> ToolResult<ToolOutput> {
             serde_json::to_value(value)
                 .map(ToolOutput::json)
@@ -309,9 +352,19 @@ pub mod output {
     }
 
     impl Unsupported {
+        #[inline(always)]
         pub fn convert<T: IntoToolOutput>(self, value: T) -> ToolResult<ToolOutput> {
             value.into_tool_output()
         }
+    }
+
+    /// Every dispatch trait, for one glob import in generated code.
+    pub mod prelude {
+        pub use super::{
+            DisplayErrorKind as _, JsonOutput as _, JsonOutputSchema as _, NativeOutput as _,
+            NoOutputSchema as _, SplitResult as _, SplitValue as _, StdErrorKind as _,
+            ToolErrorKind as _, UnsupportedOutput as _,
+        };
     }
 
     /// Errors: a `ToolError` stays as it is, a `std::error::Error` keeps its
@@ -321,6 +374,7 @@ pub mod output {
     pub struct FromDisplay;
 
     pub trait ToolErrorKind {
+        #[inline(always)]
         fn __behest_error(&self) -> KeepToolError {
             KeepToolError
         }
@@ -328,6 +382,7 @@ pub mod output {
     impl ToolErrorKind for &&Probe<ToolError> {}
 
     pub trait StdErrorKind {
+        #[inline(always)]
         fn __behest_error(&self) -> FromStdError {
             FromStdError
         }
@@ -335,6 +390,7 @@ pub mod output {
     impl<E: std::error::Error + Send + Sync + 'static> StdErrorKind for &Probe<E> {}
 
     pub trait DisplayErrorKind {
+        #[inline(always)]
         fn __behest_error(&self) -> FromDisplay {
             FromDisplay
         }
@@ -342,18 +398,21 @@ pub mod output {
     impl<E> DisplayErrorKind for Probe<E> {}
 
     impl KeepToolError {
+        #[inline(always)]
         pub fn convert(self, error: ToolError) -> ToolError {
             error
         }
     }
 
     impl FromStdError {
+        #[inline(always)]
         pub fn convert<E: std::error::Error + Send + Sync + 'static>(self, error: E) -> ToolError {
             ToolError::from_error(error)
         }
     }
 
     impl FromDisplay {
+        #[inline(always)]
         pub fn convert<E: Display>(self, error: E) -> ToolError {
             ToolError::execution(error.to_string())
         }

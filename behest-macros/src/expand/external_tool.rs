@@ -83,10 +83,9 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         let errors = cx.into_compile_errors();
         return quote!(#errors #item);
     }
-    let derives = add_missing_derives(&mut item, &options.krate());
+    add_missing_derives(&mut item, &options.krate());
     let generated = expand_impls(&item, &options, &tool_name, &description);
     quote! {
-        #derives
         #item
         #generated
     }
@@ -102,9 +101,8 @@ fn refuse(mut cx: Ctxt, token: &dyn quote::ToTokens, what: &str, item: TokenStre
 }
 
 /// Derives `Deserialize` and `JsonSchema` unless the user already does,
-/// through behest's re-exports. Returns nothing: the attributes are added to
-/// the struct itself.
-fn add_missing_derives(item: &mut ItemStruct, krate: &TokenStream) -> TokenStream {
+/// through behest's re-exports.
+fn add_missing_derives(item: &mut ItemStruct, krate: &TokenStream) {
     let derived = derived_names(item);
     let private = quote!(#krate::__private);
     let crate_path = krate.to_string().replace(' ', "");
@@ -123,9 +121,8 @@ fn add_missing_derives(item: &mut ItemStruct, krate: &TokenStream) -> TokenStrea
         added.push(syn::parse_quote!(#[schemars(crate = #schemars_crate)]));
     }
     // Derives must come before the helper attributes they declare.
-    added.extend(item.attrs.drain(..));
+    added.append(&mut item.attrs);
     item.attrs = added;
-    TokenStream::new()
 }
 
 fn derived_names(item: &ItemStruct) -> Vec<String> {

@@ -136,7 +136,7 @@ pub fn analyse(
             FnArg::Receiver(recv) => {
                 if !in_impl {
                     cx.error_spanned_by(
-                        &recv.self_token,
+                        recv.self_token,
                         "a `#[tool]` function cannot take `self`; for methods, put `#[behest::tools]` on the impl block",
                     );
                 } else if !matches!(recv.kind, syn::ReceiverKind::Reference(_, _, None)) {
@@ -185,7 +185,7 @@ pub fn analyse(
         }
     }
 
-    check_wire_names(sig, &params, cx);
+    check_wire_names(&params, cx);
     apply_arguments_section(&docs, &mut params, cx);
 
     let output = match &sig.output {
@@ -210,7 +210,7 @@ pub fn analyse(
 }
 
 /// Two parameters may not share a wire name.
-fn check_wire_names(sig: &Signature, params: &[Param], cx: &mut Ctxt) {
+fn check_wire_names(params: &[Param], cx: &mut Ctxt) {
     let arguments: Vec<&Argument> = params
         .iter()
         .filter_map(|param| match param {
@@ -232,7 +232,6 @@ fn check_wire_names(sig: &Signature, params: &[Param], cx: &mut Ctxt) {
             );
         }
     }
-    let _ = sig;
 }
 
 /// Fills parameter descriptions from a `# Arguments` section; an entry
@@ -335,7 +334,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 // serde's own diagnostics explain a missing `Deserialize`;
                 // schemars has none, so this check names the fix.
                 assertions.push(quote_spanned! {at(ty.span())=>
-                    const _: () = #private::assert_argument_schema::<#ty>();
+                    #private::assert_argument_schema::<#ty>();
                 });
                 call_args.push(value);
             }
@@ -361,7 +360,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         ),
         (None, _) => (
             quote! {
-                #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+                #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug)]
                 #vis struct #tool_ident;
             },
             quote!(#fn_ident),
@@ -398,13 +397,64 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let idempotent = option_tokens(tool.options.idempotent.map(|b| quote!(#b)));
     let open_world = option_tokens(tool.options.open_world.map(|b| quote!(#b)));
     let allow_unknown = tool.options.allow_unknown_arguments;
-    let strict = tool.options.strict;
     let timeout = tool.options.timeout_ms.map(|ms| {
         quote! {
             fn timeout(&self) -> ::core::option::Option<#private::Duration> {
                 ::core::option::Option::Some(#private::Duration::from_millis(#ms))
             }
         }
+    });
+    let body = quote! {
+        use #private::output::prelude::*;
+        let #args_var: #args_ident = #krate::arguments::parse(arguments)?;
+        let #value = #call;
+        let #split = (&&#private::output::Probe::of(&#value)).__behest_split();
+        let #ok = #split.ok();
+        let #err = #split.err();
+        match #split.split(#value) {
+            ::core::result::Result::Ok(#ok_value) => #convert_ok,
+            ::core::result::Result::Err(#err_value) => ::core::result::Result::Err(#convert_err),
+        }
+    };
+    // One async body per tool: tools without `#[ctx]` need no context, and
+    // the trait's default `execute_with_context` calls `execute`.
+    let injects = tool
+        .params
+        .iter()
+        .any(|param| matches!(param, Param::Injected(_)));
+    let execute = if injects {
+        quote! {
+            async fn execute(
+                &self,
+                arguments: #private::serde_json::Value,
+            ) -> #krate::ToolResult<#krate::ToolOutput> {
+                <Self as #krate::Tool>::execute_with_context(self, arguments, #krate::ToolContext::new("")).await
+            }
+
+            async fn execute_with_context(
+                &self,
+                arguments: #private::serde_json::Value,
+                #context_var: #krate::ToolContext,
+            ) -> #krate::ToolResult<#krate::ToolOutput> {
+                #body
+            }
+        }
+    } else {
+        quote! {
+            async fn execute(
+                &self,
+                arguments: #private::serde_json::Value,
+            ) -> #krate::ToolResult<#krate::ToolOutput> {
+                #body
+            }
+        }
+    };
+    let strict = tool.options.strict.then(|| {
+        quote!(
+            fn strict(&self) -> bool {
+                true
+            }
+        )
     });
     let args_doc = format!("The arguments of the `{tool_name}` tool, as the model sends them.");
     let tool_doc = format!("The `{tool_name}` tool, made by `#[tool]` from `{fn_ident}`.");
@@ -422,7 +472,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         #tool_struct
 
         const _: () = {
-            #(#assertions)*
+            const _: () = { #(#assertions)* };
 
             #[automatically_derived]
             impl #krate::Tool for #tool_ident {
@@ -431,7 +481,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 }
 
                 fn spec(&self) -> #krate::ToolSpec {
-                    use #private::output::{JsonOutputSchema as _, NativeOutput as _, NoOutputSchema as _, SplitResult as _, SplitValue as _};
+                    use #private::output::prelude::*;
                     static SPEC: #private::OnceLock<#krate::ToolSpec> = #private::OnceLock::new();
                     SPEC.get_or_init(|| {
                         let #split = (&&#private::output::Probe::<#output>::new()).__behest_split();
@@ -452,39 +502,9 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                     .clone()
                 }
 
-                async fn execute(
-                    &self,
-                    arguments: #private::serde_json::Value,
-                ) -> #krate::ToolResult<#krate::ToolOutput> {
-                    <Self as #krate::Tool>::execute_with_context(self, arguments, #krate::ToolContext::new("")).await
-                }
+                #execute
 
-                #[allow(unused_variables)]
-                async fn execute_with_context(
-                    &self,
-                    arguments: #private::serde_json::Value,
-                    #context_var: #krate::ToolContext,
-                ) -> #krate::ToolResult<#krate::ToolOutput> {
-                    use #private::output::{
-                        DisplayErrorKind as _, JsonOutput as _, NativeOutput as _, SplitResult as _,
-                        SplitValue as _, StdErrorKind as _, ToolErrorKind as _, UnsupportedOutput as _,
-                    };
-                    let #args_var: #args_ident = #krate::arguments::parse(arguments)?;
-                    let #value = #call;
-                    let #split = (&&#private::output::Probe::of(&#value)).__behest_split();
-                    let #ok = #split.ok();
-                    let #err = #split.err();
-                    match #split.split(#value) {
-                        ::core::result::Result::Ok(#ok_value) => #convert_ok,
-                        ::core::result::Result::Err(#err_value) => {
-                            ::core::result::Result::Err(#convert_err)
-                        }
-                    }
-                }
-
-                fn strict(&self) -> bool {
-                    #strict
-                }
+                #strict
 
                 #timeout
             }

@@ -2,34 +2,58 @@
 
 use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
-use syn::Item;
+use syn::parse::{Parse, ParseStream};
+use syn::{Attribute, Item, Signature, Visibility};
 
 use super::function;
 use crate::args::{self, Target};
 use crate::ctxt::Ctxt;
 use crate::fallback;
 
+/// A function whose body is kept as tokens: the body is never needed, and
+/// not parsing it keeps every build that re-runs the macro fast.
+struct BodylessFn {
+    attrs: Vec<Attribute>,
+    vis: Visibility,
+    sig: Signature,
+    body: TokenStream,
+}
+
+impl Parse for BodylessFn {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis = input.parse()?;
+        let sig = input.parse()?;
+        if !input.peek(syn::token::Brace) {
+            return Err(input.error("expected a function body"));
+        }
+        let body = input.parse()?;
+        Ok(Self {
+            attrs,
+            vis,
+            sig,
+            body,
+        })
+    }
+}
+
+impl ToTokens for BodylessFn {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        for attr in &self.attrs {
+            attr.to_tokens(tokens);
+        }
+        self.vis.to_tokens(tokens);
+        self.sig.to_tokens(tokens);
+        self.body.to_tokens(tokens);
+    }
+}
+
 pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut cx = Ctxt::default();
     let options = args::parse(args, Target::Function, &mut cx);
-    let item: Item = match syn::parse2(input.clone()) {
-        Ok(item) => item,
-        Err(error) => {
-            // Not an item rustc accepts: let it say why, next to our error.
-            let error = error.to_compile_error();
-            return quote!(#error #input);
-        }
-    };
-    let mut item_fn = match item {
-        Item::Fn(item_fn) => item_fn,
-        other => {
-            cx.error_spanned_by(
-                first_token(&other),
-                "`#[tool]` applies to functions (`fn` or `async fn`); for a struct of arguments of a tool that runs elsewhere use `#[external_tool]`",
-            );
-            let errors = cx.into_compile_errors();
-            return quote!(#errors #other);
-        }
+    let mut item_fn: BodylessFn = match syn::parse2(input.clone()) {
+        Ok(item_fn) => item_fn,
+        Err(_) => return not_a_function(cx, input),
     };
     let tool = function::analyse(
         &mut item_fn.sig,
@@ -50,6 +74,25 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     }
     let generated = function::expand(&tool, None);
     quote!(#item_fn #generated)
+}
+
+/// The input is not a function: say so on its first token, and emit it.
+fn not_a_function(mut cx: Ctxt, input: TokenStream) -> TokenStream {
+    match syn::parse2::<Item>(input.clone()) {
+        Ok(item) => {
+            cx.error_spanned_by(
+                first_token(&item),
+                "`#[tool]` applies to functions (`fn` or `async fn`); for a struct of arguments of a tool that runs elsewhere use `#[external_tool]`",
+            );
+            let errors = cx.into_compile_errors();
+            quote!(#errors #item)
+        }
+        Err(error) => {
+            // Not an item rustc accepts: let it say why, next to our error.
+            let error = error.to_compile_error();
+            quote!(#error #input)
+        }
+    }
 }
 
 /// The item's first token, where "this is the wrong kind of item" belongs.

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Build time of 100 `#[tool]` functions against the same 100 functions with
+# hand-written `#[derive(Deserialize, JsonSchema)]` argument structs and
+# `Tool` impls: a clean build of the crate (dependencies already built) and
+# a rebuild after touching one of its ten modules.
+#
+# Medians of RUNS clean builds and 2 x RUNS rebuilds each.
+# Run from the repository root: bash benches/build_time.sh [RUNS]
+set -euo pipefail
+runs=${1:-5}
+root=$(pwd)
+work="$root/target/build-bench"
+rm -rf "$work"
+mkdir -p "$work"
+export CARGO_TARGET_DIR="$work/target"
+
+manifest() { # name
+  cat <<TOML
+[package]
+name = "$1"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+behest = { path = "$root/behest" }
+serde = { version = "1", features = ["derive"] }
+schemars = "1"
+serde_json = "1"
+
+[workspace]
+TOML
+}
+
+module_macro() { # module index
+  echo "use behest::tool;"
+  for i in $(seq 0 9); do
+    n="m$1_t$i"
+    cat <<RS
+
+/// Tool $n: combine a count, a label and a flag.
+#[tool]
+pub async fn $n(
+    /// How many.
+    count: i64,
+    /// What to call it.
+    label: String,
+    /// Whether to shout.
+    loud: Option<bool>,
+) -> String {
+    let text = format!("{label}: {count}");
+    if loud.unwrap_or(false) { text.to_uppercase() } else { text }
+}
+RS
+  done
+}
+
+module_manual() { # module index
+  cat <<'RS'
+use behest::{Tool, ToolOutput, ToolResult, ToolSpec};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+RS
+  for i in $(seq 0 9); do
+    n="m$1_t$i"
+    camel="M$1T$i"
+    cat <<RS
+
+pub async fn $n(count: i64, label: String, loud: Option<bool>) -> String {
+    let text = format!("{label}: {count}");
+    if loud.unwrap_or(false) { text.to_uppercase() } else { text }
+}
+
+/// Arguments of $n.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ${camel}Args {
+    /// How many.
+    pub count: i64,
+    /// What to call it.
+    pub label: String,
+    /// Whether to shout.
+    pub loud: Option<bool>,
+}
+
+pub struct $camel;
+
+impl Tool for $camel {
+    fn name(&self) -> &str {
+        "$n"
+    }
+    fn spec(&self) -> ToolSpec {
+        static SPEC: std::sync::OnceLock<ToolSpec> = std::sync::OnceLock::new();
+        SPEC.get_or_init(|| {
+            let schema = schemars::generate::SchemaSettings::draft2020_12()
+                .into_generator()
+                .into_root_schema_for::<${camel}Args>();
+            ToolSpec::new("$n", "Tool $n: combine a count, a label and a flag.", schema.into())
+        })
+        .clone()
+    }
+    async fn execute(&self, arguments: Value) -> ToolResult<ToolOutput> {
+        let args: ${camel}Args = behest::arguments::parse(arguments)?;
+        Ok(ToolOutput::text($n(args.count, args.label, args.loud).await))
+    }
+}
+RS
+  done
+}
+
+for kind in macro manual; do
+  dir="$work/tools_$kind"
+  mkdir -p "$dir/src"
+  manifest "tools_$kind" > "$dir/Cargo.toml"
+  : > "$dir/src/lib.rs"
+  echo "//! 100 tools." >> "$dir/src/lib.rs"
+  for m in $(seq 0 9); do
+    echo "pub mod m$m;" >> "$dir/src/lib.rs"
+    "module_$kind" "$m" > "$dir/src/m$m.rs"
+  done
+done
+
+# Dependencies once, so that only the tools crates are measured.
+for kind in macro manual; do
+  (cd "$work/tools_$kind" && cargo build --quiet)
+done
+
+now() { date +%s.%N; }
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# The two crates alternate, so that a slow moment of the machine hits both.
+declare -A clean_times touch_times
+for _ in $(seq "$runs"); do
+  for kind in manual macro; do
+    dir="$work/tools_$kind"
+    (cd "$dir" && cargo clean --quiet -p "tools_$kind")
+    s=$(now); (cd "$dir" && cargo build --quiet); e=$(now)
+    clean_times[$kind]+="$(echo "$e - $s" | bc) "
+    for _ in 1 2; do
+      touch "$dir/src/m3.rs"
+      s=$(now); (cd "$dir" && cargo build --quiet); e=$(now)
+      touch_times[$kind]+="$(echo "$e - $s" | bc) "
+    done
+  done
+done
+declare -A clean touched
+for kind in manual macro; do
+  clean[$kind]=$(printf '%s\n' ${clean_times[$kind]} | median)
+  touched[$kind]=$(printf '%s\n' ${touch_times[$kind]} | median)
+done
+
+printf '%-12s %12s %12s\n' "" "clean (s)" "touch (s)"
+for kind in manual macro; do
+  printf '%-12s %12.2f %12.2f\n' "$kind" "${clean[$kind]}" "${touched[$kind]}"
+done
+printf '%-12s %12.2f %12.2f\n' "ratio" \
+  "$(echo "${clean[macro]} / ${clean[manual]}" | bc -l)" \
+  "$(echo "${touched[macro]} / ${touched[manual]}" | bc -l)"
