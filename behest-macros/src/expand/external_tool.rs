@@ -151,16 +151,7 @@ fn expand_impls(
     let krate = options.krate();
     let private = quote!(#krate::__private);
     let ident = &item.ident;
-    let opt = |value: Option<TokenStream>| match value {
-        Some(value) => quote!(::core::option::Option::Some(#value)),
-        None => quote!(::core::option::Option::None),
-    };
-    let title = opt(options.title.as_ref().map(|t| quote!(#t)));
-    let read_only = opt(options.read_only.map(|b| quote!(#b)));
-    let destructive = opt(options.destructive.map(|b| quote!(#b)));
-    let idempotent = opt(options.idempotent.map(|b| quote!(#b)));
-    let open_world = opt(options.open_world.map(|b| quote!(#b)));
-    let allow_unknown = options.allow_unknown_arguments;
+    let parts = super::spec::parts(options, tool_name, description);
     let name_doc = format!("The name the model calls this tool by: `{tool_name}`.");
     quote! {
         const _: () = {
@@ -169,16 +160,7 @@ fn expand_impls(
                 fn spec() -> &'static #krate::ToolSpec {
                     static SPEC: #private::OnceLock<#krate::ToolSpec> = #private::OnceLock::new();
                     SPEC.get_or_init(|| {
-                        let parts = #private::SpecParts {
-                            name: #tool_name,
-                            description: #description,
-                            title: #title,
-                            read_only: #read_only,
-                            destructive: #destructive,
-                            idempotent: #idempotent,
-                            open_world: #open_world,
-                            allow_unknown_arguments: #allow_unknown,
-                        };
+                        let parts = #parts;
                         parts.build::<Self>(::core::option::Option::None, &[])
                     })
                 }

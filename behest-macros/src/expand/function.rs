@@ -390,13 +390,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         (&&&#err).__behest_error().convert(#err_value)
     };
 
-    let description = &tool.description;
-    let title = option_tokens(tool.options.title.as_ref().map(|t| quote!(#t)));
-    let read_only = option_tokens(tool.options.read_only.map(|b| quote!(#b)));
-    let destructive = option_tokens(tool.options.destructive.map(|b| quote!(#b)));
-    let idempotent = option_tokens(tool.options.idempotent.map(|b| quote!(#b)));
-    let open_world = option_tokens(tool.options.open_world.map(|b| quote!(#b)));
-    let allow_unknown = tool.options.allow_unknown_arguments;
+    let parts = super::spec::parts(&tool.options, tool_name, &tool.description);
     let timeout = tool.options.timeout_ms.map(|ms| {
         quote! {
             fn timeout(&self) -> ::core::option::Option<#private::Duration> {
@@ -486,16 +480,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                     SPEC.get_or_init(|| {
                         let #split = (&&#private::output::Probe::<#output>::new()).__behest_split();
                         let #ok = #split.ok();
-                        let parts = #private::SpecParts {
-                            name: #tool_name,
-                            description: #description,
-                            title: #title,
-                            read_only: #read_only,
-                            destructive: #destructive,
-                            idempotent: #idempotent,
-                            open_world: #open_world,
-                            allow_unknown_arguments: #allow_unknown,
-                        };
+                        let parts = #parts;
                         let defaults: &[(&str, #private::serde_json::Value)] = &[#(#defaults),*];
                         parts.build::<#args_ident>((&&&#ok).__behest_output_schema(), defaults)
                     })
@@ -509,13 +494,6 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 #timeout
             }
         };
-    }
-}
-
-fn option_tokens(value: Option<TokenStream>) -> TokenStream {
-    match value {
-        Some(value) => quote!(::core::option::Option::Some(#value)),
-        None => quote!(::core::option::Option::None),
     }
 }
 

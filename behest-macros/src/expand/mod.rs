@@ -3,6 +3,7 @@
 
 pub mod external_tool;
 mod function;
+mod spec;
 pub mod tool;
 pub mod tools;
 
