@@ -1,82 +1,121 @@
-//! The main example: tools called through the validating runtime.
+//! The main example: a scripted model calls tools made with `#[tool]` and
+//! one `#[external_tool]` that a handler answers, while the run's events are
+//! printed as they happen.
 //!
 //! Run: `cargo run --example quickstart`
 
 use std::sync::Arc;
 
 use behest::prelude::*;
-use serde_json::{json, Value};
+use behest::run::Turn;
+use behest::{external_tool, tool, ScriptedModel};
 
-/// A tool written by hand: name, spec and `execute`.
-struct GetWeather;
+/// Get the current weather for a city.
+#[tool(read_only)]
+async fn get_weather(
+    /// City name, e.g. "Paris".
+    city: String,
+) -> String {
+    format!("Sunny and 21 °C in {city}.")
+}
 
-impl Tool for GetWeather {
-    fn name(&self) -> &str {
-        "get_weather"
-    }
+/// Convert an amount of euros to US dollars.
+#[tool]
+fn euros_to_dollars(amount: f64) -> f64 {
+    (amount * 1.08 * 100.0).round() / 100.0
+}
 
-    fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            "get_weather",
-            "Get the current weather for a city.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "city": {"type": "string", "description": "City name, e.g. \"Paris\"."},
-                    "units": {"enum": ["celsius", "fahrenheit"]}
-                },
-                "required": ["city"],
-                "additionalProperties": false
-            }),
-        )
-    }
-
-    async fn execute(&self, arguments: Value) -> ToolResult<ToolOutput> {
-        let city = arguments["city"].as_str().unwrap_or_default();
-        let celsius = arguments["units"] != "fahrenheit";
-        let temperature = if celsius { 21 } else { 70 };
-        Ok(ToolOutput::json(
-            json!({"city": city, "temperature": temperature}),
-        ))
-    }
+/// Search the web. Answered by a handler, as a service elsewhere would.
+#[external_tool]
+struct WebSearch {
+    /// What to search for.
+    query: String,
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut registry = ToolRegistry::new();
     registry.register_tool(Arc::new(GetWeather))?;
-    registry.register(
-        "web_search",
-        Arc::new(ExternalTool::new(
-            "web_search",
-            "Search the web.",
-            json!({"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}),
-        )),
-    )?;
-    let runtime = ToolRuntime::new(registry);
+    registry.register_tool(Arc::new(EurosToDollars))?;
+    registry.register_tool(Arc::new(WebSearch::external_tool()))?;
 
-    println!("tools the model sees:");
-    for spec in runtime.registry().specs() {
-        println!("  {}: {}", spec.name, spec.description);
-    }
+    // What a model would do, scripted so that this runs with no network: a
+    // first turn with three calls (one with a misspelt argument), then a
+    // correction, then the answer.
+    let model = ScriptedModel::new([
+        Turn::tool_calls([
+            ToolCall::new("call_1", "get_weather", r#"{"city": "Paris"}"#),
+            ToolCall::new("call_2", "euros_to_dollars", r#"{"amout": 40}"#),
+            ToolCall::new(
+                "call_3",
+                "web_search",
+                r#"{"query": "Paris museums open on Monday"}"#,
+            ),
+        ]),
+        Turn::tool_calls([ToolCall::new(
+            "call_4",
+            "euros_to_dollars",
+            r#"{"amount": 40}"#,
+        )])
+        .expect_error("call_2", "did you mean `amount`?"),
+        Turn::text("Sunny and 21 °C in Paris; 40 € is $43.20; the Louvre is open on Monday.")
+            .expect_ok("call_4", "43.2")
+            .expect_ok("call_3", "Louvre"),
+    ]);
 
-    // What a model might send, mistakes included: arguments as JSON text,
-    // a misspelt field, a misspelt tool, and a call of a tool that runs
-    // elsewhere.
-    let calls = vec![
-        ToolCall::new("call_1", "get_weather", r#"{"city": "Paris"}"#),
-        ToolCall::new(
-            "call_2",
-            "get_weather",
-            r#"{"cty": "Paris", "units": "kelvin"}"#,
-        ),
-        ToolCall::new("call_3", "get_wether", r#"{"city": "Paris"}"#),
-        ToolCall::new("call_4", "web_search", r#"{"query": "rust"}"#),
-    ];
-    for result in runtime.call_batch(calls).await {
-        let status = if result.is_error() { "error" } else { "ok" };
-        println!("\n{} {} -> {status}", result.call_id, result.tool_name);
-        println!("{}", result.to_model_text());
+    let agent = Agent::new(model, ToolRuntime::new(registry));
+    let invocation = agent.invoke([Message::user("Plan my Monday in Paris with 40 euros.")]);
+
+    // Print every event; answer `web_search` calls.
+    invocation.on(|envelope, control| {
+        println!("{:>2} {}", envelope.sequence, describe(&envelope.kind));
+        if let EventKind::Tool(ToolStreamEvent::Call {
+            call,
+            external: true,
+        }) = envelope.kind
+        {
+            if let Ok(search) = WebSearch::from_call(&call) {
+                let answer = format!(
+                    "Top result for {:?}: the Louvre is open on Monday.",
+                    search.query
+                );
+                if let Err(error) = control.resolve(&call.call_id, Ok(ToolOutput::text(answer))) {
+                    eprintln!("could not answer {}: {error}", call.call_id);
+                }
+            }
+        }
+    });
+
+    match invocation.await {
+        RunOutcome::Completed { text, .. } => println!("\nanswer: {text}"),
+        other => return Err(format!("the run did not complete: {other:?}").into()),
     }
     Ok(())
+}
+
+fn describe(kind: &EventKind) -> String {
+    match kind {
+        EventKind::State(state) => format!("state    {state:?}"),
+        EventKind::ModelMessage(message) => match &message.text {
+            Some(text) => format!("model    {text}"),
+            None => format!("model    calls {} tool(s)", message.tool_calls.len()),
+        },
+        EventKind::Tool(ToolStreamEvent::Call { call, external }) => {
+            let place = if *external { "external" } else { "local" };
+            format!(
+                "call     {} {} ({place}) {}",
+                call.call_id, call.tool_name, call.arguments
+            )
+        }
+        EventKind::Tool(ToolStreamEvent::Result { result }) => {
+            let status = if result.is_error() { "error" } else { "ok" };
+            format!(
+                "result   {} {status}: {}",
+                result.call_id,
+                result.to_model_text().replace('\n', " ")
+            )
+        }
+        EventKind::Tool(other) => format!("tool     {other:?}"),
+        other => format!("{other:?}"),
+    }
 }

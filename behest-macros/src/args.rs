@@ -28,6 +28,7 @@ impl Target {
                 "open_world",
                 "timeout",
                 "strict",
+                "needs_approval",
                 "allow_unknown_arguments",
                 "crate",
             ],
@@ -40,6 +41,7 @@ impl Target {
                 "idempotent",
                 "open_world",
                 "strict",
+                "needs_approval",
                 "allow_unknown_arguments",
                 "crate",
             ],
@@ -75,6 +77,7 @@ pub struct Options {
     /// Milliseconds.
     pub timeout_ms: Option<u64>,
     pub strict: bool,
+    pub needs_approval: bool,
     pub allow_unknown_arguments: bool,
     pub krate: Option<Path>,
 }
@@ -167,6 +170,7 @@ fn parse_key(key: &str, meta: &ParseNestedMeta<'_>, options: &mut Options) -> sy
         "idempotent" => options.idempotent = Some(flag(meta)?),
         "open_world" => options.open_world = Some(flag(meta)?),
         "strict" => options.strict = flag(meta)?,
+        "needs_approval" => options.needs_approval = flag(meta)?,
         "allow_unknown_arguments" => options.allow_unknown_arguments = flag(meta)?,
         "timeout" => {
             let lit = string_value(meta, key)?;

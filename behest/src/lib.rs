@@ -4,6 +4,7 @@
 pub mod arguments;
 pub mod context;
 pub mod registry;
+pub mod run;
 pub mod runtime;
 mod suggest;
 pub mod tool;
@@ -16,7 +17,13 @@ pub mod __private;
 
 pub use context::{Progress, ProgressSink, SharedState, ToolContext};
 pub use registry::{RegistryError, ToolRegistry};
-pub use runtime::{CallOptions, Limits, ToolCall, ToolCallResult, ToolRuntime, ToolRuntimeBuilder};
+pub use run::{
+    Agent, AssistantMessage, Envelope, EventKind, Message, Model, RunControl, RunOutcome, RunState,
+    RuntimeInvocation, ScriptedModel, ToolStreamEvent, Turn,
+};
+pub use runtime::{
+    CallOptions, Limits, PreparedCall, ToolCall, ToolCallResult, ToolRuntime, ToolRuntimeBuilder,
+};
 pub use tokio_util::sync::CancellationToken;
 pub use typed::{ExternalToolArgs, FromToolContext, IntoToolOutput, State};
 
@@ -33,7 +40,9 @@ pub mod prelude {
     #[cfg(feature = "macros")]
     pub use crate::{external_tool, tool, tools};
     pub use crate::{
-        ExternalTool, ExternalToolArgs, State, Tool, ToolCall, ToolCallResult, ToolContext,
-        ToolError, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolSpec,
+        Agent, Envelope, EventKind, ExternalTool, ExternalToolArgs, Message, RunControl,
+        RunOutcome, RunState, RuntimeInvocation, State, Tool, ToolCall, ToolCallResult,
+        ToolContext, ToolError, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolSpec,
+        ToolStreamEvent,
     };
 }

@@ -66,6 +66,8 @@ pub(crate) struct Entry {
     pub timeout: Option<Duration>,
     pub reveals_panics: bool,
     pub strict: bool,
+    pub external: bool,
+    pub needs_approval: bool,
 }
 
 /// The tools a runtime serves, in registration order.
@@ -115,6 +117,8 @@ impl ToolRegistry {
             timeout: tool.timeout(),
             reveals_panics: tool.reveals_panics(),
             strict: tool.strict(),
+            external: tool.is_external(),
+            needs_approval: tool.needs_approval(),
             tool,
             spec,
             validator,
@@ -202,6 +206,26 @@ impl ToolRegistry {
 
     pub(crate) fn entry(&self, name: &str) -> Option<&Entry> {
         self.index.get(name).map(|&index| &self.entries[index])
+    }
+
+    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
+    }
+
+    pub(crate) fn entry_at(&self, index: usize) -> &Entry {
+        &self.entries[index]
+    }
+
+    /// Whether the tool registered under `name` runs outside this process
+    /// ([`Tool::is_external`]).
+    pub fn is_external(&self, name: &str) -> bool {
+        self.entry(name).is_some_and(|entry| entry.external)
+    }
+
+    /// Whether the tool registered under `name` asks for approval before
+    /// each call ([`Tool::needs_approval`]).
+    pub fn needs_approval(&self, name: &str) -> bool {
+        self.entry(name).is_some_and(|entry| entry.needs_approval)
     }
 }
 

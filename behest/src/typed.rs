@@ -149,9 +149,19 @@ pub trait ExternalToolArgs: DeserializeOwned + Sized {
     /// The validator of the tool's arguments, compiled once.
     fn validator() -> &'static ArgumentValidator;
 
+    /// Whether each call needs an approval before a handler answers it.
+    fn needs_approval() -> bool {
+        false
+    }
+
     /// The tool, to register so that the model can call it.
     fn external_tool() -> ExternalTool {
-        ExternalTool::from_spec(Self::spec().clone())
+        let tool = ExternalTool::from_spec(Self::spec().clone());
+        if Self::needs_approval() {
+            tool.with_approval()
+        } else {
+            tool
+        }
     }
 
     /// Parses a call's arguments, with the argument errors the runtime

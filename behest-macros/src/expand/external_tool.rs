@@ -152,6 +152,13 @@ fn expand_impls(
     let private = quote!(#krate::__private);
     let ident = &item.ident;
     let parts = super::spec::parts(options, tool_name, description);
+    let approval = options.needs_approval.then(|| {
+        quote! {
+            fn needs_approval() -> bool {
+                true
+            }
+        }
+    });
     let name_doc = format!("The name the model calls this tool by: `{tool_name}`.");
     quote! {
         const _: () = {
@@ -164,6 +171,8 @@ fn expand_impls(
                         parts.build::<Self>(::core::option::Option::None, &[])
                     })
                 }
+
+                #approval
 
                 fn validator() -> &'static #krate::validation::ArgumentValidator {
                     static VALIDATOR: #private::OnceLock<#krate::validation::ArgumentValidator> = #private::OnceLock::new();

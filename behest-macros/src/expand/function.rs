@@ -450,6 +450,13 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
             }
         )
     });
+    let approval = tool.options.needs_approval.then(|| {
+        quote!(
+            fn needs_approval(&self) -> bool {
+                true
+            }
+        )
+    });
     let args_doc = format!("The arguments of the `{tool_name}` tool, as the model sends them.");
     let tool_doc = format!("The `{tool_name}` tool, made by `#[tool]` from `{fn_ident}`.");
 
@@ -490,6 +497,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 #execute
 
                 #strict
+                #approval
 
                 #timeout
             }

@@ -70,6 +70,20 @@ struct Inner {
     state: SharedState,
 }
 
+/// A call that passed lookup, decoding and validation.
+#[derive(Debug, Clone)]
+pub struct PreparedCall {
+    index: usize,
+    arguments: Value,
+}
+
+impl PreparedCall {
+    /// The decoded, validated arguments object.
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+}
+
 /// Per-call options: cancellation and progress reporting.
 #[derive(Debug, Clone, Default)]
 pub struct CallOptions {
@@ -173,14 +187,23 @@ impl ToolRuntime {
         arguments: Value,
         options: CallOptions,
     ) -> ToolResult<ToolOutput> {
+        let prepared = self.prepare(tool_name, arguments)?;
+        self.execute_prepared(prepared, call_id, options).await
+    }
+
+    /// Steps 1 to 3 of the pipeline: looks the tool up, decodes and
+    /// validates the arguments. What a run loop does before it decides how
+    /// a call is answered (locally, by a handler, after an approval).
+    pub fn prepare(&self, tool_name: &str, arguments: Value) -> ToolResult<PreparedCall> {
         let inner = &*self.inner;
-        let entry = inner
+        let index = inner
             .registry
-            .entry(tool_name)
+            .index_of(tool_name)
             .ok_or_else(|| ToolError::NotFound {
                 name: tool_name.to_owned(),
                 suggestions: closest(tool_name, inner.registry.names(), MAX_SUGGESTIONS),
             })?;
+        let entry = inner.registry.entry_at(index);
         let limits = DecodeLimits {
             max_bytes: inner.limits.max_argument_bytes,
             max_depth: inner.limits.max_argument_depth,
@@ -189,7 +212,22 @@ impl ToolRuntime {
         if let Err((issues, omitted)) = entry.validator.validate(&arguments) {
             return Err(ToolError::InvalidArguments { issues, omitted });
         }
-        let output = self.execute(entry, call_id, arguments, options).await?;
+        Ok(PreparedCall { index, arguments })
+    }
+
+    /// Steps 4 and 5: runs a prepared call under the limits and checks its
+    /// output.
+    pub async fn execute_prepared(
+        &self,
+        prepared: PreparedCall,
+        call_id: &str,
+        options: CallOptions,
+    ) -> ToolResult<ToolOutput> {
+        let inner = &*self.inner;
+        let entry = inner.registry.entry_at(prepared.index);
+        let output = self
+            .execute(entry, call_id, prepared.arguments, options)
+            .await?;
         let size = output.encoded_len();
         if size > inner.limits.max_output_bytes {
             return Err(ToolError::LimitExceeded {

@@ -70,6 +70,13 @@ pub enum ToolError {
         reveal: bool,
     },
 
+    /// The call needed an approval and did not get one.
+    #[error("the call was not approved: {reason}")]
+    ApprovalDenied {
+        /// Why: the reason given, or that nobody answered in time.
+        reason: String,
+    },
+
     /// A size or nesting limit was exceeded.
     #[error("{}", limit_text(*kind, *limit, *actual))]
     LimitExceeded {
@@ -117,6 +124,7 @@ impl ToolError {
             Self::Timeout { .. } => "timeout",
             Self::Cancelled => "cancelled",
             Self::Panicked { .. } => "panicked",
+            Self::ApprovalDenied { .. } => "approval_denied",
             Self::LimitExceeded { .. } => "limit_exceeded",
         }
     }

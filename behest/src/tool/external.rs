@@ -8,19 +8,28 @@ use super::{Tool, ToolError, ToolOutput, ToolResult, ToolSpec};
 #[derive(Debug, Clone)]
 pub struct ExternalTool {
     spec: ToolSpec,
+    needs_approval: bool,
 }
 
 impl ExternalTool {
     /// An external tool with this name, description and input schema.
     pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
-        Self {
-            spec: ToolSpec::new(name, description, parameters),
-        }
+        Self::from_spec(ToolSpec::new(name, description, parameters))
     }
 
     /// An external tool from a full spec.
     pub fn from_spec(spec: ToolSpec) -> Self {
-        Self { spec }
+        Self {
+            spec,
+            needs_approval: false,
+        }
+    }
+
+    /// Asks for an approval before each call, inside a run.
+    #[must_use]
+    pub fn with_approval(mut self) -> Self {
+        self.needs_approval = true;
+        self
     }
 
     /// The tool's spec.
@@ -40,5 +49,13 @@ impl Tool for ExternalTool {
 
     async fn execute(&self, _arguments: Value) -> ToolResult<ToolOutput> {
         Err(ToolError::NotImplemented)
+    }
+
+    fn is_external(&self) -> bool {
+        true
+    }
+
+    fn needs_approval(&self) -> bool {
+        self.needs_approval
     }
 }

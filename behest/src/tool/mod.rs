@@ -88,6 +88,17 @@ pub trait Tool: Send + Sync + 'static + erased::ErasedTool {
         false
     }
 
+    /// Whether the tool runs outside this process: inside a run, its calls
+    /// are answered by the run's handlers. True for [`ExternalTool`].
+    fn is_external(&self) -> bool {
+        false
+    }
+
+    /// Whether each call needs an approval before it runs, inside a run.
+    fn needs_approval(&self) -> bool {
+        false
+    }
+
     /// Whether the text of a panic in this tool may be shown to the model.
     /// Off by default: panic messages can carry internals.
     fn reveals_panics(&self) -> bool {

@@ -1,0 +1,214 @@
+//! Steering a run from its handlers: answering external calls, approving
+//! calls, cancelling.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::tool::{ToolOutput, ToolResult};
+
+/// Why a control request was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ControlError {
+    /// The run has no call of that id waiting.
+    #[error("no call `{call_id}` is waiting in this run")]
+    UnknownCall {
+        /// The id given.
+        call_id: String,
+    },
+    /// The call was answered already; the first answer stands.
+    #[error("call `{call_id}` was answered already; the first answer stands")]
+    AlreadyAnswered {
+        /// The id given.
+        call_id: String,
+    },
+    /// The call waits for another kind of answer.
+    #[error("call `{call_id}` is waiting for {waiting}, not for this")]
+    WrongAnswer {
+        /// The id given.
+        call_id: String,
+        /// What it waits for.
+        waiting: &'static str,
+    },
+    /// The run is over.
+    #[error("the run is over")]
+    RunFinished,
+}
+
+/// An approval decision.
+#[derive(Debug)]
+pub(crate) enum Decision {
+    Approve,
+    Deny(String),
+}
+
+enum Waiter {
+    External(oneshot::Sender<ToolResult<ToolOutput>>),
+    Approval(oneshot::Sender<Decision>),
+}
+
+#[derive(Default)]
+struct Waiting {
+    waiters: HashMap<String, Waiter>,
+    answered: HashSet<String>,
+    finished: bool,
+}
+
+/// A handle to steer a run: every handler gets one, and it can be cloned and
+/// moved to other tasks, so answers can come later and from anywhere.
+#[derive(Clone)]
+pub struct RunControl {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    cancellation: CancellationToken,
+    waiting: Mutex<Waiting>,
+}
+
+impl RunControl {
+    pub(crate) fn new() -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                cancellation: CancellationToken::new(),
+                waiting: Mutex::new(Waiting::default()),
+            }),
+        }
+    }
+
+    /// Answers an external call: its output, or the error the model reads.
+    pub fn resolve(
+        &self,
+        call_id: &str,
+        result: ToolResult<ToolOutput>,
+    ) -> Result<(), ControlError> {
+        match self.take(call_id, "a result")? {
+            Waiter::External(sender) => {
+                // The receiver is gone only if the call stopped waiting (its
+                // deadline passed at this moment); the answer is then moot.
+                let _late = sender.send(result);
+                Ok(())
+            }
+            Waiter::Approval(_) => unreachable!("take checks the kind"),
+        }
+    }
+
+    /// Approves a call waiting for approval.
+    pub fn approve(&self, call_id: &str) -> Result<(), ControlError> {
+        self.decide(call_id, Decision::Approve)
+    }
+
+    /// Denies a call waiting for approval; the model reads `reason`.
+    pub fn deny(&self, call_id: &str, reason: impl Into<String>) -> Result<(), ControlError> {
+        self.decide(call_id, Decision::Deny(reason.into()))
+    }
+
+    /// Cancels the run: running tools see their cancellation token, waiting
+    /// calls are released, and the run ends `Cancelled`.
+    pub fn cancel(&self) {
+        self.shared.cancellation.cancel();
+    }
+
+    /// Whether the run was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.shared.cancellation.is_cancelled()
+    }
+
+    pub(crate) fn cancellation(&self) -> &CancellationToken {
+        &self.shared.cancellation
+    }
+
+    fn decide(&self, call_id: &str, decision: Decision) -> Result<(), ControlError> {
+        match self.take(call_id, "an approval")? {
+            Waiter::Approval(sender) => {
+                let _late = sender.send(decision);
+                Ok(())
+            }
+            Waiter::External(_) => unreachable!("take checks the kind"),
+        }
+    }
+
+    /// Removes the waiter of `call_id` if it waits for `answer`.
+    fn take(&self, call_id: &str, answer: &'static str) -> Result<Waiter, ControlError> {
+        let mut waiting = self.lock();
+        if waiting.finished {
+            return Err(ControlError::RunFinished);
+        }
+        let waits_for = match waiting.waiters.get(call_id) {
+            Some(Waiter::External(_)) => "a result",
+            Some(Waiter::Approval(_)) => "an approval",
+            None if waiting.answered.contains(call_id) => {
+                return Err(ControlError::AlreadyAnswered {
+                    call_id: call_id.to_owned(),
+                })
+            }
+            None => {
+                return Err(ControlError::UnknownCall {
+                    call_id: call_id.to_owned(),
+                })
+            }
+        };
+        if waits_for != answer {
+            return Err(ControlError::WrongAnswer {
+                call_id: call_id.to_owned(),
+                waiting: waits_for,
+            });
+        }
+        waiting.answered.insert(call_id.to_owned());
+        Ok(waiting.waiters.remove(call_id).expect("checked above"))
+    }
+
+    /// Registers a call that waits for a handler's result.
+    pub(crate) fn await_result(&self, call_id: &str) -> oneshot::Receiver<ToolResult<ToolOutput>> {
+        let (sender, receiver) = oneshot::channel();
+        self.register(call_id, Waiter::External(sender));
+        receiver
+    }
+
+    /// Registers a call that waits for an approval.
+    pub(crate) fn await_approval(&self, call_id: &str) -> oneshot::Receiver<Decision> {
+        let (sender, receiver) = oneshot::channel();
+        self.register(call_id, Waiter::Approval(sender));
+        receiver
+    }
+
+    fn register(&self, call_id: &str, waiter: Waiter) {
+        let mut waiting = self.lock();
+        waiting.answered.remove(call_id);
+        waiting.waiters.insert(call_id.to_owned(), waiter);
+    }
+
+    /// Stops waiting for `call_id` (its deadline passed): later answers are
+    /// refused as answered.
+    pub(crate) fn expire(&self, call_id: &str) {
+        let mut waiting = self.lock();
+        if waiting.waiters.remove(call_id).is_some() {
+            waiting.answered.insert(call_id.to_owned());
+        }
+    }
+
+    /// Ends the run: every waiter is released, every later request refused.
+    pub(crate) fn finish(&self) {
+        let mut waiting = self.lock();
+        waiting.finished = true;
+        waiting.waiters.clear();
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
+        self.shared
+            .waiting
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl std::fmt::Debug for RunControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunControl")
+            .field("cancelled", &self.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}

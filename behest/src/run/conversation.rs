@@ -1,0 +1,100 @@
+//! A provider-neutral conversation: what providers' message lists map to.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::runtime::{ToolCall, ToolCallResult};
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    /// Instructions for the model.
+    System {
+        /// The instructions.
+        text: String,
+    },
+    /// What the user said.
+    User {
+        /// The user's text.
+        text: String,
+    },
+    /// What the model answered: text, tool calls, or both.
+    Assistant(AssistantMessage),
+    /// The result of one tool call, sent back to the model.
+    ToolResult(ToolResultMessage),
+}
+
+impl Message {
+    /// A system message.
+    pub fn system(text: impl Into<String>) -> Self {
+        Self::System { text: text.into() }
+    }
+
+    /// A user message.
+    pub fn user(text: impl Into<String>) -> Self {
+        Self::User { text: text.into() }
+    }
+}
+
+/// The model's turn: text and/or tool calls, in the order it made them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AssistantMessage {
+    /// Text for the user, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Tool calls, with the provider's call ids.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+}
+
+impl AssistantMessage {
+    /// A final answer.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: Some(text.into()),
+            tool_calls: Vec::new(),
+        }
+    }
+
+    /// Tool calls without text.
+    pub fn tool_calls(calls: impl IntoIterator<Item = ToolCall>) -> Self {
+        Self {
+            text: None,
+            tool_calls: calls.into_iter().collect(),
+        }
+    }
+}
+
+/// A tool call's result as the model reads it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResultMessage {
+    /// The id of the call this answers.
+    pub call_id: String,
+    /// The tool that was called.
+    pub tool_name: String,
+    /// The output as text, or the error's message.
+    pub content: String,
+    /// Structured output, when the tool returned some.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<Value>,
+    /// Whether the call failed.
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+impl From<&ToolCallResult> for ToolResultMessage {
+    fn from(result: &ToolCallResult) -> Self {
+        Self {
+            call_id: result.call_id.clone(),
+            tool_name: result.tool_name.clone(),
+            content: result.to_model_text(),
+            structured: result
+                .outcome
+                .as_ref()
+                .ok()
+                .and_then(|output| output.structured.clone()),
+            is_error: result.is_error(),
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! What a run tells its observers: envelopes of events, in one order.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use futures::channel::mpsc::{unbounded, UnboundedReceiver, UnboundedSender};
+use futures::StreamExt;
+use serde::Serialize;
+
+use super::control::RunControl;
+use super::conversation::AssistantMessage;
+use crate::context::Progress;
+use crate::runtime::{ToolCall, ToolCallResult};
+
+/// The states a run goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    /// Waiting for the model's next message.
+    AwaitingModel,
+    /// Running the tool calls of the model's last message.
+    ExecutingTools,
+    /// The model gave its final answer.
+    Completed,
+    /// The run stopped on an error.
+    Failed,
+    /// The run was cancelled.
+    Cancelled,
+}
+
+impl RunState {
+    /// Whether the run is over in this state.
+    pub fn is_final(self) -> bool {
+        matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
+    }
+}
+
+/// One event of a run, with its place in the run's order.
+#[derive(Debug, Clone)]
+pub struct Envelope {
+    /// The run it belongs to.
+    pub run_id: Arc<str>,
+    /// Its position among the run's events, from 1, without gaps.
+    pub sequence: u64,
+    /// When it was emitted.
+    pub timestamp: SystemTime,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+/// What happened.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum EventKind {
+    /// The run entered a state.
+    State(RunState),
+    /// The model sent a message.
+    ModelMessage(AssistantMessage),
+    /// A tool call progressed.
+    Tool(ToolStreamEvent),
+}
+
+/// The life of one tool call.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ToolStreamEvent {
+    /// A validated call is about to run. For an external tool
+    /// (`external: true`) a handler answers it with
+    /// [`RunControl::resolve`]; its arguments are the decoded object.
+    Call {
+        /// The call.
+        call: ToolCall,
+        /// Whether a handler must answer it.
+        external: bool,
+    },
+    /// The call needs an approval: a handler answers with
+    /// [`RunControl::approve`] or [`RunControl::deny`].
+    ApprovalRequested {
+        /// The call awaiting approval.
+        call: ToolCall,
+    },
+    /// The tool reported progress.
+    Progress {
+        /// The call reporting.
+        call_id: String,
+        /// The report.
+        progress: Progress,
+    },
+    /// The call finished; every call ends with exactly one.
+    Result {
+        /// Its result.
+        result: ToolCallResult,
+    },
+}
+
+/// A subscribed handler.
+pub(crate) type Handler = Arc<dyn Fn(Envelope, RunControl) + Send + Sync>;
+
+/// Numbers events and hands every sink its own copy, in order.
+pub(crate) struct Emitter {
+    run_id: Arc<str>,
+    state: Mutex<EmitterState>,
+}
+
+struct EmitterState {
+    sequence: u64,
+    sinks: Vec<UnboundedSender<Envelope>>,
+}
+
+impl Emitter {
+    pub fn new(run_id: Arc<str>) -> Self {
+        Self {
+            run_id,
+            state: Mutex::new(EmitterState {
+                sequence: 0,
+                sinks: Vec::new(),
+            }),
+        }
+    }
+
+    pub fn run_id(&self) -> Arc<str> {
+        self.run_id.clone()
+    }
+
+    /// A new sink that receives every event from now on.
+    pub fn subscribe(&self) -> UnboundedReceiver<Envelope> {
+        let (sender, receiver) = unbounded();
+        self.lock().sinks.push(sender);
+        receiver
+    }
+
+    pub fn emit(&self, kind: EventKind) {
+        // Numbering and sending under one lock keeps every sink's order the
+        // order of the sequence numbers.
+        let mut state = self.lock();
+        state.sequence += 1;
+        let envelope = Envelope {
+            run_id: self.run_id.clone(),
+            sequence: state.sequence,
+            timestamp: SystemTime::now(),
+            kind,
+        };
+        state
+            .sinks
+            .retain(|sink| sink.unbounded_send(envelope.clone()).is_ok());
+    }
+
+    /// Closes every sink: streams end once they have delivered the rest.
+    pub fn close(&self) {
+        self.lock().sinks.clear();
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, EmitterState> {
+        // A poisoned lock only means a panic elsewhere while sending; the
+        // state itself is always consistent.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Runs a handler on its own task, one envelope at a time, in order. A
+/// panic in the handler is logged and the handler keeps receiving.
+pub(crate) fn spawn_handler(
+    handler: Handler,
+    mut events: UnboundedReceiver<Envelope>,
+    control: RunControl,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        while let Some(envelope) = events.next().await {
+            let sequence = envelope.sequence;
+            let call = AssertUnwindSafe(|| handler(envelope, control.clone()));
+            if std::panic::catch_unwind(call).is_err() {
+                tracing::error!(sequence, "a run handler panicked; the run goes on");
+            }
+        }
+    })
+}
+
+/// The events of a run as a [`Stream`](futures::Stream), for async
+/// consumers. Ends when the run is over and every event was delivered.
+#[derive(Debug)]
+pub struct EventStream {
+    receiver: UnboundedReceiver<Envelope>,
+}
+
+impl EventStream {
+    pub(crate) fn new(receiver: UnboundedReceiver<Envelope>) -> Self {
+        Self { receiver }
+    }
+}
+
+impl futures::Stream for EventStream {
+    type Item = Envelope;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Envelope>> {
+        self.receiver.poll_next_unpin(cx)
+    }
+}

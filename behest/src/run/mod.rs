@@ -1,0 +1,222 @@
+//! Runs: a model and its tools in a loop, observed and steered through a
+//! [`RuntimeInvocation`].
+//!
+//! The loop: ask the model (`AwaitingModel`); if it calls tools, run them
+//! concurrently through the [`ToolRuntime`](crate::ToolRuntime)
+//! (`ExecutingTools`) and send every result back, in call order, argument
+//! errors included, so the model can correct itself; repeat until it
+//! answers (`Completed`), something fails (`Failed`) or the run is
+//! cancelled (`Cancelled`).
+
+mod control;
+mod conversation;
+mod events;
+mod invocation;
+mod model;
+mod scripted;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use control::{ControlError, RunControl};
+pub use conversation::{AssistantMessage, Message, ToolResultMessage};
+pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
+pub use invocation::RuntimeInvocation;
+pub use model::{Model, ModelError};
+pub use scripted::{ScriptedModel, Turn};
+
+use crate::runtime::ToolRuntime;
+
+/// A model, its tools and the rules of its runs. Cheap to clone; each
+/// [`invoke`](Agent::invoke) makes one run.
+#[derive(Clone)]
+pub struct Agent {
+    model: Arc<dyn Model>,
+    runtime: ToolRuntime,
+    options: Arc<RunOptions>,
+}
+
+/// The rules of a run.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RunOptions {
+    /// How many rounds of tool calls a run may make. Default 16.
+    pub max_steps: usize,
+    /// How long an external call waits for a handler's result. Default 60 s.
+    pub external_deadline: Duration,
+    /// How long a call waits for an approval. Default 5 minutes.
+    pub approval_deadline: Duration,
+    /// Tools that need an approval before each call, by name, besides those
+    /// that ask for it themselves ([`Tool::needs_approval`](crate::Tool::needs_approval)).
+    pub approval_required: HashSet<String>,
+    /// Whether tools with the `destructive` hint need an approval. Default off.
+    pub approve_destructive: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self {
+            max_steps: 16,
+            external_deadline: Duration::from_secs(60),
+            approval_deadline: Duration::from_secs(300),
+            approval_required: HashSet::new(),
+            approve_destructive: false,
+        }
+    }
+}
+
+impl Agent {
+    /// An agent with default [`RunOptions`].
+    pub fn new(model: impl Model, runtime: ToolRuntime) -> Self {
+        Self::from_arc(Arc::new(model), runtime)
+    }
+
+    /// An agent with a shared model.
+    pub fn from_arc(model: Arc<dyn Model>, runtime: ToolRuntime) -> Self {
+        Self {
+            model,
+            runtime,
+            options: Arc::new(RunOptions::default()),
+        }
+    }
+
+    /// How many rounds of tool calls a run may make.
+    #[must_use]
+    pub fn max_steps(mut self, steps: usize) -> Self {
+        Arc::make_mut(&mut self.options).max_steps = steps;
+        self
+    }
+
+    /// How long an external call waits for a handler's result.
+    #[must_use]
+    pub fn external_deadline(mut self, deadline: Duration) -> Self {
+        Arc::make_mut(&mut self.options).external_deadline = deadline;
+        self
+    }
+
+    /// How long a call waits for an approval.
+    #[must_use]
+    pub fn approval_deadline(mut self, deadline: Duration) -> Self {
+        Arc::make_mut(&mut self.options).approval_deadline = deadline;
+        self
+    }
+
+    /// Requires an approval before each call of the tool `name`.
+    #[must_use]
+    pub fn require_approval(mut self, name: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.options)
+            .approval_required
+            .insert(name.into());
+        self
+    }
+
+    /// Requires an approval before each call of a tool with the
+    /// `destructive` hint.
+    #[must_use]
+    pub fn approve_destructive(mut self, on: bool) -> Self {
+        Arc::make_mut(&mut self.options).approve_destructive = on;
+        self
+    }
+
+    /// The rules of this agent's runs.
+    pub fn options(&self) -> &RunOptions {
+        &self.options
+    }
+
+    /// The tool runtime.
+    pub fn runtime(&self) -> &ToolRuntime {
+        &self.runtime
+    }
+
+    /// Makes a run of `conversation`. Subscribe handlers and streams on the
+    /// invocation, then `.await` it to run.
+    pub fn invoke(&self, conversation: impl IntoIterator<Item = Message>) -> RuntimeInvocation {
+        RuntimeInvocation::new(self.clone(), conversation.into_iter().collect())
+    }
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("runtime", &self.runtime)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone)]
+pub enum RunOutcome {
+    /// The model gave its final answer.
+    Completed {
+        /// The final answer's text.
+        text: String,
+        /// The whole conversation, the answer included.
+        transcript: Vec<Message>,
+    },
+    /// The run stopped on an error.
+    Failed {
+        /// Why.
+        error: RunError,
+        /// The conversation up to the failure.
+        transcript: Vec<Message>,
+    },
+    /// The run was cancelled.
+    Cancelled {
+        /// The conversation up to the cancellation.
+        transcript: Vec<Message>,
+    },
+}
+
+impl RunOutcome {
+    /// The final answer, if the run completed.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Self::Completed { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The conversation as it stood at the end.
+    pub fn transcript(&self) -> &[Message] {
+        match self {
+            Self::Completed { transcript, .. }
+            | Self::Failed { transcript, .. }
+            | Self::Cancelled { transcript } => transcript,
+        }
+    }
+
+    /// The state the run ended in.
+    pub fn state(&self) -> RunState {
+        match self {
+            Self::Completed { .. } => RunState::Completed,
+            Self::Failed { .. } => RunState::Failed,
+            Self::Cancelled { .. } => RunState::Cancelled,
+        }
+    }
+}
+
+/// Why a run failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The model gave no answer.
+    #[error("the model failed: {0}")]
+    Model(#[from] ModelError),
+    /// The model kept calling tools past the limit.
+    #[error("the model still called tools after {max_steps} rounds of tool calls")]
+    MaxStepsExceeded {
+        /// The limit.
+        max_steps: usize,
+    },
+    /// The model called an external tool and no handler was subscribed to
+    /// answer it.
+    #[error("the model called the external tool `{tool_name}` (call `{call_id}`), but no handler is subscribed to answer it")]
+    NoHandler {
+        /// The tool.
+        tool_name: String,
+        /// The call.
+        call_id: String,
+    },
+}

@@ -1,0 +1,188 @@
+//! A model that replays a script: for tests and examples, with no network
+//! and no key. Each turn can check what the model was given.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use super::conversation::{AssistantMessage, Message, ToolResultMessage};
+use super::model::{Model, ModelError};
+use crate::runtime::ToolCall;
+use crate::tool::ToolSpec;
+
+/// One scripted model turn: the reply, and what the model expects to have
+/// been given before it.
+#[derive(Debug, Clone)]
+pub struct Turn {
+    reply: AssistantMessage,
+    expected_tools: Option<Vec<String>>,
+    expected_results: Vec<ExpectedResult>,
+}
+
+#[derive(Debug, Clone)]
+struct ExpectedResult {
+    call_id: String,
+    is_error: bool,
+    contains: String,
+}
+
+impl Turn {
+    /// A turn that answers with text: the run completes.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::reply(AssistantMessage::text(text))
+    }
+
+    /// A turn that calls tools.
+    pub fn tool_calls(calls: impl IntoIterator<Item = ToolCall>) -> Self {
+        Self::reply(AssistantMessage::tool_calls(calls))
+    }
+
+    /// A turn with any reply.
+    pub fn reply(reply: AssistantMessage) -> Self {
+        Self {
+            reply,
+            expected_tools: None,
+            expected_results: Vec::new(),
+        }
+    }
+
+    /// Checks that the model is offered exactly these tools, in this order.
+    #[must_use]
+    pub fn expect_tools<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.expected_tools = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Checks that the conversation holds a successful result of `call_id`
+    /// whose text contains `contains`.
+    #[must_use]
+    pub fn expect_ok(mut self, call_id: impl Into<String>, contains: impl Into<String>) -> Self {
+        self.expected_results.push(ExpectedResult {
+            call_id: call_id.into(),
+            is_error: false,
+            contains: contains.into(),
+        });
+        self
+    }
+
+    /// Checks that the conversation holds a failed result of `call_id`
+    /// whose message contains `contains`.
+    #[must_use]
+    pub fn expect_error(mut self, call_id: impl Into<String>, contains: impl Into<String>) -> Self {
+        self.expected_results.push(ExpectedResult {
+            call_id: call_id.into(),
+            is_error: true,
+            contains: contains.into(),
+        });
+        self
+    }
+
+    fn check(
+        &self,
+        turn: usize,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+    ) -> Result<(), ModelError> {
+        let fail = |what: String| {
+            Err(ModelError::new(format!(
+                "scripted model, turn {turn}: {what}"
+            )))
+        };
+        if let Some(expected) = &self.expected_tools {
+            let offered: Vec<&str> = tools.iter().map(|spec| spec.name.as_str()).collect();
+            if offered != *expected {
+                return fail(format!(
+                    "expected the tools {expected:?}, was offered {offered:?}"
+                ));
+            }
+        }
+        for expected in &self.expected_results {
+            let Some(found) = last_result(conversation, &expected.call_id) else {
+                return fail(format!(
+                    "expected a result of call `{}`, found none",
+                    expected.call_id
+                ));
+            };
+            let kind = |is_error: bool| if is_error { "an error" } else { "a success" };
+            if found.is_error != expected.is_error || !found.content.contains(&expected.contains) {
+                return fail(format!(
+                    "expected {} of call `{}` containing {:?}, got {}: {:?}",
+                    kind(expected.is_error),
+                    expected.call_id,
+                    expected.contains,
+                    kind(found.is_error),
+                    found.content
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn last_result<'c>(conversation: &'c [Message], call_id: &str) -> Option<&'c ToolResultMessage> {
+    conversation.iter().rev().find_map(|message| match message {
+        Message::ToolResult(result) if result.call_id == call_id => Some(result),
+        _ => None,
+    })
+}
+
+/// A [`Model`] that replays its turns in order and checks, at each, what it
+/// was given. A check that fails, or a call past the last turn, is a
+/// [`ModelError`] that fails the run with the reason.
+///
+/// ```
+/// use behest::run::{ScriptedModel, Turn};
+/// use behest::ToolCall;
+///
+/// let model = ScriptedModel::new([
+///     Turn::tool_calls([ToolCall::new("call_1", "get_weather", r#"{"city": "Paris"}"#)])
+///         .expect_tools(["get_weather"]),
+///     Turn::text("It is sunny in Paris.").expect_ok("call_1", "sunny"),
+/// ]);
+/// assert_eq!(model.remaining(), 2);
+/// ```
+#[derive(Debug)]
+pub struct ScriptedModel {
+    turns: Mutex<VecDeque<Turn>>,
+    total: usize,
+}
+
+impl ScriptedModel {
+    /// A model that plays `turns`.
+    pub fn new(turns: impl IntoIterator<Item = Turn>) -> Self {
+        let turns: VecDeque<Turn> = turns.into_iter().collect();
+        Self {
+            total: turns.len(),
+            turns: Mutex::new(turns),
+        }
+    }
+
+    /// How many turns are left.
+    pub fn remaining(&self) -> usize {
+        self.turns.lock().map_or(0, |turns| turns.len())
+    }
+}
+
+impl Model for ScriptedModel {
+    async fn respond(
+        &self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+    ) -> Result<AssistantMessage, ModelError> {
+        let turn = {
+            let mut turns = self
+                .turns
+                .lock()
+                .map_err(|_| ModelError::new("scripted model: the script lock is poisoned"))?;
+            turns.pop_front()
+        };
+        let Some(turn) = turn else {
+            return Err(ModelError::new(format!(
+                "scripted model: called again after its {} turns",
+                self.total
+            )));
+        };
+        let number = self.total - self.remaining();
+        turn.check(number, conversation, tools)?;
+        Ok(turn.reply)
+    }
+}
