@@ -57,7 +57,7 @@ fn rows() -> Vec<(&'static str, &'static str, Value, Expect)> {
             "unknown tool",
             "weather",
             json!({}),
-            Error("not_found", &["no tool named `weather`"]),
+            Error("not_found", &["no tool named `weather`; the tools are `add`, `deep`, `now`, `panics`, `hangs`"]),
         ),
         (
             "near-miss name",

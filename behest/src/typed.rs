@@ -178,6 +178,7 @@ pub trait ExternalToolArgs: DeserializeOwned + Sized {
             return Err(ToolError::NotFound {
                 name: call.tool_name.clone(),
                 suggestions: vec![spec.name.clone()],
+                available: Vec::new(),
             });
         }
         Self::from_arguments(call.arguments.clone())

@@ -134,7 +134,7 @@ impl RunControl {
     /// Removes the waiter of `call_id` if it waits for `answer`.
     fn take(&self, call_id: &str, answer: &'static str) -> Result<Waiter, ControlError> {
         let mut waiting = self.lock();
-        if waiting.finished {
+        if waiting.finished && !waiting.answered.contains(call_id) {
             return Err(ControlError::RunFinished);
         }
         let waits_for = match waiting.waiters.get(call_id) {

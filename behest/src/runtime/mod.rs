@@ -30,6 +30,8 @@ use crate::tool::{LimitKind, ToolError, ToolOutput, ToolResult};
 
 /// How many close names an unknown-tool error suggests.
 const MAX_SUGGESTIONS: usize = 3;
+/// How many tool names an unknown-tool error lists when none is close.
+const MAX_LISTED_TOOLS: usize = 20;
 
 /// Runs tool calls against a registry: validates them, runs them under
 /// limits and turns every failure into a result the model can read.
@@ -199,10 +201,7 @@ impl ToolRuntime {
         let index = inner
             .registry
             .index_of(tool_name)
-            .ok_or_else(|| ToolError::NotFound {
-                name: tool_name.to_owned(),
-                suggestions: closest(tool_name, inner.registry.names(), MAX_SUGGESTIONS),
-            })?;
+            .ok_or_else(|| not_found(&inner.registry, tool_name))?;
         let entry = inner.registry.entry_at(index);
         let limits = DecodeLimits {
             max_bytes: inner.limits.max_argument_bytes,
@@ -311,6 +310,25 @@ impl ToolRuntime {
             }
             finished = &mut guarded => Ok(finished),
         }
+    }
+}
+
+/// The error for an unknown tool: the close names, or else what there is.
+fn not_found(registry: &ToolRegistry, tool_name: &str) -> ToolError {
+    let suggestions = closest(tool_name, registry.names(), MAX_SUGGESTIONS);
+    let available = if suggestions.is_empty() {
+        registry
+            .names()
+            .take(MAX_LISTED_TOOLS)
+            .map(str::to_owned)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    ToolError::NotFound {
+        name: tool_name.to_owned(),
+        suggestions,
+        available,
     }
 }
 

@@ -22,12 +22,14 @@ pub enum ToolError {
     NotImplemented,
 
     /// No tool of that name is registered.
-    #[error("{}", not_found_text(name, suggestions))]
+    #[error("{}", not_found_text(name, suggestions, available))]
     NotFound {
         /// The name that was called.
         name: String,
         /// Registered names close to it, closest first.
         suggestions: Vec<String>,
+        /// Registered names to offer when none is close (at most 20).
+        available: Vec<String>,
     },
 
     /// The arguments could not be decoded or do not match the tool's schema.
@@ -186,10 +188,14 @@ pub enum LimitKind {
     OutputBytes,
 }
 
-fn not_found_text(name: &str, suggestions: &[String]) -> String {
+fn not_found_text(name: &str, suggestions: &[String], available: &[String]) -> String {
     let mut text = format!("there is no tool named `{name}`");
     match suggestions {
-        [] => {}
+        [] if available.is_empty() => {}
+        [] => {
+            let names: Vec<String> = available.iter().map(|n| format!("`{n}`")).collect();
+            text.push_str(&format!("; the tools are {}", names.join(", ")));
+        }
         [only] => text.push_str(&format!("; did you mean `{only}`?")),
         many => {
             let names: Vec<String> = many.iter().map(|n| format!("`{n}`")).collect();
