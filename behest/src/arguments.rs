@@ -270,6 +270,56 @@ pub fn parse<T: DeserializeOwned>(arguments: Value) -> ToolResult<T> {
     })
 }
 
+/// Removes `null` values of properties the schema does not require, in the
+/// arguments object and the objects nested in it (following local `$ref`s):
+/// what a strict-mode provider sends for "left out".
+pub fn drop_optional_nulls(arguments: &mut Value, schema: &Value) {
+    let mut stack = vec![(arguments, schema)];
+    while let Some((value, node)) = stack.pop() {
+        let node = follow_ref(node, schema);
+        let Value::Object(object) = value else {
+            continue;
+        };
+        let required: Vec<&str> = node
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let properties = node.get("properties").and_then(Value::as_object);
+        object.retain(|key, item| {
+            !(item.is_null()
+                && !required.contains(&key.as_str())
+                && properties.is_some_and(|p| p.contains_key(key)))
+        });
+        if let Some(properties) = properties {
+            for (key, item) in object.iter_mut() {
+                if let Some(child) = properties.get(key) {
+                    stack.push((item, child));
+                }
+            }
+        }
+    }
+}
+
+/// The schema a local `$ref` points to, or the schema itself.
+fn follow_ref<'s>(node: &'s Value, root: &'s Value) -> &'s Value {
+    let mut current = node;
+    for _ in 0..16 {
+        match current
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix('#'))
+        {
+            Some(pointer) => match root.pointer(pointer) {
+                Some(target) => current = target,
+                None => return current,
+            },
+            None => return current,
+        }
+    }
+    current
+}
+
 /// Decodes, validates and parses arguments as the runtime does, with the
 /// default limits: for handlers that receive a call's raw arguments.
 pub fn parse_validated<T: DeserializeOwned>(

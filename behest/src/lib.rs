@@ -3,6 +3,7 @@
 
 pub mod arguments;
 pub mod context;
+pub mod providers;
 pub mod registry;
 pub mod run;
 pub mod runtime;

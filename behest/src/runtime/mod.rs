@@ -207,7 +207,13 @@ impl ToolRuntime {
             max_bytes: inner.limits.max_argument_bytes,
             max_depth: inner.limits.max_argument_depth,
         };
-        let arguments = Value::Object(decode(arguments, limits, &entry.required)?);
+        let mut arguments = Value::Object(decode(arguments, limits, &entry.required)?);
+        if entry.strict {
+            // Strict mode made optional fields nullable on the wire: `null`
+            // there means "left out", so `Option` and defaults keep their
+            // meaning.
+            crate::arguments::drop_optional_nulls(&mut arguments, entry.validator.schema());
+        }
         if let Err((issues, omitted)) = entry.validator.validate(&arguments) {
             return Err(ToolError::InvalidArguments { issues, omitted });
         }

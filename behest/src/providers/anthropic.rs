@@ -1,0 +1,308 @@
+//! Anthropic Messages.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use super::openai::tool_name_of;
+use super::{
+    arguments_object, content_text, convert, finish, schema, str_field, Export, ExportError,
+    ParseError, Provider,
+};
+use crate::registry::ToolRegistry;
+use crate::run::{AssistantMessage, Message, ToolResultMessage};
+use crate::runtime::{ToolCall, ToolCallResult};
+use crate::tool::ToolSpec;
+
+/// The registry as Messages `tools`.
+pub fn tools(registry: &ToolRegistry) -> Result<Export, ExportError> {
+    finish(
+        registry
+            .specs()
+            .map(|spec| {
+                let (schema, lints) = convert(
+                    spec,
+                    Provider::Anthropic,
+                    &[schema::common, schema::anthropic],
+                );
+                let declaration = json!({
+                    "name": spec.name,
+                    "description": spec.description,
+                    "input_schema": schema,
+                });
+                (declaration, lints)
+            })
+            .collect(),
+    )
+}
+
+/// Tool declarations of a Messages request, as specs.
+pub fn parse_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
+    request
+        .get("tools")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ParseError::new("the request has no `tools` list"))?
+        .iter()
+        .map(|tool| {
+            Ok(ToolSpec::new(
+                str_field(tool, "name", "tools[]")?,
+                tool.get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+                tool.get("input_schema")
+                    .cloned()
+                    .unwrap_or_else(|| json!({"type": "object"})),
+            ))
+        })
+        .collect()
+}
+
+/// The assistant message of a Messages response.
+pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> {
+    let content = response
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ParseError::new("the response has no `content` list"))?;
+    assistant_blocks(content)
+}
+
+fn assistant_blocks(blocks: &[Value]) -> Result<AssistantMessage, ParseError> {
+    let mut text = String::new();
+    let mut tool_calls = Vec::new();
+    for block in blocks {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => text.push_str(
+                block
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+            ),
+            Some("tool_use") => tool_calls.push(ToolCall::new(
+                str_field(block, "id", "tool_use")?,
+                str_field(block, "name", "tool_use")?,
+                block.get("input").cloned().unwrap_or_else(|| json!({})),
+            )),
+            _ => {}
+        }
+    }
+    Ok(AssistantMessage {
+        text: (!text.is_empty()).then_some(text),
+        tool_calls,
+    })
+}
+
+/// Assembles a streamed message from its events: text deltas, and
+/// `input_json_delta` fragments joined per content block.
+#[derive(Debug, Default)]
+pub struct Stream {
+    text: String,
+    blocks: BTreeMap<u64, PartialUse>,
+}
+
+#[derive(Debug, Default)]
+struct PartialUse {
+    id: String,
+    name: String,
+    start_input: Value,
+    json: String,
+}
+
+impl Stream {
+    /// A stream with nothing received yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds one event.
+    pub fn push(&mut self, event: &Value) -> Result<(), ParseError> {
+        let kind = event
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let index = event.get("index").and_then(Value::as_u64);
+        match (kind, index) {
+            ("content_block_start", Some(index)) => {
+                let block = event.get("content_block").ok_or_else(|| {
+                    ParseError::new("content_block_start: `content_block` is missing")
+                })?;
+                if block.get("type").and_then(Value::as_str) == Some("tool_use") {
+                    self.blocks.insert(
+                        index,
+                        PartialUse {
+                            id: str_field(block, "id", "tool_use")?.to_owned(),
+                            name: str_field(block, "name", "tool_use")?.to_owned(),
+                            start_input: block.get("input").cloned().unwrap_or_else(|| json!({})),
+                            json: String::new(),
+                        },
+                    );
+                }
+            }
+            ("content_block_delta", Some(index)) => {
+                let delta = event
+                    .get("delta")
+                    .ok_or_else(|| ParseError::new("content_block_delta: `delta` is missing"))?;
+                match delta.get("type").and_then(Value::as_str) {
+                    Some("text_delta") => {
+                        self.text.push_str(str_field(delta, "text", "text_delta")?)
+                    }
+                    Some("input_json_delta") => {
+                        let fragment = str_field(delta, "partial_json", "input_json_delta")?;
+                        let block = self.blocks.get_mut(&index).ok_or_else(|| {
+                            ParseError::new(format!(
+                                "input_json_delta for block {index}, which did not start"
+                            ))
+                        })?;
+                        block.json.push_str(fragment);
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The assembled message. A block whose JSON stayed empty keeps the
+    /// input it started with (`{}`); otherwise its text is decoded by the
+    /// runtime, which reports a truncated stream as an argument error.
+    pub fn finish(self) -> AssistantMessage {
+        AssistantMessage {
+            text: (!self.text.is_empty()).then_some(self.text),
+            tool_calls: self
+                .blocks
+                .into_values()
+                .map(|block| {
+                    let arguments = if block.json.trim().is_empty() {
+                        block.start_input
+                    } else {
+                        Value::String(block.json)
+                    };
+                    ToolCall::new(block.id, block.name, arguments)
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A `tool_result` content block for a result, errors flagged.
+pub fn result_block(result: &ToolCallResult) -> Value {
+    tool_result_block(&ToolResultMessage::from(result))
+}
+
+fn tool_result_block(result: &ToolResultMessage) -> Value {
+    json!({
+        "type": "tool_result",
+        "tool_use_id": result.call_id,
+        "content": result.content,
+        "is_error": result.is_error,
+    })
+}
+
+/// A conversation as Messages `system` and `messages`: tool results go in
+/// the next user message, several in one.
+pub fn messages(conversation: &[Message]) -> (Option<String>, Vec<Value>) {
+    let mut system: Vec<&str> = Vec::new();
+    let mut messages: Vec<Value> = Vec::new();
+    for message in conversation {
+        match message {
+            Message::System { text } => system.push(text),
+            Message::User { text } => messages.push(json!({"role": "user", "content": text})),
+            Message::Assistant(assistant) => {
+                let mut blocks = Vec::new();
+                if let Some(text) = &assistant.text {
+                    blocks.push(json!({"type": "text", "text": text}));
+                }
+                blocks.extend(assistant.tool_calls.iter().map(|call| {
+                    json!({
+                        "type": "tool_use",
+                        "id": call.call_id,
+                        "name": call.tool_name,
+                        "input": arguments_object(&call.arguments),
+                    })
+                }));
+                messages.push(json!({"role": "assistant", "content": blocks}));
+            }
+            Message::ToolResult(result) => {
+                let block = tool_result_block(result);
+                let appended = messages.last_mut().is_some_and(|last| {
+                    let is_results = last["role"] == "user"
+                        && last["content"].as_array().is_some_and(|blocks| {
+                            blocks.iter().all(|b| b["type"] == "tool_result")
+                        });
+                    if is_results {
+                        if let Some(blocks) = last["content"].as_array_mut() {
+                            blocks.push(block.clone());
+                        }
+                    }
+                    is_results
+                });
+                if !appended {
+                    messages.push(json!({"role": "user", "content": [block]}));
+                }
+            }
+        }
+    }
+    let system = (!system.is_empty()).then(|| system.join("\n\n"));
+    (system, messages)
+}
+
+/// Messages `system` and `messages` as a conversation.
+pub fn from_messages(
+    system: Option<&Value>,
+    messages: &[Value],
+) -> Result<Vec<Message>, ParseError> {
+    let mut conversation = Vec::new();
+    if let Some(system) = system {
+        conversation.push(Message::System {
+            text: content_text(system),
+        });
+    }
+    for message in messages {
+        let role = str_field(message, "role", "messages[]")?;
+        let content = message.get("content").cloned().unwrap_or(Value::Null);
+        match (role, &content) {
+            ("assistant", Value::Array(blocks)) => {
+                conversation.push(Message::Assistant(assistant_blocks(blocks)?));
+            }
+            ("assistant", other) => conversation.push(Message::Assistant(AssistantMessage {
+                text: Some(content_text(other)),
+                tool_calls: Vec::new(),
+            })),
+            (_, Value::Array(blocks)) => {
+                let mut text = String::new();
+                for block in blocks {
+                    match block.get("type").and_then(Value::as_str) {
+                        Some("tool_result") => {
+                            let call_id =
+                                str_field(block, "tool_use_id", "tool_result")?.to_owned();
+                            conversation.push(Message::ToolResult(ToolResultMessage {
+                                tool_name: tool_name_of(&conversation, &call_id),
+                                call_id,
+                                content: block.get("content").map(content_text).unwrap_or_default(),
+                                structured: None,
+                                is_error: block
+                                    .get("is_error")
+                                    .and_then(Value::as_bool)
+                                    .unwrap_or(false),
+                            }));
+                        }
+                        Some("text") => text.push_str(
+                            block
+                                .get("text")
+                                .and_then(Value::as_str)
+                                .unwrap_or_default(),
+                        ),
+                        _ => {}
+                    }
+                }
+                if !text.is_empty() {
+                    conversation.push(Message::User { text });
+                }
+            }
+            (_, other) => conversation.push(Message::User {
+                text: content_text(other),
+            }),
+        }
+    }
+    Ok(conversation)
+}

@@ -1,0 +1,379 @@
+//! Google Gemini (`generateContent`).
+
+use serde_json::{json, Map, Value};
+
+use super::openai::tool_name_of;
+use super::{
+    arguments_object, convert, finish, schema, str_field, Export, ExportError, ParseError, Provider,
+};
+use crate::registry::ToolRegistry;
+use crate::run::{AssistantMessage, Message, ToolResultMessage};
+use crate::runtime::{ToolCall, ToolCallResult};
+use crate::tool::ToolSpec;
+
+/// Call ids made up for calls that came without one; results of such calls
+/// go back without an id, as they came.
+const GENERATED_ID: &str = "gemini-call-";
+
+/// The registry as `tools`: one entry of `functionDeclarations`. A tool
+/// without parameters gets no `parameters`.
+pub fn tools(registry: &ToolRegistry) -> Result<Export, ExportError> {
+    let exported = finish(
+        registry
+            .specs()
+            .map(|spec| {
+                let (schema, lints) =
+                    convert(spec, Provider::Gemini, &[schema::common, schema::gemini]);
+                let mut declaration = json!({"name": spec.name, "description": spec.description});
+                let has_parameters = schema
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .is_some_and(|properties| !properties.is_empty());
+                if has_parameters {
+                    declaration["parameters"] = schema;
+                }
+                (declaration, lints)
+            })
+            .collect(),
+    )?;
+    Ok(Export {
+        tools: vec![json!({"functionDeclarations": exported.tools})],
+        lints: exported.lints,
+    })
+}
+
+/// Function declarations of a request, as specs; `parameters` (OpenAPI
+/// subset) and `parametersJsonSchema` are both read.
+pub fn parse_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
+    let tools = request
+        .get("tools")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ParseError::new("the request has no `tools` list"))?;
+    let mut specs = Vec::new();
+    for tool in tools {
+        for declaration in tool
+            .get("functionDeclarations")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let parameters = [
+                "parametersJsonSchema",
+                "parameters_json_schema",
+                "parameters",
+            ]
+            .iter()
+            .find_map(|key| declaration.get(*key))
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+            specs.push(ToolSpec::new(
+                str_field(declaration, "name", "functionDeclarations[]")?,
+                declaration
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+                parameters,
+            ));
+        }
+    }
+    Ok(specs)
+}
+
+/// The model message of a response (its first candidate). Thought parts are
+/// skipped; calls without an id get one made up.
+pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> {
+    let parts = response
+        .pointer("/candidates/0/content/parts")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ParseError::new("the response has no `candidates[0].content.parts`"))?;
+    model_parts(parts)
+}
+
+fn model_parts(parts: &[Value]) -> Result<AssistantMessage, ParseError> {
+    let mut message = AssistantMessage::default();
+    let mut text = String::new();
+    for part in parts {
+        if let Some(call) = part.get("functionCall") {
+            let index = message.tool_calls.len();
+            message.tool_calls.push(function_call(call, index)?);
+        } else if let (Some(part_text), false) =
+            (part.get("text").and_then(Value::as_str), is_thought(part))
+        {
+            text.push_str(part_text);
+        }
+    }
+    message.text = (!text.is_empty()).then_some(text);
+    Ok(message)
+}
+
+fn is_thought(part: &Value) -> bool {
+    part.get("thought")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+fn function_call(call: &Value, index: usize) -> Result<ToolCall, ParseError> {
+    let id = call
+        .get("id")
+        .and_then(Value::as_str)
+        .map_or_else(|| format!("{GENERATED_ID}{index}"), str::to_owned);
+    Ok(ToolCall::new(
+        id,
+        str_field(call, "name", "functionCall")?,
+        call.get("args").cloned().unwrap_or_else(|| json!({})),
+    ))
+}
+
+/// Assembles a streamed response: whole `functionCall` parts, or calls
+/// streamed as `partialArgs` (`willContinue`) and closed by an empty
+/// `functionCall`.
+#[derive(Debug, Default)]
+pub struct Stream {
+    text: String,
+    calls: Vec<ToolCall>,
+    open: Option<(Option<String>, String, Map<String, Value>)>,
+}
+
+impl Stream {
+    /// A stream with nothing received yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds one chunk.
+    pub fn push(&mut self, chunk: &Value) -> Result<(), ParseError> {
+        let parts = chunk
+            .pointer("/candidates/0/content/parts")
+            .and_then(Value::as_array);
+        for part in parts.into_iter().flatten() {
+            if let Some(call) = part.get("functionCall") {
+                self.function_call(call)?;
+            } else if let (Some(text), false) =
+                (part.get("text").and_then(Value::as_str), is_thought(part))
+            {
+                self.text.push_str(text);
+            }
+        }
+        Ok(())
+    }
+
+    fn function_call(&mut self, call: &Value) -> Result<(), ParseError> {
+        let continues = call
+            .get("willContinue")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if let Some(name) = call.get("name").and_then(Value::as_str) {
+            self.close();
+            let id = call.get("id").and_then(Value::as_str).map(str::to_owned);
+            let args = call
+                .get("args")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            self.open = Some((id, name.to_owned(), args));
+        }
+        for partial in call
+            .get("partialArgs")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let Some((_, _, args)) = &mut self.open else {
+                return Err(ParseError::new("partialArgs for no open functionCall"));
+            };
+            let path = str_field(partial, "jsonPath", "partialArgs[]")?;
+            let key = path.strip_prefix("$.").ok_or_else(|| {
+                ParseError::new(format!("partialArgs[]: unsupported jsonPath `{path}`"))
+            })?;
+            if let Some(piece) = partial.get("stringValue").and_then(Value::as_str) {
+                let slot = args
+                    .entry(key.to_owned())
+                    .or_insert_with(|| Value::String(String::new()));
+                if let Value::String(text) = slot {
+                    text.push_str(piece);
+                }
+            } else if let Some(value) = ["numberValue", "boolValue", "nullValue"]
+                .iter()
+                .find_map(|k| partial.get(*k))
+            {
+                args.insert(key.to_owned(), value.clone());
+            }
+        }
+        if !continues {
+            self.close();
+        }
+        Ok(())
+    }
+
+    fn close(&mut self) {
+        if let Some((id, name, args)) = self.open.take() {
+            let index = self.calls.len();
+            let id = id.unwrap_or_else(|| format!("{GENERATED_ID}{index}"));
+            self.calls
+                .push(ToolCall::new(id, name, Value::Object(args)));
+        }
+    }
+
+    /// The assembled message.
+    pub fn finish(mut self) -> AssistantMessage {
+        self.close();
+        AssistantMessage {
+            text: (!self.text.is_empty()).then_some(self.text),
+            tool_calls: self.calls,
+        }
+    }
+}
+
+/// A `functionResponse` part for a result: `{"output": ..}` or
+/// `{"error": ..}`.
+pub fn result_part(result: &ToolCallResult) -> Value {
+    response_part(&ToolResultMessage::from(result))
+}
+
+fn response_part(result: &ToolResultMessage) -> Value {
+    let response = if result.is_error {
+        json!({"error": result.content})
+    } else {
+        json!({"output": result.structured.clone().unwrap_or_else(|| Value::String(result.content.clone()))})
+    };
+    let mut function_response = json!({"name": result.tool_name, "response": response});
+    if !result.call_id.starts_with(GENERATED_ID) {
+        function_response["id"] = Value::String(result.call_id.clone());
+    }
+    json!({"functionResponse": function_response})
+}
+
+/// A conversation as `systemInstruction` and `contents`; tool results go in
+/// one user turn.
+pub fn contents(conversation: &[Message]) -> (Option<Value>, Vec<Value>) {
+    let mut system: Vec<Value> = Vec::new();
+    let mut contents: Vec<Value> = Vec::new();
+    for message in conversation {
+        let (role, part) = match message {
+            Message::System { text } => {
+                system.push(json!({"text": text}));
+                continue;
+            }
+            Message::User { text } => ("user", vec![json!({"text": text})]),
+            Message::Assistant(assistant) => {
+                let mut parts: Vec<Value> = assistant
+                    .text
+                    .iter()
+                    .map(|text| json!({"text": text}))
+                    .collect();
+                parts.extend(assistant.tool_calls.iter().map(|call| {
+                    let mut function_call =
+                        json!({"name": call.tool_name, "args": arguments_object(&call.arguments)});
+                    if !call.call_id.starts_with(GENERATED_ID) {
+                        function_call["id"] = Value::String(call.call_id.clone());
+                    }
+                    json!({"functionCall": function_call})
+                }));
+                ("model", parts)
+            }
+            Message::ToolResult(result) => ("user", vec![response_part(result)]),
+        };
+        let merge = matches!(message, Message::ToolResult(_))
+            && contents.last().is_some_and(|last| {
+                last["role"] == "user"
+                    && last["parts"].as_array().is_some_and(|parts| {
+                        parts.iter().all(|p| p.get("functionResponse").is_some())
+                    })
+            });
+        if merge {
+            if let Some(parts) = contents
+                .last_mut()
+                .and_then(|last| last["parts"].as_array_mut())
+            {
+                parts.extend(part);
+            }
+        } else {
+            contents.push(json!({"role": role, "parts": part}));
+        }
+    }
+    let system = (!system.is_empty()).then(|| json!({"parts": system}));
+    (system, contents)
+}
+
+/// `systemInstruction` and `contents` as a conversation.
+pub fn from_contents(
+    system: Option<&Value>,
+    contents: &[Value],
+) -> Result<Vec<Message>, ParseError> {
+    let mut conversation = Vec::new();
+    if let Some(system) = system {
+        let text = part_texts(
+            system
+                .get("parts")
+                .and_then(Value::as_array)
+                .map_or(&[][..], Vec::as_slice),
+        );
+        conversation.push(Message::System { text });
+    }
+    for content in contents {
+        let parts = content
+            .get("parts")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        if content.get("role").and_then(Value::as_str) == Some("model") {
+            conversation.push(Message::Assistant(model_parts(parts)?));
+            continue;
+        }
+        for part in parts {
+            if let Some(response) = part.get("functionResponse") {
+                let name = str_field(response, "name", "functionResponse")?.to_owned();
+                let call_id = response
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| generated_id_for(&conversation, &name), str::to_owned);
+                let body = response.get("response").cloned().unwrap_or(Value::Null);
+                let is_error = body.get("error").is_some();
+                let content = match body.get("error").or_else(|| body.get("output")) {
+                    Some(Value::String(text)) => text.clone(),
+                    Some(other) => other.to_string(),
+                    None => body.to_string(),
+                };
+                conversation.push(Message::ToolResult(ToolResultMessage {
+                    tool_name: if name.is_empty() {
+                        tool_name_of(&conversation, &call_id)
+                    } else {
+                        name
+                    },
+                    call_id,
+                    content,
+                    structured: None,
+                    is_error,
+                }));
+            }
+        }
+        let text = part_texts(parts);
+        if !text.is_empty() {
+            conversation.push(Message::User { text });
+        }
+    }
+    Ok(conversation)
+}
+
+fn part_texts(parts: &[Value]) -> String {
+    parts
+        .iter()
+        .filter_map(|part| part.get("text").and_then(Value::as_str))
+        .collect()
+}
+
+/// The made-up id of the last call of `name`, for a response without an id.
+fn generated_id_for(conversation: &[Message], name: &str) -> String {
+    conversation
+        .iter()
+        .rev()
+        .find_map(|message| match message {
+            Message::Assistant(assistant) => assistant
+                .tool_calls
+                .iter()
+                .rev()
+                .find(|call| call.tool_name == name)
+                .map(|call| call.call_id.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| format!("{GENERATED_ID}0"))
+}

@@ -1,0 +1,144 @@
+//! Model Context Protocol, 2025-11-25: `tools/list` and `tools/call`.
+
+use serde_json::{json, Value};
+
+use super::{arguments_object, schema, str_field, Export, ExportError, ParseError, Provider};
+use crate::registry::ToolRegistry;
+use crate::runtime::{ToolCall, ToolCallResult};
+use crate::tool::{ToolAnnotations, ToolError, ToolSpec};
+
+/// The JSON-RPC error code for an unknown tool or a malformed request.
+pub const INVALID_PARAMS: i64 = -32602;
+
+/// The registry as the `tools` of a `tools/list` result. Input schemas go
+/// as they are (MCP speaks draft 2020-12); an output schema that is not an
+/// object is wrapped as `{"result": ..}`.
+pub fn tools(registry: &ToolRegistry) -> Result<Export, ExportError> {
+    let mut errors = Vec::new();
+    let tools = registry
+        .specs()
+        .map(|spec| {
+            if let Err(mut lint) = Provider::Mcp.check_name(&spec.name) {
+                lint.tool = Some(spec.name.clone());
+                errors.push(lint);
+            }
+            tool(spec)
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(Export {
+            tools,
+            lints: Vec::new(),
+        })
+    } else {
+        Err(ExportError { lints: errors })
+    }
+}
+
+/// One MCP tool declaration.
+pub fn tool(spec: &ToolSpec) -> Value {
+    let mut tool = json!({
+        "name": spec.name,
+        "description": spec.description,
+        "inputSchema": spec.parameters,
+    });
+    if let Some(title) = &spec.annotations.title {
+        tool["title"] = Value::String(title.clone());
+    }
+    if let Some(output) = &spec.output_schema {
+        tool["outputSchema"] = schema::mcp_output_schema(output).0;
+    }
+    if !spec.annotations.is_empty() {
+        tool["annotations"] = serde_json::to_value(&spec.annotations).unwrap_or(Value::Null);
+    }
+    tool
+}
+
+/// An MCP tool declaration as a spec.
+pub fn parse_tool(tool: &Value) -> Result<ToolSpec, ParseError> {
+    let mut spec = ToolSpec::new(
+        str_field(tool, "name", "tool")?,
+        tool.get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default(),
+        tool.get("inputSchema")
+            .cloned()
+            .ok_or_else(|| ParseError::new("tool: `inputSchema` is missing"))?,
+    );
+    spec.output_schema = tool.get("outputSchema").cloned();
+    if let Some(annotations) = tool.get("annotations") {
+        spec.annotations = serde_json::from_value::<ToolAnnotations>(annotations.clone())
+            .map_err(|error| ParseError::new(format!("tool annotations: {error}")))?;
+    }
+    if let (Some(title), None) = (
+        tool.get("title").and_then(Value::as_str),
+        &spec.annotations.title,
+    ) {
+        spec.annotations.title = Some(title.to_owned());
+    }
+    Ok(spec)
+}
+
+/// The tools of a `tools/list` result message, as specs.
+pub fn parse_tools_list(message: &Value) -> Result<Vec<ToolSpec>, ParseError> {
+    message
+        .pointer("/result/tools")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ParseError::new("the message has no `result.tools` list"))?
+        .iter()
+        .map(parse_tool)
+        .collect()
+}
+
+/// A `tools/call` request as a call; the JSON-RPC id becomes the call id.
+pub fn parse_call(request: &Value) -> Result<ToolCall, ParseError> {
+    if request.get("method").and_then(Value::as_str) != Some("tools/call") {
+        return Err(ParseError::new("not a `tools/call` request"));
+    }
+    let id = match request.get("id") {
+        Some(Value::String(id)) => id.clone(),
+        Some(Value::Number(id)) => id.to_string(),
+        _ => return Err(ParseError::new("tools/call: `id` is missing")),
+    };
+    let params = request
+        .get("params")
+        .ok_or_else(|| ParseError::new("tools/call: `params` is missing"))?;
+    Ok(ToolCall::new(
+        id,
+        str_field(params, "name", "tools/call params")?,
+        arguments_object(params.get("arguments").unwrap_or(&Value::Null)),
+    ))
+}
+
+/// A `CallToolResult`: text content (structured output as text too, for
+/// older clients), `structuredContent` (an object; a scalar is wrapped as
+/// `{"result": ..}`) and `isError`. Argument errors are results with
+/// `isError`, as the protocol asks, so the model can fix them.
+pub fn call_result(result: &ToolCallResult) -> Value {
+    let mut value = json!({
+        "content": [{"type": "text", "text": result.to_model_text()}],
+        "isError": result.is_error(),
+    });
+    if let Ok(output) = &result.outcome {
+        if let Some(structured) = &output.structured {
+            value["structuredContent"] = match structured {
+                Value::Object(_) => structured.clone(),
+                other => json!({"result": other}),
+            };
+        }
+    }
+    value
+}
+
+/// The JSON-RPC response to a `tools/call` request: an error for an
+/// unknown tool (a protocol error), a result otherwise.
+pub fn call_response(id: &Value, result: &ToolCallResult) -> Value {
+    match &result.outcome {
+        Err(ToolError::NotFound { name, .. }) => json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {"code": INVALID_PARAMS, "message": format!("Unknown tool: {name}")},
+        }),
+        _ => json!({"jsonrpc": "2.0", "id": id, "result": call_result(result)}),
+    }
+}

@@ -1,0 +1,273 @@
+//! Provider wire formats: tool declarations, tool calls, tool results and
+//! conversations for OpenAI (Chat Completions and Responses), Anthropic,
+//! Gemini and MCP. Formats only: no HTTP.
+//!
+//! One canonical schema per tool; each provider's declaration comes from
+//! normalising passes over it ([`schema`]), never from code written per
+//! tool. A pass that cannot express part of a schema says so with a
+//! [`Lint`]; an export with an error lint fails, unless the tool may fall
+//! back to non-strict mode.
+
+pub mod anthropic;
+pub mod gemini;
+mod lint;
+pub mod mcp;
+pub mod openai;
+pub mod schema;
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+pub use lint::{Lint, Severity};
+
+use crate::registry::ToolRegistry;
+use crate::tool::ToolSpec;
+
+/// The wire formats behest speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Provider {
+    /// OpenAI Chat Completions.
+    OpenAiChat,
+    /// OpenAI Responses.
+    OpenAiResponses,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Google Gemini.
+    Gemini,
+    /// Model Context Protocol, 2025-11-25.
+    Mcp,
+}
+
+impl Provider {
+    /// Every provider.
+    pub const ALL: [Provider; 5] = [
+        Provider::OpenAiChat,
+        Provider::OpenAiResponses,
+        Provider::Anthropic,
+        Provider::Gemini,
+        Provider::Mcp,
+    ];
+
+    /// Checks a tool name against this provider's rule.
+    pub fn check_name(self, name: &str) -> Result<(), Lint> {
+        let fits = match self {
+            Provider::OpenAiChat | Provider::OpenAiResponses | Provider::Anthropic => {
+                name.len() <= 64
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            }
+            Provider::Gemini => {
+                name.len() <= 128
+                    && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-'))
+            }
+            Provider::Mcp => {
+                name.len() <= 128
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+            }
+        };
+        if fits && !name.is_empty() {
+            Ok(())
+        } else {
+            Err(Lint::error(
+                "",
+                format!("the name `{name}` does not fit {self:?}'s rule for tool names"),
+            ))
+        }
+    }
+}
+
+/// How strictly to export OpenAI tools.
+#[derive(Debug, Clone, Default)]
+pub struct ExportOptions {
+    /// Which tools are sent in strict mode.
+    pub strict: Strictness,
+    /// Tools that may be sent non-strict when their schema cannot be made
+    /// strict (their lints become warnings). Without this, such a tool fails
+    /// the export.
+    pub allow_non_strict: HashSet<String>,
+}
+
+/// Which tools are exported in OpenAI strict mode.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Strictness {
+    /// The tools that ask for it (`#[tool(strict)]`, [`Tool::strict`](crate::Tool::strict)).
+    #[default]
+    PerTool,
+    /// Every tool.
+    All,
+    /// No tool.
+    None,
+}
+
+/// A registry's tools in a provider's declaration format.
+#[derive(Debug, Clone)]
+pub struct Export {
+    /// The declarations, in registration order.
+    pub tools: Vec<Value>,
+    /// What the passes could not express but the export survives.
+    pub lints: Vec<Lint>,
+}
+
+/// An export that would not be faithful.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{} tool schema problem(s):\n{}", lints.len(), lints.iter().map(|lint| format!("- {lint}")).collect::<Vec<_>>().join("\n"))]
+pub struct ExportError {
+    /// Every error lint, each naming its tool and path.
+    pub lints: Vec<Lint>,
+}
+
+/// Exports `registry` to `provider`.
+pub fn export(
+    registry: &ToolRegistry,
+    provider: Provider,
+    options: &ExportOptions,
+) -> Result<Export, ExportError> {
+    match provider {
+        Provider::OpenAiChat => openai::chat_tools(registry, options),
+        Provider::OpenAiResponses => openai::responses_tools(registry, options),
+        Provider::Anthropic => anthropic::tools(registry),
+        Provider::Gemini => gemini::tools(registry),
+        Provider::Mcp => mcp::tools(registry),
+    }
+}
+
+/// Asserts that every tool of `registry` exports cleanly to each of
+/// `providers` with default options: one line for a user's test suite.
+///
+/// # Panics
+///
+/// When an export fails, listing every lint with its tool and path.
+#[track_caller]
+pub fn assert_exports_cleanly(registry: &ToolRegistry, providers: &[Provider]) {
+    let mut problems = Vec::new();
+    for &provider in providers {
+        if let Err(error) = export(registry, provider, &ExportOptions::default()) {
+            problems.extend(
+                error
+                    .lints
+                    .iter()
+                    .map(|lint| format!("{provider:?}: {lint}")),
+            );
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "the tools do not export cleanly:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// Runs the passes for one tool: the canonical schema, then `passes`;
+/// returns the schema, or the error lints tagged with the tool's name.
+pub(crate) fn convert(
+    spec: &ToolSpec,
+    provider: Provider,
+    passes: &[fn(&mut Value, &mut Vec<Lint>)],
+) -> (Value, Vec<Lint>) {
+    let mut schema = spec.parameters.clone();
+    let mut lints = Vec::new();
+    if let Err(lint) = provider.check_name(&spec.name) {
+        lints.push(lint);
+    }
+    for pass in passes {
+        pass(&mut schema, &mut lints);
+    }
+    for lint in &mut lints {
+        lint.tool = Some(spec.name.clone());
+    }
+    (schema, lints)
+}
+
+/// Collects declarations, failing on any error lint.
+pub(crate) fn finish(declarations: Vec<(Value, Vec<Lint>)>) -> Result<Export, ExportError> {
+    let mut tools = Vec::new();
+    let mut warnings = Vec::new();
+    let mut errors = Vec::new();
+    for (declaration, lints) in declarations {
+        tools.push(declaration);
+        for lint in lints {
+            if lint.is_error() {
+                errors.push(lint);
+            } else {
+                warnings.push(lint);
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(Export {
+            tools,
+            lints: warnings,
+        })
+    } else {
+        Err(ExportError { lints: errors })
+    }
+}
+
+/// Why a provider payload could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ParseError {
+    /// What was missing or malformed, with where.
+    pub message: String,
+}
+
+impl ParseError {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+/// A string field, or a parse error naming it.
+pub(crate) fn str_field<'v>(
+    value: &'v Value,
+    key: &str,
+    context: &str,
+) -> Result<&'v str, ParseError> {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ParseError::new(format!("{context}: `{key}` is missing or not a string")))
+}
+
+/// The text of a content field that is a string or a list of text parts.
+pub(crate) fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|part| part.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+/// Arguments as JSON text, as OpenAI sends them.
+pub(crate) fn arguments_text(arguments: &Value) -> String {
+    match arguments {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Arguments as an object, as Anthropic, Gemini and MCP send them. Text
+/// that does not decode to an object is kept under nothing: `{}`.
+pub(crate) fn arguments_object(arguments: &Value) -> Value {
+    match arguments {
+        Value::String(text) => match serde_json::from_str::<Value>(text) {
+            Ok(value @ Value::Object(_)) => value,
+            _ => Value::Object(serde_json::Map::new()),
+        },
+        Value::Null => Value::Object(serde_json::Map::new()),
+        other => other.clone(),
+    }
+}

@@ -1,0 +1,535 @@
+//! OpenAI Chat Completions and Responses.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use super::{
+    arguments_text, content_text, convert, finish, schema, str_field, Export, ExportError,
+    ExportOptions, Lint, ParseError, Provider, Strictness,
+};
+use crate::registry::ToolRegistry;
+use crate::run::{AssistantMessage, Message, ToolResultMessage};
+use crate::runtime::{ToolCall, ToolCallResult};
+use crate::tool::ToolSpec;
+
+/// The parameters of one tool and whether it goes out strict.
+fn parameters(
+    registry: &ToolRegistry,
+    spec: &ToolSpec,
+    options: &ExportOptions,
+) -> (Value, bool, Vec<Lint>) {
+    let wants_strict = match options.strict {
+        Strictness::PerTool => registry.is_strict(&spec.name),
+        Strictness::All => true,
+        Strictness::None => false,
+    };
+    let plain = |lints: &mut Vec<Lint>| {
+        let (schema, more) = convert(spec, Provider::OpenAiChat, &[schema::common]);
+        lints.extend(more);
+        schema
+    };
+    if !wants_strict {
+        let mut lints = Vec::new();
+        let schema = plain(&mut lints);
+        return (schema, false, lints);
+    }
+    let (strict, lints) = convert(
+        spec,
+        Provider::OpenAiChat,
+        &[schema::common, schema::openai_strict],
+    );
+    if !lints.iter().any(Lint::is_error) {
+        return (strict, true, lints);
+    }
+    if options.allow_non_strict.contains(&spec.name) {
+        let mut demoted: Vec<Lint> = lints
+            .into_iter()
+            .map(|mut lint| {
+                lint.severity = super::Severity::Warning;
+                lint.reason = format!("{} (sent non-strict)", lint.reason);
+                lint
+            })
+            .collect();
+        let schema = plain(&mut demoted);
+        return (schema, false, demoted);
+    }
+    (strict, true, lints)
+}
+
+/// The registry as Chat Completions `tools`.
+pub fn chat_tools(registry: &ToolRegistry, options: &ExportOptions) -> Result<Export, ExportError> {
+    finish(
+        registry
+            .specs()
+            .map(|spec| {
+                let (parameters, strict, lints) = parameters(registry, spec, options);
+                let declaration = json!({
+                    "type": "function",
+                    "function": {
+                        "name": spec.name,
+                        "description": spec.description,
+                        "parameters": parameters,
+                        "strict": strict,
+                    }
+                });
+                (declaration, lints)
+            })
+            .collect(),
+    )
+}
+
+/// The registry as Responses `tools`; `strict` is always sent, since it
+/// defaults to true there.
+pub fn responses_tools(
+    registry: &ToolRegistry,
+    options: &ExportOptions,
+) -> Result<Export, ExportError> {
+    finish(
+        registry
+            .specs()
+            .map(|spec| {
+                let (parameters, strict, lints) = parameters(registry, spec, options);
+                let declaration = json!({
+                    "type": "function",
+                    "name": spec.name,
+                    "description": spec.description,
+                    "parameters": parameters,
+                    "strict": strict,
+                });
+                (declaration, lints)
+            })
+            .collect(),
+    )
+}
+
+/// Tool declarations of a Chat Completions request, as specs.
+pub fn parse_chat_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
+    tool_list(request)?
+        .iter()
+        .map(|tool| {
+            let function = tool
+                .get("function")
+                .ok_or_else(|| ParseError::new("tools[]: `function` is missing"))?;
+            declaration(function)
+        })
+        .collect()
+}
+
+/// Tool declarations of a Responses request, as specs.
+pub fn parse_responses_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
+    tool_list(request)?
+        .iter()
+        .filter(|tool| tool.get("type").and_then(Value::as_str) == Some("function"))
+        .map(declaration)
+        .collect()
+}
+
+fn tool_list(request: &Value) -> Result<&Vec<Value>, ParseError> {
+    request
+        .get("tools")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ParseError::new("the request has no `tools` list"))
+}
+
+fn declaration(function: &Value) -> Result<ToolSpec, ParseError> {
+    Ok(ToolSpec::new(
+        str_field(function, "name", "tool declaration")?,
+        function
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default(),
+        function
+            .get("parameters")
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+    ))
+}
+
+/// The assistant message of a Chat Completions response.
+pub fn parse_chat_response(response: &Value) -> Result<AssistantMessage, ParseError> {
+    let message = response
+        .pointer("/choices/0/message")
+        .ok_or_else(|| ParseError::new("the response has no `choices[0].message`"))?;
+    parse_chat_message(message)
+}
+
+fn parse_chat_message(message: &Value) -> Result<AssistantMessage, ParseError> {
+    let text = message
+        .get("content")
+        .map(content_text)
+        .filter(|text| !text.is_empty());
+    let mut tool_calls = Vec::new();
+    for call in message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let function = call
+            .get("function")
+            .ok_or_else(|| ParseError::new("tool_calls[]: `function` is missing"))?;
+        tool_calls.push(ToolCall::new(
+            str_field(call, "id", "tool_calls[]")?,
+            str_field(function, "name", "tool_calls[].function")?,
+            Value::String(
+                function
+                    .get("arguments")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+            ),
+        ));
+    }
+    Ok(AssistantMessage { text, tool_calls })
+}
+
+/// Assembles a streamed Chat Completions message from its chunks: text
+/// deltas, and `delta.tool_calls` fragments joined per `index`.
+#[derive(Debug, Default)]
+pub struct ChatStream {
+    text: String,
+    calls: BTreeMap<u64, PartialCall>,
+}
+
+#[derive(Debug, Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+impl ChatStream {
+    /// A stream with nothing received yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds one chunk.
+    pub fn push(&mut self, chunk: &Value) -> Result<(), ParseError> {
+        let Some(delta) = chunk.pointer("/choices/0/delta") else {
+            return Ok(()); // usage-only chunks carry no choice
+        };
+        if let Some(text) = delta.get("content").and_then(Value::as_str) {
+            self.text.push_str(text);
+        }
+        for fragment in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let index = fragment
+                .get("index")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| ParseError::new("delta.tool_calls[]: `index` is missing"))?;
+            let call = self.calls.entry(index).or_default();
+            if let Some(id) = fragment.get("id").and_then(Value::as_str) {
+                call.id = id.to_owned();
+            }
+            if let Some(name) = fragment.pointer("/function/name").and_then(Value::as_str) {
+                call.name.push_str(name);
+            }
+            if let Some(arguments) = fragment
+                .pointer("/function/arguments")
+                .and_then(Value::as_str)
+            {
+                call.arguments.push_str(arguments);
+            }
+        }
+        Ok(())
+    }
+
+    /// The assembled message.
+    pub fn finish(self) -> AssistantMessage {
+        AssistantMessage {
+            text: (!self.text.is_empty()).then_some(self.text),
+            tool_calls: self
+                .calls
+                .into_values()
+                .map(|call| ToolCall::new(call.id, call.name, Value::String(call.arguments)))
+                .collect(),
+        }
+    }
+}
+
+/// The assistant message of a Responses response: `function_call` items and
+/// `output_text` parts.
+pub fn parse_responses_response(response: &Value) -> Result<AssistantMessage, ParseError> {
+    let output = response
+        .get("output")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ParseError::new("the response has no `output` list"))?;
+    let mut message = AssistantMessage::default();
+    let mut text = String::new();
+    for item in output {
+        match item.get("type").and_then(Value::as_str) {
+            Some("function_call") => message.tool_calls.push(function_call(item)?),
+            Some("message") => text.push_str(&output_text(item)),
+            _ => {}
+        }
+    }
+    message.text = (!text.is_empty()).then_some(text);
+    Ok(message)
+}
+
+fn function_call(item: &Value) -> Result<ToolCall, ParseError> {
+    Ok(ToolCall::new(
+        str_field(item, "call_id", "function_call")?,
+        str_field(item, "name", "function_call")?,
+        Value::String(
+            item.get("arguments")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        ),
+    ))
+}
+
+fn output_text(item: &Value) -> String {
+    item.get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text"))
+        .filter_map(|part| part.get("text").and_then(Value::as_str))
+        .collect()
+}
+
+/// Assembles a streamed Responses message from its events, per
+/// `output_index`.
+#[derive(Debug, Default)]
+pub struct ResponsesStream {
+    text: String,
+    calls: BTreeMap<u64, PartialCall>,
+}
+
+impl ResponsesStream {
+    /// A stream with nothing received yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds one event.
+    pub fn push(&mut self, event: &Value) -> Result<(), ParseError> {
+        let kind = event
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let index = event.get("output_index").and_then(Value::as_u64);
+        match (kind, index) {
+            ("response.output_item.added" | "response.output_item.done", Some(index)) => {
+                let item = event
+                    .get("item")
+                    .ok_or_else(|| ParseError::new(format!("{kind}: `item` is missing")))?;
+                if item.get("type").and_then(Value::as_str) == Some("function_call") {
+                    let call = self.calls.entry(index).or_default();
+                    call.id = str_field(item, "call_id", kind)?.to_owned();
+                    call.name = str_field(item, "name", kind)?.to_owned();
+                    if kind == "response.output_item.done" {
+                        call.arguments = item
+                            .get("arguments")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned();
+                    }
+                }
+            }
+            ("response.function_call_arguments.delta", Some(index)) => {
+                let delta = str_field(event, "delta", kind)?;
+                self.calls
+                    .entry(index)
+                    .or_default()
+                    .arguments
+                    .push_str(delta);
+            }
+            ("response.function_call_arguments.done", Some(index)) => {
+                self.calls.entry(index).or_default().arguments =
+                    str_field(event, "arguments", kind)?.to_owned();
+            }
+            ("response.output_text.delta", _) => {
+                self.text.push_str(str_field(event, "delta", kind)?)
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The assembled message.
+    pub fn finish(self) -> AssistantMessage {
+        AssistantMessage {
+            text: (!self.text.is_empty()).then_some(self.text),
+            tool_calls: self
+                .calls
+                .into_values()
+                .filter(|call| !call.name.is_empty())
+                .map(|call| ToolCall::new(call.id, call.name, Value::String(call.arguments)))
+                .collect(),
+        }
+    }
+}
+
+/// A Chat Completions tool message for a result. Chat has no error flag:
+/// the text of an error says what went wrong.
+pub fn chat_result(result: &ToolCallResult) -> Value {
+    chat_message(&Message::ToolResult(ToolResultMessage::from(result)))
+}
+
+/// A Responses `function_call_output` item for a result.
+pub fn responses_result(result: &ToolCallResult) -> Value {
+    responses_items(&Message::ToolResult(ToolResultMessage::from(result))).remove(0)
+}
+
+/// A conversation as Chat Completions `messages`.
+pub fn chat_messages(conversation: &[Message]) -> Vec<Value> {
+    conversation.iter().map(chat_message).collect()
+}
+
+fn chat_message(message: &Message) -> Value {
+    match message {
+        Message::System { text } => json!({"role": "system", "content": text}),
+        Message::User { text } => json!({"role": "user", "content": text}),
+        Message::Assistant(assistant) => {
+            let mut value = json!({"role": "assistant", "content": assistant.text});
+            if !assistant.tool_calls.is_empty() {
+                value["tool_calls"] = assistant
+                    .tool_calls
+                    .iter()
+                    .map(|call| {
+                        json!({
+                            "id": call.call_id,
+                            "type": "function",
+                            "function": {"name": call.tool_name, "arguments": arguments_text(&call.arguments)},
+                        })
+                    })
+                    .collect();
+            }
+            value
+        }
+        Message::ToolResult(result) => {
+            json!({"role": "tool", "tool_call_id": result.call_id, "content": result.content})
+        }
+    }
+}
+
+/// Chat Completions `messages` as a conversation. Tool names of results are
+/// taken from the calls they answer.
+pub fn from_chat_messages(messages: &[Value]) -> Result<Vec<Message>, ParseError> {
+    let mut conversation = Vec::new();
+    for message in messages {
+        let role = str_field(message, "role", "messages[]")?;
+        let content = message.get("content").map(content_text).unwrap_or_default();
+        conversation.push(match role {
+            "system" | "developer" => Message::System { text: content },
+            "user" => Message::User { text: content },
+            "assistant" => Message::Assistant(parse_chat_message(message)?),
+            "tool" => {
+                let call_id = str_field(message, "tool_call_id", "tool message")?.to_owned();
+                Message::ToolResult(ToolResultMessage {
+                    tool_name: tool_name_of(&conversation, &call_id),
+                    call_id,
+                    content,
+                    structured: None,
+                    is_error: false,
+                })
+            }
+            other => {
+                return Err(ParseError::new(format!(
+                    "messages[]: unknown role `{other}`"
+                )))
+            }
+        });
+    }
+    Ok(conversation)
+}
+
+/// The name of the tool that call `call_id` called, from the conversation.
+pub(crate) fn tool_name_of(conversation: &[Message], call_id: &str) -> String {
+    conversation
+        .iter()
+        .rev()
+        .find_map(|message| match message {
+            Message::Assistant(assistant) => assistant
+                .tool_calls
+                .iter()
+                .find(|call| call.call_id == call_id)
+                .map(|call| call.tool_name.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// A conversation as Responses `input` items.
+pub fn responses_input(conversation: &[Message]) -> Vec<Value> {
+    conversation.iter().flat_map(responses_items).collect()
+}
+
+fn responses_items(message: &Message) -> Vec<Value> {
+    match message {
+        Message::System { text } => vec![json!({"role": "system", "content": text})],
+        Message::User { text } => vec![json!({"role": "user", "content": text})],
+        Message::Assistant(assistant) => {
+            let mut items = Vec::new();
+            if let Some(text) = &assistant.text {
+                items.push(json!({"role": "assistant", "content": text}));
+            }
+            items.extend(assistant.tool_calls.iter().map(|call| {
+                json!({
+                    "type": "function_call",
+                    "call_id": call.call_id,
+                    "name": call.tool_name,
+                    "arguments": arguments_text(&call.arguments),
+                })
+            }));
+            items
+        }
+        Message::ToolResult(result) => vec![json!({
+            "type": "function_call_output",
+            "call_id": result.call_id,
+            "output": result.content,
+        })],
+    }
+}
+
+/// Responses `input` items as a conversation. Consecutive function calls
+/// form one assistant message; reasoning items are skipped.
+pub fn from_responses_input(items: &[Value]) -> Result<Vec<Message>, ParseError> {
+    let mut conversation: Vec<Message> = Vec::new();
+    for item in items {
+        let kind = item.get("type").and_then(Value::as_str);
+        match (kind, item.get("role").and_then(Value::as_str)) {
+            (Some("function_call"), _) => {
+                let call = function_call(item)?;
+                match conversation.last_mut() {
+                    Some(Message::Assistant(assistant)) => assistant.tool_calls.push(call),
+                    _ => {
+                        conversation.push(Message::Assistant(AssistantMessage::tool_calls([call])))
+                    }
+                }
+            }
+            (Some("function_call_output"), _) => {
+                let call_id = str_field(item, "call_id", "function_call_output")?.to_owned();
+                conversation.push(Message::ToolResult(ToolResultMessage {
+                    tool_name: tool_name_of(&conversation, &call_id),
+                    call_id,
+                    content: item.get("output").map(content_text).unwrap_or_default(),
+                    structured: None,
+                    is_error: false,
+                }));
+            }
+            (_, Some(role)) => {
+                let text = item.get("content").map(content_text).unwrap_or_default();
+                conversation.push(match role {
+                    "system" | "developer" => Message::System { text },
+                    "assistant" => Message::Assistant(AssistantMessage {
+                        text: (!text.is_empty()).then_some(text),
+                        tool_calls: Vec::new(),
+                    }),
+                    _ => Message::User { text },
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(conversation)
+}

@@ -1,0 +1,625 @@
+//! Normalising passes over a canonical (draft 2020-12) schema, one small
+//! function each. A pass that cannot express part of a schema adds a
+//! [`Lint`] with the JSON path and the reason.
+
+use serde_json::{json, Map, Value};
+
+use super::lint::Lint;
+
+/// The `format` values JSON Schema defines; others are not sent.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Formats schemars gives Rust numbers: their range is already in
+/// `minimum`/`maximum`, so dropping them loses nothing.
+const NUMBER_FORMATS: &[&str] = &[
+    "int8", "int16", "int32", "int64", "int", "uint8", "uint16", "uint32", "uint64", "uint",
+    "float", "double",
+];
+
+/// Keywords that hold one subschema.
+const SINGLE: &[&str] = &[
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+];
+/// Keywords that hold a list of subschemas.
+const LISTS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
+/// Keywords that hold a map of subschemas.
+const MAPS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+
+/// Calls `visit` on every subschema (the root included), depth first, with
+/// its JSON Pointer.
+pub(crate) fn visit_mut(schema: &mut Value, path: &str, visit: &mut dyn FnMut(&mut Value, &str)) {
+    visit(schema, path);
+    let Value::Object(object) = schema else {
+        return;
+    };
+    for (key, child) in object.iter_mut() {
+        let key_path = format!("{path}/{}", escape(key));
+        if SINGLE.contains(&key.as_str()) {
+            visit_mut(child, &key_path, visit);
+        } else if LISTS.contains(&key.as_str()) {
+            if let Value::Array(items) = child {
+                for (index, item) in items.iter_mut().enumerate() {
+                    visit_mut(item, &format!("{key_path}/{index}"), visit);
+                }
+            }
+        } else if MAPS.contains(&key.as_str()) {
+            if let Value::Object(members) = child {
+                for (name, member) in members.iter_mut() {
+                    visit_mut(member, &format!("{key_path}/{}", escape(name)), visit);
+                }
+            }
+        }
+    }
+}
+
+fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+/// Common clean-up for every provider: no root `$schema` or `title`, and no
+/// `format` a provider does not know (a Rust number format goes silently:
+/// its range is in `minimum`/`maximum`; others move to the description).
+pub fn common(schema: &mut Value, lints: &mut Vec<Lint>) {
+    if let Value::Object(root) = schema {
+        root.remove("$schema");
+        root.remove("title");
+        match root.get("type") {
+            Some(Value::String(kind)) if kind == "object" => {}
+            _ => lints.push(Lint::error(
+                "",
+                "the root of a tool's input schema must be an object",
+            )),
+        }
+    }
+    visit_mut(schema, "", &mut |node, path| {
+        let Value::Object(object) = node else { return };
+        let Some(Value::String(format)) = object.get("format").cloned() else {
+            return;
+        };
+        if STANDARD_FORMATS.contains(&format.as_str()) {
+            return;
+        }
+        object.remove("format");
+        if NUMBER_FORMATS.contains(&format.as_str()) {
+            return;
+        }
+        let note = format!("Format: {format}.");
+        let description = match object.get("description").and_then(Value::as_str) {
+            Some(text) => format!("{text} {note}"),
+            None => note,
+        };
+        object.insert("description".to_owned(), Value::String(description));
+        lints.push(Lint::warning(
+            format!("{path}/format"),
+            format!("non-standard format `{format}` moved into the description"),
+        ));
+    });
+}
+
+/// Replaces every local `$ref` by what it points to, so that the schema
+/// needs no `$defs`. Meaning-preserving: a `$ref` with sibling keywords
+/// becomes an `allOf` of the target, which is what `$ref` means in draft
+/// 2020-12. Refuses, with an error lint, what cannot be inlined faithfully:
+/// recursion, references outside the document, `$id`, `$anchor` and
+/// `$dynamicRef`.
+pub fn inline_refs(schema: &mut Value, lints: &mut Vec<Lint>) {
+    let root = schema.clone();
+    let before = lints.len();
+    let mut scan = |node: &mut Value, path: &str| {
+        let Value::Object(object) = node else { return };
+        for keyword in ["$dynamicRef", "$dynamicAnchor", "$anchor", "$recursiveRef"] {
+            if object.contains_key(keyword) {
+                lints.push(Lint::error(path, format!("`{keyword}` cannot be inlined")));
+            }
+        }
+        if !path.is_empty() && object.contains_key("$id") {
+            lints.push(Lint::error(
+                path,
+                "a nested `$id` changes how references resolve; it cannot be inlined",
+            ));
+        }
+    };
+    visit_mut(schema, "", &mut scan);
+    if lints.len() > before {
+        return;
+    }
+    let mut stack = Vec::new();
+    inline_node(schema, "", &root, &mut stack, lints);
+    if lints.len() == before {
+        if let Value::Object(object) = schema {
+            object.remove("$defs");
+            object.remove("definitions");
+        }
+    }
+}
+
+fn inline_node(
+    node: &mut Value,
+    path: &str,
+    root: &Value,
+    stack: &mut Vec<String>,
+    lints: &mut Vec<Lint>,
+) {
+    if let Value::Object(object) = node {
+        if let Some(Value::String(reference)) = object.get("$ref").cloned() {
+            let Some(target) = resolve(root, &reference) else {
+                lints.push(Lint::error(
+                    format!("{path}/$ref"),
+                    format!("`{reference}` is not a reference inside this schema"),
+                ));
+                return;
+            };
+            if stack.contains(&reference) {
+                lints.push(Lint::error(
+                    format!("{path}/$ref"),
+                    format!("`{reference}` is recursive; a recursive type cannot be inlined"),
+                ));
+                return;
+            }
+            stack.push(reference);
+            let mut target = target.clone();
+            inline_node(&mut target, path, root, stack, lints);
+            stack.pop();
+            object.remove("$ref");
+            if object.is_empty() {
+                *node = target;
+                return;
+            }
+            match object.get_mut("allOf") {
+                Some(Value::Array(all)) => all.push(target),
+                _ => {
+                    object.insert("allOf".to_owned(), Value::Array(vec![target]));
+                }
+            }
+        }
+    }
+    // Recurse into the subschemas (not into `$defs`: they are inlined where used).
+    let Value::Object(object) = node else { return };
+    for (key, child) in object.iter_mut() {
+        let key_path = format!("{path}/{}", escape(key));
+        if key == "$defs" || key == "definitions" {
+            continue;
+        }
+        if SINGLE.contains(&key.as_str()) {
+            inline_node(child, &key_path, root, stack, lints);
+        } else if LISTS.contains(&key.as_str()) {
+            if let Value::Array(items) = child {
+                for (index, item) in items.iter_mut().enumerate() {
+                    inline_node(item, &format!("{key_path}/{index}"), root, stack, lints);
+                }
+            }
+        } else if MAPS.contains(&key.as_str()) {
+            if let Value::Object(members) = child {
+                for (name, member) in members.iter_mut() {
+                    inline_node(
+                        member,
+                        &format!("{key_path}/{}", escape(name)),
+                        root,
+                        stack,
+                        lints,
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The target of a local reference: `#`, or `#/json/pointer` with JSON
+/// Pointer and percent escapes.
+fn resolve<'r>(root: &'r Value, reference: &str) -> Option<&'r Value> {
+    let pointer = reference.strip_prefix('#')?;
+    if pointer.is_empty() {
+        return Some(root);
+    }
+    if !pointer.starts_with('/') {
+        return None;
+    }
+    root.pointer(&percent_decode(pointer)?)
+}
+
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        if bytes[index] == b'%' {
+            let hex = text.get(index + 1..index + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            index += 3;
+        } else {
+            out.push(bytes[index]);
+            index += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// OpenAI strict mode: every object closed and every property required,
+/// optional properties nullable, no `default`, `oneOf` as `anyOf`, a single
+/// `allOf` merged; everything strict mode does not support is an error lint.
+pub fn openai_strict(schema: &mut Value, lints: &mut Vec<Lint>) {
+    inline_refs_with_siblings(schema, lints);
+    let mut properties = 0usize;
+    let mut enum_values = 0usize;
+    visit_mut(schema, "", &mut |node, path| {
+        let Value::Object(object) = node else { return };
+        object.remove("default");
+        if let Some(one_of) = object.remove("oneOf") {
+            object.insert("anyOf".to_owned(), one_of);
+        }
+        merge_single_all_of(object);
+        for keyword in [
+            "allOf",
+            "not",
+            "if",
+            "then",
+            "else",
+            "dependentRequired",
+            "dependentSchemas",
+            "patternProperties",
+            "propertyNames",
+            "unevaluatedProperties",
+        ] {
+            if object.contains_key(keyword) {
+                lints.push(Lint::error(
+                    format!("{path}/{keyword}"),
+                    format!("`{keyword}` is not allowed in strict mode"),
+                ));
+            }
+        }
+        if let Some(Value::Array(values)) = object.get("enum") {
+            enum_values += values.len();
+        }
+        if is_object_schema(object) {
+            match object.get("additionalProperties") {
+                Some(Value::Object(_)) => lints.push(Lint::error(
+                    format!("{path}/additionalProperties"),
+                    "map type is not allowed in strict mode",
+                )),
+                _ => {
+                    object.insert("additionalProperties".to_owned(), Value::Bool(false));
+                }
+            }
+            let required: Vec<String> = object
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|names| {
+                    names
+                        .iter()
+                        .filter_map(|n| n.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut all = Vec::new();
+            if let Some(Value::Object(members)) = object.get_mut("properties") {
+                properties += members.len();
+                for (name, member) in members.iter_mut() {
+                    if !required.contains(name) {
+                        make_nullable(member);
+                    }
+                    all.push(Value::String(name.clone()));
+                }
+            }
+            object.insert("required".to_owned(), Value::Array(all));
+        }
+    });
+    if properties > 5000 {
+        lints.push(Lint::error(
+            "",
+            format!("{properties} properties; strict mode allows 5000"),
+        ));
+    }
+    if enum_values > 1000 {
+        lints.push(Lint::error(
+            "",
+            format!("{enum_values} enum values; strict mode allows 1000"),
+        ));
+    }
+    let depth = object_depth(schema);
+    if depth > 10 {
+        lints.push(Lint::error(
+            "",
+            format!("objects nested {depth} levels deep; strict mode allows 10"),
+        ));
+    }
+}
+
+/// Strict mode takes a `$ref` only alone: one with sibling keywords (a
+/// field's description, say) becomes its target with the siblings merged in.
+fn inline_refs_with_siblings(schema: &mut Value, lints: &mut Vec<Lint>) {
+    let root = schema.clone();
+    visit_mut(schema, "", &mut |node, path| {
+        let Value::Object(object) = node else { return };
+        if object.len() < 2 {
+            return;
+        }
+        let Some(Value::String(reference)) = object.get("$ref").cloned() else {
+            return;
+        };
+        let Some(Value::Object(target)) = resolve(&root, &reference) else {
+            lints.push(Lint::error(
+                format!("{path}/$ref"),
+                format!("`{reference}` cannot be resolved"),
+            ));
+            return;
+        };
+        object.remove("$ref");
+        for (key, value) in target {
+            match object.get(key) {
+                None => {
+                    object.insert(key.clone(), value.clone());
+                }
+                Some(existing) if existing == value || ANNOTATIONS.contains(&key.as_str()) => {}
+                Some(_) => lints.push(Lint::error(
+                    format!("{path}/{key}"),
+                    format!("`{key}` is given both next to `$ref` and in `{reference}`"),
+                )),
+            }
+        }
+    });
+}
+
+/// Keywords that describe and do not validate.
+const ANNOTATIONS: &[&str] = &[
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+];
+
+fn is_object_schema(object: &Map<String, Value>) -> bool {
+    object.get("type") == Some(&json!("object")) || object.contains_key("properties")
+}
+
+/// `allOf: [one]` folded into its parent when their keywords do not clash.
+fn merge_single_all_of(object: &mut Map<String, Value>) {
+    let Some(Value::Array(all)) = object.get("allOf") else {
+        return;
+    };
+    let [Value::Object(only)] = all.as_slice() else {
+        return;
+    };
+    if only.keys().any(|key| object.contains_key(key)) {
+        return;
+    }
+    let only = only.clone();
+    object.remove("allOf");
+    object.extend(only);
+}
+
+/// Lets a schema also accept `null`.
+fn make_nullable(schema: &mut Value) {
+    let Value::Object(object) = schema else {
+        return;
+    };
+    match object.get_mut("type") {
+        Some(Value::String(kind)) if kind != "null" => {
+            let kind = std::mem::take(kind);
+            object.insert("type".to_owned(), json!([kind, "null"]));
+        }
+        Some(Value::Array(kinds)) if !kinds.contains(&json!("null")) => kinds.push(json!("null")),
+        Some(_) => {}
+        None => {
+            if let Some(Value::Array(branches)) = object.get_mut("anyOf") {
+                if !branches
+                    .iter()
+                    .any(|b| b.get("type") == Some(&json!("null")))
+                {
+                    branches.push(json!({"type": "null"}));
+                }
+                return;
+            }
+            let inner = std::mem::take(object);
+            object.insert(
+                "anyOf".to_owned(),
+                json!([Value::Object(inner), {"type": "null"}]),
+            );
+            return;
+        }
+    }
+    if let Some(Value::Array(values)) = object.get_mut("enum") {
+        if !values.contains(&Value::Null) {
+            values.push(Value::Null);
+        }
+    }
+}
+
+/// How deeply objects nest (the root object is 1).
+fn object_depth(schema: &Value) -> usize {
+    let Value::Object(object) = schema else {
+        return 0;
+    };
+    let own = usize::from(is_object_schema(object));
+    let mut deepest = 0;
+    for (key, child) in object {
+        let children: Vec<&Value> = if SINGLE.contains(&key.as_str()) {
+            vec![child]
+        } else if LISTS.contains(&key.as_str()) {
+            child
+                .as_array()
+                .map(|a| a.iter().collect())
+                .unwrap_or_default()
+        } else if MAPS.contains(&key.as_str()) {
+            child
+                .as_object()
+                .map(|m| m.values().collect())
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        for child in children {
+            deepest = deepest.max(object_depth(child));
+        }
+    }
+    own + deepest
+}
+
+/// Anthropic: the schema nearly as is, but no combinator at the root.
+pub fn anthropic(schema: &mut Value, lints: &mut Vec<Lint>) {
+    if let Value::Object(root) = schema {
+        for keyword in ["anyOf", "oneOf", "allOf"] {
+            if root.contains_key(keyword) {
+                lints.push(Lint::error(
+                    format!("/{keyword}"),
+                    format!("`{keyword}` is not allowed at the root of an Anthropic tool schema"),
+                ));
+            }
+        }
+    }
+}
+
+/// Gemini's OpenAPI subset: references inlined, one type plus `nullable`,
+/// `anyOf` for `oneOf`, `enum` for `const`, string enums only, and none of
+/// the keywords it does not know. Objects need properties.
+pub fn gemini(schema: &mut Value, lints: &mut Vec<Lint>) {
+    inline_refs(schema, lints);
+    visit_mut(schema, "", &mut |node, path| {
+        let Value::Object(object) = node else { return };
+        for keyword in ["title", "$schema", "examples", "default"] {
+            object.remove(keyword);
+        }
+        for keyword in [
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "propertyNames",
+            "uniqueItems",
+            "additionalProperties",
+            "patternProperties",
+        ] {
+            if object.remove(keyword).is_some() && keyword != "additionalProperties" {
+                lints.push(Lint::warning(format!("{path}/{keyword}"), format!("`{keyword}` is not supported by Gemini and was left out (the runtime still checks it)")));
+            }
+        }
+        if let Some(one_of) = object.remove("oneOf") {
+            object.insert("anyOf".to_owned(), one_of);
+        }
+        if let Some(constant) = object.remove("const") {
+            object.insert("enum".to_owned(), Value::Array(vec![constant]));
+        }
+        fold_nullable_any_of(object);
+        if let Some(Value::Array(kinds)) = object.get("type").cloned() {
+            let non_null: Vec<&Value> = kinds.iter().filter(|k| *k != "null").collect();
+            match non_null.as_slice() {
+                [single] => {
+                    object.insert("type".to_owned(), (*single).clone());
+                    if non_null.len() < kinds.len() {
+                        object.insert("nullable".to_owned(), Value::Bool(true));
+                    }
+                }
+                _ => lints.push(Lint::error(
+                    format!("{path}/type"),
+                    "Gemini takes one type per schema",
+                )),
+            }
+        }
+        if let Some(Value::Array(values)) = object.get_mut("enum") {
+            if values.contains(&Value::Null) {
+                values.retain(|v| !v.is_null());
+                object.insert("nullable".to_owned(), Value::Bool(true));
+            }
+        }
+        if let Some(Value::Array(values)) = object.get("enum") {
+            if values.iter().any(|v| !v.is_string()) {
+                lints.push(Lint::error(
+                    format!("{path}/enum"),
+                    "Gemini enums hold strings only",
+                ));
+            }
+        }
+        let empty_object = object.get("type") == Some(&json!("object"))
+            && object
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_none_or(Map::is_empty);
+        if empty_object && !path.is_empty() {
+            lints.push(Lint::error(
+                path,
+                "Gemini objects need declared properties; a map type cannot be expressed",
+            ));
+        }
+    });
+}
+
+/// `anyOf: [X, {type: null}]` as `X` with `nullable: true`.
+fn fold_nullable_any_of(object: &mut Map<String, Value>) {
+    let Some(Value::Array(branches)) = object.get("anyOf") else {
+        return;
+    };
+    let is_null = |b: &Value| b.get("type") == Some(&json!("null"));
+    if branches.len() != 2 || branches.iter().filter(|b| is_null(b)).count() != 1 {
+        return;
+    }
+    let Some(Value::Object(other)) = branches.iter().find(|b| !is_null(b)).cloned() else {
+        return;
+    };
+    if other
+        .keys()
+        .any(|key| object.contains_key(key) && key != "anyOf")
+    {
+        return;
+    }
+    object.remove("anyOf");
+    object.extend(other);
+    object.insert("nullable".to_owned(), Value::Bool(true));
+}
+
+/// MCP: an output schema must describe an object; a scalar output is
+/// wrapped as `{"result": ..}` (and so is its structured content).
+pub fn mcp_output_schema(schema: &Value) -> (Value, bool) {
+    if schema.get("type") == Some(&json!("object")) {
+        return (schema.clone(), false);
+    }
+    let mut inner = schema.clone();
+    let mut defs = None;
+    if let Value::Object(object) = &mut inner {
+        object.remove("$schema");
+        defs = object.remove("$defs");
+    }
+    let mut wrapped = json!({
+        "type": "object",
+        "properties": {"result": inner},
+        "required": ["result"],
+    });
+    if let Some(defs) = defs {
+        wrapped["$defs"] = defs;
+    }
+    (wrapped, true)
+}
