@@ -48,7 +48,13 @@ pub fn tool(spec: &ToolSpec) -> Value {
     if let Some(output) = &spec.output_schema {
         tool["outputSchema"] = schema::mcp_output_schema(output).0;
     }
-    if !spec.annotations.is_empty() {
+    // Hints go in `annotations` (with the title, for older clients); a
+    // title alone goes at the top only.
+    let hints = ToolAnnotations {
+        title: None,
+        ..spec.annotations.clone()
+    };
+    if !hints.is_empty() {
         tool["annotations"] = serde_json::to_value(&spec.annotations).unwrap_or(Value::Null);
     }
     tool
