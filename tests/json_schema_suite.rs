@@ -121,6 +121,53 @@ fn validator_agrees_with_every_required_verdict() {
     );
 }
 
+/// `$ref` inlining must keep every verdict of each suite schema it accepts.
+#[test]
+#[cfg_attr(not(behest_shared), ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder")]
+fn inlining_references_keeps_every_verdict() {
+    let suite = shared_dir().join("data/json-schema-test-suite");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(suite.join("tests/draft2020-12"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let (mut accepted, mut refused, mut with_refs) = (0usize, 0usize, 0usize);
+    let mut disagreements = Vec::new();
+    for path in &files {
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        let cases: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        for case in &cases {
+            let description = case["description"].as_str().unwrap();
+            let mut inlined = case["schema"].clone();
+            let mut lints = Vec::new();
+            behest::providers::schema::inline_refs(&mut inlined, &mut lints);
+            if !lints.is_empty() {
+                refused += 1;
+                continue;
+            }
+            let Ok(validator) = ArgumentValidator::compile(&inlined) else {
+                refused += 1;
+                continue;
+            };
+            accepted += 1;
+            with_refs += usize::from(case["schema"].to_string().contains("\"$ref\""));
+            for test in case["tests"].as_array().unwrap() {
+                let test_description = test["description"].as_str().unwrap();
+                if is_exception(&file, description, test_description) {
+                    continue;
+                }
+                if validator.is_valid(&test["data"]) != test["valid"].as_bool().unwrap() {
+                    disagreements.push(format!("{file} / {description} / {test_description}"));
+                }
+            }
+        }
+    }
+    println!("{accepted} schemas inlined ({with_refs} with references), {refused} refused");
+    assert!(with_refs > 20, "the suite exercises inlining: {with_refs} schemas with references");
+    assert!(disagreements.is_empty(), "inlining changed verdicts:\n{}", disagreements.join("\n"));
+}
+
 #[test]
 fn listed_exceptions_have_reasons() {
     for (file, case, test, reason) in EXCEPTIONS {
