@@ -123,7 +123,10 @@ fn validator_agrees_with_every_required_verdict() {
 
 /// `$ref` inlining must keep every verdict of each suite schema it accepts.
 #[test]
-#[cfg_attr(not(behest_shared), ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder")]
+#[cfg_attr(
+    not(behest_shared),
+    ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder"
+)]
 fn inlining_references_keeps_every_verdict() {
     let suite = shared_dir().join("data/json-schema-test-suite");
     let mut files: Vec<PathBuf> = std::fs::read_dir(suite.join("tests/draft2020-12"))
@@ -136,7 +139,8 @@ fn inlining_references_keeps_every_verdict() {
     let mut disagreements = Vec::new();
     for path in &files {
         let file = path.file_name().unwrap().to_string_lossy().into_owned();
-        let cases: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let cases: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         for case in &cases {
             let description = case["description"].as_str().unwrap();
             let mut inlined = case["schema"].clone();
@@ -164,8 +168,15 @@ fn inlining_references_keeps_every_verdict() {
         }
     }
     println!("{accepted} schemas inlined ({with_refs} with references), {refused} refused");
-    assert!(with_refs > 20, "the suite exercises inlining: {with_refs} schemas with references");
-    assert!(disagreements.is_empty(), "inlining changed verdicts:\n{}", disagreements.join("\n"));
+    assert!(
+        with_refs > 20,
+        "the suite exercises inlining: {with_refs} schemas with references"
+    );
+    assert!(
+        disagreements.is_empty(),
+        "inlining changed verdicts:\n{}",
+        disagreements.join("\n")
+    );
 }
 
 #[test]

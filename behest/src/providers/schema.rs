@@ -623,3 +623,220 @@ pub fn mcp_output_schema(schema: &Value) -> (Value, bool) {
     }
     (wrapped, true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(pass: fn(&mut Value, &mut Vec<Lint>), mut schema: Value) -> (Value, Vec<String>) {
+        let mut lints = Vec::new();
+        pass(&mut schema, &mut lints);
+        (schema, lints.iter().map(ToString::to_string).collect())
+    }
+
+    #[test]
+    fn common_drops_root_noise_and_unknown_formats() {
+        let (schema, lints) = run(
+            common,
+            json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "title": "Args",
+                "type": "object",
+                "properties": {
+                    "n": {"type": "integer", "format": "uint32", "minimum": 0},
+                    "when": {"type": "string", "format": "date-time"},
+                    "id": {"type": "string", "format": "snowflake", "description": "The id."}
+                }
+            }),
+        );
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "n": {"type": "integer", "minimum": 0},
+                    "when": {"type": "string", "format": "date-time"},
+                    "id": {"type": "string", "description": "The id. Format: snowflake."}
+                }
+            })
+        );
+        assert_eq!(lints, ["non-standard format `snowflake` moved into the description at /properties/id/format"]);
+        let (_, lints) = run(common, json!({"type": "string"}));
+        assert_eq!(
+            lints,
+            ["the root of a tool's input schema must be an object at /"]
+        );
+    }
+
+    #[test]
+    fn inlining_replaces_references_and_keeps_siblings_as_all_of() {
+        let (schema, lints) = run(
+            inline_refs,
+            json!({
+                "type": "object",
+                "properties": {
+                    "a": {"$ref": "#/$defs/A"},
+                    "b": {"$ref": "#/$defs/A", "description": "B."}
+                },
+                "$defs": {"A": {"type": "string"}}
+            }),
+        );
+        assert!(lints.is_empty(), "{lints:?}");
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "a": {"type": "string"},
+                    "b": {"description": "B.", "allOf": [{"type": "string"}]}
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn inlining_refuses_recursion_and_outside_references() {
+        let (_, lints) = run(
+            inline_refs,
+            json!({"type": "object", "properties": {"n": {"$ref": "#/$defs/N"}}, "$defs": {"N": {"type": "object", "properties": {"next": {"$ref": "#/$defs/N"}}}}}),
+        );
+        assert_eq!(lints, ["`#/$defs/N` is recursive; a recursive type cannot be inlined at /properties/n/properties/next/$ref"]);
+        let (_, lints) = run(inline_refs, json!({"$ref": "https://example.com/s.json"}));
+        assert_eq!(
+            lints,
+            ["`https://example.com/s.json` is not a reference inside this schema at /$ref"]
+        );
+    }
+
+    #[test]
+    fn strict_mode_closes_objects_and_makes_optional_fields_nullable() {
+        let (schema, lints) = run(
+            openai_strict,
+            json!({
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": "integer", "default": 3},
+                    "mode": {"enum": ["car", "train"], "type": "string"},
+                    "shape": {"oneOf": [{"type": "string"}, {"type": "integer"}]}
+                },
+                "required": ["city", "shape"]
+            }),
+        );
+        assert!(lints.is_empty(), "{lints:?}");
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": ["integer", "null"]},
+                    "mode": {"enum": ["car", "train", null], "type": ["string", "null"]},
+                    "shape": {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+                },
+                "required": ["city", "days", "mode", "shape"]
+            })
+        );
+    }
+
+    #[test]
+    fn strict_mode_reports_what_it_cannot_express() {
+        let (_, lints) = run(
+            openai_strict,
+            json!({
+                "type": "object",
+                "properties": {
+                    "tags": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "odd": {"not": {"type": "null"}}
+                },
+                "required": ["tags", "odd"]
+            }),
+        );
+        assert_eq!(
+            lints,
+            [
+                "`not` is not allowed in strict mode at /properties/odd/not",
+                "map type is not allowed in strict mode at /properties/tags/additionalProperties",
+            ]
+        );
+        let deep = (0..11).fold(
+            json!({"type": "string"}),
+            |inner, _| json!({"type": "object", "properties": {"x": inner}, "required": ["x"]}),
+        );
+        let (_, lints) = run(openai_strict, deep);
+        assert_eq!(
+            lints,
+            ["objects nested 11 levels deep; strict mode allows 10 at /"]
+        );
+    }
+
+    #[test]
+    fn anthropic_refuses_root_combinators() {
+        let (_, lints) = run(
+            anthropic,
+            json!({"type": "object", "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}),
+        );
+        assert_eq!(
+            lints,
+            ["`anyOf` is not allowed at the root of an Anthropic tool schema at /anyOf"]
+        );
+    }
+
+    #[test]
+    fn gemini_takes_one_type_and_string_enums() {
+        let (schema, lints) = run(
+            gemini,
+            json!({
+                "type": "object",
+                "title": "Args",
+                "properties": {
+                    "name": {"type": ["string", "null"]},
+                    "unit": {"anyOf": [{"$ref": "#/$defs/Unit"}, {"type": "null"}]},
+                    "kind": {"const": "fixed"},
+                    "level": {"type": "integer", "exclusiveMinimum": 0}
+                },
+                "$defs": {"Unit": {"type": "string", "enum": ["c", "f"]}}
+            }),
+        );
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "nullable": true},
+                    "unit": {"type": "string", "enum": ["c", "f"], "nullable": true},
+                    "kind": {"enum": ["fixed"]},
+                    "level": {"type": "integer"}
+                }
+            })
+        );
+        assert_eq!(
+            lints,
+            ["`exclusiveMinimum` is not supported by Gemini and was left out (the runtime still checks it) at /properties/level/exclusiveMinimum"]
+        );
+        let (_, lints) = run(
+            gemini,
+            json!({"type": "object", "properties": {"n": {"enum": [1, 2]}, "m": {"type": "object", "additionalProperties": {"type": "string"}}}}),
+        );
+        assert_eq!(
+            lints,
+            [
+                "Gemini objects need declared properties; a map type cannot be expressed at /properties/m",
+                "Gemini enums hold strings only at /properties/n/enum",
+            ]
+        );
+    }
+
+    #[test]
+    fn mcp_wraps_scalar_output_schemas() {
+        let (wrapped, changed) = mcp_output_schema(&json!({"$schema": "x", "type": "integer"}));
+        assert!(changed);
+        assert_eq!(
+            wrapped,
+            json!({"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]})
+        );
+        let object = json!({"type": "object", "properties": {}});
+        assert_eq!(mcp_output_schema(&object), (object, false));
+    }
+}

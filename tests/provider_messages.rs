@@ -1,0 +1,156 @@
+//! Conversations through each provider's message list and back, and bad
+//! payloads as clear errors.
+
+use behest::providers::{anthropic, gemini, mcp, openai};
+use behest::run::ToolResultMessage;
+use behest::{AssistantMessage, Message, ToolCall, ToolError, ToolRegistry, ToolRuntime};
+use serde_json::json;
+
+fn conversation() -> Vec<Message> {
+    vec![
+        Message::system("Be brief."),
+        Message::user("Weather in Paris and Oslo?"),
+        Message::Assistant(AssistantMessage {
+            text: Some("Checking.".into()),
+            tool_calls: vec![
+                ToolCall::new("c1", "get_weather", json!({"city": "Paris"})),
+                ToolCall::new("c2", "get_weather", json!({"city": "Oslo"})),
+            ],
+        }),
+        Message::ToolResult(ToolResultMessage {
+            call_id: "c1".into(),
+            tool_name: "get_weather".into(),
+            content: "Sunny".into(),
+            structured: None,
+            is_error: false,
+        }),
+        Message::ToolResult(ToolResultMessage {
+            call_id: "c2".into(),
+            tool_name: "get_weather".into(),
+            content: "no data for Oslo".into(),
+            structured: None,
+            is_error: true,
+        }),
+        Message::Assistant(AssistantMessage::text("Sunny in Paris; no data for Oslo.")),
+    ]
+}
+
+/// What survives every provider: OpenAI has no error flag on results.
+fn without_error_flags(conversation: Vec<Message>) -> Vec<Message> {
+    conversation
+        .into_iter()
+        .map(|message| match message {
+            Message::ToolResult(mut result) => {
+                result.is_error = false;
+                Message::ToolResult(result)
+            }
+            other => other,
+        })
+        .collect()
+}
+
+/// Call arguments decoded: OpenAI carries them as JSON text.
+fn decoded(conversation: Vec<Message>) -> Vec<Message> {
+    conversation
+        .into_iter()
+        .map(|message| match message {
+            Message::Assistant(mut assistant) => {
+                for call in &mut assistant.tool_calls {
+                    if let serde_json::Value::String(text) = &call.arguments {
+                        call.arguments = serde_json::from_str(text).unwrap();
+                    }
+                }
+                Message::Assistant(assistant)
+            }
+            other => other,
+        })
+        .collect()
+}
+
+#[test]
+fn conversations_round_trip() {
+    let original = conversation();
+    let chat = openai::from_chat_messages(&openai::chat_messages(&original)).unwrap();
+    assert_eq!(decoded(chat), without_error_flags(original.clone()));
+
+    let responses =
+        decoded(openai::from_responses_input(&openai::responses_input(&original)).unwrap());
+    let expected = without_error_flags(original.clone());
+    assert_eq!(responses, expected);
+
+    let (system, messages) = anthropic::messages(&original);
+    assert_eq!(
+        messages[2]["content"].as_array().unwrap().len(),
+        2,
+        "both results in one user message"
+    );
+    let back = anthropic::from_messages(system.map(serde_json::Value::String).as_ref(), &messages)
+        .unwrap();
+    assert_eq!(back, original);
+
+    let (system, contents) = gemini::contents(&original);
+    let back = gemini::from_contents(system.as_ref(), &contents).unwrap();
+    assert_eq!(back, original);
+}
+
+#[test]
+fn bad_payloads_are_errors_not_panics() {
+    assert!(openai::parse_chat_response(&json!({})).is_err());
+    assert!(openai::parse_chat_response(
+        &json!({"choices": [{"message": {"tool_calls": [{"function": {"name": "x"}}]}}]})
+    )
+    .is_err());
+    assert!(
+        openai::parse_responses_response(&json!({"output": [{"type": "function_call"}]})).is_err()
+    );
+    assert!(
+        anthropic::parse_response(&json!({"content": [{"type": "tool_use", "name": "x"}]}))
+            .is_err()
+    );
+    assert!(gemini::parse_response(&json!({"candidates": []})).is_err());
+    assert!(mcp::parse_call(&json!({"method": "tools/list"})).is_err());
+    assert!(mcp::parse_call(&json!({"method": "tools/call", "id": 1})).is_err());
+    let mut stream = anthropic::Stream::new();
+    let error = stream.push(&json!({"type": "content_block_delta", "index": 3, "delta": {"type": "input_json_delta", "partial_json": "{"}})).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "input_json_delta for block 3, which did not start"
+    );
+    let mut stream = openai::ChatStream::new();
+    assert!(stream
+        .push(&json!({"choices": [{"delta": {"tool_calls": [{"function": {"arguments": "{"}}]}}]}))
+        .is_err());
+}
+
+#[tokio::test]
+async fn a_stream_cut_short_reaches_the_model_as_an_argument_error() {
+    /// Look a word up.
+    #[behest::tool]
+    fn lookup(word: String) -> String {
+        word
+    }
+    let mut stream = openai::ChatStream::new();
+    stream.push(&json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "call_1", "function": {"name": "lookup", "arguments": "{\"wo"}}]}}]})).unwrap();
+    let message = stream.finish();
+    let mut registry = ToolRegistry::new();
+    registry.register_tool(std::sync::Arc::new(Lookup)).unwrap();
+    let result = ToolRuntime::new(registry)
+        .call(message.tool_calls[0].clone())
+        .await;
+    assert!(matches!(
+        result.outcome,
+        Err(ToolError::InvalidArguments { .. })
+    ));
+    assert!(
+        result.to_model_text().contains("cut short"),
+        "{}",
+        result.to_model_text()
+    );
+    let formatted = openai::chat_result(&result);
+    assert_eq!(formatted["tool_call_id"], "call_1");
+    let formatted = mcp::call_result(&result);
+    assert_eq!(
+        formatted["isError"], true,
+        "an argument error is a tool error result in MCP"
+    );
+}
