@@ -39,6 +39,16 @@ fn exports_of_representative_tools() {
 }
 
 #[test]
+fn gemini_export_of_the_tools_it_can_express() {
+    let mut registry = ToolRegistry::new();
+    registry.register_tool(Arc::new(representative::PlanTrip)).unwrap();
+    registry.register_tool(Arc::new(representative::SearchDocs)).unwrap();
+    registry.register_tool(Arc::new(representative::Now)).unwrap();
+    let export = providers::export(&registry, Provider::Gemini, &ExportOptions::default()).unwrap();
+    insta::assert_json_snapshot!("gemini_expressible", json!({"tools": export.tools, "lints": export.lints}));
+}
+
+#[test]
 fn strict_export_fails_on_map_types_unless_the_tool_may_fall_back() {
     let all_strict = ExportOptions {
         strict: Strictness::All,

@@ -531,6 +531,10 @@ pub fn gemini(schema: &mut Value, lints: &mut Vec<Lint>) {
         if let Some(one_of) = object.remove("oneOf") {
             object.insert("anyOf".to_owned(), one_of);
         }
+        merge_single_all_of(object);
+        if object.contains_key("allOf") {
+            lints.push(Lint::error(format!("{path}/allOf"), "Gemini does not take `allOf`"));
+        }
         if let Some(constant) = object.remove("const") {
             object.insert("enum".to_owned(), Value::Array(vec![constant]));
         }
