@@ -41,11 +41,20 @@ fn exports_of_representative_tools() {
 #[test]
 fn gemini_export_of_the_tools_it_can_express() {
     let mut registry = ToolRegistry::new();
-    registry.register_tool(Arc::new(representative::PlanTrip)).unwrap();
-    registry.register_tool(Arc::new(representative::SearchDocs)).unwrap();
-    registry.register_tool(Arc::new(representative::Now)).unwrap();
+    registry
+        .register_tool(Arc::new(representative::PlanTrip))
+        .unwrap();
+    registry
+        .register_tool(Arc::new(representative::SearchDocs))
+        .unwrap();
+    registry
+        .register_tool(Arc::new(representative::Now))
+        .unwrap();
     let export = providers::export(&registry, Provider::Gemini, &ExportOptions::default()).unwrap();
-    insta::assert_json_snapshot!("gemini_expressible", json!({"tools": export.tools, "lints": export.lints}));
+    insta::assert_json_snapshot!(
+        "gemini_expressible",
+        json!({"tools": export.tools, "lints": export.lints})
+    );
 }
 
 #[test]

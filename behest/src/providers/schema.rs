@@ -417,12 +417,16 @@ fn merge_single_all_of(object: &mut Map<String, Value>) {
     let [Value::Object(only)] = all.as_slice() else {
         return;
     };
-    if only.keys().any(|key| object.contains_key(key)) {
+    // An annotation such as `description` may be on both: the parent's wins.
+    let clash = |key: &String| object.contains_key(key) && !ANNOTATIONS.contains(&key.as_str());
+    if only.keys().any(clash) {
         return;
     }
     let only = only.clone();
     object.remove("allOf");
-    object.extend(only);
+    for (key, value) in only {
+        object.entry(key).or_insert(value);
+    }
 }
 
 /// Lets a schema also accept `null`.
@@ -533,7 +537,10 @@ pub fn gemini(schema: &mut Value, lints: &mut Vec<Lint>) {
         }
         merge_single_all_of(object);
         if object.contains_key("allOf") {
-            lints.push(Lint::error(format!("{path}/allOf"), "Gemini does not take `allOf`"));
+            lints.push(Lint::error(
+                format!("{path}/allOf"),
+                "Gemini does not take `allOf`",
+            ));
         }
         if let Some(constant) = object.remove("const") {
             object.insert("enum".to_owned(), Value::Array(vec![constant]));
