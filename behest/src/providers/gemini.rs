@@ -2,7 +2,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::openai::tool_name_of;
+use super::openai::{last_call, tool_name_of};
 use super::{
     arguments_object, convert, finish, schema, str_field, Export, ExportError, ParseError, Provider,
 };
@@ -363,17 +363,6 @@ fn part_texts(parts: &[Value]) -> String {
 
 /// The made-up id of the last call of `name`, for a response without an id.
 fn generated_id_for(conversation: &[Message], name: &str) -> String {
-    conversation
-        .iter()
-        .rev()
-        .find_map(|message| match message {
-            Message::Assistant(assistant) => assistant
-                .tool_calls
-                .iter()
-                .rev()
-                .find(|call| call.tool_name == name)
-                .map(|call| call.call_id.clone()),
-            _ => None,
-        })
-        .unwrap_or_else(|| format!("{GENERATED_ID}0"))
+    last_call(conversation, |call| call.tool_name == name)
+        .map_or_else(|| format!("{GENERATED_ID}0"), |call| call.call_id.clone())
 }

@@ -242,14 +242,20 @@ impl ChatStream {
 
     /// The assembled message.
     pub fn finish(self) -> AssistantMessage {
-        AssistantMessage {
-            text: (!self.text.is_empty()).then_some(self.text),
-            tool_calls: self
-                .calls
-                .into_values()
-                .map(|call| ToolCall::new(call.id, call.name, Value::String(call.arguments)))
-                .collect(),
-        }
+        assembled(self.text, self.calls)
+    }
+}
+
+/// A message from streamed text and calls, in index order; an index that
+/// never got a name (no call started there) is skipped.
+fn assembled(text: String, calls: BTreeMap<u64, PartialCall>) -> AssistantMessage {
+    AssistantMessage {
+        text: (!text.is_empty()).then_some(text),
+        tool_calls: calls
+            .into_values()
+            .filter(|call| !call.name.is_empty())
+            .map(|call| ToolCall::new(call.id, call.name, Value::String(call.arguments)))
+            .collect(),
     }
 }
 
@@ -357,15 +363,7 @@ impl ResponsesStream {
 
     /// The assembled message.
     pub fn finish(self) -> AssistantMessage {
-        AssistantMessage {
-            text: (!self.text.is_empty()).then_some(self.text),
-            tool_calls: self
-                .calls
-                .into_values()
-                .filter(|call| !call.name.is_empty())
-                .map(|call| ToolCall::new(call.id, call.name, Value::String(call.arguments)))
-                .collect(),
-        }
+        assembled(self.text, self.calls)
     }
 }
 
@@ -445,18 +443,22 @@ pub fn from_chat_messages(messages: &[Value]) -> Result<Vec<Message>, ParseError
 
 /// The name of the tool that call `call_id` called, from the conversation.
 pub(crate) fn tool_name_of(conversation: &[Message], call_id: &str) -> String {
-    conversation
-        .iter()
-        .rev()
-        .find_map(|message| match message {
-            Message::Assistant(assistant) => assistant
-                .tool_calls
-                .iter()
-                .find(|call| call.call_id == call_id)
-                .map(|call| call.tool_name.clone()),
-            _ => None,
-        })
+    last_call(conversation, |call| call.call_id == call_id)
+        .map(|call| call.tool_name.clone())
         .unwrap_or_default()
+}
+
+/// The latest call in the conversation that `wanted` accepts.
+pub(crate) fn last_call(
+    conversation: &[Message],
+    wanted: impl Fn(&ToolCall) -> bool,
+) -> Option<&ToolCall> {
+    conversation.iter().rev().find_map(|message| match message {
+        Message::Assistant(assistant) => {
+            assistant.tool_calls.iter().rev().find(|call| wanted(call))
+        }
+        _ => None,
+    })
 }
 
 /// A conversation as Responses `input` items.
