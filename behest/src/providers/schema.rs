@@ -279,9 +279,7 @@ pub fn openai_strict(schema: &mut Value, lints: &mut Vec<Lint>) {
     visit_mut(schema, "", &mut |node, path| {
         let Value::Object(object) = node else { return };
         object.remove("default");
-        if let Some(one_of) = object.remove("oneOf") {
-            object.insert("anyOf".to_owned(), one_of);
-        }
+        one_of_as_any_of(object, path, lints);
         merge_single_all_of(object);
         for keyword in [
             "allOf",
@@ -409,6 +407,92 @@ fn is_object_schema(object: &Map<String, Value>) -> bool {
     object.get("type") == Some(&json!("object")) || object.contains_key("properties")
 }
 
+/// `oneOf` as `anyOf`, which the providers take. The same when the branches
+/// cannot overlap, as for tagged enums (each branch has its own `const` or
+/// `enum` tag); otherwise a warning: the runtime still checks `oneOf`.
+fn one_of_as_any_of(object: &mut Map<String, Value>, path: &str, lints: &mut Vec<Lint>) {
+    let Some(one_of) = object.remove("oneOf") else {
+        return;
+    };
+    if !branches_are_tagged(&one_of) && !branches_differ_in_type(&one_of) {
+        lints.push(Lint::warning(
+            format!("{path}/oneOf"),
+            "`oneOf` sent as `anyOf`: a value matching several branches is no longer refused by the schema (the runtime still refuses it)",
+        ));
+    }
+    object.insert("anyOf".to_owned(), one_of);
+}
+
+/// Whether every branch has one `type`, all different (`integer` and
+/// `number` overlap, so they count as one).
+fn branches_differ_in_type(branches: &Value) -> bool {
+    let Some(branches) = branches.as_array() else {
+        return false;
+    };
+    let mut seen = Vec::new();
+    branches.iter().all(|branch| {
+        let Some(kind) = branch.get("type").and_then(Value::as_str) else {
+            return false;
+        };
+        let kind = if kind == "integer" { "number" } else { kind };
+        let fresh = !seen.contains(&kind);
+        seen.push(kind);
+        fresh
+    })
+}
+
+/// Whether some property holds a distinct `const` (or one-value `enum`) in
+/// every branch, so that no value matches two branches.
+fn branches_are_tagged(branches: &Value) -> bool {
+    let Some(branches) = branches.as_array() else {
+        return false;
+    };
+    let tag_of = |branch: &Value, name: &str| -> Option<Value> {
+        let property = branch.get("properties")?.get(name)?;
+        let required = branch
+            .get("required")?
+            .as_array()?
+            .iter()
+            .any(|n| n == name);
+        let tag = property.get("const").cloned().or_else(|| {
+            property
+                .get("enum")?
+                .as_array()
+                .filter(|values| values.len() == 1)?
+                .first()
+                .cloned()
+        })?;
+        required.then_some(tag)
+    };
+    let Some(first) = branches
+        .first()
+        .and_then(|b| b.get("properties"))
+        .and_then(Value::as_object)
+    else {
+        // Unit variants of an enum: `oneOf` of `const`s (or of one-value enums).
+        let constants: Vec<Option<&Value>> = branches.iter().map(|b| b.get("const")).collect();
+        return constants.iter().all(Option::is_some) && {
+            let mut seen = Vec::new();
+            constants.into_iter().flatten().all(|c| {
+                let fresh = !seen.contains(&c);
+                seen.push(c);
+                fresh
+            })
+        };
+    };
+    first.keys().any(|name| {
+        let tags: Vec<Option<Value>> = branches.iter().map(|b| tag_of(b, name)).collect();
+        tags.iter().all(Option::is_some) && {
+            let mut seen = Vec::new();
+            tags.into_iter().flatten().all(|tag| {
+                let fresh = !seen.contains(&tag);
+                seen.push(tag);
+                fresh
+            })
+        }
+    })
+}
+
 /// `allOf: [one]` folded into its parent when their keywords do not clash.
 fn merge_single_all_of(object: &mut Map<String, Value>) {
     let Some(Value::Array(all)) = object.get("allOf") else {
@@ -532,9 +616,7 @@ pub fn gemini(schema: &mut Value, lints: &mut Vec<Lint>) {
                 lints.push(Lint::warning(format!("{path}/{keyword}"), format!("`{keyword}` is not supported by Gemini and was left out (the runtime still checks it)")));
             }
         }
-        if let Some(one_of) = object.remove("oneOf") {
-            object.insert("anyOf".to_owned(), one_of);
-        }
+        one_of_as_any_of(object, path, lints);
         merge_single_all_of(object);
         if object.contains_key("allOf") {
             lints.push(Lint::error(
@@ -780,6 +862,23 @@ mod tests {
             lints,
             ["objects nested 11 levels deep; strict mode allows 10 at /"]
         );
+    }
+
+    #[test]
+    fn one_of_becomes_any_of_with_a_warning_only_when_branches_can_overlap() {
+        let tagged = json!({"type": "object", "properties": {"to": {"oneOf": [
+            {"type": "object", "properties": {"kind": {"const": "email"}}, "required": ["kind"]},
+            {"type": "object", "properties": {"kind": {"const": "team"}}, "required": ["kind"]}
+        ]}}, "required": ["to"]});
+        let (schema, lints) = run(openai_strict, tagged);
+        assert!(lints.is_empty(), "{lints:?}");
+        assert!(schema.pointer("/properties/to/anyOf").is_some());
+        let overlapping = json!({"type": "object", "properties": {"n": {"oneOf": [
+            {"type": "integer", "minimum": 0}, {"type": "number", "maximum": 10}
+        ]}}, "required": ["n"]});
+        let (_, lints) = run(openai_strict, overlapping);
+        assert_eq!(lints.len(), 1);
+        assert!(lints[0].starts_with("`oneOf` sent as `anyOf`"), "{lints:?}");
     }
 
     #[test]
