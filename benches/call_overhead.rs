@@ -7,6 +7,9 @@
 //!     decode, validation, typed parse, concurrency limit, timeout, panic
 //!     isolation, span) in a registry of N tools.
 //!
+//! `parts/*` measure the pipeline's unavoidable steps alone, to read (c)
+//! against.
+//!
 //! Run: `cargo bench --bench call_overhead`.
 
 use std::hint::black_box;
@@ -124,5 +127,23 @@ fn call_overhead(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, call_overhead);
+/// The two steps of the pipeline that any validating runtime on
+/// `serde_json::Value` pays: parsing into a `Value`, and validating it.
+fn pipeline_parts(c: &mut Criterion) {
+    let mut group = c.benchmark_group("parts");
+    group.bench_function("parse_value", |b| {
+        b.iter(|| black_box(serde_json::from_str::<Value>(black_box(TEXT)).unwrap()))
+    });
+    let validator = behest::validation::ArgumentValidator::compile(&schema()).unwrap();
+    let value: Value = serde_json::from_str(TEXT).unwrap();
+    group.bench_function("validate", |b| {
+        b.iter(|| black_box(validator.is_valid(black_box(&value))))
+    });
+    group.bench_function("typed_from_value", |b| {
+        b.iter(|| black_box(behest::arguments::parse::<Args>(black_box(value.clone())).unwrap()))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, call_overhead, pipeline_parts);
 criterion_main!(benches);
