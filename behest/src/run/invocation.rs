@@ -24,7 +24,8 @@ use crate::tool::{ToolError, ToolOutput, ToolResult, ToolSpec};
 /// Subscribe with [`on`](Self::on) (each handler gets its own copy of every
 /// [`Envelope`], in order, on its own task) and [`events`](Self::events)
 /// (a stream), then `.await` the invocation: that runs it and gives the
-/// [`RunOutcome`].
+/// [`RunOutcome`]. Handlers run on Tokio tasks, so the invocation must be
+/// awaited inside a Tokio runtime with timers enabled.
 pub struct RuntimeInvocation {
     agent: Agent,
     conversation: Vec<Message>,
