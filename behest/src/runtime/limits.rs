@@ -7,7 +7,8 @@ pub struct Limits {
     /// Largest accepted arguments, in bytes of JSON text. Default 1 MiB.
     pub max_argument_bytes: usize,
     /// Deepest accepted nesting of arrays and objects in the arguments; the
-    /// arguments object itself is level 1. Default 64.
+    /// arguments object itself is level 1. Default 64. JSON text deeper than
+    /// 128 levels is refused by the parser whatever this says.
     pub max_argument_depth: usize,
     /// How long a call may run unless its tool sets its own timeout.
     /// Default 60 s.
