@@ -52,6 +52,22 @@ fn remotes(root: &Path) -> HashMap<String, Value> {
     documents
 }
 
+/// The required test files of the suite, in name order.
+fn suite_files(suite: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(suite.join("tests/draft2020-12"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() > 40,
+        "the suite is incomplete: {} files",
+        files.len()
+    );
+    files
+}
+
 fn is_exception(file: &str, case: &str, test: &str) -> bool {
     EXCEPTIONS
         .iter()
@@ -66,17 +82,7 @@ fn is_exception(file: &str, case: &str, test: &str) -> bool {
 fn validator_agrees_with_every_required_verdict() {
     let suite = shared_dir().join("data/json-schema-test-suite");
     let documents = remotes(&suite.join("remotes"));
-    let mut files: Vec<PathBuf> = std::fs::read_dir(suite.join("tests/draft2020-12"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    assert!(
-        files.len() > 40,
-        "the suite is incomplete: {} files",
-        files.len()
-    );
+    let files = suite_files(&suite);
 
     let (mut checked, mut excepted) = (0usize, 0usize);
     let mut disagreements = Vec::new();
@@ -129,12 +135,7 @@ fn validator_agrees_with_every_required_verdict() {
 )]
 fn inlining_references_keeps_every_verdict() {
     let suite = shared_dir().join("data/json-schema-test-suite");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(suite.join("tests/draft2020-12"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
+    let files = suite_files(&suite);
     let (mut accepted, mut refused, mut with_refs) = (0usize, 0usize, 0usize);
     let mut disagreements = Vec::new();
     for path in &files {

@@ -60,20 +60,14 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     };
     valid::check_name(&tool_name, name_span, &mut cx);
     let docs = Docs::collect(&item.attrs);
-    let description = match &options.description {
-        Some(description) => {
-            let text = &description.value;
-            quote!(#text)
-        }
-        None if docs.is_empty() => {
-            cx.error_spanned_by(
-                &item.ident,
-                format!("external tool `{tool_name}` has no description: the model reads it to decide when to call the tool; add a doc comment (`/// What the tool does.`) or `#[external_tool(description = \"...\")]`"),
-            );
-            quote!("")
-        }
-        None => docs.description(),
-    };
+    let description = super::spec::description(
+        &options,
+        &docs,
+        &item.ident,
+        ("external tool", "#[external_tool"),
+        &tool_name,
+        &mut cx,
+    );
     if let Fields::Named(fields) = &item.fields {
         for field in &fields.named {
             valid::check_argument_type(&field.ty, &mut cx);

@@ -110,20 +110,14 @@ pub fn analyse(
     valid::check_name(&tool_name, name_span, cx);
 
     let docs = Docs::collect(attrs);
-    let description = match &options.description {
-        Some(description) => {
-            let text = &description.value;
-            quote!(#text)
-        }
-        None if docs.is_empty() => {
-            cx.error_spanned_by(
-                &fn_ident,
-                format!("tool `{tool_name}` has no description: the model reads it to decide when to call the tool; add a doc comment (`/// What the tool does.`) or `#[tool(description = \"...\")]`"),
-            );
-            quote!("")
-        }
-        None => docs.description(),
-    };
+    let description = super::spec::description(
+        &options,
+        &docs,
+        &fn_ident,
+        ("tool", "#[tool"),
+        &tool_name,
+        cx,
+    );
 
     let mut receiver = if in_impl {
         Receiver::Associated
