@@ -15,37 +15,33 @@ pub enum Target {
     ImplBlock,
 }
 
+/// The arguments of `#[tool]`; `#[external_tool]` takes them all but
+/// `timeout` (its calls run elsewhere).
+const TOOL_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "title",
+    "read_only",
+    "destructive",
+    "idempotent",
+    "open_world",
+    "timeout",
+    "strict",
+    "needs_approval",
+    "allow_unknown_arguments",
+    "crate",
+];
+
 impl Target {
-    fn keys(self) -> &'static [&'static str] {
+    fn keys(self) -> Vec<&'static str> {
         match self {
-            Target::Function => &[
-                "name",
-                "description",
-                "title",
-                "read_only",
-                "destructive",
-                "idempotent",
-                "open_world",
-                "timeout",
-                "strict",
-                "needs_approval",
-                "allow_unknown_arguments",
-                "crate",
-            ],
-            Target::ExternalTool => &[
-                "name",
-                "description",
-                "title",
-                "read_only",
-                "destructive",
-                "idempotent",
-                "open_world",
-                "strict",
-                "needs_approval",
-                "allow_unknown_arguments",
-                "crate",
-            ],
-            Target::ImplBlock => &["crate"],
+            Target::Function => TOOL_KEYS.to_vec(),
+            Target::ExternalTool => TOOL_KEYS
+                .iter()
+                .copied()
+                .filter(|key| *key != "timeout")
+                .collect(),
+            Target::ImplBlock => vec!["crate"],
         }
     }
 

@@ -59,24 +59,17 @@ fn parameters(
 
 /// The registry as Chat Completions `tools`.
 pub fn chat_tools(registry: &ToolRegistry, options: &ExportOptions) -> Result<Export, ExportError> {
-    finish(
-        registry
-            .specs()
-            .map(|spec| {
-                let (parameters, strict, lints) = parameters(registry, spec, options);
-                let declaration = json!({
-                    "type": "function",
-                    "function": {
-                        "name": spec.name,
-                        "description": spec.description,
-                        "parameters": parameters,
-                        "strict": strict,
-                    }
-                });
-                (declaration, lints)
-            })
-            .collect(),
-    )
+    declarations(registry, options, |spec, parameters, strict| {
+        json!({
+            "type": "function",
+            "function": {
+                "name": spec.name,
+                "description": spec.description,
+                "parameters": parameters,
+                "strict": strict,
+            }
+        })
+    })
 }
 
 /// The registry as Responses `tools`; `strict` is always sent, since it
@@ -85,19 +78,29 @@ pub fn responses_tools(
     registry: &ToolRegistry,
     options: &ExportOptions,
 ) -> Result<Export, ExportError> {
+    declarations(registry, options, |spec, parameters, strict| {
+        json!({
+            "type": "function",
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": parameters,
+            "strict": strict,
+        })
+    })
+}
+
+/// Every tool's parameters and strictness, in the shape `declare` gives.
+fn declarations(
+    registry: &ToolRegistry,
+    options: &ExportOptions,
+    declare: impl Fn(&ToolSpec, Value, bool) -> Value,
+) -> Result<Export, ExportError> {
     finish(
         registry
             .specs()
             .map(|spec| {
                 let (parameters, strict, lints) = parameters(registry, spec, options);
-                let declaration = json!({
-                    "type": "function",
-                    "name": spec.name,
-                    "description": spec.description,
-                    "parameters": parameters,
-                    "strict": strict,
-                });
-                (declaration, lints)
+                (declare(spec, parameters, strict), lints)
             })
             .collect(),
     )
