@@ -7,6 +7,8 @@ use serde_json::{Map, Number, Value};
 use crate::tool::{ArgumentIssue, LimitKind, ToolError, ToolResult};
 use crate::validation::ArgumentValidator;
 
+mod bounded;
+
 /// Limits applied while decoding arguments.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct DecodeLimits {
@@ -69,10 +71,12 @@ fn decode_text(text: &str, limits: DecodeLimits) -> ToolResult<Value> {
     if trimmed.is_empty() {
         return Ok(Value::Null);
     }
-    // serde_json stops at 128 levels of nesting, so no text can make the
-    // parser overflow the stack; the walk below applies the tighter limit.
-    let mut value: Value = serde_json::from_str(trimmed).map_err(|error| {
-        if error.to_string().starts_with("recursion limit exceeded") {
+    // One pass parses, bounds the nesting (serde_json's own limit of 128
+    // levels also holds, so no text can overflow the stack) and turns
+    // integral floats into integers.
+    bounded::parse(trimmed, limits.max_depth).map_err(|error| {
+        if bounded::is_too_deep(&error) || error.to_string().starts_with("recursion limit exceeded")
+        {
             return depth_error(limits.max_depth);
         }
         ToolError::invalid_argument(
@@ -82,9 +86,7 @@ fn decode_text(text: &str, limits: DecodeLimits) -> ToolResult<Value> {
                 syntax_hint(&error)
             ),
         )
-    })?;
-    walk(&mut value, limits.max_depth, None)?;
-    Ok(value)
+    })
 }
 
 /// A plain-words hint for the JSON syntax errors models make most.
@@ -185,18 +187,7 @@ fn scalar_len(value: &Value) -> usize {
 }
 
 fn integral(number: &Number) -> Option<Number> {
-    let float = number.as_f64().filter(|_| number.is_f64())?;
-    if float.fract() != 0.0 {
-        return None;
-    }
-    // The bounds are exact powers of two, so the casts below are exact.
-    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&float) {
-        Some(Number::from(float as i64))
-    } else if (0.0..18_446_744_073_709_551_616.0).contains(&float) {
-        Some(Number::from(float as u64))
-    } else {
-        None
-    }
+    bounded::integral(number.as_f64().filter(|_| number.is_f64())?)
 }
 
 fn depth_error(max_depth: usize) -> ToolError {

@@ -1,6 +1,7 @@
 //! The set of tools a runtime serves: checked at registration, in order.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -79,7 +80,7 @@ pub(crate) struct Entry {
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     entries: Vec<Entry>,
-    index: HashMap<String, usize>,
+    index: HashMap<String, usize, BuildHasherDefault<NameHasher>>,
 }
 
 impl ToolRegistry {
@@ -286,4 +287,27 @@ fn summary(description: &str) -> String {
         short.push('…');
     }
     short
+}
+
+/// FNV-1a over tool names: every call looks its tool up, and names are short
+/// and chosen by the programmer, so the flooding that SipHash guards against
+/// cannot happen here (the model's names are only looked up, never inserted).
+struct NameHasher(u64);
+
+impl Default for NameHasher {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, SemaphorePermit, TryAcquireError};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -140,12 +140,12 @@ impl ToolRuntime {
             outcome = tracing::field::Empty,
             duration_us = tracing::field::Empty,
         );
-        let started = Instant::now();
+        let started = (!span.is_disabled()).then(Instant::now);
         let outcome = self
             .run(&call_id, &tool_name, arguments, options)
             .instrument(span.clone())
             .await;
-        if !span.is_disabled() {
+        if let Some(started) = started {
             let label = match &outcome {
                 Ok(_) => "ok",
                 Err(error) => error.kind(),
@@ -253,15 +253,22 @@ impl ToolRuntime {
     ) -> ToolResult<ToolOutput> {
         let inner = &*self.inner;
         let cancellation = options.cancellation;
-        let _permit = match &cancellation {
-            Some(token) => tokio::select! {
-                biased;
-                () = token.cancelled() => return Err(ToolError::Cancelled),
-                permit = inner.permits.acquire() => permit,
-            },
-            None => inner.permits.acquire().await,
+        // A free permit is taken without building the waiting future: that
+        // one, with its cancellation branch, lives on the heap only while
+        // calls actually queue.
+        if cancellation
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled)
+        {
+            return Err(ToolError::Cancelled);
         }
-        .map_err(|_closed| ToolError::Cancelled)?;
+        let _permit = match inner.permits.try_acquire() {
+            Ok(permit) => permit,
+            Err(TryAcquireError::NoPermits) => {
+                Box::pin(self.acquire(cancellation.as_ref())).await?
+            }
+            Err(TryAcquireError::Closed) => return Err(ToolError::Cancelled),
+        };
 
         let context = ToolContext::for_call(
             call_id.to_owned(),
@@ -283,12 +290,32 @@ impl ToolRuntime {
         // contract asks of every poller.
         let finished = match (&mut future).now_or_never() {
             Some(done) => Ok(done),
-            None => self.wait(future, timeout, cancellation.as_ref()).await?,
+            // Boxed so that its timers do not weigh on every call's future.
+            None => Box::pin(self.wait(future, timeout, cancellation.as_ref())).await?,
         };
         match finished {
             Ok(Ok(result)) => result,
             Ok(Err(payload)) => Err(panicked(payload.as_ref(), reveal)),
             Err(_elapsed) => Err(ToolError::Timeout { after: timeout }),
+        }
+    }
+
+    /// Waits for a permit, or for the call to be cancelled first.
+    async fn acquire(
+        &self,
+        cancellation: Option<&CancellationToken>,
+    ) -> ToolResult<SemaphorePermit<'_>> {
+        let permits = &self.inner.permits;
+        match cancellation {
+            Some(token) => tokio::select! {
+                biased;
+                () = token.cancelled() => Err(ToolError::Cancelled),
+                permit = permits.acquire() => permit.map_err(|_closed| ToolError::Cancelled),
+            },
+            None => permits
+                .acquire()
+                .await
+                .map_err(|_closed| ToolError::Cancelled),
         }
     }
 
