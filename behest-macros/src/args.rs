@@ -80,11 +80,12 @@ pub struct Options {
 
 impl Options {
     /// The path to the `behest` crate in generated code.
-    pub fn krate(&self) -> TokenStream {
+    pub fn krate(&self) -> crate::tokens::Tokens {
         match &self.krate {
             Some(path) => quote::quote!(#path),
             None => quote::quote!(::behest),
         }
+        .into()
     }
 }
 

@@ -7,7 +7,7 @@ use quote::quote;
 
 /// A tool type that compiles whatever the errors were.
 pub fn stub_tool(
-    krate: &TokenStream,
+    krate: &crate::tokens::Tokens,
     vis: &syn::Visibility,
     ident: &Ident,
     owner: Option<&syn::Type>,

@@ -9,6 +9,7 @@ mod ctxt;
 mod doc;
 mod expand;
 mod fallback;
+mod tokens;
 mod valid;
 
 use proc_macro::TokenStream;

@@ -28,6 +28,19 @@ pub struct SpecParts {
 }
 
 impl SpecParts {
+    /// No name or description, no hints, unknown arguments refused: what
+    /// the generated code starts from.
+    pub const DEFAULT: Self = Self {
+        name: "",
+        description: "",
+        title: None,
+        read_only: None,
+        destructive: None,
+        idempotent: None,
+        open_world: None,
+        allow_unknown_arguments: false,
+    };
+
     /// The spec, with the parameters schema of `A`, where the properties
     /// named in `defaults` are optional and show their default.
     #[inline(always)]

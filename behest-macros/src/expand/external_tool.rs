@@ -9,6 +9,7 @@ use crate::args::{self, Target};
 use crate::case::to_snake;
 use crate::ctxt::Ctxt;
 use crate::doc::Docs;
+use crate::tokens::Tokens;
 use crate::valid;
 
 pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
@@ -96,10 +97,10 @@ fn refuse(mut cx: Ctxt, token: &dyn quote::ToTokens, what: &str, item: TokenStre
 
 /// Derives `Deserialize` and `JsonSchema` unless the user already does,
 /// through behest's re-exports.
-fn add_missing_derives(item: &mut ItemStruct, krate: &TokenStream) {
+fn add_missing_derives(item: &mut ItemStruct, krate: &Tokens) {
     let derived = derived_names(item);
-    let private = quote!(#krate::__private);
-    let crate_path = krate.to_string().replace(' ', "");
+    let private = krate.private();
+    let crate_path = krate.path_string();
     let mut added: Vec<syn::Attribute> = Vec::new();
     // A derive the user already has is not derived twice: that would be a
     // conflicting impl. Derive macros are named, not typed, so their names
@@ -143,7 +144,7 @@ fn expand_impls(
     description: &TokenStream,
 ) -> TokenStream {
     let krate = options.krate();
-    let private = quote!(#krate::__private);
+    let private = krate.private();
     let ident = &item.ident;
     let parts = super::spec::parts(options, tool_name, description);
     let approval = options.needs_approval.then(|| {

@@ -273,14 +273,14 @@ fn apply_arguments_section(docs: &Docs, params: &mut [Param], cx: &mut Ctxt) {
 /// `owner` is the impl's self type for method tools.
 pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let krate = tool.options.krate();
-    let private = quote!(#krate::__private);
+    let private = krate.private();
     let vis = &tool.vis;
     let fn_ident = &tool.fn_ident;
     let tool_ident = tool.tool_ident();
     let args_ident = tool.args_ident();
     let tool_name = &tool.tool_name;
-    let serde_crate = format!("{}::__private::serde", path_string(&krate));
-    let schemars_crate = format!("{}::__private::schemars", path_string(&krate));
+    let serde_crate = format!("{}::serde", private.path_string());
+    let schemars_crate = format!("{}::schemars", private.path_string());
 
     let mut fields = Vec::new();
     let mut defaults = Vec::new();
@@ -352,14 +352,36 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
             quote!(<#owner>::#fn_ident),
             quote!(),
         ),
-        (None, _) => (
-            quote! {
-                #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug)]
-                #vis struct #tool_ident;
-            },
-            quote!(#fn_ident),
-            quote!(),
-        ),
+        (None, _) => {
+            // The common traits by hand: a derive is an expansion of its
+            // own, and with a hundred tools that shows in every rebuild.
+            let debug_name = tool_ident.to_string();
+            (
+                quote! {
+                    #vis struct #tool_ident;
+
+                    #[automatically_derived]
+                    impl ::core::clone::Clone for #tool_ident {
+                        #[inline]
+                        fn clone(&self) -> Self {
+                            *self
+                        }
+                    }
+
+                    #[automatically_derived]
+                    impl ::core::marker::Copy for #tool_ident {}
+
+                    #[automatically_derived]
+                    impl ::core::fmt::Debug for #tool_ident {
+                        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                            f.write_str(#debug_name)
+                        }
+                    }
+                },
+                quote!(#fn_ident),
+                quote!(),
+            )
+        }
     };
     let call = if tool.is_async {
         quote!(#function(#self_arg #(#call_args),*).await)
@@ -497,9 +519,4 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
             }
         };
     }
-}
-
-/// `::behest` as the text serde's `crate = ".."` takes.
-fn path_string(path: &TokenStream) -> String {
-    path.to_string().replace(' ', "")
 }

@@ -1,6 +1,6 @@
 //! The `SpecParts` literal shared by every generated spec.
 
-use proc_macro2::{Ident, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 use crate::args::Options;
@@ -35,35 +35,35 @@ pub fn description(
     }
 }
 
-/// `SpecParts { name, description, title, hints.., allow_unknown_arguments }`.
+/// `SpecParts { name, description, <the options set>, ..DEFAULT }`: only
+/// what the tool sets is spelled out, which keeps every expansion short.
 pub fn parts(options: &Options, tool_name: &str, description: &TokenStream) -> TokenStream {
-    let private = {
-        let krate = options.krate();
-        quote!(#krate::__private)
-    };
-    let title = option(options.title.as_ref().map(|title| quote!(#title)));
-    let read_only = option(options.read_only.map(|b| quote!(#b)));
-    let destructive = option(options.destructive.map(|b| quote!(#b)));
-    let idempotent = option(options.idempotent.map(|b| quote!(#b)));
-    let open_world = option(options.open_world.map(|b| quote!(#b)));
-    let allow_unknown = options.allow_unknown_arguments;
+    let private = options.krate().private();
+    let mut set = Vec::new();
+    if let Some(title) = &options.title {
+        set.push(quote!(title: ::core::option::Option::Some(#title)));
+    }
+    let hints = [
+        ("read_only", options.read_only),
+        ("destructive", options.destructive),
+        ("idempotent", options.idempotent),
+        ("open_world", options.open_world),
+    ];
+    for (field, value) in hints {
+        if let Some(value) = value {
+            let field = Ident::new(field, Span::call_site());
+            set.push(quote!(#field: ::core::option::Option::Some(#value)));
+        }
+    }
+    if options.allow_unknown_arguments {
+        set.push(quote!(allow_unknown_arguments: true));
+    }
     quote! {
         #private::SpecParts {
             name: #tool_name,
             description: #description,
-            title: #title,
-            read_only: #read_only,
-            destructive: #destructive,
-            idempotent: #idempotent,
-            open_world: #open_world,
-            allow_unknown_arguments: #allow_unknown,
+            #(#set,)*
+            ..#private::SpecParts::DEFAULT
         }
-    }
-}
-
-fn option(value: Option<TokenStream>) -> TokenStream {
-    match value {
-        Some(value) => quote!(::core::option::Option::Some(#value)),
-        None => quote!(::core::option::Option::None),
     }
 }

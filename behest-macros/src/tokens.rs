@@ -1,0 +1,38 @@
+//! Paths quoted many times in one expansion, held as single token trees.
+//!
+//! Quoting a `TokenStream` into another makes the compiler bridge flush and
+//! concatenate streams; quoting single trees only appends them. With paths
+//! such as `::behest::__private` quoted dozens of times per tool, that
+//! difference was a large part of the macro's own run time.
+
+use proc_macro2::{TokenStream, TokenTree};
+use quote::{quote, ToTokens, TokenStreamExt};
+
+/// A short token sequence, quoted tree by tree.
+#[derive(Clone)]
+pub struct Tokens(Vec<TokenTree>);
+
+impl Tokens {
+    /// `self::__private`: the support module behind the generated code.
+    pub fn private(&self) -> Self {
+        Self::from(quote!(#self::__private))
+    }
+
+    /// The tokens as a path string without spaces, as serde's and
+    /// schemars' `crate = ".."` attributes take it.
+    pub fn path_string(&self) -> String {
+        self.to_token_stream().to_string().replace(' ', "")
+    }
+}
+
+impl From<TokenStream> for Tokens {
+    fn from(stream: TokenStream) -> Self {
+        Self(stream.into_iter().collect())
+    }
+}
+
+impl ToTokens for Tokens {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        tokens.append_all(self.0.iter().cloned());
+    }
+}
