@@ -6,7 +6,17 @@
 #
 # Medians of RUNS clean builds and 2 x RUNS rebuilds each.
 # Run from the repository root: bash benches/build_time.sh [RUNS]
+#
+# With `--instructions`, the rebuild after a touch is measured instead in
+# instructions executed by rustc (valgrind's callgrind): slower, but the
+# same figure on every run, so small changes to the expansion can be
+# compared on a noisy machine. Needs valgrind.
 set -euo pipefail
+mode=time
+if [[ ${1:-} == --instructions ]]; then
+  mode=instructions
+  shift
+fi
 runs=${1:-5}
 root=$(pwd)
 work="$root/target/build-bench"
@@ -125,6 +135,27 @@ done
 for kind in macro manual; do
   (cd "$work/tools_$kind" && cargo build --quiet)
 done
+
+if [[ $mode == instructions ]]; then
+  declare -A counts
+  for kind in manual macro; do
+    dir="$work/tools_$kind"
+    touch "$dir/src/m3.rs"
+    # The exact rustc command cargo runs, replayed under callgrind after
+    # the next touch, so that the incremental state is cargo's own.
+    command=$(cd "$dir" && cargo build -v 2>&1 |
+      sed -n "s/^ *Running \`\(.*rustc --crate-name tools_$kind .*\)\`\$/\1/p")
+    touch "$dir/src/m3.rs"
+    counts[$kind]=$(cd "$dir" && eval "valgrind --tool=callgrind --callgrind-out-file=/dev/null $command" 2>&1 |
+      sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
+  done
+  printf '%-12s %16s\n' "" "touch (instr.)"
+  for kind in manual macro; do
+    printf '%-12s %16s\n' "$kind" "${counts[$kind]}"
+  done
+  printf '%-12s %16.3f\n' "ratio" "$(echo "${counts[macro]} / ${counts[manual]}" | bc -l)"
+  exit 0
+fi
 
 now() { date +%s.%N; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
