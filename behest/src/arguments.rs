@@ -35,7 +35,7 @@ pub(crate) fn decode(
         Value::String(text) => decode_text(&text, limits)?,
         Value::Null => Value::Null,
         mut value => {
-            walk(&mut value, limits.max_depth, Some(limits.max_bytes))?;
+            walk(&mut value, limits)?;
             value
         }
     };
@@ -75,8 +75,7 @@ fn decode_text(text: &str, limits: DecodeLimits) -> ToolResult<Value> {
     // levels also holds, so no text can overflow the stack) and turns
     // integral floats into integers.
     bounded::parse(trimmed, limits.max_depth).map_err(|error| {
-        if bounded::is_too_deep(&error) || error.to_string().starts_with("recursion limit exceeded")
-        {
+        if bounded::is_too_deep(&error) {
             return depth_error(limits.max_depth);
         }
         ToolError::invalid_argument(
@@ -107,10 +106,15 @@ fn syntax_hint(error: &serde_json::Error) -> &'static str {
     }
 }
 
-/// One pass over a value, without recursion: checks the nesting depth (the
-/// value itself is level 1), and the approximate encoded size when
-/// `max_bytes` is given, and turns integral floats into integers.
-fn walk(value: &mut Value, max_depth: usize, max_bytes: Option<usize>) -> ToolResult<()> {
+/// One pass over a value given as a value (text is bounded while it is
+/// parsed), without recursion: checks the nesting depth (the value itself is
+/// level 1) and the approximate encoded size, and turns integral floats into
+/// integers.
+fn walk(value: &mut Value, limits: DecodeLimits) -> ToolResult<()> {
+    let DecodeLimits {
+        max_bytes,
+        max_depth,
+    } = limits;
     let mut size = 0usize;
     let mut stack: Vec<(&mut Value, usize)> = vec![(value, 1)];
     while let Some((value, depth)) = stack.pop() {
@@ -140,7 +144,7 @@ fn walk(value: &mut Value, max_depth: usize, max_bytes: Option<usize>) -> ToolRe
             }
             _ => {}
         }
-        if let Some(max_bytes) = max_bytes.filter(|&max| size > max) {
+        if size > max_bytes {
             return Err(ToolError::LimitExceeded {
                 kind: LimitKind::ArgumentBytes,
                 limit: max_bytes,

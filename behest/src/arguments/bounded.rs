@@ -9,7 +9,7 @@ use serde_json::{Map, Number, Value};
 
 /// Marks the error raised when the nesting limit is passed, to tell it from
 /// a syntax error after serde_json has wrapped it with a position.
-pub(super) const TOO_DEEP: &str = "behest: nesting limit exceeded";
+const TOO_DEEP: &str = "behest: nesting limit exceeded";
 
 /// Parses `text` into a `Value` no deeper than `max_depth` (the value
 /// itself is level 1; only arrays and objects count).
@@ -24,9 +24,11 @@ pub(super) fn parse(text: &str, max_depth: usize) -> serde_json::Result<Value> {
     Ok(value)
 }
 
-/// Whether `error` is the nesting-limit error of [`parse`].
+/// Whether `error` says the text nests too deeply: past `max_depth`, or
+/// past serde_json's own limit of 128 levels when `max_depth` is higher.
 pub(super) fn is_too_deep(error: &serde_json::Error) -> bool {
-    error.is_data() && error.to_string().starts_with(TOO_DEEP)
+    let text = error.to_string();
+    text.starts_with(TOO_DEEP) || text.starts_with("recursion limit exceeded")
 }
 
 /// A value at nesting level `depth`.
@@ -174,6 +176,8 @@ mod tests {
         assert!(parse(r#"[[[["deep scalar"]]]]"#, 4).is_ok());
         let error = parse(&nested(5), 4).unwrap_err();
         assert!(is_too_deep(&error), "{error}");
+        let error = parse(&nested(200), 1000).unwrap_err();
+        assert!(is_too_deep(&error), "serde_json's own limit: {error}");
     }
 
     #[test]
