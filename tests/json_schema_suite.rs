@@ -68,6 +68,19 @@ fn suite_files(suite: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Every case of the required tests, with the name of its file.
+fn suite_cases(suite: &Path) -> Vec<(String, Value)> {
+    suite_files(suite)
+        .iter()
+        .flat_map(|path| {
+            let file = path.file_name().unwrap().to_string_lossy().into_owned();
+            let cases: Vec<Value> =
+                serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            cases.into_iter().map(move |case| (file.clone(), case))
+        })
+        .collect()
+}
+
 fn is_exception(file: &str, case: &str, test: &str) -> bool {
     EXCEPTIONS
         .iter()
@@ -82,39 +95,33 @@ fn is_exception(file: &str, case: &str, test: &str) -> bool {
 fn validator_agrees_with_every_required_verdict() {
     let suite = shared_dir().join("data/json-schema-test-suite");
     let documents = remotes(&suite.join("remotes"));
-    let files = suite_files(&suite);
 
     let (mut checked, mut excepted) = (0usize, 0usize);
     let mut disagreements = Vec::new();
-    for path in &files {
-        let file = path.file_name().unwrap().to_string_lossy().into_owned();
-        let cases: Vec<Value> =
-            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        for case in &cases {
-            let description = case["description"].as_str().unwrap();
-            let validator =
-                ArgumentValidator::compile_with_documents(&case["schema"], documents.clone());
-            for test in case["tests"].as_array().unwrap() {
-                let test_description = test["description"].as_str().unwrap();
-                let expected = test["valid"].as_bool().unwrap();
-                let verdict = match &validator {
-                    Ok(validator) => Ok(validator.is_valid(&test["data"])),
-                    Err(error) => Err(error.to_string()),
-                };
-                if is_exception(&file, description, test_description) {
-                    excepted += 1;
-                    continue;
-                }
-                checked += 1;
-                match verdict {
-                    Ok(valid) if valid == expected => {}
-                    Ok(valid) => disagreements.push(format!(
-                        "{file} / {description} / {test_description}: expected valid={expected}, got {valid}"
-                    )),
-                    Err(error) => disagreements.push(format!(
-                        "{file} / {description} / {test_description}: schema refused: {error}"
-                    )),
-                }
+    for (file, case) in &suite_cases(&suite) {
+        let description = case["description"].as_str().unwrap();
+        let validator =
+            ArgumentValidator::compile_with_documents(&case["schema"], documents.clone());
+        for test in case["tests"].as_array().unwrap() {
+            let test_description = test["description"].as_str().unwrap();
+            let expected = test["valid"].as_bool().unwrap();
+            let verdict = match &validator {
+                Ok(validator) => Ok(validator.is_valid(&test["data"])),
+                Err(error) => Err(error.to_string()),
+            };
+            if is_exception(file, description, test_description) {
+                excepted += 1;
+                continue;
+            }
+            checked += 1;
+            match verdict {
+                Ok(valid) if valid == expected => {}
+                Ok(valid) => disagreements.push(format!(
+                    "{file} / {description} / {test_description}: expected valid={expected}, got {valid}"
+                )),
+                Err(error) => disagreements.push(format!(
+                    "{file} / {description} / {test_description}: schema refused: {error}"
+                )),
             }
         }
     }
@@ -135,36 +142,30 @@ fn validator_agrees_with_every_required_verdict() {
 )]
 fn inlining_references_keeps_every_verdict() {
     let suite = shared_dir().join("data/json-schema-test-suite");
-    let files = suite_files(&suite);
     let (mut accepted, mut refused, mut with_refs) = (0usize, 0usize, 0usize);
     let mut disagreements = Vec::new();
-    for path in &files {
-        let file = path.file_name().unwrap().to_string_lossy().into_owned();
-        let cases: Vec<Value> =
-            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        for case in &cases {
-            let description = case["description"].as_str().unwrap();
-            let mut inlined = case["schema"].clone();
-            let mut lints = Vec::new();
-            behest::providers::schema::inline_refs(&mut inlined, &mut lints);
-            if !lints.is_empty() {
-                refused += 1;
+    for (file, case) in &suite_cases(&suite) {
+        let description = case["description"].as_str().unwrap();
+        let mut inlined = case["schema"].clone();
+        let mut lints = Vec::new();
+        behest::providers::schema::inline_refs(&mut inlined, &mut lints);
+        if !lints.is_empty() {
+            refused += 1;
+            continue;
+        }
+        let Ok(validator) = ArgumentValidator::compile(&inlined) else {
+            refused += 1;
+            continue;
+        };
+        accepted += 1;
+        with_refs += usize::from(case["schema"].to_string().contains("\"$ref\""));
+        for test in case["tests"].as_array().unwrap() {
+            let test_description = test["description"].as_str().unwrap();
+            if is_exception(file, description, test_description) {
                 continue;
             }
-            let Ok(validator) = ArgumentValidator::compile(&inlined) else {
-                refused += 1;
-                continue;
-            };
-            accepted += 1;
-            with_refs += usize::from(case["schema"].to_string().contains("\"$ref\""));
-            for test in case["tests"].as_array().unwrap() {
-                let test_description = test["description"].as_str().unwrap();
-                if is_exception(&file, description, test_description) {
-                    continue;
-                }
-                if validator.is_valid(&test["data"]) != test["valid"].as_bool().unwrap() {
-                    disagreements.push(format!("{file} / {description} / {test_description}"));
-                }
+            if validator.is_valid(&test["data"]) != test["valid"].as_bool().unwrap() {
+                disagreements.push(format!("{file} / {description} / {test_description}"));
             }
         }
     }

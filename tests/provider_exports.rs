@@ -7,12 +7,16 @@ mod representative;
 use std::sync::Arc;
 
 use behest::providers::{self, ExportOptions, Provider, Strictness};
-use behest::{ToolCall, ToolOutput, ToolRegistry, ToolRuntime};
+use behest::{Tool, ToolCall, ToolOutput, ToolRegistry, ToolRuntime};
 use serde_json::{json, Value};
 
 fn registry() -> ToolRegistry {
+    registry_of(representative::all())
+}
+
+fn registry_of(tools: Vec<Arc<dyn Tool>>) -> ToolRegistry {
     let mut registry = ToolRegistry::new();
-    registry.register_all(representative::all()).unwrap();
+    registry.register_all(tools).unwrap();
     registry
 }
 
@@ -40,16 +44,11 @@ fn exports_of_representative_tools() {
 
 #[test]
 fn gemini_export_of_the_tools_it_can_express() {
-    let mut registry = ToolRegistry::new();
-    registry
-        .register_tool(Arc::new(representative::PlanTrip))
-        .unwrap();
-    registry
-        .register_tool(Arc::new(representative::SearchDocs))
-        .unwrap();
-    registry
-        .register_tool(Arc::new(representative::Now))
-        .unwrap();
+    let registry = registry_of(vec![
+        Arc::new(representative::PlanTrip),
+        Arc::new(representative::SearchDocs),
+        Arc::new(representative::Now),
+    ]);
     let export = providers::export(&registry, Provider::Gemini, &ExportOptions::default()).unwrap();
     insta::assert_json_snapshot!(
         "gemini_expressible",
@@ -182,9 +181,7 @@ fn null_for_an_optional_field_means_left_out_for_strict_tools() {
     fn plan(city: String, #[arg(default = 3)] days: u8, note: Option<String>) -> String {
         format!("{city} {days} {note:?}")
     }
-    let mut registry = ToolRegistry::new();
-    registry.register_tool(Arc::new(Plan)).unwrap();
-    let runtime = ToolRuntime::new(registry);
+    let runtime = ToolRuntime::new(registry_of(vec![Arc::new(Plan)]));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -224,13 +221,10 @@ fn names_follow_each_provider_s_rule() {
 
 #[test]
 fn one_line_check_for_user_test_suites() {
-    let mut registry = ToolRegistry::new();
-    registry
-        .register_tool(Arc::new(representative::SearchDocs))
-        .unwrap();
-    registry
-        .register_tool(Arc::new(representative::Now))
-        .unwrap();
+    let registry = registry_of(vec![
+        Arc::new(representative::SearchDocs),
+        Arc::new(representative::Now),
+    ]);
     providers::assert_exports_cleanly(&registry, &Provider::ALL);
 
     let result = std::panic::catch_unwind(|| {

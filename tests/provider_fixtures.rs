@@ -59,6 +59,29 @@ fn calls(message: &AssistantMessage) -> Vec<(String, String, Value)> {
         .collect()
 }
 
+/// The calls among `items` whose `type` is `kind`: their id at `id`, their
+/// name, and their arguments at `arguments` (decoded when given as text).
+fn calls_of_type(
+    items: &Value,
+    kind: &str,
+    id: &str,
+    arguments: &str,
+) -> Vec<(String, String, Value)> {
+    items
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|item| item["type"] == kind)
+        .map(|item| {
+            (
+                item[id].as_str().unwrap().into(),
+                item["name"].as_str().unwrap().into(),
+                decoded(&item[arguments]),
+            )
+        })
+        .collect()
+}
+
 fn keys(value: &Value) -> BTreeSet<String> {
     value
         .as_object()
@@ -133,15 +156,12 @@ fn check_all(provider: &str, mut check: impl FnMut(&str, &Value) -> bool) {
     );
 }
 
-const SKIP: &str = "skipped: BEHEST_SHARED_DIR does not name the shared data folder";
-
 #[test]
 #[cfg_attr(
     not(behest_shared),
     ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder"
 )]
 fn openai_chat() {
-    let _ = SKIP;
     check_all("openai-chat", |file, value| {
         if file.starts_with("request-declares-tools") {
             let specs = openai::parse_chat_tools(value).unwrap();
@@ -231,21 +251,8 @@ fn openai_chat() {
 )]
 fn openai_responses() {
     check_all("openai-responses", |file, value| {
-        let function_calls = |items: &Value| -> Vec<(String, String, Value)> {
-            items
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|i| i["type"] == "function_call")
-                .map(|i| {
-                    (
-                        i["call_id"].as_str().unwrap().into(),
-                        i["name"].as_str().unwrap().into(),
-                        decoded(&i["arguments"]),
-                    )
-                })
-                .collect()
-        };
+        let function_calls =
+            |items: &Value| calls_of_type(items, "function_call", "call_id", "arguments");
         if file.starts_with("request-declares-tools") {
             let specs = openai::parse_responses_tools(value).unwrap();
             let names: Vec<&str> = value["tools"]
@@ -313,21 +320,7 @@ fn openai_responses() {
 )]
 fn anthropic_messages() {
     check_all("anthropic", |file, value| {
-        let tool_uses = |blocks: &Value| -> Vec<(String, String, Value)> {
-            blocks
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|b| b["type"] == "tool_use")
-                .map(|b| {
-                    (
-                        b["id"].as_str().unwrap().into(),
-                        b["name"].as_str().unwrap().into(),
-                        b["input"].clone(),
-                    )
-                })
-                .collect()
-        };
+        let tool_uses = |blocks: &Value| calls_of_type(blocks, "tool_use", "id", "input");
         if file.starts_with("request-declares-tools") {
             let specs = anthropic::parse_tools(value).unwrap();
             assert_eq!(
