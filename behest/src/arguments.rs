@@ -276,10 +276,10 @@ pub fn drop_optional_nulls(arguments: &mut Value, schema: &Value) {
             continue;
         };
         let required: Vec<&str> = node
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|names| names.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+            .as_object()
+            .into_iter()
+            .flat_map(crate::validation::required_of)
+            .collect();
         let properties = node.get("properties").and_then(Value::as_object);
         object.retain(|key, item| {
             !(item.is_null()

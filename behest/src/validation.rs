@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{Retrieve, Uri, ValidationError, Validator};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::arguments::{preview, quoted_list};
 use crate::suggest::closest;
@@ -357,18 +357,24 @@ fn join_pointer(path: &str, segment: &str) -> String {
     format!("{path}/{}", segment.replace('~', "~0").replace('/', "~1"))
 }
 
+/// The names an object schema lists under `required`.
+pub(crate) fn required_of(object: &Map<String, Value>) -> impl Iterator<Item = &str> {
+    object
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+}
+
 /// The names of the required properties at the root of `schema`.
 pub(crate) fn required_names(schema: &Value) -> Vec<String> {
     schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| {
-            names
-                .iter()
-                .filter_map(|name| name.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
+        .as_object()
+        .into_iter()
+        .flat_map(required_of)
+        .map(str::to_owned)
+        .collect()
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use super::lint::Lint;
+use crate::validation::required_of;
 
 /// The `format` values JSON Schema defines; others are not sent.
 const STANDARD_FORMATS: &[&str] = &[
@@ -313,16 +314,7 @@ pub fn openai_strict(schema: &mut Value, lints: &mut Vec<Lint>) {
                     object.insert("additionalProperties".to_owned(), Value::Bool(false));
                 }
             }
-            let required: Vec<String> = object
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|names| {
-                    names
-                        .iter()
-                        .filter_map(|n| n.as_str().map(str::to_owned))
-                        .collect()
-                })
-                .unwrap_or_default();
+            let required: Vec<String> = required_of(object).map(str::to_owned).collect();
             let mut all = Vec::new();
             if let Some(Value::Object(members)) = object.get_mut("properties") {
                 properties += members.len();
