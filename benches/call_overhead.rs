@@ -1,17 +1,23 @@
 //! What the runtime's pipeline costs per call, side by side with calling the
-//! tool's function directly.
+//! tool's function directly. The tool is a `#[tool]` with three arguments
+//! (`i64`, `String`, `Option<bool>`).
 //!
-//! (a) `direct`: the async function with a built argument struct.
-//! (b) `from_str`: `serde_json::from_str` of the model's JSON text, then (a).
-//! (c) `runtime/N`: `ToolRuntime::call` with the same JSON text (lookup,
-//!     decode, validation, typed parse, concurrency limit, timeout, panic
-//!     isolation, span) in a registry of N tools.
+//! (a) `direct`: the async function with built arguments.
+//! (b) `from_str`: `serde_json::from_str` of the model's JSON text into the
+//!     tool's arguments struct, then (a).
+//! (c) `runtime/N`: `ToolRuntime::call` with the same JSON text in a
+//!     registry of N tools: lookup, the text route (the tool's typed parse,
+//!     which for these argument types accepts exactly what the schema
+//!     accepts), concurrency limit, timeout, panic isolation, span.
+//! (c') `checked_route/N`: the same through a hand-written `Tool` on
+//!     `Value`: decode into a `Value`, validate it, typed parse, and the rest
+//!     of (c).
 //!
-//! Inputs are made and outputs dropped outside the timed part in all three.
+//! Inputs are made and outputs dropped outside the timed part in all cases.
 //!
-//! `parts/*` measure the pipeline's unavoidable steps alone, to read (c)
-//! against; `parts/floor` is all of them together: what any runtime that
-//! hands a tool a validated `serde_json::Value` pays at the least.
+//! `parts/*` measure the checked route's unavoidable steps alone, to read
+//! (c') against; `parts/floor` is all of them together: what any runtime
+//! that hands a tool a validated `serde_json::Value` pays at the least.
 //!
 //! Run: `cargo bench --bench call_overhead`.
 
@@ -22,30 +28,26 @@ use behest::{
     ExternalTool, Tool, ToolCall, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolSpec,
 };
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use serde::Deserialize;
 use serde_json::{json, Value};
 
-#[derive(Deserialize)]
-struct Args {
-    count: i64,
-    label: String,
-    verbose: Option<bool>,
-}
-
-async fn describe(args: Args) -> String {
-    let mut text = args.label;
-    text.push_str(if args.verbose.unwrap_or(false) {
+/// Describe a count.
+#[behest::tool]
+async fn describe(count: i64, label: String, verbose: Option<bool>) -> String {
+    let mut text = label;
+    text.push_str(if verbose.unwrap_or(false) {
         ": many "
     } else {
         ": "
     });
-    text.push_str(&args.count.to_string());
+    text.push_str(&count.to_string());
     text
 }
 
-struct Describe;
+/// The same tool written by hand on `Value`: the runtime takes the checked
+/// route (decode into a `Value`, validate, typed parse) for it.
+struct DescribeByHand;
 
-impl Tool for Describe {
+impl Tool for DescribeByHand {
     fn name(&self) -> &str {
         "describe"
     }
@@ -53,8 +55,10 @@ impl Tool for Describe {
         ToolSpec::new("describe", "Describe a count.", schema())
     }
     async fn execute(&self, arguments: Value) -> ToolResult<ToolOutput> {
-        let args: Args = behest::arguments::parse(arguments)?;
-        Ok(ToolOutput::text(describe(args).await))
+        let args: DescribeArgs = behest::arguments::parse(arguments)?;
+        Ok(ToolOutput::text(
+            describe(args.count, args.label, args.verbose).await,
+        ))
     }
 }
 
@@ -74,7 +78,7 @@ fn schema() -> Value {
 
 const TEXT: &str = r#"{"count": 42, "label": "apples", "verbose": true}"#;
 
-fn runtime_with(tools: usize) -> ToolRuntime {
+fn runtime_with(tools: usize, tool: Arc<dyn Tool>) -> ToolRuntime {
     let mut registry = ToolRegistry::new();
     for i in 0..tools - 1 {
         let name = format!("filler_{i}");
@@ -85,7 +89,7 @@ fn runtime_with(tools: usize) -> ToolRuntime {
             )
             .unwrap();
     }
-    registry.register_tool(Arc::new(Describe)).unwrap();
+    registry.register_tool(tool).unwrap();
     ToolRuntime::new(registry)
 }
 
@@ -101,12 +105,10 @@ fn call_overhead(c: &mut Criterion) {
     // that text), and each output is dropped outside it.
     group.bench_function("a_direct", |b| {
         b.to_async(&rt).iter_batched(
-            || Args {
-                count: 42,
-                label: "apples".to_owned(),
-                verbose: Some(true),
+            || (42, "apples".to_owned(), Some(true)),
+            |(count, label, verbose)| async move {
+                describe(black_box(count), black_box(label), black_box(verbose)).await
             },
-            |args| async move { describe(black_box(args)).await },
             BatchSize::SmallInput,
         )
     });
@@ -114,25 +116,31 @@ fn call_overhead(c: &mut Criterion) {
         b.to_async(&rt).iter_batched(
             || TEXT.to_owned(),
             |text| async move {
-                let args: Args = serde_json::from_str(black_box(&text)).unwrap();
-                describe(args).await
+                let args: DescribeArgs = serde_json::from_str(black_box(&text)).unwrap();
+                describe(args.count, args.label, args.verbose).await
             },
             BatchSize::SmallInput,
         )
     });
-    for tools in [10, 10_000] {
-        let runtime = runtime_with(tools);
-        group.bench_function(format!("c_runtime/{tools}_tools"), |b| {
-            b.to_async(&rt).iter_batched(
-                || ToolCall::new("call_1", "describe", TEXT),
-                |call| async {
-                    let result = runtime.call(black_box(call)).await;
-                    assert!(result.outcome.is_ok());
-                    result
-                },
-                BatchSize::SmallInput,
-            )
-        });
+    let routes: [(&str, Arc<dyn Tool>); 2] = [
+        ("c_runtime", Arc::new(Describe)),
+        ("c_checked_route", Arc::new(DescribeByHand)),
+    ];
+    for (case, tool) in routes {
+        for tools in [10, 10_000] {
+            let runtime = runtime_with(tools, tool.clone());
+            group.bench_function(format!("{case}/{tools}_tools"), |b| {
+                b.to_async(&rt).iter_batched(
+                    || ToolCall::new("call_1", "describe", TEXT),
+                    |call| async {
+                        let result = runtime.call(black_box(call)).await;
+                        assert!(result.outcome.is_ok());
+                        result
+                    },
+                    BatchSize::SmallInput,
+                )
+            });
+        }
     }
     group.finish();
 }
@@ -151,7 +159,9 @@ fn pipeline_parts(c: &mut Criterion) {
         b.iter(|| black_box(validator.is_valid(black_box(&value))))
     });
     group.bench_function("typed_from_value", |b| {
-        b.iter(|| black_box(behest::arguments::parse::<Args>(black_box(value.clone())).unwrap()))
+        b.iter(|| {
+            black_box(behest::arguments::parse::<DescribeArgs>(black_box(value.clone())).unwrap())
+        })
     });
     // What any runtime that hands the tool a validated `Value` pays at the
     // least: parse, validate, run; no lookup, limits, isolation or span.
@@ -166,7 +176,7 @@ fn pipeline_parts(c: &mut Criterion) {
                 async move {
                     let value: Value = serde_json::from_str(black_box(&text)).unwrap();
                     assert!(validator.is_valid(&value));
-                    Describe.execute(value).await.unwrap()
+                    DescribeByHand.execute(value).await.unwrap()
                 }
             },
             BatchSize::SmallInput,

@@ -69,6 +69,8 @@ pub(crate) struct Entry {
     pub strict: bool,
     pub external: bool,
     pub needs_approval: bool,
+    /// The tool parses the model's text itself ([`Tool::__text_route`]).
+    pub text_route: bool,
 }
 
 /// The tools a runtime serves, in registration order.
@@ -120,6 +122,7 @@ impl ToolRegistry {
             strict: tool.strict(),
             external: tool.is_external(),
             needs_approval: tool.needs_approval(),
+            text_route: tool.__text_route(),
             tool,
             spec,
             validator,

@@ -85,7 +85,7 @@ impl ArgumentValidator {
         }
         let mut issues = Vec::new();
         for error in self.validator.iter_errors(instance) {
-            describe(&error, &self.schema, &mut issues);
+            describe(&error, &self.schema, instance, &mut issues);
         }
         // Grouped by path, so that the model reads its mistakes field by field.
         issues.sort_by(|a, b| a.path.cmp(&b.path));
@@ -127,7 +127,14 @@ impl Retrieve for Documents {
 }
 
 /// Appends the issues one validation error stands for.
-fn describe(error: &ValidationError<'_>, schema: &Value, issues: &mut Vec<ArgumentIssue>) {
+/// `root` is the whole instance validated, to read what an error only
+/// points at.
+fn describe(
+    error: &ValidationError<'_>,
+    schema: &Value,
+    root: &Value,
+    issues: &mut Vec<ArgumentIssue>,
+) {
     let path = error.instance_path().as_str();
     let instance = error.instance();
     let message = match error.kind() {
@@ -153,6 +160,23 @@ fn describe(error: &ValidationError<'_>, schema: &Value, issues: &mut Vec<Argume
             }
             return;
         }
+        // `additionalProperties: false` with no `properties` beside it (a
+        // tool without arguments) reports one of the object's properties
+        // as failing a `false` subschema, at the object's path: every
+        // property the object has is one too many.
+        ValidationErrorKind::FalseSchema if is_unknown_property(error) => {
+            let known = known_properties(schema, error.schema_path().as_str());
+            let object = root.pointer(path).and_then(Value::as_object);
+            for name in object.into_iter().flat_map(Map::keys) {
+                if !known.contains(name) {
+                    issues.push(ArgumentIssue::new(
+                        join_pointer(path, name),
+                        unknown_field_message(name, &known),
+                    ));
+                }
+            }
+            return;
+        }
         ValidationErrorKind::Enum { options } => {
             format!(
                 "expected one of {}, got {}",
@@ -170,7 +194,7 @@ fn describe(error: &ValidationError<'_>, schema: &Value, issues: &mut Vec<Argume
         ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
             if let Some(branch) = deepest_branch(context, path) {
                 for inner in branch {
-                    describe(inner, schema, issues);
+                    describe(inner, schema, root, issues);
                 }
                 return;
             }
@@ -326,9 +350,19 @@ fn options_list(options: &Value) -> String {
     }
 }
 
+/// A `false` subschema met under `additionalProperties` or
+/// `unevaluatedProperties`: a property that is not accepted.
+fn is_unknown_property(error: &ValidationError<'_>) -> bool {
+    let keyword = error.schema_path().as_str().rsplit('/').next();
+    matches!(
+        keyword,
+        Some("additionalProperties" | "unevaluatedProperties")
+    )
+}
+
 fn unknown_field_message(name: &str, known: &[String]) -> String {
     if known.is_empty() {
-        return format!("`{name}` is not an accepted field here");
+        return format!("`{name}` is not an accepted field: none are accepted here");
     }
     let mut message = format!("`{name}` is not an accepted field");
     match closest(name, known.iter().map(String::as_str), 1).first() {
@@ -432,6 +466,26 @@ mod tests {
         assert_eq!(
             found[0].message,
             "`cty` is not an accepted field; did you mean `city`? valid fields: `city`, `units`"
+        );
+    }
+
+    #[test]
+    fn unknown_fields_of_an_object_without_properties_are_named() {
+        let schema = json!({"type": "object", "additionalProperties": false});
+        let found = issues(schema, json!({"a/b": 1, "c": 2}));
+        let found: Vec<(&str, &str)> = found
+            .iter()
+            .map(|issue| (issue.path.as_str(), issue.message.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    "/a~1b",
+                    "`a/b` is not an accepted field: none are accepted here"
+                ),
+                ("/c", "`c` is not an accepted field: none are accepted here"),
+            ]
         );
     }
 

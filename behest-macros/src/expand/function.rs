@@ -416,7 +416,6 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     });
     let body = quote! {
         use #private::output::prelude::*;
-        let #args_var: #args_ident = #krate::arguments::parse(arguments)?;
         let #value = #call;
         let #split = (&&#private::output::Probe::of(&#value)).__behest_split();
         let #ok = #split.ok();
@@ -426,39 +425,54 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
             ::core::result::Result::Err(#err_value) => ::core::result::Result::Err(#convert_err),
         }
     };
-    // One async body per tool: tools without `#[ctx]` need no context, and
-    // the trait's default `execute_with_context` calls `execute`.
     let injects = tool
         .params
         .iter()
         .any(|param| matches!(param, Param::Injected(_)));
-    let execute = if injects {
+    // `_` where nothing is injected: the context goes unused.
+    let context_pat = if injects {
+        quote!(#context_var)
+    } else {
+        quote!(_)
+    };
+    // The text route (see `__private::invoke_text`) holds when every
+    // argument type is plain and nothing changes what the typed parse
+    // accepts: a default reads `null` where the schema refuses it, and
+    // unknown arguments would be skipped without the depth limit.
+    let arguments: Vec<&Type> = tool
+        .params
+        .iter()
+        .filter_map(|param| match param {
+            Param::Argument(argument) => Some(&argument.ty),
+            Param::Injected(_) => None,
+        })
+        .collect();
+    let text_route = (!tool.options.allow_unknown_arguments
+        && tool.params.iter().all(|param| match param {
+            Param::Argument(argument) => argument.default.is_none(),
+            Param::Injected(_) => true,
+        }))
+    .then(|| {
         quote! {
-            async fn execute(
-                &self,
-                arguments: #private::serde_json::Value,
-            ) -> #krate::ToolResult<#krate::ToolOutput> {
-                <Self as #krate::Tool>::execute_with_context(self, arguments, #krate::ToolContext::new("")).await
+            fn __text_route(&self) -> bool {
+                use #private::plain::prelude::*;
+                (&#private::plain::Probe::<(#(#arguments,)*)>::new()).__behest_plain()
             }
 
-            async fn execute_with_context(
+            fn __invoke_text(
                 &self,
-                arguments: #private::serde_json::Value,
-                #context_var: #krate::ToolContext,
-            ) -> #krate::ToolResult<#krate::ToolOutput> {
-                #body
+                text: &str,
+                context: #krate::ToolContext,
+            ) -> ::core::option::Option<#private::BoxFuture<'_, #krate::ToolResult<#krate::ToolOutput>>> {
+                #private::invoke_text(self, text, context)
             }
         }
-    } else {
-        quote! {
-            async fn execute(
-                &self,
-                arguments: #private::serde_json::Value,
-            ) -> #krate::ToolResult<#krate::ToolOutput> {
-                #body
-            }
-        }
-    };
+    });
+    // The schema refuses unknown arguments; so does the text route's parse.
+    let deny_unknown =
+        (!tool.options.allow_unknown_arguments).then(|| quote!(#[serde(deny_unknown_fields)]));
+    let result = quote!(#krate::ToolResult<#krate::ToolOutput>);
+    let future = quote!(impl ::core::future::Future<Output = #result> + ::core::marker::Send);
     let strict = tool.options.strict.then(|| {
         quote!(
             fn strict(&self) -> bool {
@@ -480,6 +494,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         #[doc = #args_doc]
         #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
         #[serde(crate = #serde_crate)]
+        #deny_unknown
         #[schemars(crate = #schemars_crate)]
         #vis struct #args_ident {
             #(#fields,)*
@@ -490,6 +505,19 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
 
         const _: () = {
             const _: () = { #(#assertions)* };
+
+            #[automatically_derived]
+            impl #private::TypedTool for #tool_ident {
+                type Arguments = #args_ident;
+
+                async fn run(
+                    &self,
+                    #args_var: #args_ident,
+                    #context_pat: #krate::ToolContext,
+                ) -> #result {
+                    #body
+                }
+            }
 
             #[automatically_derived]
             impl #krate::Tool for #tool_ident {
@@ -510,7 +538,19 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                     .clone()
                 }
 
-                #execute
+                fn execute(&self, arguments: #private::serde_json::Value) -> #future {
+                    #private::execute_typed(self, arguments, #krate::ToolContext::new(""))
+                }
+
+                fn execute_with_context(
+                    &self,
+                    arguments: #private::serde_json::Value,
+                    context: #krate::ToolContext,
+                ) -> #future {
+                    #private::execute_typed(self, arguments, context)
+                }
+
+                #text_route
 
                 #strict
                 #approval

@@ -13,6 +13,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 use tokio::sync::{Semaphore, SemaphorePermit, TryAcquireError};
@@ -189,8 +190,50 @@ impl ToolRuntime {
         arguments: Value,
         options: CallOptions,
     ) -> ToolResult<ToolOutput> {
+        if let Value::String(text) = &arguments {
+            if let Some(output) = self.run_text(call_id, tool_name, text, &options).await {
+                return output;
+            }
+        }
         let prepared = self.prepare(tool_name, arguments)?;
         self.execute_prepared(prepared, call_id, options).await
+    }
+
+    /// The text route of a `#[tool]` whose argument types are plain: its
+    /// typed parse of the model's text accepts exactly what its schema
+    /// accepts, so a call that parses runs without building a `Value` or
+    /// validating it again. `None` (unknown tool, another kind of tool, text
+    /// over the size limit, a parse that fails) sends the call down the
+    /// checked route, which finds and explains what is wrong.
+    async fn run_text(
+        &self,
+        call_id: &str,
+        tool_name: &str,
+        text: &str,
+        options: &CallOptions,
+    ) -> Option<ToolResult<ToolOutput>> {
+        let inner = &*self.inner;
+        let entry = inner.registry.entry_at(inner.registry.index_of(tool_name)?);
+        if !entry.text_route || text.len() > inner.limits.max_argument_bytes {
+            return None;
+        }
+        let context = ToolContext::for_call(
+            call_id.to_owned(),
+            options.cancellation.clone(),
+            options.progress.clone(),
+            inner.state.clone(),
+        );
+        // The typed parse happens here, before the permit: it runs none of
+        // the tool's body (generated code, `async` throughout).
+        let future = match std::panic::catch_unwind(AssertUnwindSafe(|| {
+            entry.tool.__invoke_text(text, context)
+        })) {
+            Ok(future) => future?,
+            Err(payload) => return Some(Err(panicked(payload.as_ref(), entry.reveals_panics))),
+        };
+        let cancellation = options.cancellation.as_ref();
+        let output = self.finish(entry, cancellation, || Ok(future)).await;
+        Some(output.and_then(|output| self.check_output(output)))
     }
 
     /// Steps 1 to 3 of the pipeline: looks the tool up, decodes and
@@ -233,11 +276,17 @@ impl ToolRuntime {
         let output = self
             .execute(entry, call_id, prepared.arguments, options)
             .await?;
+        self.check_output(output)
+    }
+
+    /// Step 5: the output limit.
+    fn check_output(&self, output: ToolOutput) -> ToolResult<ToolOutput> {
+        let limit = self.inner.limits.max_output_bytes;
         let size = output.encoded_len();
-        if size > inner.limits.max_output_bytes {
+        if size > limit {
             return Err(ToolError::LimitExceeded {
                 kind: LimitKind::OutputBytes,
-                limit: inner.limits.max_output_bytes,
+                limit,
                 actual: Some(size),
             });
         }
@@ -251,47 +300,53 @@ impl ToolRuntime {
         arguments: Value,
         options: CallOptions,
     ) -> ToolResult<ToolOutput> {
+        let cancellation = options.cancellation.clone();
+        // A hand-written `execute` may run code (or panic) while building
+        // its future: it is built under the permit.
+        let start = || {
+            let context = ToolContext::for_call(
+                call_id.to_owned(),
+                options.cancellation,
+                options.progress,
+                self.inner.state.clone(),
+            );
+            std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.invoke(arguments, context)))
+                .map_err(|payload| panicked(payload.as_ref(), entry.reveals_panics))
+        };
+        self.finish(entry, cancellation.as_ref(), start).await
+    }
+
+    /// Runs a tool's future, built by `start` once a permit is held, under
+    /// the concurrency limit, its timeout, cancellation and panic isolation.
+    async fn finish<'a>(
+        &'a self,
+        entry: &'a Entry,
+        cancellation: Option<&CancellationToken>,
+        start: impl FnOnce() -> ToolResult<BoxFuture<'a, ToolResult<ToolOutput>>>,
+    ) -> ToolResult<ToolOutput> {
         let inner = &*self.inner;
-        let cancellation = options.cancellation;
         // A free permit is taken without building the waiting future: that
         // one, with its cancellation branch, lives on the heap only while
         // calls actually queue.
-        if cancellation
-            .as_ref()
-            .is_some_and(CancellationToken::is_cancelled)
-        {
+        if cancellation.is_some_and(CancellationToken::is_cancelled) {
             return Err(ToolError::Cancelled);
         }
         let _permit = match inner.permits.try_acquire() {
             Ok(permit) => permit,
-            Err(TryAcquireError::NoPermits) => {
-                Box::pin(self.acquire(cancellation.as_ref())).await?
-            }
+            Err(TryAcquireError::NoPermits) => Box::pin(self.acquire(cancellation)).await?,
             Err(TryAcquireError::Closed) => return Err(ToolError::Cancelled),
         };
 
-        let context = ToolContext::for_call(
-            call_id.to_owned(),
-            cancellation.clone(),
-            options.progress,
-            inner.state.clone(),
-        );
         let timeout = entry.timeout.unwrap_or(inner.limits.default_timeout);
         let reveal = entry.reveals_panics;
-
-        // A hand-written tool may panic while building its future, before
-        // the first poll; both places are caught.
-        let future =
-            std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.invoke(arguments, context)))
-                .map_err(|payload| panicked(payload.as_ref(), reveal))?;
-        let mut future = AssertUnwindSafe(future).catch_unwind();
+        let mut future = AssertUnwindSafe(start()?).catch_unwind();
         // Most tools finish on their first poll; those never pay for a timer.
         // Polling again with the real waker afterwards is what the `Future`
         // contract asks of every poller.
         let finished = match (&mut future).now_or_never() {
             Some(done) => Ok(done),
             // Boxed so that its timers do not weigh on every call's future.
-            None => Box::pin(self.wait(future, timeout, cancellation.as_ref())).await?,
+            None => Box::pin(self.wait(future, timeout, cancellation)).await?,
         };
         match finished {
             Ok(Ok(result)) => result,

@@ -1,0 +1,437 @@
+//! The text route: a `#[tool]` whose argument types are all plain parses the
+//! model's text with its own types and skips building and validating a
+//! `Value`. It must never accept what the schema refuses, and every call
+//! must end exactly as it would on the checked route.
+
+mod support;
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use behest::validation::ArgumentValidator;
+use behest::{
+    tool, CallOptions, CancellationToken, Tool, ToolCall, ToolContext, ToolError, ToolRegistry,
+    ToolRuntime,
+};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use serde_json::Value;
+
+/// Reports every argument it gets, so that outputs can be compared.
+#[tool]
+async fn plain(
+    count: i64,
+    label: String,
+    verbose: Option<bool>,
+    tags: Vec<String>,
+    ratio: Option<f64>,
+    small: u8,
+) -> String {
+    format!("{count} {label:?} {verbose:?} {tags:?} {ratio:?} {small}")
+}
+
+/// Takes nothing.
+#[tool]
+fn nothing() -> &'static str {
+    "done"
+}
+
+/// Has a default, which reads `null` where the schema refuses it.
+#[tool]
+fn defaulted(#[arg(default = 3)] count: u32) -> u32 {
+    count
+}
+
+/// Takes unknown arguments.
+#[tool(allow_unknown_arguments)]
+fn lenient(count: u32) -> u32 {
+    count
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Point {
+    x: i32,
+    y: i32,
+}
+
+/// Takes a struct, whose schema may say more than its type.
+#[tool]
+fn structured(point: Point) -> i32 {
+    point.x + point.y
+}
+
+/// Takes any JSON, which must stay under the depth limit.
+#[tool]
+fn any_json(value: Value) -> Value {
+    value
+}
+
+/// Takes a map.
+#[tool]
+fn map(entries: HashMap<String, i64>) -> usize {
+    entries.len()
+}
+
+/// Takes more arguments than the route counts.
+#[tool]
+#[allow(clippy::too_many_arguments)]
+fn thirteen(
+    a: u8,
+    b: u8,
+    c: u8,
+    d: u8,
+    e: u8,
+    f: u8,
+    g: u8,
+    h: u8,
+    i: u8,
+    j: u8,
+    k: u8,
+    l: u8,
+    m: u8,
+) -> u32 {
+    [a, b, c, d, e, f, g, h, i, j, k, l, m]
+        .iter()
+        .map(|&n| u32::from(n))
+        .sum()
+}
+
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+/// Waits a little, counting the calls in flight.
+#[tool]
+async fn counted(millis: u64) -> u64 {
+    let now = IN_FLIGHT.fetch_add(1, Ordering::SeqCst) + 1;
+    PEAK.fetch_max(now, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(millis)).await;
+    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+    millis
+}
+
+/// Panics when asked to.
+#[tool(timeout = "50ms")]
+async fn fragile(panic: bool, hang: bool) -> &'static str {
+    if panic {
+        panic!("deliberate: secret");
+    }
+    if hang {
+        std::future::pending::<()>().await;
+    }
+    "fine"
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_text_route_runs_under_the_same_limits() {
+    support::quiet_deliberate_panics();
+    let mut registry = ToolRegistry::new();
+    registry
+        .register_tool(Arc::new(Counted))
+        .unwrap()
+        .register_tool(Arc::new(Fragile))
+        .unwrap();
+    assert!(Counted.__text_route() && Fragile.__text_route());
+    let runtime = ToolRuntime::builder(registry)
+        .max_concurrent_calls(3)
+        .build();
+
+    let calls: Vec<_> = (0..30)
+        .map(|i| {
+            let runtime = runtime.clone();
+            tokio::spawn(async move {
+                let id = format!("call_{i}");
+                let result = runtime
+                    .call(ToolCall::new(&id, "counted", r#"{"millis": 5}"#))
+                    .await;
+                (id, result)
+            })
+        })
+        .collect();
+    for call in calls {
+        let (id, result) = call.await.unwrap();
+        assert_eq!(result.call_id, id);
+        assert_eq!(result.outcome.unwrap().to_text(), "5");
+    }
+    let peak = PEAK.load(Ordering::SeqCst);
+    assert!((1..=3).contains(&peak), "peak {peak}");
+
+    let fragile = |text: &'static str| {
+        let runtime = runtime.clone();
+        async move {
+            runtime
+                .call(ToolCall::new("f", "fragile", text))
+                .await
+                .outcome
+        }
+    };
+    let panicked = fragile(r#"{"panic": true, "hang": false}"#)
+        .await
+        .unwrap_err();
+    assert_eq!(panicked.kind(), "panicked");
+    assert!(!panicked.to_string().contains("secret"), "{panicked}");
+    let timed_out = fragile(r#"{"panic": false, "hang": true}"#)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        timed_out.to_string(),
+        ToolError::Timeout {
+            after: Duration::from_millis(50)
+        }
+        .to_string()
+    );
+    let cancellation = CancellationToken::new();
+    cancellation.cancel();
+    let options = CallOptions {
+        cancellation: Some(cancellation),
+        ..CallOptions::default()
+    };
+    let call = ToolCall::new("f", "fragile", r#"{"panic": false, "hang": false}"#);
+    let cancelled = runtime.call_with(call, options).await.outcome.unwrap_err();
+    assert_eq!(cancelled.kind(), "cancelled");
+}
+
+#[test]
+fn only_tools_whose_types_say_all_take_the_text_route() {
+    assert!(Plain.__text_route());
+    assert!(Nothing.__text_route());
+    for (name, taken) in [
+        ("defaulted", Defaulted.__text_route()),
+        ("lenient", Lenient.__text_route()),
+        ("structured", Structured.__text_route()),
+        ("any_json", AnyJson.__text_route()),
+        ("map", Map.__text_route()),
+        ("thirteen", Thirteen.__text_route()),
+        (
+            "external",
+            behest::ExternalTool::new("e", "E.", serde_json::json!({"type": "object"}))
+                .__text_route(),
+        ),
+    ] {
+        assert!(!taken, "`{name}` must take the checked route");
+    }
+}
+
+fn runtime() -> ToolRuntime {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register_tool(Arc::new(Plain))
+        .unwrap()
+        .register_tool(Arc::new(Nothing))
+        .unwrap();
+    ToolRuntime::new(registry)
+}
+
+/// How a call ended, as the model and a log see it.
+fn ending(result: Result<behest::ToolOutput, behest::ToolError>) -> String {
+    match result {
+        Ok(output) => format!("ok: {}", output.to_text()),
+        Err(error) => format!("{}: {error}", error.kind()),
+    }
+}
+
+/// The call on the runtime's own route (the text route where it applies)
+/// and on the checked route alone.
+fn both_routes(runtime: &ToolRuntime, tool: &str, text: &str) -> (String, String) {
+    let executor = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    executor.block_on(async {
+        let routed = runtime.call(ToolCall::new("c", tool, text)).await.outcome;
+        let checked = match runtime.prepare(tool, Value::String(text.to_owned())) {
+            Ok(prepared) => {
+                runtime
+                    .execute_prepared(prepared, "c", CallOptions::default())
+                    .await
+            }
+            Err(error) => Err(error),
+        };
+        (ending(routed), ending(checked))
+    })
+}
+
+fn takes_text_route(tool: &dyn Tool, text: &str) -> bool {
+    tool.__invoke_text(text, ToolContext::new("c")).is_some()
+}
+
+#[test]
+fn texts_the_route_must_leave_to_the_checked_route() {
+    let runtime = runtime();
+    let good = r#"{"count": 1, "label": "a", "tags": [], "small": 2}"#;
+    let cases = [
+        // A derived struct reads an array in field order; the schema does not.
+        (
+            r#"[1, "a", null, [], null, 2]"#,
+            false,
+            "must be a JSON object",
+        ),
+        ("", false, "no arguments were sent"),
+        ("null", false, "no arguments were sent"),
+        ("7", false, "received the number 7"),
+        (
+            r#"{"count": 1.0, "label": "a", "tags": [], "small": 2}"#,
+            false,
+            "ok: 1 ",
+        ),
+        (
+            r#"{"count": 1, "label": "a", "tags": [], "small": 256}"#,
+            false,
+            "`/small`",
+        ),
+        (
+            r#"{"count": 1, "count": 2, "label": "a", "tags": [], "small": 2}"#,
+            false,
+            "ok: 2 ",
+        ),
+        (
+            r#"{"count": 1, "label": "a", "tags": [], "small": 2, "x": 0}"#,
+            false,
+            "`x` is not an accepted field",
+        ),
+        (
+            r#"{"count": 1, "label": "a", "tags": [], "small": 2} }"#,
+            false,
+            "trailing characters",
+        ),
+        (
+            r#"{"count": 1, "label": "\ud800", "tags": [], "small": 2}"#,
+            false,
+            "surrogate",
+        ),
+        (good, true, "ok: 1 \"a\" None [] None 2"),
+        (&format!(" \n\t{good}"), true, "ok: 1 "),
+    ];
+    for (text, taken, fragment) in cases {
+        assert_eq!(takes_text_route(&Plain, text), taken, "{text}");
+        let (routed, checked) = both_routes(&runtime, "plain", text);
+        assert_eq!(routed, checked, "{text}");
+        assert!(routed.contains(fragment), "{text}: {routed}");
+    }
+    for text in ["", "null", "{}", "{ }"] {
+        let (routed, checked) = both_routes(&runtime, "nothing", text);
+        assert_eq!(
+            (routed.as_str(), checked.as_str()),
+            ("ok: done", "ok: done")
+        );
+    }
+    let (routed, _) = both_routes(&runtime, "nothing", r#"{"x": 1}"#);
+    assert!(
+        routed.contains("`/x`: `x` is not an accepted field: none are accepted here"),
+        "{routed}"
+    );
+}
+
+/// Raw JSON for one field: some valid for some field, most not.
+fn fragment() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "0",
+        "-1",
+        "42",
+        "255",
+        "256",
+        "-129",
+        "9223372036854775807",
+        "9223372036854775808",
+        "-9223372036854775809",
+        "18446744073709551616",
+        "1.0",
+        "2.5",
+        "1e2",
+        "1e400",
+        "-0.0",
+        "true",
+        "false",
+        "null",
+        r#""x""#,
+        r#""""#,
+        r#""\ud800""#,
+        "[]",
+        r#"["a", "b"]"#,
+        "[1, 2]",
+        r#"["a", null]"#,
+        "{}",
+        r#"{"k": 1}"#,
+    ])
+    .prop_map(str::to_owned)
+}
+
+/// A field: mostly a value valid for it, sometimes any fragment.
+fn field(valid: &'static [&'static str], present: u32) -> impl Strategy<Value = Option<String>> {
+    let value = prop_oneof![
+        3 => prop::sample::select(valid).prop_map(str::to_owned),
+        1 => fragment(),
+    ];
+    prop::option::weighted(f64::from(present) / 100.0, value)
+}
+
+/// The text of a call of `plain`, sometimes not an object at all.
+fn call_text() -> impl Strategy<Value = String> {
+    let fields = (
+        field(&["0", "42", "-7", "9223372036854775807"], 95),
+        field(&[r#""apples""#, r#""""#, r#""é\n""#], 95),
+        field(&["true", "false", "null"], 50),
+        field(&["[]", r#"["a", "b"]"#], 95),
+        field(&["0.5", "1", "null", "-1e300"], 50),
+        field(&["0", "255", "7"], 95),
+        field(&["1"], 5),
+    );
+    let names = [
+        "count", "label", "verbose", "tags", "ratio", "small", "extra",
+    ];
+    (fields, 0..20u8).prop_map(move |(fields, shape)| {
+        let (a, b, c, d, e, f, g) = fields;
+        let present: Vec<(&str, String)> = names
+            .iter()
+            .zip([a, b, c, d, e, f, g])
+            .filter_map(|(name, value)| value.map(|value| (*name, value)))
+            .collect();
+        let members: Vec<String> = present
+            .iter()
+            .map(|(name, value)| format!("\"{name}\": {value}"))
+            .collect();
+        let values: Vec<&str> = present.iter().map(|(_, value)| value.as_str()).collect();
+        match shape {
+            0 => format!("[{}]", values.join(", ")),
+            1 => format!("{{{}}} x", members.join(", ")),
+            2 => format!("\n {{{}}}", members.join(",")),
+            3 if !members.is_empty() => {
+                format!("{{{}, {}}}", members.join(", "), members[0])
+            }
+            _ => format!("{{{}}}", members.join(", ")),
+        }
+    })
+}
+
+#[test]
+fn the_text_route_accepts_nothing_the_schema_refuses_and_changes_no_result() {
+    let runtime = runtime();
+    let validator = ArgumentValidator::compile(&Plain.spec().parameters).unwrap();
+    let mut runner = TestRunner::new(Config {
+        cases: 1_000,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let taken = Cell::new(0u32);
+    let left = Cell::new(0u32);
+    runner
+        .run(&call_text(), |text| {
+            if takes_text_route(&Plain, &text) {
+                taken.set(taken.get() + 1);
+                let value: Value = serde_json::from_str(&text).unwrap();
+                prop_assert!(validator.is_valid(&value), "the schema refuses {text}");
+            } else {
+                left.set(left.get() + 1);
+            }
+            let (routed, checked) = both_routes(&runtime, "plain", &text);
+            prop_assert_eq!(routed, checked, "{}", text);
+            Ok(())
+        })
+        .unwrap();
+    // Both routes are exercised, or the property says little.
+    let (taken, left) = (taken.get(), left.get());
+    println!("text route taken {taken} times, left {left} times");
+    assert!(taken >= 150 && left >= 150, "taken {taken}, left {left}");
+}
