@@ -27,6 +27,9 @@ pub struct SpecParts {
     pub idempotent: Option<bool>,
     pub open_world: Option<bool>,
     pub allow_unknown_arguments: bool,
+    pub strict: bool,
+    pub needs_approval: bool,
+    pub timeout: Option<Duration>,
 }
 
 impl SpecParts {
@@ -41,6 +44,9 @@ impl SpecParts {
         idempotent: None,
         open_world: None,
         allow_unknown_arguments: false,
+        strict: false,
+        needs_approval: false,
+        timeout: None,
     };
 
     /// The spec, with the parameters schema of `A`, where the properties
@@ -198,11 +204,23 @@ pub fn compile_validator(spec: &ToolSpec) -> crate::validation::ArgumentValidato
     }
 }
 
-/// The typed half of a `#[tool]`: its arguments struct and its body, which
-/// both of the tool's routes end in.
-pub trait TypedTool: crate::Tool {
+/// What `#[tool]` generates for a tool: its arguments struct, the options
+/// of the attribute, its spec and its body. [`Tool`](crate::Tool) follows
+/// from the blanket impl below, compiled once here rather than once per tool.
+pub trait TypedTool: Send + Sync + 'static {
     /// The generated arguments struct.
     type Arguments: serde::de::DeserializeOwned + Send;
+
+    /// Name, description, hints and options, as the attribute gives them.
+    const PARTS: SpecParts;
+
+    /// The spec, built on first use and kept in a `static` of the tool.
+    fn build_spec(&self) -> ToolSpec;
+
+    /// Whether every argument type is [`plain::Plain`]: the text route.
+    fn plain_arguments(&self) -> bool {
+        false
+    }
 
     /// The tool's body: calls the function and turns its result into output.
     fn run(
@@ -212,9 +230,55 @@ pub trait TypedTool: crate::Tool {
     ) -> impl Future<Output = ToolResult<ToolOutput>> + Send;
 }
 
+impl<T: TypedTool> crate::Tool for T {
+    fn name(&self) -> &str {
+        T::PARTS.name
+    }
+
+    fn spec(&self) -> ToolSpec {
+        self.build_spec()
+    }
+
+    fn execute(&self, arguments: Value) -> impl Future<Output = ToolResult<ToolOutput>> + Send {
+        execute_typed(self, arguments, ToolContext::new(""))
+    }
+
+    fn execute_with_context(
+        &self,
+        arguments: Value,
+        context: ToolContext,
+    ) -> impl Future<Output = ToolResult<ToolOutput>> + Send {
+        execute_typed(self, arguments, context)
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        T::PARTS.timeout
+    }
+
+    fn strict(&self) -> bool {
+        T::PARTS.strict
+    }
+
+    fn needs_approval(&self) -> bool {
+        T::PARTS.needs_approval
+    }
+
+    fn __text_route(&self) -> bool {
+        self.plain_arguments()
+    }
+
+    fn __invoke_text(
+        &self,
+        text: &str,
+        context: ToolContext,
+    ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
+        invoke_text(self, text, context)
+    }
+}
+
 /// `Tool::execute_with_context` of a `#[tool]`: arguments the runtime has
 /// validated, parsed into the tool's types.
-pub async fn execute_typed<T: TypedTool>(
+async fn execute_typed<T: TypedTool>(
     tool: &T,
     arguments: Value,
     context: ToolContext,
@@ -227,7 +291,7 @@ pub async fn execute_typed<T: TypedTool>(
 /// [`plain`]: parsing the model's text with those types succeeds only for
 /// objects the tool's schema accepts, so a success needs no second check.
 /// Anything else is left to the checked route.
-pub fn invoke_text<'a, T: TypedTool>(
+fn invoke_text<'a, T: TypedTool>(
     tool: &'a T,
     text: &str,
     context: ToolContext,

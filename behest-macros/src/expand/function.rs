@@ -407,13 +407,6 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     };
 
     let parts = super::spec::parts(&tool.options, tool_name, &tool.description);
-    let timeout = tool.options.timeout_ms.map(|ms| {
-        quote! {
-            fn timeout(&self) -> ::core::option::Option<#private::Duration> {
-                ::core::option::Option::Some(#private::Duration::from_millis(#ms))
-            }
-        }
-    });
     let body = quote! {
         use #private::output::prelude::*;
         let #value = #call;
@@ -454,17 +447,9 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         }))
     .then(|| {
         quote! {
-            fn __text_route(&self) -> bool {
+            fn plain_arguments(&self) -> bool {
                 use #private::plain::prelude::*;
                 (&#private::plain::Probe::<(#(#arguments,)*)>::new()).__behest_plain()
-            }
-
-            fn __invoke_text(
-                &self,
-                text: &str,
-                context: #krate::ToolContext,
-            ) -> ::core::option::Option<#private::BoxFuture<'_, #krate::ToolResult<#krate::ToolOutput>>> {
-                #private::invoke_text(self, text, context)
             }
         }
     });
@@ -472,21 +457,6 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let deny_unknown =
         (!tool.options.allow_unknown_arguments).then(|| quote!(#[serde(deny_unknown_fields)]));
     let result = quote!(#krate::ToolResult<#krate::ToolOutput>);
-    let future = quote!(impl ::core::future::Future<Output = #result> + ::core::marker::Send);
-    let strict = tool.options.strict.then(|| {
-        quote!(
-            fn strict(&self) -> bool {
-                true
-            }
-        )
-    });
-    let approval = tool.options.needs_approval.then(|| {
-        quote!(
-            fn needs_approval(&self) -> bool {
-                true
-            }
-        )
-    });
     let args_doc = format!("The arguments of the `{tool_name}` tool, as the model sends them.");
     let tool_doc = format!("The `{tool_name}` tool, made by `#[tool]` from `{fn_ident}`.");
 
@@ -506,9 +476,28 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         const _: () = {
             const _: () = { #(#assertions)* };
 
+            // `Tool` comes from the blanket impl over `TypedTool`: the
+            // shared methods are compiled once, in `behest`.
             #[automatically_derived]
             impl #private::TypedTool for #tool_ident {
                 type Arguments = #args_ident;
+
+                const PARTS: #private::SpecParts = #parts;
+
+                fn build_spec(&self) -> #krate::ToolSpec {
+                    use #private::output::prelude::*;
+                    static SPEC: #private::OnceLock<#krate::ToolSpec> = #private::OnceLock::new();
+                    SPEC.get_or_init(|| {
+                        let #split = (&&#private::output::Probe::<#output>::new()).__behest_split();
+                        let #ok = #split.ok();
+                        let defaults: &[(&str, #private::serde_json::Value)] = &[#(#defaults),*];
+                        <Self as #private::TypedTool>::PARTS
+                            .build::<#args_ident>((&&&#ok).__behest_output_schema(), defaults)
+                    })
+                    .clone()
+                }
+
+                #text_route
 
                 async fn run(
                     &self,
@@ -517,45 +506,6 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 ) -> #result {
                     #body
                 }
-            }
-
-            #[automatically_derived]
-            impl #krate::Tool for #tool_ident {
-                fn name(&self) -> &str {
-                    #tool_name
-                }
-
-                fn spec(&self) -> #krate::ToolSpec {
-                    use #private::output::prelude::*;
-                    static SPEC: #private::OnceLock<#krate::ToolSpec> = #private::OnceLock::new();
-                    SPEC.get_or_init(|| {
-                        let #split = (&&#private::output::Probe::<#output>::new()).__behest_split();
-                        let #ok = #split.ok();
-                        let parts = #parts;
-                        let defaults: &[(&str, #private::serde_json::Value)] = &[#(#defaults),*];
-                        parts.build::<#args_ident>((&&&#ok).__behest_output_schema(), defaults)
-                    })
-                    .clone()
-                }
-
-                fn execute(&self, arguments: #private::serde_json::Value) -> #future {
-                    #private::execute_typed(self, arguments, #krate::ToolContext::new(""))
-                }
-
-                fn execute_with_context(
-                    &self,
-                    arguments: #private::serde_json::Value,
-                    context: #krate::ToolContext,
-                ) -> #future {
-                    #private::execute_typed(self, arguments, context)
-                }
-
-                #text_route
-
-                #strict
-                #approval
-
-                #timeout
             }
         };
     }

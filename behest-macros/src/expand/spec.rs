@@ -58,6 +58,17 @@ pub fn parts(options: &Options, tool_name: &str, description: &TokenStream) -> T
     if options.allow_unknown_arguments {
         set.push(quote!(allow_unknown_arguments: true));
     }
+    if options.strict {
+        set.push(quote!(strict: true));
+    }
+    if options.needs_approval {
+        set.push(quote!(needs_approval: true));
+    }
+    if let Some(ms) = options.timeout_ms {
+        set.push(
+            quote!(timeout: ::core::option::Option::Some(#private::Duration::from_millis(#ms))),
+        );
+    }
     quote! {
         #private::SpecParts {
             name: #tool_name,
