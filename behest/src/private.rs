@@ -5,6 +5,7 @@ pub use ::core;
 pub use ::schemars;
 pub use ::serde;
 pub use ::serde_json;
+pub use ::std::borrow::Cow;
 pub use ::std::sync::{Arc, OnceLock};
 pub use ::std::time::Duration;
 
@@ -16,6 +17,11 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::tool::{ToolAnnotations, ToolContext, ToolOutput, ToolResult, ToolSpec};
+
+#[path = "private/de.rs"]
+pub mod de;
+#[path = "private/schema.rs"]
+pub mod schema;
 
 /// The parts of a spec the macro knows from the tokens.
 pub struct SpecParts {
@@ -406,8 +412,24 @@ pub mod plain {
     label = "no JSON Schema for this type",
     note = "derive it: `#[derive(serde::Deserialize, schemars::JsonSchema)]` (schemars 1.x), or use a type that has one"
 )]
-pub trait ArgumentSchema {}
-impl<T: JsonSchema> ArgumentSchema for T {}
+pub trait ArgumentSchema {
+    /// The schema of the argument, as a property of the arguments object.
+    fn subschema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
+}
+impl<T: JsonSchema> ArgumentSchema for T {
+    fn subschema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        generator.subschema_for::<T>()
+    }
+}
+
+/// Compile-time check of an argument type; its message names the fix.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool argument: it does not implement `serde::Deserialize`",
+    label = "the model's JSON cannot be read into this type",
+    note = "derive it: `#[derive(serde::Deserialize, schemars::JsonSchema)]`, or use a type that has one"
+)]
+pub trait ArgumentDeserialize: serde::de::DeserializeOwned {}
+impl<T: serde::de::DeserializeOwned> ArgumentDeserialize for T {}
 
 /// Asserts that `T` can describe a tool argument.
 pub const fn assert_argument_schema<T: ArgumentSchema>() {}

@@ -283,6 +283,11 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let schemars_crate = format!("{}::schemars", private.path_string());
 
     let mut fields = Vec::new();
+    let mut derived_fields = Vec::new();
+    let mut field_idents = Vec::new();
+    let mut field_types = Vec::new();
+    let mut wire_names = Vec::new();
+    let mut properties = Vec::new();
     let mut defaults = Vec::new();
     let mut assertions = Vec::new();
     let mut call_args = Vec::new();
@@ -324,12 +329,21 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                         )
                     }
                 };
-                fields.push(quote! { #doc #rename #schema_with pub #ident: #field_ty });
-                // serde's own diagnostics explain a missing `Deserialize`;
-                // schemars has none, so this check names the fix.
+                derived_fields.push(quote! { #doc #rename #schema_with pub #ident: #field_ty });
+                fields.push(quote! { #doc pub #ident: #field_ty });
+                // Both bounds are checked here, on the parameter's type, with
+                // a message that names the fix.
+                let wire = &argument.wire_name;
+                let described = argument.description.as_deref().unwrap_or_default();
+                properties.push(quote_spanned! {at(ty.span())=>
+                    #private::schema::property::<#ty>(#wire, #described)
+                });
                 assertions.push(quote_spanned! {at(ty.span())=>
                     #private::assert_argument_schema::<#ty>();
                 });
+                field_idents.push(ident);
+                field_types.push(field_ty);
+                wire_names.push(wire);
                 call_args.push(value);
             }
             Param::Injected(ty) => {
@@ -460,21 +474,83 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let args_doc = format!("The arguments of the `{tool_name}` tool, as the model sends them.");
     let tool_doc = format!("The `{tool_name}` tool, made by `#[tool]` from `{fn_ident}`.");
 
+    let deny = !tool.options.allow_unknown_arguments;
+    // Up to twelve arguments, the struct's `Deserialize` and `JsonSchema`
+    // are short impls over generic code in `behest` (the same schema and
+    // messages as the derives, for much less to compile per tool); past
+    // that, the derives.
+    let (args_struct, args_impls, assertions) = if fields.len() <= 12 {
+        let args_name = args_ident.to_string();
+        let deserializer = Ident::new("deserializer", Span::mixed_site());
+        let generator = Ident::new("generator", Span::mixed_site());
+        let struct_item = quote! {
+            #[doc = #args_doc]
+            #vis struct #args_ident {
+                #(#fields,)*
+            }
+        };
+        let impls = quote! {
+            #[automatically_derived]
+            impl<'de> #private::serde::Deserialize<'de> for #args_ident {
+                fn deserialize<__BehestDeserializer: #private::serde::Deserializer<'de>>(
+                    #deserializer: __BehestDeserializer,
+                ) -> ::core::result::Result<Self, __BehestDeserializer::Error> {
+                    let (#(#field_idents,)*) = #private::de::fields::<__BehestDeserializer, (#(#field_types,)*)>(
+                        #deserializer,
+                        #args_name,
+                        &[#(#wire_names),*],
+                        #deny,
+                    )?;
+                    ::core::result::Result::Ok(Self { #(#field_idents),* })
+                }
+            }
+
+            #[automatically_derived]
+            impl #private::schemars::JsonSchema for #args_ident {
+                fn schema_name() -> #private::Cow<'static, str> {
+                    #private::Cow::Borrowed(#args_name)
+                }
+
+                fn schema_id() -> #private::Cow<'static, str> {
+                    #private::Cow::Borrowed(::core::concat!(::core::module_path!(), "::", #args_name))
+                }
+
+                fn json_schema(#generator: &mut #private::schemars::SchemaGenerator) -> #private::schemars::Schema {
+                    #private::schema::object(#generator, &[#(#properties),*], #deny)
+                }
+            }
+        };
+        (struct_item, impls, quote!())
+    } else {
+        let struct_item = quote! {
+            #[doc = #args_doc]
+            #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+            #[serde(crate = #serde_crate)]
+            #deny_unknown
+            #[schemars(crate = #schemars_crate)]
+            #vis struct #args_ident {
+                #(#derived_fields,)*
+            }
+        };
+        // serde's own diagnostics explain a missing `Deserialize`;
+        // schemars has none, so this check names the fix.
+        (
+            struct_item,
+            quote!(),
+            quote!(const _: () = { #(#assertions)* };),
+        )
+    };
+
     quote! {
-        #[doc = #args_doc]
-        #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
-        #[serde(crate = #serde_crate)]
-        #deny_unknown
-        #[schemars(crate = #schemars_crate)]
-        #vis struct #args_ident {
-            #(#fields,)*
-        }
+        #args_struct
 
         #[doc = #tool_doc]
         #tool_struct
 
         const _: () = {
-            const _: () = { #(#assertions)* };
+            #assertions
+
+            #args_impls
 
             // `Tool` comes from the blanket impl over `TypedTool`: the
             // shared methods are compiled once, in `behest`.
