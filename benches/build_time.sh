@@ -42,24 +42,29 @@ serde_json = "1"
 TOML
 }
 
+# The third argument's type differs between the ten tools of a module, so
+# that tools do not all share one argument signature.
+extra_types=("Option<bool>" "Option<i32>" "Option<u8>" "Option<String>" "Option<f64>"
+  "Vec<String>" "Option<u16>" "Vec<i64>" "Option<Vec<bool>>" "Option<u64>")
+
 module_macro() { # module index
   echo "use behest::tool;"
   for i in $(seq 0 9); do
     n="m$1_t$i"
+    extra=${extra_types[$i]}
     cat <<RS
 
-/// Tool $n: combine a count, a label and a flag.
+/// Tool $n: combine a count, a label and an extra.
 #[tool]
 pub async fn $n(
     /// How many.
     count: i64,
     /// What to call it.
     label: String,
-    /// Whether to shout.
-    loud: Option<bool>,
+    /// Something more.
+    extra: $extra,
 ) -> String {
-    let text = format!("{label}: {count}");
-    if loud.unwrap_or(false) { text.to_uppercase() } else { text }
+    format!("{label}: {count} {extra:?}")
 }
 RS
   done
@@ -75,11 +80,11 @@ RS
   for i in $(seq 0 9); do
     n="m$1_t$i"
     camel="M$1T$i"
+    extra=${extra_types[$i]}
     cat <<RS
 
-pub async fn $n(count: i64, label: String, loud: Option<bool>) -> String {
-    let text = format!("{label}: {count}");
-    if loud.unwrap_or(false) { text.to_uppercase() } else { text }
+pub async fn $n(count: i64, label: String, extra: $extra) -> String {
+    format!("{label}: {count} {extra:?}")
 }
 
 /// Arguments of $n.
@@ -90,8 +95,8 @@ pub struct ${camel}Args {
     pub count: i64,
     /// What to call it.
     pub label: String,
-    /// Whether to shout.
-    pub loud: Option<bool>,
+    /// Something more.
+    pub extra: $extra,
 }
 
 pub struct $camel;
@@ -106,13 +111,13 @@ impl Tool for $camel {
             let schema = schemars::generate::SchemaSettings::draft2020_12()
                 .into_generator()
                 .into_root_schema_for::<${camel}Args>();
-            ToolSpec::new("$n", "Tool $n: combine a count, a label and a flag.", schema.into())
+            ToolSpec::new("$n", "Tool $n: combine a count, a label and an extra.", schema.into())
         })
         .clone()
     }
     async fn execute(&self, arguments: Value) -> ToolResult<ToolOutput> {
         let args: ${camel}Args = behest::arguments::parse(arguments)?;
-        Ok(ToolOutput::text($n(args.count, args.label, args.loud).await))
+        Ok(ToolOutput::text($n(args.count, args.label, args.extra).await))
     }
 }
 RS
