@@ -3,8 +3,8 @@
 //! (`i64`, `String`, `Option<bool>`).
 //!
 //! (a) `direct`: the async function with built arguments.
-//! (b) `from_str`: `serde_json::from_str` of the model's JSON text into the
-//!     tool's arguments struct, then (a).
+//! (b) `from_str`: `serde_json::from_str` of the model's JSON text into a
+//!     `#[derive(Deserialize)]` struct of the three arguments, then (a).
 //! (c) `runtime/N`: `ToolRuntime::call` with the same JSON text in a
 //!     registry of N tools: lookup, the text route (the tool's typed parse,
 //!     which for these argument types accepts exactly what the schema
@@ -28,6 +28,7 @@ use behest::{
     ExternalTool, Tool, ToolCall, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolSpec,
 };
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 /// Describe a count.
@@ -43,6 +44,15 @@ async fn describe(count: i64, label: String, verbose: Option<bool>) -> String {
     text
 }
 
+/// The arguments as a plain `serde_derive` struct: what (b) reads.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    count: i64,
+    label: String,
+    verbose: Option<bool>,
+}
+
 /// The same tool written by hand on `Value`: the runtime takes the checked
 /// route (decode into a `Value`, validate, typed parse) for it.
 struct DescribeByHand;
@@ -55,7 +65,7 @@ impl Tool for DescribeByHand {
         ToolSpec::new("describe", "Describe a count.", schema())
     }
     async fn execute(&self, arguments: Value) -> ToolResult<ToolOutput> {
-        let args: DescribeArgs = behest::arguments::parse(arguments)?;
+        let args: Args = behest::arguments::parse(arguments)?;
         Ok(ToolOutput::text(
             describe(args.count, args.label, args.verbose).await,
         ))
@@ -116,7 +126,7 @@ fn call_overhead(c: &mut Criterion) {
         b.to_async(&rt).iter_batched(
             || TEXT.to_owned(),
             |text| async move {
-                let args: DescribeArgs = serde_json::from_str(black_box(&text)).unwrap();
+                let args: Args = serde_json::from_str(black_box(&text)).unwrap();
                 describe(args.count, args.label, args.verbose).await
             },
             BatchSize::SmallInput,
@@ -159,9 +169,7 @@ fn pipeline_parts(c: &mut Criterion) {
         b.iter(|| black_box(validator.is_valid(black_box(&value))))
     });
     group.bench_function("typed_from_value", |b| {
-        b.iter(|| {
-            black_box(behest::arguments::parse::<DescribeArgs>(black_box(value.clone())).unwrap())
-        })
+        b.iter(|| black_box(behest::arguments::parse::<Args>(black_box(value.clone())).unwrap()))
     });
     // What any runtime that hands the tool a validated `Value` pays at the
     // least: parse, validate, run; no lookup, limits, isolation or span.

@@ -64,6 +64,7 @@ impl<'de, F: Fields<'de>> Visitor<'de> for StructVisitor<F> {
         write!(formatter, "struct {}", self.name)
     }
 
+    #[inline]
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<F, M::Error> {
         let mut slots = F::Slots::default();
         let key = FieldKey {
@@ -93,6 +94,7 @@ struct FieldKey {
 impl<'de> DeserializeSeed<'de> for FieldKey {
     type Value = Option<usize>;
 
+    #[inline]
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_identifier(self)
     }
@@ -105,8 +107,16 @@ impl Visitor<'_> for FieldKey {
         formatter.write_str("field identifier")
     }
 
+    #[inline]
     fn visit_str<E: Error>(self, key: &str) -> Result<Self::Value, E> {
-        match self.names.iter().position(|name| *name == key) {
+        // Byte by byte: names are short, and this stays inline where
+        // `==` would call `memcmp`.
+        let bytes = key.as_bytes();
+        let known = self.names.iter().position(|name| {
+            let name = name.as_bytes();
+            name.len() == bytes.len() && name.iter().zip(bytes).all(|(a, b)| a == b)
+        });
+        match known {
             Some(index) => Ok(Some(index)),
             None if self.deny_unknown => Err(E::unknown_field(key, self.names)),
             None => Ok(None),
@@ -162,6 +172,7 @@ macro_rules! fields {
             type Slots = ($(Option<$field>,)*);
 
             #[allow(unused_variables)]
+            #[inline]
             fn read<M: MapAccess<'de>>(
                 slots: &mut Self::Slots,
                 index: usize,
