@@ -330,7 +330,7 @@ fn has_negative_zero(text: &str) -> bool {
 /// Which argument types take the text route: those whose `Deserialize`
 /// from JSON accepts exactly the values their schema accepts, nothing
 /// constrained beyond the JSON type and the range of an integer (which
-/// [`bound_integers`] writes into the schema).
+/// `bound_integers` writes into the schema).
 ///
 /// Generated code asks with "autoref specialization" on a tuple of all of a
 /// tool's argument types: `(&Probe::<(A, B)>::new()).__behest_plain()`.
