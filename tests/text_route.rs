@@ -254,7 +254,8 @@ fn both_routes(runtime: &ToolRuntime, tool: &str, text: &str) -> (String, String
 }
 
 fn takes_text_route(tool: &dyn Tool, text: &str) -> bool {
-    tool.__invoke_text(text, ToolContext::new("c")).is_some()
+    tool.__invoke_text(text, &|| ToolContext::new("c"))
+        .is_some()
 }
 
 #[test]

@@ -204,41 +204,46 @@ impl fmt::Debug for ProgressSink {
 }
 
 /// Values shared by every call of a runtime, one per type.
+///
+/// Empty until the first [`insert`](Self::insert), which is the only time
+/// it allocates: the contexts of most calls carry an empty one.
 #[derive(Clone, Default)]
-pub struct SharedState(Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>);
+pub struct SharedState(Option<Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>>);
 
 impl SharedState {
     /// Adds `value`, replacing any earlier value of the same type.
     pub fn insert<T: Any + Send + Sync>(&mut self, value: T) {
-        Arc::make_mut(&mut self.0).insert(TypeId::of::<T>(), Arc::new(value));
+        let values = self.0.get_or_insert_with(Default::default);
+        Arc::make_mut(values).insert(TypeId::of::<T>(), Arc::new(value));
     }
 
     /// The value of type `T`, if present.
     pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
         self.0
+            .as_ref()?
             .get(&TypeId::of::<T>())
             .and_then(|value| value.downcast_ref::<T>())
     }
 
     /// The value of type `T` as an `Arc`, if present.
     pub fn get_arc<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
-        let value = self.0.get(&TypeId::of::<T>())?.clone();
+        let value = self.0.as_ref()?.get(&TypeId::of::<T>())?.clone();
         value.downcast::<T>().ok()
     }
 
     /// How many values are stored.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.0.as_ref().map_or(0, |values| values.len())
     }
 
     /// Whether nothing is stored.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.len() == 0
     }
 }
 
 impl fmt::Debug for SharedState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "SharedState({} values)", self.0.len())
+        write!(f, "SharedState({} values)", self.len())
     }
 }

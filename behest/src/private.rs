@@ -228,6 +228,10 @@ pub trait TypedTool: Send + Sync + 'static {
         false
     }
 
+    /// Whether the body reads its context (a `#[ctx]` parameter); if not,
+    /// the text route does not make one.
+    const READS_CONTEXT: bool = true;
+
     /// The tool's body: calls the function and turns its result into output.
     fn run(
         &self,
@@ -276,7 +280,7 @@ impl<T: TypedTool> crate::Tool for T {
     fn __invoke_text(
         &self,
         text: &str,
-        context: ToolContext,
+        context: &dyn Fn() -> ToolContext,
     ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
         invoke_text(self, text, context)
     }
@@ -300,13 +304,19 @@ async fn execute_typed<T: TypedTool>(
 fn invoke_text<'a, T: TypedTool>(
     tool: &'a T,
     text: &str,
-    context: ToolContext,
+    context: &dyn Fn() -> ToolContext,
 ) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>> {
     // A derived struct also reads a JSON array; the schema wants an object.
     if !text.trim_start().starts_with('{') || has_negative_zero(text) {
         return None;
     }
     let arguments = serde_json::from_str::<T::Arguments>(text).ok()?;
+    // An empty context costs nothing to make; the body ignores it.
+    let context = if T::READS_CONTEXT {
+        context()
+    } else {
+        ToolContext::new("")
+    };
     Some(Box::pin(tool.run(arguments, context)))
 }
 
@@ -316,8 +326,11 @@ fn invoke_text<'a, T: TypedTool>(
 /// calls take the checked route, so that both routes give a tool the same
 /// arguments. A match inside a string only costs the shortcut.
 fn has_negative_zero(text: &str) -> bool {
-    text.match_indices("-0").any(|(at, _)| {
-        let rest = &text.as_bytes()[at + 2..];
+    // A `char` pattern is searched with `memchr`; "-0" would not be.
+    text.match_indices('-').any(|(at, _)| {
+        let Some(rest) = text.as_bytes()[at + 1..].strip_prefix(b"0") else {
+            return false;
+        };
         let fraction = match rest.first() {
             Some(b'.') => &rest[1..],
             _ => rest,

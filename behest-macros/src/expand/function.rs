@@ -471,6 +471,11 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let deny_unknown =
         (!tool.options.allow_unknown_arguments).then(|| quote!(#[serde(deny_unknown_fields)]));
     let result = quote!(#krate::ToolResult<#krate::ToolOutput>);
+    let reads_context = (!injects).then(|| {
+        quote!(
+            const READS_CONTEXT: bool = false;
+        )
+    });
     let args_doc = format!("The arguments of the `{tool_name}` tool, as the model sends them.");
     let tool_doc = format!("The `{tool_name}` tool, made by `#[tool]` from `{fn_ident}`.");
 
@@ -574,6 +579,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 }
 
                 #text_route
+                #reads_context
 
                 async fn run(
                     &self,

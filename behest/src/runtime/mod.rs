@@ -217,16 +217,18 @@ impl ToolRuntime {
         if !entry.text_route || text.len() > inner.limits.max_argument_bytes {
             return None;
         }
-        let context = ToolContext::for_call(
-            call_id.to_owned(),
-            options.cancellation.clone(),
-            options.progress.clone(),
-            inner.state.clone(),
-        );
+        let context = || {
+            ToolContext::for_call(
+                call_id.to_owned(),
+                options.cancellation.clone(),
+                options.progress.clone(),
+                inner.state.clone(),
+            )
+        };
         // The typed parse happens here, before the permit: it runs none of
         // the tool's body (generated code, `async` throughout).
         let future = match std::panic::catch_unwind(AssertUnwindSafe(|| {
-            entry.tool.__invoke_text(text, context)
+            entry.tool.__invoke_text(text, &context)
         })) {
             Ok(future) => future?,
             Err(payload) => return Some(Err(panicked(payload.as_ref(), entry.reveals_panics))),

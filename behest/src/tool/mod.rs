@@ -116,13 +116,14 @@ pub trait Tool: Send + Sync + 'static + erased::ErasedTool {
 
     /// Parses the model's argument text with the tool's own types and, if
     /// that succeeds, returns the running call; `None` sends the call down
-    /// the checked route, which explains what is wrong. Only called when
+    /// the checked route, which explains what is wrong. `context` makes the
+    /// call's context, for a tool that reads it. Only called when
     /// [`__text_route`](Tool::__text_route) is true.
     #[doc(hidden)]
     fn __invoke_text(
         &self,
         text: &str,
-        context: ToolContext,
+        context: &dyn Fn() -> ToolContext,
     ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
         let _unused = (text, context);
         None
