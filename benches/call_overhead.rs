@@ -109,6 +109,9 @@ fn call_overhead(c: &mut Criterion) {
         .build()
         .unwrap();
     let mut group = c.benchmark_group("call");
+    // Longer than criterion's default, so that the bursts of a shared
+    // machine weigh less in each case's estimate.
+    group.measurement_time(std::time::Duration::from_secs(10));
 
     // Each case's input is made outside the timed part, as it arrives from
     // the caller (a built struct; the model's JSON text; a `ToolCall` holding
