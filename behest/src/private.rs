@@ -9,19 +9,23 @@ pub use ::std::borrow::Cow;
 pub use ::std::sync::{Arc, OnceLock};
 pub use ::std::time::Duration;
 
-use std::future::Future;
 use std::marker::PhantomData;
 
-pub use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde_json::Value;
 
-use crate::tool::{ToolAnnotations, ToolContext, ToolOutput, ToolResult, ToolSpec};
+use crate::tool::{ToolAnnotations, ToolSpec};
 
 #[path = "private/de.rs"]
 pub mod de;
+#[path = "private/plain.rs"]
+pub mod plain;
 #[path = "private/schema.rs"]
 pub mod schema;
+#[path = "private/typed.rs"]
+mod typed;
+
+pub use typed::TypedTool;
 
 /// The parts of a spec the macro knows from the tokens.
 pub struct SpecParts {
@@ -207,215 +211,6 @@ pub fn compile_validator(spec: &ToolSpec) -> crate::validation::ArgumentValidato
             "behest: the generated schema of `{}` is invalid: {error}",
             spec.name
         ),
-    }
-}
-
-/// What `#[tool]` generates for a tool: its arguments struct, the options
-/// of the attribute, its spec and its body. [`Tool`](crate::Tool) follows
-/// from the blanket impl below, compiled once here rather than once per tool.
-pub trait TypedTool: Send + Sync + 'static {
-    /// The generated arguments struct.
-    type Arguments: serde::de::DeserializeOwned + Send;
-
-    /// Name, description, hints and options, as the attribute gives them.
-    const PARTS: SpecParts;
-
-    /// The spec, built on first use and kept in a `static` of the tool.
-    fn build_spec(&self) -> ToolSpec;
-
-    /// Whether every argument type is [`plain::Plain`]: the text route.
-    fn plain_arguments(&self) -> bool {
-        false
-    }
-
-    /// Whether the body reads its context (a `#[ctx]` parameter); if not,
-    /// the text route does not make one.
-    const READS_CONTEXT: bool = true;
-
-    /// The tool's body: calls the function and turns its result into output.
-    fn run(
-        &self,
-        arguments: Self::Arguments,
-        context: ToolContext,
-    ) -> impl Future<Output = ToolResult<ToolOutput>> + Send;
-}
-
-impl<T: TypedTool> crate::Tool for T {
-    fn name(&self) -> &str {
-        T::PARTS.name
-    }
-
-    fn spec(&self) -> ToolSpec {
-        self.build_spec()
-    }
-
-    fn execute(&self, arguments: Value) -> impl Future<Output = ToolResult<ToolOutput>> + Send {
-        execute_typed(self, arguments, ToolContext::new(""))
-    }
-
-    fn execute_with_context(
-        &self,
-        arguments: Value,
-        context: ToolContext,
-    ) -> impl Future<Output = ToolResult<ToolOutput>> + Send {
-        execute_typed(self, arguments, context)
-    }
-
-    fn timeout(&self) -> Option<Duration> {
-        T::PARTS.timeout
-    }
-
-    fn strict(&self) -> bool {
-        T::PARTS.strict
-    }
-
-    fn needs_approval(&self) -> bool {
-        T::PARTS.needs_approval
-    }
-
-    fn __text_route(&self) -> bool {
-        self.plain_arguments()
-    }
-
-    fn __invoke_text(
-        &self,
-        text: &str,
-        context: &dyn Fn() -> ToolContext,
-    ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
-        invoke_text(self, text, context)
-    }
-}
-
-/// `Tool::execute_with_context` of a `#[tool]`: arguments the runtime has
-/// validated, parsed into the tool's types.
-async fn execute_typed<T: TypedTool>(
-    tool: &T,
-    arguments: Value,
-    context: ToolContext,
-) -> ToolResult<ToolOutput> {
-    let arguments = crate::arguments::parse(arguments)?;
-    tool.run(arguments, context).await
-}
-
-/// `Tool::__invoke_text` of a `#[tool]` whose argument types are all
-/// [`plain`]: parsing the model's text with those types succeeds only for
-/// objects the tool's schema accepts, so a success needs no second check.
-/// Anything else is left to the checked route.
-fn invoke_text<'a, T: TypedTool>(
-    tool: &'a T,
-    text: &str,
-    context: &dyn Fn() -> ToolContext,
-) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>> {
-    // A derived struct also reads a JSON array; the schema wants an object.
-    if !text.trim_start().starts_with('{') || has_negative_zero(text) {
-        return None;
-    }
-    let arguments = serde_json::from_str::<T::Arguments>(text).ok()?;
-    // An empty context costs nothing to make; the body ignores it.
-    let context = if T::READS_CONTEXT {
-        context()
-    } else {
-        ToolContext::new("")
-    };
-    Some(Box::pin(tool.run(arguments, context)))
-}
-
-/// Whether `text` may hold a negative zero (`-0`, `-0.0`, `-0e5`): the
-/// checked route reads it as the integer `0` (so that an integer field
-/// accepts it), which a float field then gets as `0.0`, not `-0.0`. Such
-/// calls take the checked route, so that both routes give a tool the same
-/// arguments. A match inside a string only costs the shortcut.
-fn has_negative_zero(text: &str) -> bool {
-    // A `char` pattern is searched with `memchr`; "-0" would not be.
-    text.match_indices('-').any(|(at, _)| {
-        let Some(rest) = text.as_bytes()[at + 1..].strip_prefix(b"0") else {
-            return false;
-        };
-        let fraction = match rest.first() {
-            Some(b'.') => &rest[1..],
-            _ => rest,
-        };
-        let zeros = fraction.iter().take_while(|&&byte| byte == b'0').count();
-        !fraction.get(zeros).is_some_and(u8::is_ascii_digit)
-    })
-}
-
-/// Which argument types take the text route: those whose `Deserialize`
-/// from JSON accepts exactly the values their schema accepts, nothing
-/// constrained beyond the JSON type and the range of an integer (which
-/// `bound_integers` writes into the schema).
-///
-/// Generated code asks with "autoref specialization" on a tuple of all of a
-/// tool's argument types: `(&Probe::<(A, B)>::new()).__behest_plain()`.
-pub mod plain {
-    use super::PhantomData;
-
-    /// An argument type of the text route.
-    pub trait Plain {}
-
-    macro_rules! plain {
-        ($($ty:ty),*) => { $(impl Plain for $ty {})* };
-    }
-    plain!(bool, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64, String);
-    impl<T: Plain> Plain for Option<T> {}
-    impl<T: Plain> Plain for Vec<T> {}
-
-    /// All argument types of a tool, as a tuple, are [`Plain`].
-    pub trait AllPlain {}
-
-    macro_rules! all_plain {
-        ($($name:ident)*) => { impl<$($name: Plain),*> AllPlain for ($($name,)*) {} };
-    }
-    all_plain!();
-    all_plain!(A);
-    all_plain!(A B);
-    all_plain!(A B C);
-    all_plain!(A B C D);
-    all_plain!(A B C D E);
-    all_plain!(A B C D E F);
-    all_plain!(A B C D E F G);
-    all_plain!(A B C D E F G H);
-    all_plain!(A B C D E F G H I);
-    all_plain!(A B C D E F G H I J);
-    all_plain!(A B C D E F G H I J K);
-    all_plain!(A B C D E F G H I J K L);
-
-    /// Carries the tuple of a tool's argument types; holds no value.
-    pub struct Probe<T>(PhantomData<fn() -> T>);
-
-    impl<T> Probe<T> {
-        /// A probe of `T`.
-        #[inline(always)]
-        pub fn new() -> Self {
-            Self(PhantomData)
-        }
-    }
-
-    impl<T> Default for Probe<T> {
-        fn default() -> Self {
-            Self::new()
-        }
-    }
-
-    pub trait IsPlain {
-        #[inline(always)]
-        fn __behest_plain(&self) -> bool {
-            true
-        }
-    }
-    impl<T: AllPlain> IsPlain for Probe<T> {}
-
-    pub trait NotPlain {
-        #[inline(always)]
-        fn __behest_plain(&self) -> bool {
-            false
-        }
-    }
-    impl<T> NotPlain for &Probe<T> {}
-
-    /// Both levels, for one glob import in generated code.
-    pub mod prelude {
-        pub use super::{IsPlain as _, NotPlain as _};
     }
 }
 
@@ -667,29 +462,6 @@ pub mod output {
         #[inline(always)]
         pub fn convert<E: Display>(self, error: E) -> ToolError {
             ToolError::execution(error.to_string())
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::has_negative_zero;
-
-    #[test]
-    fn negative_zeros_are_found() {
-        for text in [
-            "-0",
-            "[-0]",
-            "-0.0",
-            "-0.000e5",
-            "-0e-3",
-            "-0E1",
-            r#"{"a": -0}"#,
-        ] {
-            assert!(has_negative_zero(text), "{text}");
-        }
-        for text in ["0", "-0.5", "-0.05", "-1", "-10", "10-01", r#"{"a": 0.0}"#] {
-            assert!(!has_negative_zero(text), "{text}");
         }
     }
 }

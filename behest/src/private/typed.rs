@@ -1,0 +1,164 @@
+//! The `Tool` impl of every `#[tool]`, over what the macro generates, and
+//! its two routes: the checked one (a validated `Value`) and the text route.
+
+use std::future::Future;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use super::SpecParts;
+use crate::tool::{ToolContext, ToolOutput, ToolResult, ToolSpec};
+
+/// What `#[tool]` generates for a tool: its arguments struct, the options
+/// of the attribute, its spec and its body. [`Tool`](crate::Tool) follows
+/// from the blanket impl below, compiled once here rather than once per tool.
+pub trait TypedTool: Send + Sync + 'static {
+    /// The generated arguments struct.
+    type Arguments: serde::de::DeserializeOwned + Send;
+
+    /// Name, description, hints and options, as the attribute gives them.
+    const PARTS: SpecParts;
+
+    /// The spec, built on first use and kept in a `static` of the tool.
+    fn build_spec(&self) -> ToolSpec;
+
+    /// Whether every argument type is [`Plain`](super::plain::Plain): the text route.
+    fn plain_arguments(&self) -> bool {
+        false
+    }
+
+    /// Whether the body reads its context (a `#[ctx]` parameter); if not,
+    /// the text route does not make one.
+    const READS_CONTEXT: bool = true;
+
+    /// The tool's body: calls the function and turns its result into output.
+    fn run(
+        &self,
+        arguments: Self::Arguments,
+        context: ToolContext,
+    ) -> impl Future<Output = ToolResult<ToolOutput>> + Send;
+}
+
+impl<T: TypedTool> crate::Tool for T {
+    fn name(&self) -> &str {
+        T::PARTS.name
+    }
+
+    fn spec(&self) -> ToolSpec {
+        self.build_spec()
+    }
+
+    fn execute(&self, arguments: Value) -> impl Future<Output = ToolResult<ToolOutput>> + Send {
+        execute_typed(self, arguments, ToolContext::new(""))
+    }
+
+    fn execute_with_context(
+        &self,
+        arguments: Value,
+        context: ToolContext,
+    ) -> impl Future<Output = ToolResult<ToolOutput>> + Send {
+        execute_typed(self, arguments, context)
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        T::PARTS.timeout
+    }
+
+    fn strict(&self) -> bool {
+        T::PARTS.strict
+    }
+
+    fn needs_approval(&self) -> bool {
+        T::PARTS.needs_approval
+    }
+
+    fn __text_route(&self) -> bool {
+        self.plain_arguments()
+    }
+
+    fn __invoke_text(
+        &self,
+        text: &str,
+        context: &dyn Fn() -> ToolContext,
+    ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
+        invoke_text(self, text, context)
+    }
+}
+
+/// `Tool::execute_with_context` of a `#[tool]`: arguments the runtime has
+/// validated, parsed into the tool's types.
+async fn execute_typed<T: TypedTool>(
+    tool: &T,
+    arguments: Value,
+    context: ToolContext,
+) -> ToolResult<ToolOutput> {
+    let arguments = crate::arguments::parse(arguments)?;
+    tool.run(arguments, context).await
+}
+
+/// `Tool::__invoke_text` of a `#[tool]` whose argument types are all
+/// [`plain`](super::plain): parsing the model's text with those types succeeds only for
+/// objects the tool's schema accepts, so a success needs no second check.
+/// Anything else is left to the checked route.
+fn invoke_text<'a, T: TypedTool>(
+    tool: &'a T,
+    text: &str,
+    context: &dyn Fn() -> ToolContext,
+) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>> {
+    // A derived struct also reads a JSON array; the schema wants an object.
+    if !text.trim_start().starts_with('{') || has_negative_zero(text) {
+        return None;
+    }
+    let arguments = serde_json::from_str::<T::Arguments>(text).ok()?;
+    // An empty context costs nothing to make; the body ignores it.
+    let context = if T::READS_CONTEXT {
+        context()
+    } else {
+        ToolContext::new("")
+    };
+    Some(Box::pin(tool.run(arguments, context)))
+}
+
+/// Whether `text` may hold a negative zero (`-0`, `-0.0`, `-0e5`): the
+/// checked route reads it as the integer `0` (so that an integer field
+/// accepts it), which a float field then gets as `0.0`, not `-0.0`. Such
+/// calls take the checked route, so that both routes give a tool the same
+/// arguments. A match inside a string only costs the shortcut.
+fn has_negative_zero(text: &str) -> bool {
+    // A `char` pattern is searched with `memchr`; "-0" would not be.
+    text.match_indices('-').any(|(at, _)| {
+        let Some(rest) = text.as_bytes()[at + 1..].strip_prefix(b"0") else {
+            return false;
+        };
+        let fraction = match rest.first() {
+            Some(b'.') => &rest[1..],
+            _ => rest,
+        };
+        let zeros = fraction.iter().take_while(|&&byte| byte == b'0').count();
+        !fraction.get(zeros).is_some_and(u8::is_ascii_digit)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_negative_zero;
+
+    #[test]
+    fn negative_zeros_are_found() {
+        for text in [
+            "-0",
+            "[-0]",
+            "-0.0",
+            "-0.000e5",
+            "-0e-3",
+            "-0E1",
+            r#"{"a": -0}"#,
+        ] {
+            assert!(has_negative_zero(text), "{text}");
+        }
+        for text in ["0", "-0.5", "-0.05", "-1", "-10", "10-01", r#"{"a": 0.0}"#] {
+            assert!(!has_negative_zero(text), "{text}");
+        }
+    }
+}
