@@ -217,21 +217,12 @@ impl ToolRuntime {
         if !entry.text_route || text.len() > inner.limits.max_argument_bytes {
             return None;
         }
-        let context = || {
-            ToolContext::for_call(
-                call_id.to_owned(),
-                options.cancellation.clone(),
-                options.progress.clone(),
-                inner.state.clone(),
-            )
-        };
+        let context = || self.context(call_id, options);
         // The typed parse happens here, before the permit: it runs none of
         // the tool's body (generated code, `async` throughout).
-        let future = match std::panic::catch_unwind(AssertUnwindSafe(|| {
-            entry.tool.__invoke_text(text, &context)
-        })) {
+        let future = match guarded(entry, || entry.tool.__invoke_text(text, &context)) {
             Ok(future) => future?,
-            Err(payload) => return Some(Err(panicked(payload.as_ref(), entry.reveals_panics))),
+            Err(panicked) => return Some(Err(panicked)),
         };
         let cancellation = options.cancellation.as_ref();
         let output = self.finish(entry, cancellation, || Ok(future)).await;
@@ -302,20 +293,24 @@ impl ToolRuntime {
         arguments: Value,
         options: CallOptions,
     ) -> ToolResult<ToolOutput> {
-        let cancellation = options.cancellation.clone();
         // A hand-written `execute` may run code (or panic) while building
         // its future: it is built under the permit.
         let start = || {
-            let context = ToolContext::for_call(
-                call_id.to_owned(),
-                options.cancellation,
-                options.progress,
-                self.inner.state.clone(),
-            );
-            std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.invoke(arguments, context)))
-                .map_err(|payload| panicked(payload.as_ref(), entry.reveals_panics))
+            let context = self.context(call_id, &options);
+            guarded(entry, || entry.tool.invoke(arguments, context))
         };
-        self.finish(entry, cancellation.as_ref(), start).await
+        self.finish(entry, options.cancellation.as_ref(), start)
+            .await
+    }
+
+    /// The context of one call.
+    fn context(&self, call_id: &str, options: &CallOptions) -> ToolContext {
+        ToolContext::for_call(
+            call_id.to_owned(),
+            options.cancellation.clone(),
+            options.progress.clone(),
+            self.inner.state.clone(),
+        )
     }
 
     /// Runs a tool's future, built by `start` once a permit is held, under
@@ -420,6 +415,13 @@ fn not_found(registry: &ToolRegistry, tool_name: &str) -> ToolError {
         suggestions,
         available,
     }
+}
+
+/// Runs `build` (which makes a tool's future), a panic in it becoming
+/// [`ToolError::Panicked`].
+fn guarded<T>(entry: &Entry, build: impl FnOnce() -> T) -> ToolResult<T> {
+    std::panic::catch_unwind(AssertUnwindSafe(build))
+        .map_err(|payload| panicked(payload.as_ref(), entry.reveals_panics))
 }
 
 fn panicked(payload: &(dyn Any + Send), reveal: bool) -> ToolError {
