@@ -152,12 +152,7 @@ fn describe(
         ValidationErrorKind::AdditionalProperties { unexpected }
         | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
             let known = known_properties(schema, error.schema_path().as_str());
-            for name in unexpected {
-                issues.push(ArgumentIssue::new(
-                    join_pointer(path, name),
-                    unknown_field_message(name, &known),
-                ));
-            }
+            unknown_fields(path, unexpected, &known, issues);
             return;
         }
         // `additionalProperties: false` with no `properties` beside it (a
@@ -167,14 +162,9 @@ fn describe(
         ValidationErrorKind::FalseSchema if is_unknown_property(error) => {
             let known = known_properties(schema, error.schema_path().as_str());
             let object = root.pointer(path).and_then(Value::as_object);
-            for name in object.into_iter().flat_map(Map::keys) {
-                if !known.contains(name) {
-                    issues.push(ArgumentIssue::new(
-                        join_pointer(path, name),
-                        unknown_field_message(name, &known),
-                    ));
-                }
-            }
+            let names = object.into_iter().flat_map(Map::keys);
+            let unexpected = names.filter(|name| !known.contains(name));
+            unknown_fields(path, unexpected, &known, issues);
             return;
         }
         ValidationErrorKind::Enum { options } => {
@@ -358,6 +348,21 @@ fn is_unknown_property(error: &ValidationError<'_>) -> bool {
         keyword,
         Some("additionalProperties" | "unevaluatedProperties")
     )
+}
+
+/// One issue per property of the object at `path` that is not accepted.
+fn unknown_fields<'a>(
+    path: &str,
+    unexpected: impl IntoIterator<Item = &'a String>,
+    known: &[String],
+    issues: &mut Vec<ArgumentIssue>,
+) {
+    for name in unexpected {
+        issues.push(ArgumentIssue::new(
+            join_pointer(path, name),
+            unknown_field_message(name, known),
+        ));
+    }
 }
 
 fn unknown_field_message(name: &str, known: &[String]) -> String {
