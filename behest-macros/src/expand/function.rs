@@ -286,6 +286,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let mut derived_fields = Vec::new();
     let mut field_idents = Vec::new();
     let mut field_types = Vec::new();
+    let mut argument_types = Vec::new();
     let mut wire_names = Vec::new();
     let mut properties = Vec::new();
     let mut defaults = Vec::new();
@@ -343,6 +344,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 });
                 field_idents.push(ident);
                 field_types.push(field_ty);
+                argument_types.push(ty);
                 wire_names.push(wire);
                 call_args.push(value);
             }
@@ -446,30 +448,17 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     // argument type is plain and nothing changes what the typed parse
     // accepts: a default reads `null` where the schema refuses it, and
     // unknown arguments would be skipped without the depth limit.
-    let arguments: Vec<&Type> = tool
-        .params
-        .iter()
-        .filter_map(|param| match param {
-            Param::Argument(argument) => Some(&argument.ty),
-            Param::Injected(_) => None,
-        })
-        .collect();
-    let text_route = (!tool.options.allow_unknown_arguments
-        && tool.params.iter().all(|param| match param {
-            Param::Argument(argument) => argument.default.is_none(),
-            Param::Injected(_) => true,
-        }))
-    .then(|| {
+    let deny = !tool.options.allow_unknown_arguments;
+    let text_route = (deny && defaults.is_empty()).then(|| {
         quote! {
             fn plain_arguments(&self) -> bool {
                 use #private::plain::prelude::*;
-                (&#private::plain::Probe::<(#(#arguments,)*)>::new()).__behest_plain()
+                (&#private::plain::Probe::<(#(#argument_types,)*)>::new()).__behest_plain()
             }
         }
     });
     // The schema refuses unknown arguments; so does the text route's parse.
-    let deny_unknown =
-        (!tool.options.allow_unknown_arguments).then(|| quote!(#[serde(deny_unknown_fields)]));
+    let deny_unknown = deny.then(|| quote!(#[serde(deny_unknown_fields)]));
     let result = quote!(#krate::ToolResult<#krate::ToolOutput>);
     let reads_context = (!injects).then(|| {
         quote!(
@@ -479,7 +468,6 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let args_doc = format!("The arguments of the `{tool_name}` tool, as the model sends them.");
     let tool_doc = format!("The `{tool_name}` tool, made by `#[tool]` from `{fn_ident}`.");
 
-    let deny = !tool.options.allow_unknown_arguments;
     // Up to twelve arguments, the struct's `Deserialize` and `JsonSchema`
     // are short impls over generic code in `behest` (the same schema and
     // messages as the derives, for much less to compile per tool); past
