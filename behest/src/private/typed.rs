@@ -106,8 +106,9 @@ fn invoke_text<'a, T: TypedTool>(
     text: &str,
     context: &dyn Fn() -> ToolContext,
 ) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>> {
-    // A derived struct also reads a JSON array; the schema wants an object.
-    if !text.trim_start().starts_with('{') || has_negative_zero(text) {
+    // The arguments struct reads only an object (`__private::de`), as the
+    // schema wants: an array or a scalar fails the parse below.
+    if has_negative_zero(text) {
         return None;
     }
     let arguments = serde_json::from_str::<T::Arguments>(text).ok()?;
