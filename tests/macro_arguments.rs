@@ -7,10 +7,13 @@
 // The tools' functions are never called here: only their arguments structs.
 #![allow(dead_code)]
 
+mod support;
+
 use behest::tool;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
+use support::WideArgs;
 
 /// Mixes every kind of argument.
 #[tool]
@@ -64,31 +67,6 @@ fn lenient(first: u8, second: Option<String>) -> String {
 struct LenientTwin {
     first: u8,
     second: Option<String>,
-}
-
-/// Takes more arguments than the generated impls do: the derives take over.
-#[tool]
-#[allow(clippy::too_many_arguments)]
-fn wide(
-    a: u8,
-    b: u8,
-    c: u8,
-    d: u8,
-    e: u8,
-    f: u8,
-    g: u8,
-    h: u8,
-    i: u8,
-    j: u8,
-    k: u8,
-    l: u8,
-    /// The last one.
-    m: Option<u8>,
-) -> u32 {
-    [a, b, c, d, e, f, g, h, i, j, k, l, m.unwrap_or(0)]
-        .iter()
-        .map(|&n| u32::from(n))
-        .sum()
 }
 
 /// The schema of `T` without the root's title and description, which only

@@ -75,30 +75,6 @@ fn map(entries: HashMap<String, i64>) -> usize {
     entries.len()
 }
 
-/// Takes more arguments than the route counts.
-#[tool]
-#[allow(clippy::too_many_arguments)]
-fn thirteen(
-    a: u8,
-    b: u8,
-    c: u8,
-    d: u8,
-    e: u8,
-    f: u8,
-    g: u8,
-    h: u8,
-    i: u8,
-    j: u8,
-    k: u8,
-    l: u8,
-    m: u8,
-) -> u32 {
-    [a, b, c, d, e, f, g, h, i, j, k, l, m]
-        .iter()
-        .map(|&n| u32::from(n))
-        .sum()
-}
-
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
 
@@ -203,7 +179,7 @@ fn only_tools_whose_types_say_all_take_the_text_route() {
         ("structured", Structured.__text_route()),
         ("any_json", AnyJson.__text_route()),
         ("map", Map.__text_route()),
-        ("thirteen", Thirteen.__text_route()),
+        ("wide", support::Wide.__text_route()),
         (
             "external",
             behest::ExternalTool::new("e", "E.", serde_json::json!({"type": "object"}))

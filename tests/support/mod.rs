@@ -227,3 +227,29 @@ pub fn quiet_deliberate_panics() {
         }
     }));
 }
+
+/// Takes more arguments than the generated impls and the text route do:
+/// its arguments struct derives `Deserialize` and `JsonSchema`.
+#[behest::tool]
+#[allow(clippy::too_many_arguments)]
+pub fn wide(
+    a: u8,
+    b: u8,
+    c: u8,
+    d: u8,
+    e: u8,
+    f: u8,
+    g: u8,
+    h: u8,
+    i: u8,
+    j: u8,
+    k: u8,
+    l: u8,
+    /// The last one.
+    m: Option<u8>,
+) -> u32 {
+    [a, b, c, d, e, f, g, h, i, j, k, l, m.unwrap_or(0)]
+        .iter()
+        .map(|&n| u32::from(n))
+        .sum()
+}
