@@ -261,7 +261,7 @@ async fn an_unanswered_external_call_times_out_and_the_model_reads_it() {
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(
         *late.lock().unwrap(),
-        Some(Err(ControlError::AlreadyAnswered {
+        Some(Err(ControlError::Expired {
             call_id: "s1".into()
         })),
         "the deadline answered it"
@@ -487,11 +487,23 @@ async fn max_steps_stops_a_model_that_never_answers() {
         panic!("expected a failure")
     };
     assert_eq!(error, RunError::MaxStepsExceeded { max_steps: 3 });
-    let results = transcript
+    let results: Vec<_> = transcript
         .iter()
-        .filter(|m| matches!(m, Message::ToolResult(_)))
-        .count();
-    assert_eq!(results, 3, "the fourth round never ran");
+        .filter_map(|m| match m {
+            Message::ToolResult(result) => Some(result),
+            _ => None,
+        })
+        .collect();
+    // The fourth round never ran, but its call is answered: a transcript
+    // with an unanswered call is refused by providers.
+    assert_eq!(results.len(), 4);
+    assert!(results[..3].iter().all(|result| !result.is_error));
+    assert!(results[3].is_error);
+    assert!(
+        results[3].content.contains("limit of 3 rounds"),
+        "{}",
+        results[3].content
+    );
 }
 
 #[tokio::test]

@@ -109,7 +109,7 @@ async fn the_text_route_runs_under_the_same_limits() {
         .unwrap()
         .register_tool(Arc::new(Fragile))
         .unwrap();
-    assert!(Counted.__text_route() && Fragile.__text_route());
+    assert!(Counted.__text_route().is_some() && Fragile.__text_route().is_some());
     let runtime = ToolRuntime::builder(registry)
         .max_concurrent_calls(3)
         .build();
@@ -171,8 +171,8 @@ async fn the_text_route_runs_under_the_same_limits() {
 
 #[test]
 fn only_tools_whose_types_say_all_take_the_text_route() {
-    assert!(Plain.__text_route());
-    assert!(Nothing.__text_route());
+    assert_eq!(Plain.__text_route(), Some(2), "an object holding an array");
+    assert_eq!(Nothing.__text_route(), Some(1));
     for (name, taken) in [
         ("defaulted", Defaulted.__text_route()),
         ("lenient", Lenient.__text_route()),
@@ -186,7 +186,7 @@ fn only_tools_whose_types_say_all_take_the_text_route() {
                 .__text_route(),
         ),
     ] {
-        assert!(!taken, "`{name}` must take the checked route");
+        assert_eq!(taken, None, "`{name}` must take the checked route");
     }
 }
 

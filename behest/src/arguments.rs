@@ -4,10 +4,14 @@
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Number, Value};
 
+use crate::limits::Limits;
 use crate::tool::{ArgumentIssue, LimitKind, ToolError, ToolResult};
 use crate::validation::ArgumentValidator;
 
 mod bounded;
+mod nulls;
+
+pub use nulls::drop_optional_nulls;
 
 /// Limits applied while decoding arguments.
 #[derive(Debug, Clone, Copy)]
@@ -23,7 +27,7 @@ pub(crate) struct DecodeLimits {
 /// `"null"` stand for "no arguments": they become `{}` when
 /// `required_names` is empty and are an argument error otherwise.
 ///
-/// Floats with no fractional part that fit a 64-bit integer (`1.0`) become
+/// Floats with no fractional part within ±2^53 (`1.0`) become
 /// integers, so a field typed `i64` accepts `1.0` as `1`, as JSON Schema's
 /// `"type": "integer"` does.
 pub(crate) fn decode(
@@ -265,69 +269,28 @@ pub fn parse<T: DeserializeOwned>(arguments: Value) -> ToolResult<T> {
     })
 }
 
-/// Removes `null` values of properties the schema does not require, in the
-/// arguments object and the objects nested in it (following local `$ref`s):
-/// what a strict-mode provider sends for "left out".
-pub fn drop_optional_nulls(arguments: &mut Value, schema: &Value) {
-    let mut stack = vec![(arguments, schema)];
-    while let Some((value, node)) = stack.pop() {
-        let node = follow_ref(node, schema);
-        let Value::Object(object) = value else {
-            continue;
-        };
-        let required: Vec<&str> = node
-            .as_object()
-            .into_iter()
-            .flat_map(crate::validation::required_of)
-            .collect();
-        let properties = node.get("properties").and_then(Value::as_object);
-        object.retain(|key, item| {
-            !(item.is_null()
-                && !required.contains(&key.as_str())
-                && properties.is_some_and(|p| p.contains_key(key)))
-        });
-        if let Some(properties) = properties {
-            for (key, item) in object.iter_mut() {
-                if let Some(child) = properties.get(key) {
-                    stack.push((item, child));
-                }
-            }
-        }
-    }
-}
-
-/// The schema a local `$ref` points to, or the schema itself.
-fn follow_ref<'s>(node: &'s Value, root: &'s Value) -> &'s Value {
-    let mut current = node;
-    for _ in 0..16 {
-        match current
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix('#'))
-        {
-            Some(pointer) => match root.pointer(pointer) {
-                Some(target) => current = target,
-                None => return current,
-            },
-            None => return current,
-        }
-    }
-    current
-}
-
 /// Decodes, validates and parses arguments as the runtime does, with the
 /// default limits: for handlers that receive a call's raw arguments.
 pub fn parse_validated<T: DeserializeOwned>(
     arguments: Value,
     validator: &ArgumentValidator,
 ) -> ToolResult<T> {
-    let limits = crate::runtime::Limits::default();
+    parse_validated_with(arguments, validator, &Limits::default())
+}
+
+/// [`parse_validated`] under a runtime's limits (`runtime.limits()`).
+pub fn parse_validated_with<T: DeserializeOwned>(
+    arguments: Value,
+    validator: &ArgumentValidator,
+    limits: &Limits,
+) -> ToolResult<T> {
     let limits = DecodeLimits {
         max_bytes: limits.max_argument_bytes,
         max_depth: limits.max_argument_depth,
     };
     let required = crate::validation::required_names(validator.schema());
-    let arguments = Value::Object(decode(arguments, limits, &required)?);
+    let mut arguments = Value::Object(decode(arguments, limits, &required)?);
+    drop_optional_nulls(&mut arguments, validator.schema());
     if let Err((issues, omitted)) = validator.validate(&arguments) {
         return Err(ToolError::InvalidArguments { issues, omitted });
     }
@@ -389,8 +352,16 @@ mod tests {
     fn integral_floats_become_integers() {
         let map = decode(json!(r#"{"a": 1.0, "b": 1.5, "c": [-2.0]}"#), LIMITS, &[]).unwrap();
         assert_eq!(Value::Object(map), json!({"a": 1, "b": 1.5, "c": [-2]}));
-        let map = decode(json!({"big": 1e19}), LIMITS, &[]).unwrap();
-        assert_eq!(map["big"], json!(10_000_000_000_000_000_000u64));
+        // Past 2^53 a float may not be the number the model wrote: it stays
+        // a float, which an integer field refuses.
+        let map = decode(
+            json!({"edge": 9_007_199_254_740_992.0, "big": 1e19}),
+            LIMITS,
+            &[],
+        )
+        .unwrap();
+        assert_eq!(map["edge"], json!(9_007_199_254_740_992u64));
+        assert!(map["big"].is_f64());
         let map = decode(json!({"huge": 1e30}), LIMITS, &[]).unwrap();
         assert!(map["huge"].is_f64());
     }

@@ -18,8 +18,7 @@ use crate::tool::{ToolError, ToolResult};
 #[derive(Clone)]
 pub struct ToolContext {
     call_id: String,
-    /// Made on first use when the caller gave none: most calls never look.
-    cancellation: OnceLock<CancellationToken>,
+    cancellation: Arc<CallCancellation>,
     progress: Option<ProgressSink>,
     state: SharedState,
 }
@@ -30,28 +29,33 @@ impl ToolContext {
     pub fn new(call_id: impl Into<String>) -> Self {
         Self {
             call_id: call_id.into(),
-            cancellation: OnceLock::new(),
+            cancellation: Arc::new(CallCancellation::child_of(None)),
             progress: None,
             state: SharedState::default(),
         }
     }
 
+    /// The context of a call the runtime runs: its token is a child of
+    /// `parent` (the caller's), so cancelling the caller cancels the call,
+    /// and the call cancelling its own token stops only its own work.
     pub(crate) fn for_call(
         call_id: String,
-        cancellation: Option<CancellationToken>,
+        parent: Option<CancellationToken>,
         progress: Option<ProgressSink>,
         state: SharedState,
     ) -> Self {
-        let slot = OnceLock::new();
-        if let Some(token) = cancellation {
-            let _fresh = slot.set(token);
-        }
         Self {
             call_id,
-            cancellation: slot,
+            cancellation: Arc::new(CallCancellation::child_of(parent)),
             progress,
             state,
         }
+    }
+
+    /// The handle the runtime keeps to cancel this call's token when the
+    /// call ends without the tool's own answer.
+    pub(crate) fn cancellation_handle(&self) -> Arc<CallCancellation> {
+        self.cancellation.clone()
     }
 
     /// Uses this shared state instead of the empty one.
@@ -71,7 +75,10 @@ impl ToolContext {
     /// Uses this cancellation token.
     #[must_use]
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancellation = OnceLock::from(token);
+        self.cancellation = Arc::new(CallCancellation {
+            parent: None,
+            own: OnceLock::from(token),
+        });
         self
     }
 
@@ -83,15 +90,18 @@ impl ToolContext {
     /// The token that is cancelled when the call or its run is cancelled.
     /// Long-running tools can `select!` on
     /// [`cancelled()`](CancellationToken::cancelled) to stop early and clean up.
+    ///
+    /// Inside a runtime the token is the call's own: a child of the
+    /// caller's token, also cancelled when the call times out or is dropped,
+    /// so child tasks that watch it stop with the call. Cancelling it stops
+    /// only this call's own work, never the run or its other calls.
     pub fn cancellation(&self) -> &CancellationToken {
-        self.cancellation.get_or_init(CancellationToken::new)
+        self.cancellation.token()
     }
 
     /// Whether the call has been cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.cancellation
-            .get()
-            .is_some_and(CancellationToken::is_cancelled)
+        self.cancellation.is_cancelled()
     }
 
     /// Reports progress to whoever observes the call. Does nothing when
@@ -121,6 +131,45 @@ impl ToolContext {
     /// missing type.
     pub fn require_state_arc<T: Any + Send + Sync>(&self) -> ToolResult<Arc<T>> {
         self.state.get_arc::<T>().ok_or_else(missing_state::<T>)
+    }
+}
+
+/// A call's cancellation token, made on first use: most calls never look
+/// at it, and a child token costs a lock on the parent.
+pub(crate) struct CallCancellation {
+    parent: Option<CancellationToken>,
+    own: OnceLock<CancellationToken>,
+}
+
+impl CallCancellation {
+    fn child_of(parent: Option<CancellationToken>) -> Self {
+        Self {
+            parent,
+            own: OnceLock::new(),
+        }
+    }
+
+    fn token(&self) -> &CancellationToken {
+        self.own.get_or_init(|| match &self.parent {
+            Some(parent) => parent.child_token(),
+            None => CancellationToken::new(),
+        })
+    }
+
+    fn is_cancelled(&self) -> bool {
+        match self.own.get() {
+            Some(own) => own.is_cancelled(),
+            None => self
+                .parent
+                .as_ref()
+                .is_some_and(CancellationToken::is_cancelled),
+        }
+    }
+
+    /// Cancels the call's token. Made now if nobody looked yet, so that a
+    /// clone of the context that looks later still sees it cancelled.
+    pub(crate) fn cancel(&self) {
+        self.token().cancel();
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod arguments;
 pub mod context;
+mod limits;
 pub mod providers;
 pub mod registry;
 pub mod run;

@@ -69,8 +69,9 @@ pub(crate) struct Entry {
     pub strict: bool,
     pub external: bool,
     pub needs_approval: bool,
-    /// The tool parses the model's text itself ([`Tool::__text_route`]).
-    pub text_route: bool,
+    /// The tool parses the model's text itself ([`Tool::__text_route`]),
+    /// whose nesting is at most this deep.
+    pub text_route: Option<usize>,
 }
 
 /// The tools a runtime serves, in registration order.

@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::context::ToolContext;
+use crate::limits::Limits;
 use crate::runtime::ToolCall;
 use crate::tool::{ExternalTool, ToolError, ToolOutput, ToolResult, ToolSpec};
 use crate::validation::ArgumentValidator;
@@ -154,9 +155,14 @@ pub trait ExternalToolArgs: DeserializeOwned + Sized {
         false
     }
 
+    /// Whether the tool asks providers for strict schema adherence.
+    fn strict() -> bool {
+        false
+    }
+
     /// The tool, to register so that the model can call it.
     fn external_tool() -> ExternalTool {
-        let tool = ExternalTool::from_spec(Self::spec().clone());
+        let tool = ExternalTool::from_spec(Self::spec().clone()).with_strict(Self::strict());
         if Self::needs_approval() {
             tool.with_approval()
         } else {
@@ -165,14 +171,26 @@ pub trait ExternalToolArgs: DeserializeOwned + Sized {
     }
 
     /// Parses a call's arguments, with the argument errors the runtime
-    /// gives: decoding, validation against the schema, then the typed parse.
+    /// gives under its default [`Limits`]: decoding, validation against the
+    /// schema, then the typed parse.
     fn from_arguments(arguments: Value) -> ToolResult<Self> {
-        crate::arguments::parse_validated(arguments, Self::validator())
+        Self::from_arguments_with(arguments, &Limits::default())
     }
 
-    /// Parses the arguments of `call`, after checking that it calls this
-    /// tool.
+    /// [`from_arguments`](Self::from_arguments) under a runtime's limits
+    /// (`runtime.limits()`).
+    fn from_arguments_with(arguments: Value, limits: &Limits) -> ToolResult<Self> {
+        crate::arguments::parse_validated_with(arguments, Self::validator(), limits)
+    }
+
+    /// Parses the arguments of `call` under the runtime's default limits,
+    /// after checking that it calls this tool.
     fn from_call(call: &ToolCall) -> ToolResult<Self> {
+        Self::from_call_with(call, &Limits::default())
+    }
+
+    /// [`from_call`](Self::from_call) under a runtime's limits.
+    fn from_call_with(call: &ToolCall, limits: &Limits) -> ToolResult<Self> {
         let spec = Self::spec();
         if call.tool_name != spec.name {
             return Err(ToolError::NotFound {
@@ -181,6 +199,6 @@ pub trait ExternalToolArgs: DeserializeOwned + Sized {
                 available: Vec::new(),
             });
         }
-        Self::from_arguments(call.arguments.clone())
+        Self::from_arguments_with(call.arguments.clone(), limits)
     }
 }

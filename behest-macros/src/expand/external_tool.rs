@@ -154,6 +154,13 @@ fn expand_impls(
             }
         }
     });
+    let strict = options.strict.then(|| {
+        quote! {
+            fn strict() -> bool {
+                true
+            }
+        }
+    });
     let name_doc = format!("The name the model calls this tool by: `{tool_name}`.");
     quote! {
         const _: () = {
@@ -168,6 +175,7 @@ fn expand_impls(
                 }
 
                 #approval
+                #strict
 
                 fn validator() -> &'static #krate::validation::ArgumentValidator {
                     static VALIDATOR: #private::OnceLock<#krate::validation::ArgumentValidator> = #private::OnceLock::new();
@@ -187,9 +195,18 @@ fn expand_impls(
             }
 
             /// Parses a call of this tool into its typed arguments, with the
-            /// argument errors the runtime gives.
+            /// argument errors the runtime gives under its default limits.
             pub fn from_call(call: &#krate::ToolCall) -> #krate::ToolResult<Self> {
                 <Self as #krate::ExternalToolArgs>::from_call(call)
+            }
+
+            /// Parses a call of this tool into its typed arguments under the
+            /// limits of a runtime (`runtime.limits()`).
+            pub fn from_call_with(
+                call: &#krate::ToolCall,
+                limits: &#krate::Limits,
+            ) -> #krate::ToolResult<Self> {
+                <Self as #krate::ExternalToolArgs>::from_call_with(call, limits)
             }
         }
     }

@@ -451,7 +451,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let deny = !tool.options.allow_unknown_arguments;
     let text_route = (deny && defaults.is_empty()).then(|| {
         quote! {
-            fn plain_arguments(&self) -> bool {
+            fn plain_arguments(&self) -> ::core::option::Option<usize> {
                 use #private::plain::prelude::*;
                 (&#private::plain::Probe::<(#(#argument_types,)*)>::new()).__behest_plain()
             }

@@ -127,20 +127,24 @@ impl<'de> Visitor<'de> for Bounded {
     }
 }
 
-/// The integer a float with no fractional part stands for, when it fits 64
-/// bits: `1.0` is `1`, as JSON Schema's `"type": "integer"` counts it.
+/// The integer a float with no fractional part stands for, when the float
+/// is surely exact: `1.0` is `1`, as JSON Schema's `"type": "integer"`
+/// counts it.
+///
+/// Past 2^53 a float no longer holds every integer: the text
+/// `12345678901234567.0` parses to …568.0, `9007199254740993.5` to an
+/// integral …994.0, and `-9223372036854775809` (below `i64::MIN`) to a float
+/// that would clamp to `i64::MIN`. Such floats stay floats, so an integer
+/// field refuses them with an argument error instead of getting another
+/// number than the model wrote; a float field still takes them.
 pub(super) fn integral(float: f64) -> Option<Number> {
-    if float.fract() != 0.0 {
+    /// 2^53: up to here every integer is a float, so the text was exact.
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    if float.fract() != 0.0 || !(-EXACT..=EXACT).contains(&float) {
         return None;
     }
-    // The bounds are exact powers of two, so the casts below are exact.
-    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&float) {
-        Some(Number::from(float as i64))
-    } else if (0.0..18_446_744_073_709_551_616.0).contains(&float) {
-        Some(Number::from(float as u64))
-    } else {
-        None
-    }
+    // Within ±2^53 the cast is exact.
+    Some(Number::from(float as i64))
 }
 
 #[cfg(test)]
@@ -162,12 +166,12 @@ mod tests {
 
     #[test]
     fn integral_floats_become_integers() {
-        let value = parse(r#"[1.0, -0.0, 1e19, 1e30, 1.5]"#, 4).unwrap();
+        let value = parse(r#"[1.0, -0.0, 9007199254740992.0, 1e19, 1e30, 1.5]"#, 4).unwrap();
         assert_eq!(
             value,
-            json!([1, 0, 10_000_000_000_000_000_000u64, 1e30, 1.5])
+            json!([1, 0, 9_007_199_254_740_992u64, 1e19, 1e30, 1.5])
         );
-        assert!(value[3].is_f64());
+        assert!(value[3].is_f64() && value[4].is_f64());
     }
 
     #[test]

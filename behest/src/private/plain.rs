@@ -9,20 +9,54 @@
 use std::marker::PhantomData;
 
 /// An argument type of the text route.
-pub trait Plain {}
+pub trait Plain {
+    /// How many levels of arrays a value of the type nests.
+    const DEPTH: usize;
+}
 
 macro_rules! plain {
-    ($($ty:ty),*) => { $(impl Plain for $ty {})* };
+    ($($ty:ty),*) => { $(impl Plain for $ty { const DEPTH: usize = 0; })* };
 }
 plain!(bool, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64, String);
-impl<T: Plain> Plain for Option<T> {}
-impl<T: Plain> Plain for Vec<T> {}
+impl<T: Plain> Plain for Option<T> {
+    const DEPTH: usize = T::DEPTH;
+}
+impl<T: Plain> Plain for Vec<T> {
+    const DEPTH: usize = 1 + T::DEPTH;
+}
 
 /// All argument types of a tool, as a tuple, are [`Plain`].
-pub trait AllPlain {}
+pub trait AllPlain {
+    /// The deepest nesting of an arguments object of these types, the
+    /// object itself being level 1 (as `Limits::max_argument_depth` counts).
+    const DEPTH: usize;
+}
+
+const fn max(a: usize, b: usize) -> usize {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
 
 macro_rules! all_plain {
-    ($($name:ident)*) => { impl<$($name: Plain),*> AllPlain for ($($name,)*) {} };
+    ($($name:ident)*) => {
+        impl<$($name: Plain),*> AllPlain for ($($name,)*) {
+            const DEPTH: usize = 1 + max_of(&[$(<$name as Plain>::DEPTH),*]);
+        }
+    };
+}
+
+/// The largest of `depths`, 0 for none.
+const fn max_of(depths: &[usize]) -> usize {
+    let mut deepest = 0;
+    let mut at = 0;
+    while at < depths.len() {
+        deepest = max(deepest, depths[at]);
+        at += 1;
+    }
+    deepest
 }
 all_plain!();
 all_plain!(A);
@@ -55,18 +89,24 @@ impl<T> Default for Probe<T> {
     }
 }
 
+/// The types are plain: the text route, with their nesting depth.
 pub trait IsPlain {
+    /// The depth of the arguments object.
+    fn __behest_plain(&self) -> Option<usize>;
+}
+impl<T: AllPlain> IsPlain for Probe<T> {
     #[inline(always)]
-    fn __behest_plain(&self) -> bool {
-        true
+    fn __behest_plain(&self) -> Option<usize> {
+        Some(T::DEPTH)
     }
 }
-impl<T: AllPlain> IsPlain for Probe<T> {}
 
+/// Some type is not plain: the checked route.
 pub trait NotPlain {
+    /// No depth: no text route.
     #[inline(always)]
-    fn __behest_plain(&self) -> bool {
-        false
+    fn __behest_plain(&self) -> Option<usize> {
+        None
     }
 }
 impl<T> NotPlain for &Probe<T> {}

@@ -23,9 +23,10 @@ pub trait TypedTool: Send + Sync + 'static {
     /// The spec, built on first use and kept in a `static` of the tool.
     fn build_spec(&self) -> ToolSpec;
 
-    /// Whether every argument type is [`Plain`](super::plain::Plain): the text route.
-    fn plain_arguments(&self) -> bool {
-        false
+    /// The nesting depth of the arguments object when every argument type
+    /// is [`Plain`](super::plain::Plain) (the text route), else `None`.
+    fn plain_arguments(&self) -> Option<usize> {
+        None
     }
 
     /// Whether the body reads its context (a `#[ctx]` parameter); if not,
@@ -73,7 +74,7 @@ impl<T: TypedTool> crate::Tool for T {
         T::PARTS.needs_approval
     }
 
-    fn __text_route(&self) -> bool {
+    fn __text_route(&self) -> Option<usize> {
         self.plain_arguments()
     }
 

@@ -33,6 +33,15 @@ pub enum ControlError {
         /// What it waits for.
         waiting: &'static str,
     },
+    /// The call stopped waiting (its deadline passed, or the run was
+    /// cancelled) before the answer arrived; the answer was not used.
+    #[error(
+        "call `{call_id}` stopped waiting before this answer arrived; the answer was not used"
+    )]
+    Expired {
+        /// The id given.
+        call_id: String,
+    },
     /// The run is over.
     #[error("the run is over")]
     RunFinished,
@@ -54,6 +63,7 @@ enum Waiter {
 struct Waiting {
     waiters: HashMap<String, Waiter>,
     answered: HashSet<String>,
+    expired: HashSet<String>,
     finished: bool,
 }
 
@@ -80,18 +90,15 @@ impl RunControl {
     }
 
     /// Answers an external call: its output, or the error the model reads.
+    ///
+    /// `Ok` means the run has the answer: it becomes the call's result.
     pub fn resolve(
         &self,
         call_id: &str,
         result: ToolResult<ToolOutput>,
     ) -> Result<(), ControlError> {
         match self.take(call_id, "a result")? {
-            Waiter::External(sender) => {
-                // The receiver is gone only if the call stopped waiting (its
-                // deadline passed at this moment); the answer is then moot.
-                let _late = sender.send(result);
-                Ok(())
-            }
+            Waiter::External(sender) => delivered(call_id, sender.send(result)),
             Waiter::Approval(_) => unreachable!("take checks the kind"),
         }
     }
@@ -123,10 +130,7 @@ impl RunControl {
 
     fn decide(&self, call_id: &str, decision: Decision) -> Result<(), ControlError> {
         match self.take(call_id, "an approval")? {
-            Waiter::Approval(sender) => {
-                let _late = sender.send(decision);
-                Ok(())
-            }
+            Waiter::Approval(sender) => delivered(call_id, sender.send(decision)),
             Waiter::External(_) => unreachable!("take checks the kind"),
         }
     }
@@ -134,12 +138,20 @@ impl RunControl {
     /// Removes the waiter of `call_id` if it waits for `answer`.
     fn take(&self, call_id: &str, answer: &'static str) -> Result<Waiter, ControlError> {
         let mut waiting = self.lock();
-        if waiting.finished && !waiting.answered.contains(call_id) {
+        if waiting.finished
+            && !waiting.answered.contains(call_id)
+            && !waiting.expired.contains(call_id)
+        {
             return Err(ControlError::RunFinished);
         }
         let waits_for = match waiting.waiters.get(call_id) {
             Some(Waiter::External(_)) => "a result",
             Some(Waiter::Approval(_)) => "an approval",
+            None if waiting.expired.contains(call_id) => {
+                return Err(ControlError::Expired {
+                    call_id: call_id.to_owned(),
+                })
+            }
             None if waiting.answered.contains(call_id) => {
                 return Err(ControlError::AlreadyAnswered {
                     call_id: call_id.to_owned(),
@@ -178,15 +190,16 @@ impl RunControl {
     fn register(&self, call_id: &str, waiter: Waiter) {
         let mut waiting = self.lock();
         waiting.answered.remove(call_id);
+        waiting.expired.remove(call_id);
         waiting.waiters.insert(call_id.to_owned(), waiter);
     }
 
-    /// Stops waiting for `call_id` (its deadline passed): later answers are
-    /// refused as answered.
+    /// Stops waiting for `call_id` (its deadline passed, or the run was
+    /// cancelled): later answers are refused as [`ControlError::Expired`].
     pub(crate) fn expire(&self, call_id: &str) {
         let mut waiting = self.lock();
         if waiting.waiters.remove(call_id).is_some() {
-            waiting.answered.insert(call_id.to_owned());
+            waiting.expired.insert(call_id.to_owned());
         }
     }
 
@@ -211,4 +224,13 @@ impl std::fmt::Debug for RunControl {
             .field("cancelled", &self.is_cancelled())
             .finish_non_exhaustive()
     }
+}
+
+/// `Ok` if the waiting call received the answer. The waiter closes its
+/// channel when it stops waiting and then takes what arrived before, so a
+/// send that succeeded is always read.
+fn delivered<T>(call_id: &str, sent: Result<(), T>) -> Result<(), ControlError> {
+    sent.map_err(|_unread| ControlError::Expired {
+        call_id: call_id.to_owned(),
+    })
 }

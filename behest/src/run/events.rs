@@ -87,6 +87,17 @@ pub enum ToolStreamEvent {
         /// The report.
         progress: Progress,
     },
+    /// An external call or an approval has waited this long with no
+    /// answer; the run keeps waiting until the deadline. Said once per
+    /// wait, after [`RunOptions::waiting_notice`](super::RunOptions::waiting_notice).
+    Waiting {
+        /// The waiting call.
+        call_id: String,
+        /// How long it has waited.
+        waited: std::time::Duration,
+        /// How long it will wait in all.
+        deadline: std::time::Duration,
+    },
     /// The call finished; every call ends with exactly one.
     Result {
         /// Its result.
@@ -144,6 +155,11 @@ impl Emitter {
         state
             .sinks
             .retain(|sink| sink.unbounded_send(envelope.clone()).is_ok());
+    }
+
+    /// Whether some sink is still read: a handler, or a stream not dropped.
+    pub fn has_sinks(&self) -> bool {
+        self.lock().sinks.iter().any(|sink| !sink.is_closed())
     }
 
     /// Closes every sink: streams end once they have delivered the rest.

@@ -10,6 +10,7 @@
 
 mod control;
 mod conversation;
+mod driver;
 mod events;
 mod invocation;
 mod model;
@@ -52,6 +53,9 @@ pub struct RunOptions {
     pub approval_required: HashSet<String>,
     /// Whether tools with the `destructive` hint need an approval. Default off.
     pub approve_destructive: bool,
+    /// How long a call waits for a handler before the run says so (a
+    /// [`ToolStreamEvent::Waiting`] event and a warning trace). Default 5 s.
+    pub waiting_notice: Duration,
 }
 
 impl Default for RunOptions {
@@ -62,6 +66,7 @@ impl Default for RunOptions {
             approval_deadline: Duration::from_secs(300),
             approval_required: HashSet::new(),
             approve_destructive: false,
+            waiting_notice: Duration::from_secs(5),
         }
     }
 }
@@ -116,6 +121,13 @@ impl Agent {
     #[must_use]
     pub fn approve_destructive(mut self, on: bool) -> Self {
         Arc::make_mut(&mut self.options).approve_destructive = on;
+        self
+    }
+
+    /// How long a call waits for a handler's answer before the run says so.
+    #[must_use]
+    pub fn waiting_notice(mut self, after: Duration) -> Self {
+        Arc::make_mut(&mut self.options).waiting_notice = after;
         self
     }
 

@@ -5,11 +5,13 @@
 //! one [`ToolCallResult`], whatever the tool or the model did.
 
 mod call;
-mod limits;
+mod guard;
+mod hooks;
 
 use std::any::Any;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,8 +22,10 @@ use tokio::sync::{Semaphore, SemaphorePermit, TryAcquireError};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+pub use crate::limits::Limits;
 pub use call::{ToolCall, ToolCallResult};
-pub use limits::Limits;
+use guard::CallGuard;
+pub(crate) use hooks::RunHooks;
 
 use crate::arguments::{decode, DecodeLimits};
 use crate::context::{ProgressSink, SharedState, ToolContext};
@@ -67,16 +71,22 @@ pub struct ToolRuntime {
 
 #[derive(Debug)]
 struct Inner {
+    /// Tells this runtime's [`PreparedCall`]s from another's.
+    id: u64,
     registry: ToolRegistry,
     limits: Limits,
     permits: Semaphore,
     state: SharedState,
 }
 
-/// A call that passed lookup, decoding and validation.
+/// A call that passed lookup, decoding and validation, by the runtime
+/// that prepared it. Another runtime given it checks it again against its
+/// own registry.
 #[derive(Debug, Clone)]
 pub struct PreparedCall {
+    runtime: u64,
     index: usize,
+    tool_name: String,
     arguments: Value,
 }
 
@@ -129,6 +139,18 @@ impl ToolRuntime {
 
     /// Runs one call with cancellation and progress reporting.
     pub async fn call_with(&self, call: ToolCall, options: CallOptions) -> ToolCallResult {
+        self.call_in(call, options, None).await
+    }
+
+    /// The one entry point of every call, a run's included: the span, the
+    /// limits, the text route, and (with `hooks`) a run's approvals,
+    /// answers to external calls and events.
+    pub(crate) async fn call_in(
+        &self,
+        call: ToolCall,
+        options: CallOptions,
+        hooks: Option<&dyn RunHooks>,
+    ) -> ToolCallResult {
         let ToolCall {
             call_id,
             tool_name,
@@ -143,7 +165,7 @@ impl ToolRuntime {
         );
         let started = (!span.is_disabled()).then(Instant::now);
         let outcome = self
-            .run(&call_id, &tool_name, arguments, options)
+            .run(&call_id, &tool_name, arguments, options, hooks)
             .instrument(span.clone())
             .await;
         if let Some(started) = started {
@@ -189,13 +211,35 @@ impl ToolRuntime {
         tool_name: &str,
         arguments: Value,
         options: CallOptions,
+        hooks: Option<&dyn RunHooks>,
     ) -> ToolResult<ToolOutput> {
-        if let Value::String(text) = &arguments {
-            if let Some(output) = self.run_text(call_id, tool_name, text, &options).await {
+        // An approval is asked with the validated arguments: the checked
+        // route.
+        let approval = hooks.is_some_and(|hooks| hooks.needs_approval(tool_name));
+        if let (Value::String(text), false) = (&arguments, approval) {
+            if let Some(output) = self
+                .run_text(call_id, tool_name, text, &options, hooks)
+                .await
+            {
                 return output;
             }
         }
         let prepared = self.prepare(tool_name, arguments)?;
+        if let Some(hooks) = hooks {
+            let validated = || ToolCall {
+                call_id: call_id.to_owned(),
+                tool_name: tool_name.to_owned(),
+                arguments: prepared.arguments.clone(),
+            };
+            if approval {
+                hooks.approve(&validated()).await?;
+            }
+            if self.inner.registry.entry_at(prepared.index).external {
+                let output = hooks.answer(validated()).await?;
+                return self.check_output(output);
+            }
+            hooks.starting(&validated);
+        }
         self.execute_prepared(prepared, call_id, options).await
     }
 
@@ -211,21 +255,41 @@ impl ToolRuntime {
         tool_name: &str,
         text: &str,
         options: &CallOptions,
+        hooks: Option<&dyn RunHooks>,
     ) -> Option<ToolResult<ToolOutput>> {
         let inner = &*self.inner;
         let entry = inner.registry.entry_at(inner.registry.index_of(tool_name)?);
-        if !entry.text_route || text.len() > inner.limits.max_argument_bytes {
+        // Text that could nest deeper than the limit, or is longer than it,
+        // takes the checked route, which enforces both.
+        let depth = entry.text_route?;
+        if depth > inner.limits.max_argument_depth || text.len() > inner.limits.max_argument_bytes {
             return None;
         }
-        let context = || self.context(call_id, options);
-        // The typed parse happens here, before the permit: it runs none of
-        // the tool's body (generated code, `async` throughout).
-        let future = match guarded(entry, || entry.tool.__invoke_text(text, &context)) {
-            Ok(future) => future?,
-            Err(panicked) => return Some(Err(panicked)),
+        let guard = CallGuard::default();
+        let future = {
+            let context = || {
+                let context = self.context(call_id, options);
+                guard.watch(&context);
+                context
+            };
+            // The typed parse happens here, before the permit: it runs none
+            // of the tool's body (generated code, `async` throughout).
+            match guarded(entry, || entry.tool.__invoke_text(text, &context)) {
+                Ok(future) => future?,
+                Err(panicked) => return Some(Err(panicked)),
+            }
         };
+        if let Some(hooks) = hooks {
+            hooks.starting(&|| ToolCall {
+                call_id: call_id.to_owned(),
+                tool_name: tool_name.to_owned(),
+                arguments: serde_json::from_str(text)
+                    .unwrap_or_else(|_| Value::String(text.to_owned())),
+            });
+        }
         let cancellation = options.cancellation.as_ref();
         let output = self.finish(entry, cancellation, || Ok(future)).await;
+        guard.settle(&output);
         Some(output.and_then(|output| self.check_output(output)))
     }
 
@@ -244,16 +308,20 @@ impl ToolRuntime {
             max_depth: inner.limits.max_argument_depth,
         };
         let mut arguments = Value::Object(decode(arguments, limits, &entry.required)?);
-        if entry.strict {
-            // Strict mode made optional fields nullable on the wire: `null`
-            // there means "left out", so `Option` and defaults keep their
-            // meaning.
-            crate::arguments::drop_optional_nulls(&mut arguments, entry.validator.schema());
-        }
+        // Any tool may be exported in strict mode (`Strictness::All`), which
+        // makes optional fields required and nullable on the wire: `null`
+        // there means "left out", so `Option` and defaults keep their
+        // meaning.
+        crate::arguments::drop_optional_nulls(&mut arguments, entry.validator.schema());
         if let Err((issues, omitted)) = entry.validator.validate(&arguments) {
             return Err(ToolError::InvalidArguments { issues, omitted });
         }
-        Ok(PreparedCall { index, arguments })
+        Ok(PreparedCall {
+            runtime: inner.id,
+            index,
+            tool_name: tool_name.to_owned(),
+            arguments,
+        })
     }
 
     /// Steps 4 and 5: runs a prepared call under the limits and checks its
@@ -265,6 +333,12 @@ impl ToolRuntime {
         options: CallOptions,
     ) -> ToolResult<ToolOutput> {
         let inner = &*self.inner;
+        // Another runtime's index means nothing here: check the call again.
+        let prepared = if prepared.runtime == inner.id {
+            prepared
+        } else {
+            self.prepare(&prepared.tool_name, prepared.arguments)?
+        };
         let entry = inner.registry.entry_at(prepared.index);
         let output = self
             .execute(entry, call_id, prepared.arguments, options)
@@ -293,14 +367,17 @@ impl ToolRuntime {
         arguments: Value,
         options: CallOptions,
     ) -> ToolResult<ToolOutput> {
+        let context = self.context(call_id, &options);
+        let guard = CallGuard::default();
+        guard.watch(&context);
         // A hand-written `execute` may run code (or panic) while building
         // its future: it is built under the permit.
-        let start = || {
-            let context = self.context(call_id, &options);
-            guarded(entry, || entry.tool.invoke(arguments, context))
-        };
-        self.finish(entry, options.cancellation.as_ref(), start)
-            .await
+        let start = || guarded(entry, || entry.tool.invoke(arguments, context));
+        let output = self
+            .finish(entry, options.cancellation.as_ref(), start)
+            .await;
+        guard.settle(&output);
+        output
     }
 
     /// The context of one call.
@@ -510,8 +587,10 @@ impl ToolRuntimeBuilder {
                 .max_concurrent_calls
                 .clamp(1, Semaphore::MAX_PERMITS),
         );
+        static IDS: AtomicU64 = AtomicU64::new(0);
         ToolRuntime {
             inner: Arc::new(Inner {
+                id: IDS.fetch_add(1, Ordering::Relaxed),
                 registry: self.registry,
                 limits: self.limits,
                 permits,

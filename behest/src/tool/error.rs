@@ -186,6 +186,9 @@ pub enum LimitKind {
     ArgumentDepth,
     /// Size of the tool's output in bytes.
     OutputBytes,
+    /// Rounds of tool calls in one run: the calls of the round past the
+    /// limit are answered with this error and not run.
+    ToolRounds,
 }
 
 fn not_found_text(name: &str, suggestions: &[String], available: &[String]) -> String {
@@ -247,6 +250,9 @@ fn limit_text(kind: LimitKind, limit: usize, actual: Option<usize>) -> String {
         LimitKind::OutputBytes => format!(
             "the tool's output is {} bytes, over the limit of {limit} bytes",
             actual.map_or_else(|| "too many".to_owned(), |a| a.to_string())
+        ),
+        LimitKind::ToolRounds => format!(
+            "the run's limit of {limit} rounds of tool calls was reached, so this call was not run"
         ),
     }
 }

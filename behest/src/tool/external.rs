@@ -9,6 +9,7 @@ use super::{Tool, ToolError, ToolOutput, ToolResult, ToolSpec};
 pub struct ExternalTool {
     spec: ToolSpec,
     needs_approval: bool,
+    strict: bool,
 }
 
 impl ExternalTool {
@@ -22,6 +23,7 @@ impl ExternalTool {
         Self {
             spec,
             needs_approval: false,
+            strict: false,
         }
     }
 
@@ -29,6 +31,14 @@ impl ExternalTool {
     #[must_use]
     pub fn with_approval(mut self) -> Self {
         self.needs_approval = true;
+        self
+    }
+
+    /// Asks providers for strict schema adherence (OpenAI `strict: true`)
+    /// when `strict` is true.
+    #[must_use]
+    pub fn with_strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
         self
     }
 
@@ -57,5 +67,9 @@ impl Tool for ExternalTool {
 
     fn needs_approval(&self) -> bool {
         self.needs_approval
+    }
+
+    fn strict(&self) -> bool {
+        self.strict
     }
 }

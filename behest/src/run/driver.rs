@@ -1,0 +1,299 @@
+//! The loop of one run: ask the model, run its tool calls through the
+//! runtime's one entry point, send every result back, repeat.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::{join_all, BoxFuture};
+use tokio::sync::oneshot;
+
+use super::control::{Decision, RunControl};
+use super::conversation::{AssistantMessage, Message, ToolResultMessage};
+use super::events::{Emitter, EventKind, RunState, ToolStreamEvent};
+use super::{Agent, RunError, RunOutcome};
+use crate::context::ProgressSink;
+use crate::runtime::{CallOptions, RunHooks, ToolCall, ToolCallResult};
+use crate::tool::{LimitKind, ToolError, ToolOutput, ToolResult, ToolSpec};
+
+/// The loop of one run, and its part in each call ([`RunHooks`]).
+pub(super) struct Run<'a> {
+    pub agent: &'a Agent,
+    pub emitter: &'a Arc<Emitter>,
+    pub control: &'a RunControl,
+}
+
+impl Run<'_> {
+    pub async fn drive(&self, mut transcript: Vec<Message>) -> RunOutcome {
+        let specs: Vec<ToolSpec> = self.agent.runtime.registry().specs().cloned().collect();
+        let cancellation = self.control.cancellation().clone();
+        let mut ids = CallIds::default();
+        let mut rounds = 0;
+        loop {
+            self.state(RunState::AwaitingModel);
+            let reply = tokio::select! {
+                biased;
+                () = cancellation.cancelled() => return RunOutcome::Cancelled { transcript },
+                reply = self.agent.model.respond_dyn(&transcript, &specs) => reply,
+            };
+            let mut reply = match reply {
+                Ok(reply) => reply,
+                Err(error) => return failed(RunError::Model(error), transcript),
+            };
+            ids.make_unique(&mut reply);
+            self.emitter.emit(EventKind::ModelMessage(reply.clone()));
+            let calls = reply.tool_calls.clone();
+            transcript.push(Message::Assistant(reply.clone()));
+            if calls.is_empty() {
+                let text = reply.text.unwrap_or_default();
+                return RunOutcome::Completed { text, transcript };
+            }
+            rounds += 1;
+            let max_steps = self.agent.options.max_steps;
+            if rounds > max_steps {
+                // Every call in a transcript gets its result, or providers
+                // refuse the transcript.
+                let results = calls.into_iter().map(|call| {
+                    let outcome = Err(ToolError::LimitExceeded {
+                        kind: LimitKind::ToolRounds,
+                        limit: max_steps,
+                        actual: Some(rounds),
+                    });
+                    self.finished(call, outcome)
+                });
+                transcript.extend(results.map(|result| result_message(&result)));
+                return failed(RunError::MaxStepsExceeded { max_steps }, transcript);
+            }
+
+            self.state(RunState::ExecutingTools);
+            let results = join_all(calls.into_iter().map(|call| self.call(call))).await;
+            transcript.extend(results.iter().map(result_message));
+            if cancellation.is_cancelled() {
+                return RunOutcome::Cancelled { transcript };
+            }
+            let unanswered = results.iter().find(|result| {
+                matches!(result.outcome, Err(ToolError::NotImplemented))
+                    && self.agent.runtime.registry().is_external(&result.tool_name)
+            });
+            if let Some(result) = unanswered {
+                let error = RunError::NoHandler {
+                    tool_name: result.tool_name.clone(),
+                    call_id: result.call_id.clone(),
+                };
+                return failed(error, transcript);
+            }
+        }
+    }
+
+    /// One tool call, through the runtime's entry point, to its `Result`
+    /// event.
+    async fn call(&self, call: ToolCall) -> ToolCallResult {
+        let emitter = self.emitter.clone();
+        let options = CallOptions {
+            cancellation: Some(self.control.cancellation().clone()),
+            progress: Some(ProgressSink::new(move |call_id, progress| {
+                emitter.emit(EventKind::Tool(ToolStreamEvent::Progress {
+                    call_id: call_id.to_owned(),
+                    progress,
+                }));
+            })),
+        };
+        let result = self.agent.runtime.call_in(call, options, Some(self)).await;
+        self.tool_event(ToolStreamEvent::Result {
+            result: result.clone(),
+        });
+        result
+    }
+
+    /// A call answered without running, and its `Result` event.
+    fn finished(&self, call: ToolCall, outcome: ToolResult<ToolOutput>) -> ToolCallResult {
+        let result = ToolCallResult {
+            call_id: call.call_id,
+            tool_name: call.tool_name,
+            outcome,
+        };
+        self.tool_event(ToolStreamEvent::Result {
+            result: result.clone(),
+        });
+        result
+    }
+
+    /// Whether anybody can answer: a handler, or a stream of
+    /// [`events`](super::RuntimeInvocation::events) whose reader answers
+    /// through [`control`](super::RuntimeInvocation::control).
+    fn observed(&self) -> bool {
+        self.emitter.has_sinks()
+    }
+
+    /// Waits for a handler's answer, until the deadline or cancellation.
+    /// An answer that [`RunControl`] accepted is never lost: once the wait
+    /// ends, the channel is closed and whatever arrived before is taken.
+    async fn wait<T>(
+        &self,
+        call_id: &str,
+        mut answer: oneshot::Receiver<T>,
+        deadline: Duration,
+    ) -> ToolResult<T> {
+        let cancellation = self.control.cancellation();
+        let waiting = self.agent.options.waiting_notice;
+        let outcome = tokio::select! {
+            biased;
+            () = cancellation.cancelled() => Err(ToolError::Cancelled),
+            answer = self.notice_while_waiting(call_id, &mut answer, deadline, waiting) => answer,
+        };
+        if outcome.is_ok() {
+            return outcome;
+        }
+        answer.close();
+        match answer.try_recv() {
+            Ok(late) => Ok(late),
+            Err(_none) => {
+                self.control.expire(call_id);
+                outcome
+            }
+        }
+    }
+
+    /// Waits up to `deadline`; past `notice` with no answer, says so once
+    /// (a `Waiting` event and a warning), since a handler that only logs a
+    /// call leaves the run waiting in silence.
+    async fn notice_while_waiting<T>(
+        &self,
+        call_id: &str,
+        answer: &mut oneshot::Receiver<T>,
+        deadline: Duration,
+        notice: Duration,
+    ) -> ToolResult<T> {
+        let started = tokio::time::Instant::now();
+        let until = started + deadline;
+        if notice < deadline {
+            match tokio::time::timeout(notice, &mut *answer).await {
+                Ok(answer) => return answer.map_err(|_dropped| ToolError::Cancelled),
+                Err(_elapsed) => {
+                    tracing::warn!(
+                        call_id,
+                        waited = ?notice,
+                        ?deadline,
+                        "a call is still waiting for a handler's answer"
+                    );
+                    self.tool_event(ToolStreamEvent::Waiting {
+                        call_id: call_id.to_owned(),
+                        waited: notice,
+                        deadline,
+                    });
+                }
+            }
+        }
+        match tokio::time::timeout_at(until, answer).await {
+            Ok(Ok(answer)) => Ok(answer),
+            // The sender is dropped only when the run finishes.
+            Ok(Err(_dropped)) => Err(ToolError::Cancelled),
+            Err(_elapsed) => Err(ToolError::Timeout { after: deadline }),
+        }
+    }
+
+    fn state(&self, state: RunState) {
+        self.emitter.emit(EventKind::State(state));
+    }
+
+    fn tool_event(&self, event: ToolStreamEvent) {
+        self.emitter.emit(EventKind::Tool(event));
+    }
+}
+
+impl RunHooks for Run<'_> {
+    fn needs_approval(&self, tool_name: &str) -> bool {
+        let registry = self.agent.runtime.registry();
+        let options = &self.agent.options;
+        registry.needs_approval(tool_name)
+            || options.approval_required.contains(tool_name)
+            || (options.approve_destructive
+                && registry
+                    .spec(tool_name)
+                    .is_some_and(|spec| spec.annotations.destructive_hint == Some(true)))
+    }
+
+    fn approve<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, ToolResult<()>> {
+        Box::pin(async move {
+            if !self.observed() {
+                return Err(ToolError::ApprovalDenied {
+                    reason: "the call needs an approval and nobody is there to give it".to_owned(),
+                });
+            }
+            let decision = self.control.await_approval(&call.call_id);
+            self.tool_event(ToolStreamEvent::ApprovalRequested { call: call.clone() });
+            let deadline = self.agent.options.approval_deadline;
+            match self.wait(&call.call_id, decision, deadline).await {
+                Ok(Decision::Approve) => Ok(()),
+                Ok(Decision::Deny(reason)) => Err(ToolError::ApprovalDenied { reason }),
+                Err(ToolError::Timeout { .. }) => Err(ToolError::ApprovalDenied {
+                    reason: format!("nobody approved it within {deadline:?}"),
+                }),
+                Err(other) => Err(other),
+            }
+        })
+    }
+
+    fn answer(&self, call: ToolCall) -> BoxFuture<'_, ToolResult<ToolOutput>> {
+        Box::pin(async move {
+            if !self.observed() {
+                return Err(ToolError::NotImplemented);
+            }
+            let call_id = call.call_id.clone();
+            let answer = self.control.await_result(&call_id);
+            self.tool_event(ToolStreamEvent::Call {
+                call,
+                external: true,
+            });
+            let deadline = self.agent.options.external_deadline;
+            self.wait(&call_id, answer, deadline).await?
+        })
+    }
+
+    fn starting(&self, call: &dyn Fn() -> ToolCall) {
+        if self.observed() {
+            self.tool_event(ToolStreamEvent::Call {
+                call: call(),
+                external: false,
+            });
+        }
+    }
+}
+
+/// The call ids of a run, kept unique: answers and results are matched by
+/// id, and a model may repeat one (or leave it empty) within a turn or
+/// across turns. A repeated id gets a suffix, in the transcript too, so
+/// that the provider sees each call answered once.
+#[derive(Default)]
+struct CallIds {
+    seen: HashSet<String>,
+}
+
+impl CallIds {
+    fn make_unique(&mut self, reply: &mut AssistantMessage) {
+        for call in &mut reply.tool_calls {
+            if call.call_id.is_empty() {
+                call.call_id = "call".to_owned();
+            }
+            if !self.seen.contains(&call.call_id) {
+                self.seen.insert(call.call_id.clone());
+                continue;
+            }
+            let unique = (2..)
+                .map(|n| format!("{}_{n}", call.call_id))
+                .find(|id| !self.seen.contains(id))
+                .expect("an unused suffix exists");
+            self.seen.insert(unique.clone());
+            call.call_id = unique;
+        }
+    }
+}
+
+fn result_message(result: &ToolCallResult) -> Message {
+    Message::ToolResult(ToolResultMessage::from(result))
+}
+
+fn failed(error: RunError, transcript: Vec<Message>) -> RunOutcome {
+    tracing::warn!(%error, "run failed");
+    RunOutcome::Failed { error, transcript }
+}
