@@ -155,6 +155,11 @@ pub trait ExternalToolArgs: DeserializeOwned + Sized {
         false
     }
 
+    /// Reads every field, so that fields only a handler reads do not warn
+    /// `dead_code`. Generated; never called.
+    #[doc(hidden)]
+    fn __read_fields(&self) {}
+
     /// Whether the tool asks providers for strict schema adherence.
     fn strict() -> bool {
         false

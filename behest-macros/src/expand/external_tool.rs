@@ -161,6 +161,16 @@ fn expand_impls(
             }
         }
     });
+    // The handler reads the fields, but the compiler cannot see it through
+    // `Deserialize`: reading them here keeps `dead_code` quiet.
+    let field_names: Vec<&syn::Ident> = match &item.fields {
+        syn::Fields::Named(fields) => fields
+            .named
+            .iter()
+            .filter_map(|f| f.ident.as_ref())
+            .collect(),
+        _ => Vec::new(),
+    };
     let name_doc = format!("The name the model calls this tool by: `{tool_name}`.");
     quote! {
         const _: () = {
@@ -176,6 +186,10 @@ fn expand_impls(
 
                 #approval
                 #strict
+
+                fn __read_fields(&self) {
+                    let _ = (#(&self.#field_names,)*);
+                }
 
                 fn validator() -> &'static #krate::validation::ArgumentValidator {
                     static VALIDATOR: #private::OnceLock<#krate::validation::ArgumentValidator> = #private::OnceLock::new();

@@ -1,0 +1,716 @@
+//! Regression tests for the edges of the call path: one or more per defect
+//! found in review (strict-mode nulls, unanswered calls in transcripts,
+//! per-call cancellation, steering through `events()` + `control()`, exact
+//! integers, lost answers and repeated ids, one runtime entry point for
+//! runs, the text route under the depth limit, `#[external_tool(strict)]`,
+//! prepared calls across runtimes) and the seed's `Arc<dyn Tool>` contract.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use behest::providers::{openai, ExportOptions, Strictness};
+use behest::run::{ControlError, RunError, Turn};
+use behest::{
+    external_tool, tool, Agent, EventKind, ExternalTool, Limits, Message, RunOutcome,
+    ScriptedModel, Tool, ToolCall, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolRuntime,
+    ToolStreamEvent,
+};
+use futures::StreamExt;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+fn runtime(tools: Vec<Arc<dyn Tool>>) -> ToolRuntime {
+    let mut registry = ToolRegistry::new();
+    registry.register_all(tools).unwrap();
+    ToolRuntime::new(registry)
+}
+
+fn call(id: &str, tool: &str, arguments: impl Into<Value>) -> ToolCall {
+    ToolCall::new(id, tool, arguments)
+}
+
+// The seed's contract ------------------------------------------------------
+
+#[tokio::test]
+async fn an_arc_dyn_tool_executes_as_the_seed_says() {
+    let tool: Arc<dyn Tool> = Arc::new(ExternalTool::new(
+        "web_search",
+        "Search the web.",
+        json!({"type": "object", "properties": {"query": {"type": "string"}}}),
+    ));
+    let outcome = tool.execute(json!({"query": "rust"})).await;
+    assert!(
+        matches!(outcome, Err(ToolError::NotImplemented)),
+        "{outcome:?}"
+    );
+    assert_eq!(tool.name(), "web_search");
+    // A shared tool registers like any other.
+    let runtime = runtime(vec![Arc::new(tool.clone())]);
+    assert!(runtime.registry().contains("web_search"));
+}
+
+// 1. Strict-mode nulls -----------------------------------------------------
+
+/// A line of an order.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct Item {
+    name: String,
+    #[serde(default)]
+    qty: u32,
+}
+
+/// Count the items.
+#[tool(strict)]
+fn count_items(items: Vec<Item>) -> String {
+    let total: u32 = items.iter().map(|item| item.qty).sum();
+    let names: Vec<&str> = items.iter().map(|item| item.name.as_str()).collect();
+    format!("{} items, {total} in all", names.len())
+}
+
+/// Greet someone.
+#[tool]
+fn greet(name: String, title: Option<String>, #[arg(default)] times: u8) -> String {
+    format!("{title:?} {name} x{times}")
+}
+
+#[tokio::test]
+async fn nulls_for_optional_fields_mean_left_out_at_every_depth() {
+    let runtime = runtime(vec![Arc::new(CountItems)]);
+    let result = runtime
+        .call(call(
+            "c",
+            "count_items",
+            r#"{"items":[{"name":"a","qty":null},{"name":"b","qty":2}]}"#,
+        ))
+        .await;
+    assert_eq!(result.outcome.unwrap().to_text(), "2 items, 2 in all");
+    // A required field stays required.
+    let result = runtime
+        .call(call("c", "count_items", r#"{"items":[{"name":null}]}"#))
+        .await;
+    assert!(matches!(
+        result.outcome,
+        Err(ToolError::InvalidArguments { .. })
+    ));
+}
+
+#[tokio::test]
+async fn a_plain_tool_exported_strict_by_strictness_all_accepts_its_nulls() {
+    let runtime = runtime(vec![Arc::new(Greet)]);
+    let options = ExportOptions {
+        strict: Strictness::All,
+        ..ExportOptions::default()
+    };
+    let export = openai::chat_tools(runtime.registry(), &options).unwrap();
+    let declared = serde_json::to_value(&export.tools).unwrap();
+    assert_eq!(declared[0]["function"]["strict"], json!(true), "{declared}");
+    // What the strict export makes the model send: every field, nulls for
+    // the ones left out.
+    for text in [
+        r#"{"name":"Ada","title":null,"times":null}"#,
+        r#"{"name":"Ada","title":null,"times":3}"#,
+    ] {
+        let result = runtime.call(call("c", "greet", text)).await;
+        assert!(result.outcome.is_ok(), "{text}: {:?}", result.outcome);
+    }
+    let result = runtime
+        .call(call("c", "greet", json!({"name": "Ada", "times": null})))
+        .await;
+    assert_eq!(result.outcome.unwrap().to_text(), "None Ada x0");
+}
+
+// 2. Every call in a transcript gets one result ----------------------------
+
+/// Add two numbers.
+#[tool]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+fn every_call_answered_once(transcript: &[Message]) {
+    let mut calls = Vec::new();
+    let mut results = Vec::new();
+    for message in transcript {
+        match message {
+            Message::Assistant(reply) => {
+                calls.extend(reply.tool_calls.iter().map(|call| call.call_id.clone()));
+            }
+            Message::ToolResult(result) => results.push(result.call_id.clone()),
+            _ => {}
+        }
+    }
+    calls.sort();
+    results.sort();
+    assert_eq!(calls, results, "every call has exactly one result");
+}
+
+#[tokio::test]
+async fn the_round_past_max_steps_is_answered_and_reported() {
+    let turns = (0..3).map(|i| {
+        Turn::tool_calls([
+            call(&format!("a{i}"), "add", json!({"a": 1, "b": 2})),
+            call(&format!("b{i}"), "add", json!({"a": 3, "b": 4})),
+        ])
+    });
+    let registry = ToolRegistry::new().with(Add).unwrap();
+    let agent = Agent::new(ScriptedModel::new(turns), ToolRuntime::new(registry)).max_steps(2);
+    let invocation = agent.invoke([Message::user("go")]);
+    let mut events = invocation.events();
+    let outcome = invocation.await;
+    assert!(matches!(
+        outcome,
+        RunOutcome::Failed {
+            error: RunError::MaxStepsExceeded { max_steps: 2 },
+            ..
+        }
+    ));
+    every_call_answered_once(outcome.transcript());
+    let mut results = Vec::new();
+    while let Some(envelope) = events.next().await {
+        if let EventKind::Tool(ToolStreamEvent::Result { result }) = envelope.kind {
+            results.push(result);
+        }
+    }
+    assert_eq!(
+        results.len(),
+        6,
+        "the over-limit round emits its results too"
+    );
+    assert!(results[4..]
+        .iter()
+        .all(|result| matches!(result.outcome, Err(ToolError::LimitExceeded { .. }))));
+}
+
+static STARTED: AtomicUsize = AtomicUsize::new(0);
+
+/// Wait a long time.
+#[tool]
+async fn slow(#[ctx] cx: ToolContext) -> &'static str {
+    STARTED.fetch_add(1, Ordering::SeqCst);
+    cx.cancellation().cancelled().await;
+    "stopped"
+}
+
+#[tokio::test]
+async fn a_cancelled_round_leaves_no_call_unanswered() {
+    let registry = ToolRegistry::new().with(Slow).unwrap().with(Add).unwrap();
+    let model = ScriptedModel::new([Turn::tool_calls([
+        call("s1", "slow", json!({})),
+        call("s2", "add", json!({"a": 1, "b": 1})),
+    ])]);
+    let invocation = Agent::new(model, ToolRuntime::new(registry)).invoke([Message::user("go")]);
+    let control = invocation.control();
+    tokio::spawn(async move {
+        while STARTED.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        control.cancel();
+    });
+    let outcome = invocation.await;
+    assert!(
+        matches!(outcome, RunOutcome::Cancelled { .. }),
+        "{outcome:?}"
+    );
+    every_call_answered_once(outcome.transcript());
+}
+
+// 3. A cancellation token per call ------------------------------------------
+
+static SIBLING_SAW_CANCEL: AtomicBool = AtomicBool::new(false);
+static CHILD_STOPPED: AtomicBool = AtomicBool::new(false);
+
+/// Cancel my own token to stop my children.
+#[tool]
+async fn self_cancelling(#[ctx] cx: ToolContext) -> &'static str {
+    cx.cancellation().cancel();
+    "stopped my children"
+}
+
+/// Wait a little, watching for cancellation.
+#[tool]
+async fn sibling(#[ctx] cx: ToolContext) -> &'static str {
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    SIBLING_SAW_CANCEL.store(cx.is_cancelled(), Ordering::SeqCst);
+    "sibling done"
+}
+
+/// Start a child task, then hang.
+#[tool(timeout = "50ms")]
+async fn leaves_a_child(#[ctx] cx: ToolContext) -> &'static str {
+    let token = cx.cancellation().clone();
+    tokio::spawn(async move {
+        token.cancelled().await;
+        CHILD_STOPPED.store(true, Ordering::SeqCst);
+    });
+    std::future::pending::<()>().await;
+    "never"
+}
+
+#[tokio::test]
+async fn a_tool_cancelling_its_token_stops_only_itself() {
+    let registry = ToolRegistry::new()
+        .with(SelfCancelling)
+        .unwrap()
+        .with(Sibling)
+        .unwrap();
+    let model = ScriptedModel::new([
+        Turn::tool_calls([
+            call("c1", "self_cancelling", json!({})),
+            call("c2", "sibling", json!({})),
+        ]),
+        Turn::text("done"),
+    ]);
+    let outcome = Agent::new(model, ToolRuntime::new(registry))
+        .invoke([Message::user("go")])
+        .await;
+    assert_eq!(outcome.text(), Some("done"), "{outcome:?}");
+    assert!(!SIBLING_SAW_CANCEL.load(Ordering::SeqCst));
+}
+
+#[tokio::test]
+async fn a_timed_out_call_cancels_its_token_so_children_stop() {
+    let runtime = runtime(vec![Arc::new(LeavesAChild)]);
+    let result = runtime.call(call("c", "leaves_a_child", json!({}))).await;
+    assert!(matches!(result.outcome, Err(ToolError::Timeout { .. })));
+    for _ in 0..100 {
+        if CHILD_STOPPED.load(Ordering::SeqCst) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("the child task outlived its timed-out call");
+}
+
+// 4. events() + control() ---------------------------------------------------
+
+/// Search the web.
+#[external_tool]
+struct WebSearch {
+    query: String,
+}
+
+/// Remove a file.
+#[tool(needs_approval)]
+fn remove(path: String) -> String {
+    format!("removed {path}")
+}
+
+#[tokio::test]
+async fn a_run_is_answered_through_events_and_control() {
+    let registry = ToolRegistry::new()
+        .with(WebSearch::external_tool())
+        .unwrap()
+        .with(Remove)
+        .unwrap();
+    let model = ScriptedModel::new([
+        Turn::tool_calls([
+            call("s1", "web_search", json!({"query": "rust"})),
+            call("r1", "remove", json!({"path": "/tmp/x"})),
+        ]),
+        Turn::text("done")
+            .expect_ok("s1", "found it")
+            .expect_ok("r1", "removed /tmp/x"),
+    ]);
+    let invocation = Agent::new(model, ToolRuntime::new(registry)).invoke([Message::user("go")]);
+    let mut events = invocation.events();
+    let control = invocation.control();
+    let answering = tokio::spawn(async move {
+        while let Some(envelope) = events.next().await {
+            match envelope.kind {
+                EventKind::Tool(ToolStreamEvent::Call {
+                    call,
+                    external: true,
+                }) => control
+                    .resolve(&call.call_id, Ok(ToolOutput::text("found it")))
+                    .unwrap(),
+                EventKind::Tool(ToolStreamEvent::ApprovalRequested { call }) => {
+                    control.approve(&call.call_id).unwrap();
+                }
+                _ => {}
+            }
+        }
+    });
+    let outcome = invocation.await;
+    assert_eq!(outcome.text(), Some("done"), "{outcome:?}");
+    answering.await.unwrap();
+}
+
+#[tokio::test]
+async fn with_nobody_listening_an_external_call_still_fails_no_handler() {
+    let registry = ToolRegistry::new()
+        .with(WebSearch::external_tool())
+        .unwrap();
+    let model = ScriptedModel::new([Turn::tool_calls([call(
+        "s1",
+        "web_search",
+        json!({"query": "x"}),
+    )])]);
+    let outcome = Agent::new(model, ToolRuntime::new(registry))
+        .invoke([Message::user("go")])
+        .await;
+    assert!(matches!(
+        outcome,
+        RunOutcome::Failed {
+            error: RunError::NoHandler { .. },
+            ..
+        }
+    ));
+    every_call_answered_once(outcome.transcript());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_waiting_without_an_answer_is_reported() {
+    let registry = ToolRegistry::new()
+        .with(WebSearch::external_tool())
+        .unwrap();
+    let model = ScriptedModel::new([
+        Turn::tool_calls([call("s1", "web_search", json!({"query": "x"}))]),
+        Turn::text("gave up").expect_error("s1", "did not finish"),
+    ]);
+    let invocation = Agent::new(model, ToolRuntime::new(registry))
+        .external_deadline(Duration::from_secs(30))
+        .waiting_notice(Duration::from_secs(2))
+        .invoke([Message::user("go")]);
+    let waited = Arc::new(Mutex::new(Vec::new()));
+    let seen = waited.clone();
+    // A handler that only logs.
+    invocation.on(move |envelope, _control| {
+        if let EventKind::Tool(ToolStreamEvent::Waiting {
+            call_id, waited, ..
+        }) = envelope.kind
+        {
+            seen.lock().unwrap().push((call_id, waited));
+        }
+    });
+    let outcome = invocation.await;
+    assert_eq!(outcome.text(), Some("gave up"), "{outcome:?}");
+    assert_eq!(
+        *waited.lock().unwrap(),
+        vec![("s1".to_owned(), Duration::from_secs(2))]
+    );
+}
+
+// 7. Integers beyond 2^53 -----------------------------------------------------
+
+/// Look an id up.
+#[tool]
+fn lookup(id: u64, signed: Option<i64>) -> String {
+    format!("{id} {signed:?}")
+}
+
+#[tokio::test]
+async fn integers_are_exact_or_refused() {
+    let runtime = runtime(vec![Arc::new(Lookup)]);
+    for arguments in [
+        json!(r#"{"id": 12345678901234567.0}"#),
+        json!(r#"{"id": 9007199254740993.5}"#),
+        json!(r#"{"id": 1, "signed": -9223372036854775809}"#),
+        json!({"id": 12_345_678_901_234_567.0}),
+    ] {
+        let result = runtime.call(call("c", "lookup", arguments.clone())).await;
+        assert!(
+            matches!(result.outcome, Err(ToolError::InvalidArguments { .. })),
+            "{arguments}: {:?}",
+            result.outcome
+        );
+    }
+    for (arguments, expected) in [
+        (
+            json!(r#"{"id": 12345678901234567}"#),
+            "12345678901234567 None",
+        ),
+        (json!(r#"{"id": 7.0, "signed": -2.0}"#), "7 Some(-2)"),
+        (
+            json!(r#"{"id": 9007199254740992.0}"#),
+            "9007199254740992 None",
+        ),
+        (
+            json!(r#"{"id": 1, "signed": -9223372036854775808}"#),
+            "1 Some(-9223372036854775808)",
+        ),
+    ] {
+        let result = runtime.call(call("c", "lookup", arguments.clone())).await;
+        assert_eq!(result.outcome.unwrap().to_text(), expected, "{arguments}");
+    }
+}
+
+// 8. Answers are never lost; ids are unique per run ---------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resolve_is_ok_only_when_the_run_uses_the_answer() {
+    // Answers race the deadline: whatever `resolve` says must be what the
+    // model reads.
+    for round in 0..40 {
+        let registry = ToolRegistry::new()
+            .with(WebSearch::external_tool())
+            .unwrap();
+        let model = ScriptedModel::new([
+            Turn::tool_calls([call("s1", "web_search", json!({"query": "x"}))]),
+            Turn::text("end"),
+        ]);
+        let invocation = Agent::new(model, ToolRuntime::new(registry))
+            .external_deadline(Duration::from_millis(5))
+            .invoke([Message::user("go")]);
+        let said = Arc::new(Mutex::new(None));
+        let slot = said.clone();
+        let delay = Duration::from_micros(4_000 + round * 50);
+        invocation.on(move |envelope, control| {
+            if let EventKind::Tool(ToolStreamEvent::Call {
+                call,
+                external: true,
+            }) = envelope.kind
+            {
+                let slot = slot.clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(delay);
+                    *slot.lock().unwrap() =
+                        Some(control.resolve(&call.call_id, Ok(ToolOutput::text("answer"))));
+                });
+            }
+        });
+        let outcome = invocation.await;
+        let result = outcome
+            .transcript()
+            .iter()
+            .find_map(|message| match message {
+                Message::ToolResult(result) => Some(result.clone()),
+                _ => None,
+            })
+            .unwrap();
+        for _ in 0..200 {
+            if said.lock().unwrap().is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let said = said.lock().unwrap().clone().unwrap();
+        match said {
+            Ok(()) => assert_eq!(result.content, "answer", "round {round}"),
+            Err(ControlError::Expired { .. } | ControlError::RunFinished) => {
+                assert!(result.is_error, "round {round}: {}", result.content);
+            }
+            Err(other) => panic!("round {round}: {other}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn repeated_call_ids_are_made_unique_within_a_run() {
+    let registry = ToolRegistry::new()
+        .with(WebSearch::external_tool())
+        .unwrap()
+        .with(Add)
+        .unwrap();
+    let model = ScriptedModel::new([
+        Turn::tool_calls([
+            call("same", "web_search", json!({"query": "one"})),
+            call("same", "web_search", json!({"query": "two"})),
+        ]),
+        Turn::tool_calls([call("same", "add", json!({"a": 1, "b": 1}))]),
+        Turn::text("done"),
+    ]);
+    let invocation = Agent::new(model, ToolRuntime::new(registry)).invoke([Message::user("go")]);
+    invocation.on(|envelope, control| {
+        if let EventKind::Tool(ToolStreamEvent::Call {
+            call,
+            external: true,
+        }) = envelope.kind
+        {
+            let query = call.arguments["query"].as_str().unwrap().to_owned();
+            control
+                .resolve(&call.call_id, Ok(ToolOutput::text(query)))
+                .unwrap();
+        }
+    });
+    let outcome = invocation.await;
+    assert_eq!(outcome.text(), Some("done"), "{outcome:?}");
+    every_call_answered_once(outcome.transcript());
+    let answers: Vec<(String, String)> = outcome
+        .transcript()
+        .iter()
+        .filter_map(|message| match message {
+            Message::ToolResult(result) => Some((result.call_id.clone(), result.content.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            ("same".to_owned(), "one".to_owned()),
+            ("same_2".to_owned(), "two".to_owned()),
+            ("same_3".to_owned(), "2".to_owned()),
+        ]
+    );
+}
+
+// 9. One runtime entry point for the calls of a run -------------------------
+
+/// Answer with a lot of text.
+#[external_tool]
+struct Big {
+    size: u32,
+}
+
+#[tokio::test]
+async fn external_answers_are_held_to_the_output_limit() {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register_tool(Arc::new(Big::external_tool()))
+        .unwrap();
+    let runtime = ToolRuntime::builder(registry).max_output_bytes(100).build();
+    let model = ScriptedModel::new([
+        Turn::tool_calls([call("b1", "big", json!({"size": 1000}))]),
+        Turn::text("done").expect_error("b1", "over the limit of 100 bytes"),
+    ]);
+    let invocation = Agent::new(model, runtime).invoke([Message::user("go")]);
+    invocation.on(|envelope, control| {
+        if let EventKind::Tool(ToolStreamEvent::Call {
+            call,
+            external: true,
+        }) = envelope.kind
+        {
+            control
+                .resolve(&call.call_id, Ok(ToolOutput::text("x".repeat(1000))))
+                .unwrap();
+        }
+    });
+    let outcome = invocation.await;
+    assert_eq!(outcome.text(), Some("done"), "{outcome:?}");
+}
+
+#[tokio::test]
+async fn calls_of_a_run_are_traced_like_direct_calls() {
+    use tracing_subscriber::layer::SubscriberExt;
+
+    #[derive(Default, Clone)]
+    struct Spans(Arc<Mutex<Vec<String>>>);
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Spans {
+        fn on_new_span(
+            &self,
+            attrs: &tracing::span::Attributes<'_>,
+            _id: &tracing::span::Id,
+            _ctx: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            self.0
+                .lock()
+                .unwrap()
+                .push(attrs.metadata().name().to_owned());
+        }
+    }
+    let spans = Spans::default();
+    let subscriber = tracing_subscriber::registry().with(spans.clone());
+    let _default = tracing::subscriber::set_default(subscriber);
+    let registry = ToolRegistry::new().with(Add).unwrap();
+    let model = ScriptedModel::new([
+        Turn::tool_calls([call("a1", "add", r#"{"a": 1, "b": 2}"#)]),
+        Turn::text("3").expect_ok("a1", "3"),
+    ]);
+    let outcome = Agent::new(model, ToolRuntime::new(registry))
+        .invoke([Message::user("go")])
+        .await;
+    assert_eq!(outcome.text(), Some("3"));
+    assert!(spans
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|name| name == "tool_call"));
+}
+
+// 10. The text route under the depth limit --------------------------------------
+
+/// Tag things.
+#[tool]
+fn tag(tags: Vec<String>) -> usize {
+    tags.len()
+}
+
+#[tokio::test]
+async fn text_and_value_agree_under_every_depth_limit() {
+    for depth in 1..=3 {
+        let mut registry = ToolRegistry::new();
+        registry.register_tool(Arc::new(Tag)).unwrap();
+        let runtime = ToolRuntime::builder(registry)
+            .max_argument_depth(depth)
+            .build();
+        let as_text = runtime.call(call("c", "tag", r#"{"tags":["a"]}"#)).await;
+        let as_value = runtime.call(call("c", "tag", json!({"tags": ["a"]}))).await;
+        assert_eq!(
+            as_text
+                .outcome
+                .as_ref()
+                .map(ToolOutput::to_text)
+                .map_err(ToString::to_string),
+            as_value
+                .outcome
+                .as_ref()
+                .map(ToolOutput::to_text)
+                .map_err(ToString::to_string),
+            "depth {depth}"
+        );
+        assert_eq!(as_text.is_error(), depth < 2, "depth {depth}");
+    }
+}
+
+// 11. Every accepted option takes effect ------------------------------------------
+
+/// Fetch a page.
+#[external_tool(strict)]
+struct Fetch {
+    url: String,
+    /// Bytes at most.
+    max_bytes: Option<u32>,
+}
+
+#[test]
+fn external_tool_strict_is_exported_strict() {
+    assert!(Fetch::external_tool().strict());
+    let registry = ToolRegistry::new().with(Fetch::external_tool()).unwrap();
+    let export = openai::chat_tools(&registry, &ExportOptions::default()).unwrap();
+    let declared = serde_json::to_value(&export.tools).unwrap();
+    assert_eq!(declared[0]["function"]["strict"], json!(true), "{declared}");
+}
+
+#[test]
+fn from_call_with_uses_the_runtime_s_limits() {
+    let text = format!(r#"{{"url": "{}"}}"#, "x".repeat(2000));
+    let call = call("c", "fetch", text.as_str());
+    let limits = Limits::default();
+    assert!(Fetch::from_call_with(&call, &limits).is_ok());
+    let mut small = Limits::default();
+    small.max_argument_bytes = 100;
+    assert!(matches!(
+        Fetch::from_call_with(&call, &small),
+        Err(ToolError::LimitExceeded { .. })
+    ));
+    // Strict nulls are "left out" for handlers too.
+    let parsed = Fetch::from_call(&call_null()).unwrap();
+    assert_eq!(parsed.max_bytes, None);
+    assert_eq!(parsed.url, "u");
+}
+
+fn call_null() -> ToolCall {
+    call("c", "fetch", r#"{"url": "u", "max_bytes": null}"#)
+}
+
+// PreparedCall belongs to its runtime ----------------------------------------------
+
+#[tokio::test]
+async fn a_prepared_call_given_to_another_runtime_is_checked_again() {
+    let first = runtime(vec![Arc::new(Add), Arc::new(Tag)]);
+    let second = runtime(vec![Arc::new(Tag), Arc::new(Add)]);
+    let prepared = first.prepare("add", json!({"a": 2, "b": 3})).unwrap();
+    let output = second
+        .execute_prepared(prepared, "c", Default::default())
+        .await
+        .unwrap();
+    assert_eq!(output.to_text(), "5");
+    let elsewhere = runtime(vec![Arc::new(Tag)]);
+    let prepared = first.prepare("add", json!({"a": 2, "b": 3})).unwrap();
+    let error = elsewhere
+        .execute_prepared(prepared, "c", Default::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(error, ToolError::NotFound { .. }), "{error}");
+}
