@@ -714,3 +714,104 @@ async fn a_prepared_call_given_to_another_runtime_is_checked_again() {
         .unwrap_err();
     assert!(matches!(error, ToolError::NotFound { .. }), "{error}");
 }
+
+// 5. MCP structuredContent validates against the listed outputSchema ------------
+
+/// The weather.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+struct Weather {
+    celsius: f64,
+}
+
+/// What a lookup found.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Found {
+    City { name: String },
+    Nothing,
+}
+
+/// A value or a note.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+enum Either {
+    Note(String),
+    Weather(Weather),
+}
+
+/// Maybe the weather.
+#[tool]
+fn maybe_weather(known: bool) -> Option<Weather> {
+    known.then_some(Weather { celsius: 21.5 })
+}
+
+/// Find a city.
+#[tool]
+fn find(name: Option<String>) -> Found {
+    match name {
+        Some(name) => Found::City { name },
+        None => Found::Nothing,
+    }
+}
+
+/// Count to n.
+#[tool]
+fn count_to(n: u32) -> Vec<u32> {
+    (1..=n).collect()
+}
+
+/// A note or the weather.
+#[tool]
+fn note_or_weather(note: bool) -> Either {
+    if note {
+        Either::Note("sunny".into())
+    } else {
+        Either::Weather(Weather { celsius: 3.0 })
+    }
+}
+
+/// The current weather.
+#[tool]
+fn current_weather() -> Weather {
+    Weather { celsius: 10.0 }
+}
+
+#[tokio::test]
+async fn every_structured_result_validates_against_the_listed_output_schema() {
+    use behest::providers::mcp;
+    use behest::validation::ArgumentValidator;
+
+    let runtime = runtime(vec![
+        Arc::new(MaybeWeather),
+        Arc::new(Find),
+        Arc::new(CountTo),
+        Arc::new(NoteOrWeather),
+        Arc::new(CurrentWeather),
+    ]);
+    let cases = [
+        ("maybe_weather", json!({"known": true})),
+        ("maybe_weather", json!({"known": false})),
+        ("find", json!({"name": "Oslo"})),
+        ("find", json!({})),
+        ("count_to", json!({"n": 3})),
+        ("note_or_weather", json!({"note": true})),
+        ("note_or_weather", json!({"note": false})),
+        ("current_weather", json!({})),
+    ];
+    for (tool, arguments) in cases {
+        let spec = runtime.registry().spec(tool).unwrap();
+        let listed = mcp::tool(spec);
+        let output_schema = &listed["outputSchema"];
+        assert_eq!(output_schema["type"], "object", "{tool}: {output_schema}");
+        let validator = ArgumentValidator::compile(output_schema).unwrap();
+        let result = runtime.call(call("c", tool, arguments.clone())).await;
+        assert!(result.outcome.is_ok(), "{tool}: {:?}", result.outcome);
+        let formatted = mcp::call_result(&result);
+        let structured = &formatted["structuredContent"];
+        assert!(structured.is_object(), "{tool} {arguments}: {formatted}");
+        assert!(
+            validator.is_valid(structured),
+            "{tool} {arguments}: {structured} does not validate against {output_schema}"
+        );
+    }
+}

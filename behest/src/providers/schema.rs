@@ -686,23 +686,46 @@ fn fold_nullable_any_of(object: &mut Map<String, Value>) {
     object.insert("nullable".to_owned(), Value::Bool(true));
 }
 
-/// MCP: an output schema must describe an object; a scalar output is
-/// wrapped as `{"result": ..}` (and so is its structured content).
+/// MCP: an output schema must describe an object, and a result's
+/// `structuredContent` must be an object that validates against it.
+/// [`mcp::call_result`](super::mcp::call_result) sends an object value as
+/// it is and wraps any other value as `{"result": ..}`; this schema says
+/// the same, whatever the output type:
+///
+/// - a schema of objects only (`"type": "object"`) is kept;
+/// - a schema of no objects (`"type": "integer"`, `"array"`, …) is wrapped:
+///   `{"type": "object", "properties": {"result": S}, "required": ["result"]}`;
+/// - a schema that admits objects and other values (`Option<Struct>`, an
+///   enum whose variants are objects or strings, a schema with no `type`)
+///   takes both forms: `{"type": "object", "anyOf": [S, wrapped S]}`.
+///
+/// Returns the schema and whether it changed.
 pub fn mcp_output_schema(schema: &Value) -> (Value, bool) {
-    if schema.get("type") == Some(&json!("object")) {
+    let objects = match schema.get("type") {
+        Some(Value::String(kind)) => Some(kind == "object"),
+        Some(Value::Array(kinds)) if !kinds.iter().any(|kind| kind == "object") => Some(false),
+        _ => None,
+    };
+    if objects == Some(true) {
         return (schema.clone(), false);
     }
     let mut inner = schema.clone();
     let mut defs = None;
     if let Value::Object(object) = &mut inner {
         object.remove("$schema");
+        object.remove("$id");
         defs = object.remove("$defs");
     }
-    let mut wrapped = json!({
+    let result = json!({
         "type": "object",
         "properties": {"result": inner},
         "required": ["result"],
     });
+    let mut wrapped = if objects == Some(false) {
+        result
+    } else {
+        json!({"type": "object", "anyOf": [inner, result]})
+    };
     if let Some(defs) = defs {
         wrapped["$defs"] = defs;
     }
@@ -940,5 +963,19 @@ mod tests {
         );
         let object = json!({"type": "object", "properties": {}});
         assert_eq!(mcp_output_schema(&object), (object, false));
+    }
+
+    #[test]
+    fn mcp_output_schemas_admitting_objects_and_more_take_both_forms() {
+        let optional = json!({
+            "anyOf": [{"$ref": "#/$defs/W"}, {"type": "null"}],
+            "$defs": {"W": {"type": "object", "properties": {"t": {"type": "number"}}, "required": ["t"]}}
+        });
+        let (wrapped, changed) = mcp_output_schema(&optional);
+        assert!(changed);
+        assert_eq!(wrapped["type"], "object");
+        assert_eq!(wrapped["anyOf"][1]["required"], json!(["result"]));
+        assert!(wrapped["$defs"]["W"].is_object());
+        assert!(wrapped["anyOf"][0].get("$defs").is_none());
     }
 }
