@@ -815,3 +815,65 @@ async fn every_structured_result_validates_against_the_listed_output_schema() {
         );
     }
 }
+
+// 14. `#[cfg]` parameters and `Self` in `#[tools]` -------------------------------
+
+/// Describe a file.
+#[tool]
+fn describe(path: String, #[cfg(any())] never: u32, #[cfg(all())] always: Option<bool>) -> String {
+    format!("{path} {always:?}")
+}
+
+#[tokio::test]
+async fn a_configured_out_parameter_is_not_an_argument() {
+    let spec = Describe.spec();
+    let properties = spec.parameters["properties"].as_object().unwrap();
+    let names: Vec<&String> = properties.keys().collect();
+    assert_eq!(names, ["always", "path"]);
+    let runtime = runtime(vec![Arc::new(Describe)]);
+    let result = runtime
+        .call(call("c", "describe", json!({"path": "a", "always": true})))
+        .await;
+    assert_eq!(result.outcome.unwrap().to_text(), "a Some(true)");
+    let result = runtime
+        .call(call("c", "describe", json!({"path": "a", "never": 1})))
+        .await;
+    assert!(result.is_error());
+}
+
+/// A point.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+struct Point {
+    x: i64,
+    y: i64,
+}
+
+#[behest::tools]
+impl Point {
+    /// Move a point.
+    #[behest::tool]
+    fn shift(&self, by: Self) -> Self {
+        Point {
+            x: self.x + by.x,
+            y: self.y + by.y,
+        }
+    }
+}
+
+#[tokio::test]
+async fn self_in_a_tools_impl_is_the_impl_type() {
+    let tools = Arc::new(Point { x: 1, y: 2 }).tools();
+    let spec = tools[0].spec();
+    assert_eq!(spec.name, "shift");
+    let output = spec.output_schema.expect("`-> Self` has an output schema");
+    assert!(output.to_string().contains("\"x\""), "{output}");
+    assert!(spec.parameters.to_string().contains("\"by\""));
+    let runtime = runtime(tools);
+    let result = runtime
+        .call(call("c", "shift", json!({"by": {"x": 10, "y": 20}})))
+        .await;
+    assert_eq!(
+        result.outcome.unwrap().structured,
+        Some(json!({"x": 11, "y": 22}))
+    );
+}

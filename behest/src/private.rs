@@ -8,6 +8,7 @@ pub use ::serde_json;
 pub use ::std::borrow::Cow;
 pub use ::std::sync::{Arc, OnceLock};
 pub use ::std::time::Duration;
+pub use ::std::vec::Vec;
 
 use std::marker::PhantomData;
 

@@ -49,6 +49,9 @@ pub struct ToolFn {
     pub description: TokenStream,
     pub is_async: bool,
     pub params: Vec<Param>,
+    /// The `#[cfg(..)]` predicates of each parameter, in order: a parameter
+    /// configured out is left out of the arguments and of the call.
+    pub cfgs: Vec<Vec<TokenStream>>,
     pub output: Type,
     pub receiver: Receiver,
 }
@@ -125,6 +128,7 @@ pub fn analyse(
         Receiver::None
     };
     let mut params = Vec::new();
+    let mut cfgs = Vec::new();
     for input in &mut sig.inputs {
         match input {
             FnArg::Receiver(recv) => {
@@ -143,6 +147,17 @@ pub fn analyse(
             }
             FnArg::Typed(pat_type) => {
                 let helpers = attr::take(&mut pat_type.attrs, cx);
+                let predicates = cfg_predicates(&pat_type.attrs, cx);
+                let configured = cfgs
+                    .iter()
+                    .filter(|p: &&Vec<TokenStream>| !p.is_empty())
+                    .count();
+                if !predicates.is_empty() && configured == MAX_CFG_PARAMS {
+                    cx.error_spanned_by(
+                        &*pat_type,
+                        format!("a tool takes at most {MAX_CFG_PARAMS} parameters with `#[cfg]`: group the configured ones in a struct argument"),
+                    );
+                }
                 let ident = match &*pat_type.pat {
                     Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
                         pat.ident.clone()
@@ -156,6 +171,7 @@ pub fn analyse(
                     }
                 };
                 let ty = (*pat_type.ty).clone();
+                cfgs.push(predicates);
                 if helpers.ctx.is_some() {
                     valid::check_no_impl_trait(&ty, "a `#[ctx]` parameter", cx);
                     params.push(Param::Injected(ty));
@@ -198,9 +214,72 @@ pub fn analyse(
         description,
         is_async: sig.asyncness.is_some(),
         params,
+        cfgs,
         output,
         receiver,
     }
+}
+
+/// How many parameters may carry `#[cfg]`: the call is written once per
+/// combination of them.
+const MAX_CFG_PARAMS: usize = 4;
+
+/// The predicates of a parameter's `#[cfg(..)]` attributes, which stay on
+/// the function (the compiler applies them there).
+fn cfg_predicates(attrs: &[syn::Attribute], cx: &mut Ctxt) -> Vec<TokenStream> {
+    let mut predicates = Vec::new();
+    for attr in attrs.iter().filter(|attr| attr.path().is_ident("cfg")) {
+        match &attr.meta {
+            syn::Meta::List(list) => predicates.push(list.tokens.clone()),
+            other => cx.error_spanned_by(other, "write `#[cfg(predicate)]`"),
+        }
+    }
+    predicates
+}
+
+/// The call of the function once per combination of its configured
+/// parameters, each under the `#[cfg]` where exactly those are present.
+fn configured_calls(
+    cfgs: &[Vec<TokenStream>],
+    call_args: &[TokenStream],
+    call: impl Fn(&[&TokenStream]) -> TokenStream,
+    value: &Ident,
+) -> TokenStream {
+    let configured: Vec<usize> = (0..cfgs.len()).filter(|&i| !cfgs[i].is_empty()).collect();
+    if configured.is_empty() {
+        let all: Vec<&TokenStream> = call_args.iter().collect();
+        let call = call(&all);
+        return quote!(let #value = #call;);
+    }
+    let mut variants = Vec::new();
+    for mask in 0..1usize << configured.len() {
+        let present = |index: usize| {
+            configured
+                .iter()
+                .position(|&i| i == index)
+                .is_none_or(|bit| mask & (1 << bit) != 0)
+        };
+        let conditions = configured.iter().enumerate().map(|(bit, &index)| {
+            let predicates = &cfgs[index];
+            if mask & (1 << bit) != 0 {
+                quote!(all(#(#predicates),*))
+            } else {
+                quote!(not(all(#(#predicates),*)))
+            }
+        });
+        let args: Vec<&TokenStream> = call_args
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| present(*index))
+            .map(|(_, arg)| arg)
+            .collect();
+        let call = call(&args);
+        variants.push(quote! {
+            #[cfg(all(#(#conditions),*))]
+            let #value = #call;
+        });
+    }
+    quote!(#(#variants)*)
 }
 
 /// Two parameters may not share a wire name.
@@ -294,7 +373,10 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let mut call_args = Vec::new();
     let args_var = Ident::new("__behest_args", Span::mixed_site());
     let context_var = Ident::new("__behest_context", Span::mixed_site());
-    for param in &tool.params {
+    let defaults_var = Ident::new("__behest_defaults", Span::mixed_site());
+    let has_cfgs = tool.cfgs.iter().any(|predicates| !predicates.is_empty());
+    for (param, predicates) in tool.params.iter().zip(&tool.cfgs) {
+        let cfg = (!predicates.is_empty()).then(|| quote!(#[cfg(all(#(#predicates),*))]));
         match param {
             Param::Argument(argument) => {
                 let ident = &argument.ident;
@@ -322,7 +404,9 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                             ),
                         };
                         let wire = &argument.wire_name;
-                        defaults.push(quote!((#wire, #private::default_value(&#shown))));
+                        defaults.push(quote! {
+                            #cfg #defaults_var.push((#wire, #private::default_value(&#shown)));
+                        });
                         (
                             quote!(::core::option::Option<#ty>),
                             Some(quote!(#[schemars(with = #with)])),
@@ -330,7 +414,8 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                         )
                     }
                 };
-                derived_fields.push(quote! { #doc #rename #schema_with pub #ident: #field_ty });
+                derived_fields
+                    .push(quote! { #cfg #doc #rename #schema_with pub #ident: #field_ty });
                 fields.push(quote! { #doc pub #ident: #field_ty });
                 // Both bounds are checked here, on the parameter's type, with
                 // a message that names the fix.
@@ -339,9 +424,10 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 properties.push(quote_spanned! {at(ty.span())=>
                     #private::schema::property::<#ty>(#wire, #described)
                 });
-                assertions.push(quote_spanned! {at(ty.span())=>
+                let assertion = quote_spanned! {at(ty.span())=>
                     #private::assert_argument_schema::<#ty>();
-                });
+                };
+                assertions.push(quote!(#cfg #assertion));
                 field_idents.push(ident);
                 field_types.push(field_ty);
                 argument_types.push(ty);
@@ -399,10 +485,13 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
             )
         }
     };
-    let call = if tool.is_async {
-        quote!(#function(#self_arg #(#call_args),*).await)
-    } else {
-        quote!(#function(#self_arg #(#call_args),*))
+    let is_async = tool.is_async;
+    let make_call = |args: &[&TokenStream]| {
+        if is_async {
+            quote!(#function(#self_arg #(#args),*).await)
+        } else {
+            quote!(#function(#self_arg #(#args),*))
+        }
     };
 
     let output = &tool.output;
@@ -423,9 +512,10 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     };
 
     let parts = super::spec::parts(&tool.options, tool_name, &tool.description);
+    let calls = configured_calls(&tool.cfgs, &call_args, make_call, &value);
     let body = quote! {
         use #private::output::prelude::*;
-        let #value = #call;
+        #calls
         let #split = (&&#private::output::Probe::of(&#value)).__behest_split();
         let #ok = #split.ok();
         let #err = #split.err();
@@ -449,7 +539,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     // accepts: a default reads `null` where the schema refuses it, and
     // unknown arguments would be skipped without the depth limit.
     let deny = !tool.options.allow_unknown_arguments;
-    let text_route = (deny && defaults.is_empty()).then(|| {
+    let text_route = (deny && defaults.is_empty() && !has_cfgs).then(|| {
         quote! {
             fn plain_arguments(&self) -> ::core::option::Option<usize> {
                 use #private::plain::prelude::*;
@@ -472,7 +562,9 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     // are short impls over generic code in `behest` (the same schema and
     // messages as the derives, for much less to compile per tool); past
     // that, the derives.
-    let (args_struct, args_impls, assertions) = if fields.len() <= 12 {
+    // Configured parameters take the derives too, which honour `#[cfg]` on
+    // fields.
+    let (args_struct, args_impls, assertions) = if fields.len() <= 12 && !has_cfgs {
         let args_name = args_ident.to_string();
         let deserializer = Ident::new("deserializer", Span::mixed_site());
         let generator = Ident::new("generator", Span::mixed_site());
@@ -559,9 +651,11 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                     SPEC.get_or_init(|| {
                         let #split = (&&#private::output::Probe::<#output>::new()).__behest_split();
                         let #ok = #split.ok();
-                        let defaults: &[(&str, #private::serde_json::Value)] = &[#(#defaults),*];
+                        #[allow(unused_mut)]
+                        let mut #defaults_var: #private::Vec<(&str, #private::serde_json::Value)> = #private::Vec::new();
+                        #(#defaults)*
                         <Self as #private::TypedTool>::PARTS
-                            .build::<#args_ident>((&&&#ok).__behest_output_schema(), defaults)
+                            .build::<#args_ident>((&&&#ok).__behest_output_schema(), &#defaults_var)
                     })
                     .clone()
                 }

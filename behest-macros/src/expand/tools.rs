@@ -45,11 +45,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         let ImplItem::Fn(method) = impl_item else {
             continue;
         };
-        let Some(position) = method
-            .attrs
-            .iter()
-            .position(|attr| attr.path().is_ident("tool"))
-        else {
+        let Some(position) = method.attrs.iter().position(is_tool_attribute) else {
             continue;
         };
         let attr = method.attrs.remove(position);
@@ -73,7 +69,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             true,
             &mut cx,
         );
-        tools.push(tool);
+        tools.push(replace_self(tool, &self_ty));
     }
     if tools.is_empty() && !cx.has_errors() {
         cx.error_spanned_by(
@@ -112,4 +108,64 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             }
         }
     }
+}
+
+/// `#[tool]`, `#[behest::tool]`, `#[::behest::tool]` or the tool attribute
+/// through a renamed crate: a path whose last segment is `tool`.
+fn is_tool_attribute(attr: &syn::Attribute) -> bool {
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|segment| segment.ident == "tool")
+}
+
+/// The generated items live outside the impl block, where `Self` means
+/// nothing (or the tool type): `Self` in argument and return types becomes
+/// the impl's type, as serde_derive does for its generated code.
+fn replace_self(mut tool: function::ToolFn, self_ty: &syn::Type) -> function::ToolFn {
+    for param in &mut tool.params {
+        match param {
+            function::Param::Argument(argument) => {
+                argument.ty = with_self_as(&argument.ty, self_ty);
+            }
+            function::Param::Injected(ty) => *ty = with_self_as(ty, self_ty),
+        }
+    }
+    tool.output = with_self_as(&tool.output, self_ty);
+    tool
+}
+
+fn with_self_as(ty: &syn::Type, self_ty: &syn::Type) -> syn::Type {
+    let replaced = replace_self_tokens(quote!(#ty), self_ty);
+    syn::parse2(replaced).unwrap_or_else(|_| ty.clone())
+}
+
+fn replace_self_tokens(tokens: TokenStream, self_ty: &syn::Type) -> TokenStream {
+    use proc_macro2::TokenTree;
+    tokens
+        .into_iter()
+        .map(|tree| match tree {
+            TokenTree::Ident(ident) if ident == "Self" => {
+                let mut ty = quote!(#self_ty);
+                // Keep the span of the written `Self`, for errors.
+                ty = ty
+                    .into_iter()
+                    .map(|mut tree| {
+                        tree.set_span(ident.span());
+                        tree
+                    })
+                    .collect();
+                quote!(#ty)
+            }
+            TokenTree::Group(group) => {
+                let mut replaced = proc_macro2::Group::new(
+                    group.delimiter(),
+                    replace_self_tokens(group.stream(), self_ty),
+                );
+                replaced.set_span(group.span());
+                TokenTree::Group(replaced).into()
+            }
+            other => other.into(),
+        })
+        .collect()
 }
