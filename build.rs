@@ -1,9 +1,16 @@
 //! Turns on the tests that read the shared data folder (JSON-Schema-Test-Suite,
 //! provider fixtures) when `BEHEST_SHARED_DIR` names it; without it they are
 //! reported as ignored ("skipped"), so `cargo test` passes on any clone.
+//! Likewise for the tests that run third-party validators in `BEHEST_PYTHON`.
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(behest_shared)");
+    println!("cargo::rustc-check-cfg=cfg(behest_python)");
+    println!("cargo::rerun-if-env-changed=BEHEST_PYTHON");
+    // A Python with the third-party validators (`.ci/run` installs them).
+    if std::env::var_os("BEHEST_PYTHON").is_some_and(|python| !python.is_empty()) {
+        println!("cargo::rustc-cfg=behest_python");
+    }
     println!("cargo::rerun-if-env-changed=BEHEST_SHARED_DIR");
     if std::env::var_os("BEHEST_SHARED_DIR").is_some_and(|dir| !dir.is_empty()) {
         println!("cargo::rustc-cfg=behest_shared");
