@@ -33,3 +33,13 @@ pub fn tools(args: TokenStream, input: TokenStream) -> TokenStream {
 pub fn external_tool(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::external_tool::expand(args.into(), input.into()).into()
 }
+
+/// Derives what a tool's argument and output types need (`Deserialize`,
+/// `Serialize`, `JsonSchema`) through behest's re-exports, so a crate needs
+/// no `serde` or `schemars` of its own. `#[data(input)]` derives only
+/// `Deserialize` and `JsonSchema`, `#[data(output)]` only `Serialize` and
+/// `JsonSchema`. See the `behest` crate documentation.
+#[proc_macro_attribute]
+pub fn data(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand::data::expand(args.into(), input.into()).into()
+}

@@ -20,8 +20,9 @@ pub mod __private;
 pub use context::{Progress, ProgressSink, SharedState, ToolContext};
 pub use registry::{RegistryError, ToolRegistry};
 pub use run::{
-    Agent, AssistantMessage, Envelope, EventKind, Message, Model, RunControl, RunOutcome, RunState,
-    RuntimeInvocation, ScriptedModel, ToolStreamEvent, Turn,
+    Agent, AssistantMessage, ControlError, Envelope, EventKind, EventStream, Message, Model,
+    ModelError, RunControl, RunError, RunOptions, RunOutcome, RunState, RuntimeInvocation,
+    ScriptedModel, ToolStreamEvent, Turn,
 };
 pub use runtime::{
     CallOptions, Limits, PreparedCall, ToolCall, ToolCallResult, ToolRuntime, ToolRuntimeBuilder,
@@ -31,20 +32,27 @@ pub use typed::{ExternalToolArgs, FromToolContext, IntoToolOutput, State};
 
 #[cfg(feature = "macros")]
 #[doc(inline)]
-pub use behest_macros::{external_tool, tool, tools};
+pub use behest_macros::{data, external_tool, tool, tools};
 pub use tool::{
     ArgumentIssue, ExternalTool, LimitKind, Tool, ToolAnnotations, ToolError, ToolOutput,
     ToolResult, ToolSpec,
 };
 
-/// Everything needed to write and run tools, for a glob import.
+/// The JSON value type and `json!` macro, so tools need no `serde_json` of
+/// their own.
+pub use serde_json::{json, Value};
+
+/// Everything needed to write and run tools, for a glob import: the tool
+/// contract, the registry and runtime, runs with their events and errors,
+/// the scripted model, and the macros.
 pub mod prelude {
     #[cfg(feature = "macros")]
-    pub use crate::{external_tool, tool, tools};
+    pub use crate::{data, external_tool, tool, tools};
     pub use crate::{
-        Agent, Envelope, EventKind, ExternalTool, ExternalToolArgs, Message, RunControl,
-        RunOutcome, RunState, RuntimeInvocation, State, Tool, ToolCall, ToolCallResult,
+        json, Agent, AssistantMessage, ControlError, Envelope, EventKind, ExternalTool,
+        ExternalToolArgs, Limits, Message, Model, ModelError, RunControl, RunError, RunOutcome,
+        RunState, RuntimeInvocation, ScriptedModel, State, Tool, ToolCall, ToolCallResult,
         ToolContext, ToolError, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolSpec,
-        ToolStreamEvent,
+        ToolStreamEvent, Turn, Value,
     };
 }

@@ -9,7 +9,6 @@ use crate::args::{self, Target};
 use crate::case::to_snake;
 use crate::ctxt::Ctxt;
 use crate::doc::Docs;
-use crate::tokens::Tokens;
 use crate::valid;
 
 pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
@@ -78,7 +77,14 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         let errors = cx.into_compile_errors();
         return quote!(#errors #item);
     }
-    add_missing_derives(&mut item, &options.krate());
+    super::derives::add_missing(
+        &mut item.attrs,
+        &options.krate(),
+        &[
+            super::derives::Derive::Deserialize,
+            super::derives::Derive::JsonSchema,
+        ],
+    );
     let generated = expand_impls(&item, &options, &tool_name, &description);
     quote! {
         #item
@@ -97,46 +103,6 @@ fn refuse(mut cx: Ctxt, token: &dyn quote::ToTokens, what: &str, item: TokenStre
 
 /// Derives `Deserialize` and `JsonSchema` unless the user already does,
 /// through behest's re-exports.
-fn add_missing_derives(item: &mut ItemStruct, krate: &Tokens) {
-    let derived = derived_names(item);
-    let private = krate.private();
-    let crate_path = krate.path_string();
-    let mut added: Vec<syn::Attribute> = Vec::new();
-    // A derive the user already has is not derived twice: that would be a
-    // conflicting impl. Derive macros are named, not typed, so their names
-    // are what can be checked.
-    if !derived.iter().any(|name| name == "Deserialize") {
-        let serde_crate = format!("{crate_path}::__private::serde");
-        added.push(syn::parse_quote!(#[derive(#private::serde::Deserialize)]));
-        added.push(syn::parse_quote!(#[serde(crate = #serde_crate)]));
-    }
-    if !derived.iter().any(|name| name == "JsonSchema") {
-        let schemars_crate = format!("{crate_path}::__private::schemars");
-        added.push(syn::parse_quote!(#[derive(#private::schemars::JsonSchema)]));
-        added.push(syn::parse_quote!(#[schemars(crate = #schemars_crate)]));
-    }
-    // Derives must come before the helper attributes they declare.
-    added.append(&mut item.attrs);
-    item.attrs = added;
-}
-
-fn derived_names(item: &ItemStruct) -> Vec<String> {
-    let mut names = Vec::new();
-    for attr in item
-        .attrs
-        .iter()
-        .filter(|attr| attr.path().is_ident("derive"))
-    {
-        let _ = attr.parse_nested_meta(|meta| {
-            if let Some(last) = meta.path.segments.last() {
-                names.push(last.ident.to_string());
-            }
-            Ok(())
-        });
-    }
-    names
-}
-
 fn expand_impls(
     item: &ItemStruct,
     options: &args::Options,

@@ -1,6 +1,8 @@
 //! Code generation. Expansion never validates: `function.rs` analyses and
 //! checks, the rest emits.
 
+pub mod data;
+mod derives;
 pub mod external_tool;
 mod function;
 mod spec;
