@@ -154,3 +154,26 @@ async fn a_stream_cut_short_reaches_the_model_as_an_argument_error() {
         "an argument error is a tool error result in MCP"
     );
 }
+
+#[test]
+fn a_chat_stream_sets_a_call_name_and_id_once() {
+    let mut stream = openai::ChatStream::new();
+    for fragment in [
+        json!({"index": 0, "id": "call_1", "function": {"name": "get_weather", "arguments": ""}}),
+        json!({"index": 0, "id": "", "function": {"name": "get_weather", "arguments": "{\"city\":"}}),
+        json!({"index": 0, "function": {"name": "", "arguments": "\"Paris\"}"}}),
+    ] {
+        stream
+            .push(&json!({"choices": [{"delta": {"tool_calls": [fragment]}}]}))
+            .unwrap();
+    }
+    let calls = stream.finish().tool_calls;
+    assert_eq!(
+        calls,
+        [ToolCall::new(
+            "call_1",
+            "get_weather",
+            json!("{\"city\":\"Paris\"}")
+        )]
+    );
+}

@@ -202,6 +202,22 @@ struct PartialCall {
     arguments: String,
 }
 
+impl PartialCall {
+    /// Sets the id and name once: the first non-empty value wins. Some
+    /// servers repeat them in every fragment, or send `""` later; only the
+    /// arguments come in pieces.
+    fn identify(&mut self, id: Option<&str>, name: Option<&str>) {
+        set_once(&mut self.id, id);
+        set_once(&mut self.name, name);
+    }
+}
+
+fn set_once(slot: &mut String, value: Option<&str>) {
+    if let (true, Some(value)) = (slot.is_empty(), value) {
+        value.clone_into(slot);
+    }
+}
+
 impl ChatStream {
     /// A stream with nothing received yet.
     pub fn new() -> Self {
@@ -227,12 +243,10 @@ impl ChatStream {
                 .and_then(Value::as_u64)
                 .ok_or_else(|| ParseError::new("delta.tool_calls[]: `index` is missing"))?;
             let call = self.calls.entry(index).or_default();
-            if let Some(id) = fragment.get("id").and_then(Value::as_str) {
-                call.id = id.to_owned();
-            }
-            if let Some(name) = fragment.pointer("/function/name").and_then(Value::as_str) {
-                call.name.push_str(name);
-            }
+            call.identify(
+                fragment.get("id").and_then(Value::as_str),
+                fragment.pointer("/function/name").and_then(Value::as_str),
+            );
             if let Some(arguments) = fragment
                 .pointer("/function/arguments")
                 .and_then(Value::as_str)
