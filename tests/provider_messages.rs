@@ -177,3 +177,25 @@ fn a_chat_stream_sets_a_call_name_and_id_once() {
         )]
     );
 }
+
+#[test]
+fn a_responses_stream_keeps_its_arguments_when_a_done_event_repeats_them_empty() {
+    let mut stream = openai::ResponsesStream::new();
+    let item = |arguments: &str| json!({"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": arguments});
+    for event in [
+        json!({"type": "response.output_item.added", "output_index": 0, "item": item("")}),
+        json!({"type": "response.function_call_arguments.delta", "output_index": 0, "delta": "{\"city\":\"Paris\"}"}),
+        json!({"type": "response.function_call_arguments.done", "output_index": 0, "arguments": ""}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": item("")}),
+    ] {
+        stream.push(&event).unwrap();
+    }
+    assert_eq!(
+        stream.finish().tool_calls,
+        [ToolCall::new(
+            "call_1",
+            "get_weather",
+            json!("{\"city\":\"Paris\"}")
+        )]
+    );
+}

@@ -210,6 +210,14 @@ impl PartialCall {
         set_once(&mut self.id, id);
         set_once(&mut self.name, name);
     }
+
+    /// Takes the whole arguments a `done` event repeats; an empty or
+    /// missing value keeps the fragments already joined.
+    fn complete(&mut self, arguments: Option<&str>) {
+        if let Some(arguments) = arguments.filter(|text| !text.is_empty()) {
+            arguments.clone_into(&mut self.arguments);
+        }
+    }
 }
 
 fn set_once(slot: &mut String, value: Option<&str>) {
@@ -347,14 +355,12 @@ impl ResponsesStream {
                     .ok_or_else(|| ParseError::new(format!("{kind}: `item` is missing")))?;
                 if item.get("type").and_then(Value::as_str) == Some("function_call") {
                     let call = self.calls.entry(index).or_default();
-                    call.id = str_field(item, "call_id", kind)?.to_owned();
-                    call.name = str_field(item, "name", kind)?.to_owned();
+                    call.identify(
+                        Some(str_field(item, "call_id", kind)?),
+                        Some(str_field(item, "name", kind)?),
+                    );
                     if kind == "response.output_item.done" {
-                        call.arguments = item
-                            .get("arguments")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_owned();
+                        call.complete(item.get("arguments").and_then(Value::as_str));
                     }
                 }
             }
@@ -367,8 +373,11 @@ impl ResponsesStream {
                     .push_str(delta);
             }
             ("response.function_call_arguments.done", Some(index)) => {
-                self.calls.entry(index).or_default().arguments =
-                    str_field(event, "arguments", kind)?.to_owned();
+                let arguments = str_field(event, "arguments", kind)?;
+                self.calls
+                    .entry(index)
+                    .or_default()
+                    .complete(Some(arguments));
             }
             ("response.output_text.delta", _) => {
                 self.text.push_str(str_field(event, "delta", kind)?)
