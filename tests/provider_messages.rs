@@ -199,3 +199,31 @@ fn a_responses_stream_keeps_its_arguments_when_a_done_event_repeats_them_empty()
         )]
     );
 }
+
+#[test]
+fn an_anthropic_stream_skips_server_tool_input_and_joins_text_in_block_order() {
+    let mut stream = anthropic::Stream::new();
+    for event in [
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "server_tool_use", "id": "srvtoolu_1", "name": "bash_code_execution", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"ls\"}"}}),
+        json!({"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": " world"}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hello"}}),
+        json!({"type": "content_block_start", "index": 3, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 3, "delta": {"type": "input_json_delta", "partial_json": "{\"word\": \"x\"}"}}),
+        json!({"type": "content_block_start", "index": 3, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}}),
+    ] {
+        stream.push(&event).unwrap();
+    }
+    let message = stream.finish();
+    assert_eq!(message.text.as_deref(), Some("Hello world"));
+    assert_eq!(
+        message.tool_calls,
+        [ToolCall::new(
+            "toolu_1",
+            "lookup",
+            json!("{\"word\": \"x\"}")
+        )]
+    );
+}

@@ -92,11 +92,19 @@ fn assistant_blocks(blocks: &[Value]) -> Result<AssistantMessage, ParseError> {
 }
 
 /// Assembles a streamed message from its events: text deltas, and
-/// `input_json_delta` fragments joined per content block.
+/// `input_json_delta` fragments joined per content block, in block order.
 #[derive(Debug, Default)]
 pub struct Stream {
-    text: String,
-    blocks: BTreeMap<u64, PartialUse>,
+    blocks: BTreeMap<u64, Block>,
+}
+
+#[derive(Debug)]
+enum Block {
+    Text(String),
+    ToolUse(PartialUse),
+    /// A block the conversation does not carry (server tools and their
+    /// results): its deltas are skipped.
+    Other,
 }
 
 #[derive(Debug, Default)]
@@ -125,36 +133,43 @@ impl Stream {
                 let block = event.get("content_block").ok_or_else(|| {
                     ParseError::new("content_block_start: `content_block` is missing")
                 })?;
-                if block.get("type").and_then(Value::as_str) == Some("tool_use") {
-                    self.blocks.insert(
-                        index,
-                        PartialUse {
-                            id: str_field(block, "id", "tool_use")?.to_owned(),
-                            name: str_field(block, "name", "tool_use")?.to_owned(),
-                            start_input: block.get("input").cloned().unwrap_or_else(|| json!({})),
-                            json: String::new(),
-                        },
-                    );
-                }
+                let block = started(block)?;
+                // A repeated start must not wipe what the block received.
+                self.blocks.entry(index).or_insert(block);
             }
             ("content_block_delta", Some(index)) => {
                 let delta = event
                     .get("delta")
                     .ok_or_else(|| ParseError::new("content_block_delta: `delta` is missing"))?;
-                match delta.get("type").and_then(Value::as_str) {
-                    Some("text_delta") => {
-                        self.text.push_str(str_field(delta, "text", "text_delta")?)
+                self.delta(index, delta)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn delta(&mut self, index: u64, delta: &Value) -> Result<(), ParseError> {
+        match delta.get("type").and_then(Value::as_str) {
+            Some("text_delta") => {
+                let text = str_field(delta, "text", "text_delta")?;
+                let block = self
+                    .blocks
+                    .entry(index)
+                    .or_insert_with(|| Block::Text(String::new()));
+                if let Block::Text(joined) = block {
+                    joined.push_str(text);
+                }
+            }
+            Some("input_json_delta") => {
+                let fragment = str_field(delta, "partial_json", "input_json_delta")?;
+                match self.blocks.get_mut(&index) {
+                    Some(Block::ToolUse(block)) => block.json.push_str(fragment),
+                    Some(_) => {}
+                    None => {
+                        return Err(ParseError::new(format!(
+                            "input_json_delta for block {index}, which did not start"
+                        )))
                     }
-                    Some("input_json_delta") => {
-                        let fragment = str_field(delta, "partial_json", "input_json_delta")?;
-                        let block = self.blocks.get_mut(&index).ok_or_else(|| {
-                            ParseError::new(format!(
-                                "input_json_delta for block {index}, which did not start"
-                            ))
-                        })?;
-                        block.json.push_str(fragment);
-                    }
-                    _ => {}
                 }
             }
             _ => {}
@@ -166,22 +181,47 @@ impl Stream {
     /// input it started with (`{}`); otherwise its text is decoded by the
     /// runtime, which reports a truncated stream as an argument error.
     pub fn finish(self) -> AssistantMessage {
-        AssistantMessage {
-            text: (!self.text.is_empty()).then_some(self.text),
-            tool_calls: self
-                .blocks
-                .into_values()
-                .map(|block| {
+        let mut text = String::new();
+        let mut tool_calls = Vec::new();
+        for block in self.blocks.into_values() {
+            match block {
+                Block::Text(part) => text.push_str(&part),
+                Block::ToolUse(block) => {
                     let arguments = if block.json.trim().is_empty() {
                         block.start_input
                     } else {
                         Value::String(block.json)
                     };
-                    ToolCall::new(block.id, block.name, arguments)
-                })
-                .collect(),
+                    tool_calls.push(ToolCall::new(block.id, block.name, arguments));
+                }
+                Block::Other => {}
+            }
+        }
+        AssistantMessage {
+            text: (!text.is_empty()).then_some(text),
+            tool_calls,
         }
     }
+}
+
+/// A block as its `content_block_start` opens it.
+fn started(block: &Value) -> Result<Block, ParseError> {
+    Ok(match block.get("type").and_then(Value::as_str) {
+        Some("text") => Block::Text(
+            block
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        ),
+        Some("tool_use") => Block::ToolUse(PartialUse {
+            id: str_field(block, "id", "tool_use")?.to_owned(),
+            name: str_field(block, "name", "tool_use")?.to_owned(),
+            start_input: block.get("input").cloned().unwrap_or_else(|| json!({})),
+            json: String::new(),
+        }),
+        _ => Block::Other,
+    })
 }
 
 /// A `tool_result` content block for a result, errors flagged.
