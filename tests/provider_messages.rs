@@ -227,3 +227,32 @@ fn an_anthropic_stream_skips_server_tool_input_and_joins_text_in_block_order() {
         )]
     );
 }
+
+#[test]
+fn a_gemini_stream_that_repeats_a_continuing_call_s_name_makes_one_call() {
+    let mut stream = gemini::Stream::new();
+    for call in [
+        json!({"name": "getWeather", "willContinue": true}),
+        json!({"name": "getWeather", "partialArgs": [{"jsonPath": "$.location", "stringValue": "Bos", "willContinue": true}], "willContinue": true}),
+        json!({"name": "getWeather", "id": "", "partialArgs": [{"jsonPath": "$.location", "stringValue": "ton"}], "willContinue": true}),
+        json!({}),
+        json!({"name": "getWeather", "args": {"location": "Oslo"}}),
+    ] {
+        stream
+            .push(&json!({"candidates": [{"content": {"parts": [{"functionCall": call}]}}]}))
+            .unwrap();
+    }
+    let calls: Vec<_> = stream
+        .finish()
+        .tool_calls
+        .into_iter()
+        .map(|call| (call.tool_name, call.arguments))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("getWeather".to_owned(), json!({"location": "Boston"})),
+            ("getWeather".to_owned(), json!({"location": "Oslo"})),
+        ]
+    );
+}

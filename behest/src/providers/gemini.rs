@@ -131,7 +131,24 @@ fn function_call(call: &Value, index: usize) -> Result<ToolCall, ParseError> {
 pub struct Stream {
     text: String,
     calls: Vec<ToolCall>,
-    open: Option<(Option<String>, String, Map<String, Value>)>,
+    open: Option<OpenCall>,
+}
+
+/// A call whose last fragment said `willContinue`.
+#[derive(Debug)]
+struct OpenCall {
+    id: Option<String>,
+    name: String,
+    args: Map<String, Value>,
+}
+
+impl OpenCall {
+    /// Whether a fragment naming `name` (and `id`) repeats this call
+    /// rather than starting the next one: a call closes before the next
+    /// starts, so only a different name or id means a new call.
+    fn is_repeated_by(&self, name: &str, id: Option<&str>) -> bool {
+        self.name == name && (id.is_none() || self.id.is_none() || self.id.as_deref() == id)
+    }
 }
 
 impl Stream {
@@ -162,15 +179,33 @@ impl Stream {
             .get("willContinue")
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        if let Some(name) = call.get("name").and_then(Value::as_str) {
-            self.close();
-            let id = call.get("id").and_then(Value::as_str).map(str::to_owned);
-            let args = call
-                .get("args")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
-            self.open = Some((id, name.to_owned(), args));
+        let id = call
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty());
+        if let Some(name) = call
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|name| !name.is_empty())
+        {
+            match &mut self.open {
+                Some(open) if open.is_repeated_by(name, id) => {
+                    open.id = open.id.take().or_else(|| id.map(str::to_owned));
+                }
+                _ => {
+                    self.close();
+                    self.open = Some(OpenCall {
+                        id: id.map(str::to_owned),
+                        name: name.to_owned(),
+                        args: Map::new(),
+                    });
+                }
+            }
+        }
+        if let (Some(open), Some(args)) =
+            (&mut self.open, call.get("args").and_then(Value::as_object))
+        {
+            open.args.extend(args.clone());
         }
         for partial in call
             .get("partialArgs")
@@ -178,7 +213,7 @@ impl Stream {
             .into_iter()
             .flatten()
         {
-            let Some((_, _, args)) = &mut self.open else {
+            let Some(OpenCall { args, .. }) = &mut self.open else {
                 return Err(ParseError::new("partialArgs for no open functionCall"));
             };
             let path = str_field(partial, "jsonPath", "partialArgs[]")?;
@@ -206,7 +241,7 @@ impl Stream {
     }
 
     fn close(&mut self) {
-        if let Some((id, name, args)) = self.open.take() {
+        if let Some(OpenCall { id, name, args }) = self.open.take() {
             let index = self.calls.len();
             let id = id.unwrap_or_else(|| format!("{GENERATED_ID}{index}"));
             self.calls
