@@ -256,3 +256,66 @@ fn a_gemini_stream_that_repeats_a_continuing_call_s_name_makes_one_call() {
         ]
     );
 }
+
+#[test]
+fn gemini_calls_without_ids_get_unique_ids_that_are_never_sent() {
+    let response = json!({"candidates": [{"content": {"role": "model", "parts": [
+        {"functionCall": {"name": "generate_topic", "args": {}}},
+        {"functionCall": {"name": "generate_topic", "args": {}}},
+    ]}}]});
+    let first = gemini::parse_response(&response).unwrap();
+    let second = gemini::parse_response(&response).unwrap();
+    let mut stream = gemini::Stream::new();
+    stream.push(&response).unwrap();
+    let streamed = stream.finish();
+    let ids: std::collections::HashSet<&str> = [&first, &second, &streamed]
+        .iter()
+        .flat_map(|message| message.tool_calls.iter().map(|call| call.call_id.as_str()))
+        .collect();
+    assert_eq!(ids.len(), 6, "{ids:?}");
+
+    let mut conversation = vec![
+        Message::user("Two topics."),
+        Message::Assistant(first.clone()),
+    ];
+    for (call, content) in first.tool_calls.iter().zip(["cars", "penguins"]) {
+        conversation.push(Message::ToolResult(ToolResultMessage {
+            call_id: call.call_id.clone(),
+            tool_name: call.tool_name.clone(),
+            content: content.into(),
+            structured: None,
+            is_error: false,
+        }));
+    }
+    let (_, contents) = gemini::contents(&conversation);
+    let sent: Vec<&serde_json::Value> = contents
+        .iter()
+        .flat_map(|content| content["parts"].as_array().unwrap())
+        .filter_map(|part| part.get("functionCall").or(part.get("functionResponse")))
+        .collect();
+    assert_eq!(sent.len(), 4);
+    assert!(
+        sent.iter().all(|value| value.get("id").is_none()),
+        "{sent:?}"
+    );
+
+    let back = gemini::from_contents(None, &contents).unwrap();
+    let Message::Assistant(calls) = &back[1] else {
+        panic!("{back:?}")
+    };
+    let answered: Vec<(&str, &str)> = back[2..]
+        .iter()
+        .map(|message| match message {
+            Message::ToolResult(result) => (result.call_id.as_str(), result.content.as_str()),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        answered,
+        [
+            (calls.tool_calls[0].call_id.as_str(), "cars"),
+            (calls.tool_calls[1].call_id.as_str(), "penguins"),
+        ],
+        "each response answers its own call"
+    );
+}

@@ -1,5 +1,8 @@
 //! Google Gemini (`generateContent`).
 
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use serde_json::{json, Map, Value};
 
 use super::openai::{last_call, tool_name_of};
@@ -11,9 +14,31 @@ use crate::run::{AssistantMessage, Message, ToolResultMessage};
 use crate::runtime::{ToolCall, ToolCallResult};
 use crate::tool::ToolSpec;
 
-/// Call ids made up for calls that came without one; results of such calls
-/// go back without an id, as they came.
+/// Call ids made up for calls that came without one; such calls and their
+/// results go back without an id, as they came.
 const GENERATED_ID: &str = "gemini-call-";
+
+/// Turns of this process that needed made-up ids so far.
+static TURNS_WITH_GENERATED_IDS: AtomicU64 = AtomicU64::new(0);
+
+/// The made-up ids of one turn: `gemini-call-<turn>-<index>`, unique in the
+/// process, since a run keys what waits for a call by its id.
+#[derive(Debug, Default)]
+struct GeneratedIds {
+    turn: Option<u64>,
+    next: usize,
+}
+
+impl GeneratedIds {
+    fn next(&mut self) -> String {
+        let turn = *self
+            .turn
+            .get_or_insert_with(|| TURNS_WITH_GENERATED_IDS.fetch_add(1, Ordering::Relaxed));
+        let id = format!("{GENERATED_ID}{turn}-{}", self.next);
+        self.next += 1;
+        id
+    }
+}
 
 /// The registry as `tools`: one entry of `functionDeclarations`. A tool
 /// without parameters gets no `parameters`.
@@ -80,7 +105,7 @@ pub fn parse_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
 }
 
 /// The model message of a response (its first candidate). Thought parts are
-/// skipped; calls without an id get one made up.
+/// skipped; calls without an id get one made up, unique in the process.
 pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> {
     let parts = response
         .pointer("/candidates/0/content/parts")
@@ -92,10 +117,10 @@ pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> 
 fn model_parts(parts: &[Value]) -> Result<AssistantMessage, ParseError> {
     let mut message = AssistantMessage::default();
     let mut text = String::new();
+    let mut ids = GeneratedIds::default();
     for part in parts {
         if let Some(call) = part.get("functionCall") {
-            let index = message.tool_calls.len();
-            message.tool_calls.push(function_call(call, index)?);
+            message.tool_calls.push(function_call(call, &mut ids)?);
         } else if let (Some(part_text), false) =
             (part.get("text").and_then(Value::as_str), is_thought(part))
         {
@@ -112,11 +137,12 @@ fn is_thought(part: &Value) -> bool {
         .unwrap_or(false)
 }
 
-fn function_call(call: &Value, index: usize) -> Result<ToolCall, ParseError> {
+fn function_call(call: &Value, ids: &mut GeneratedIds) -> Result<ToolCall, ParseError> {
     let id = call
         .get("id")
         .and_then(Value::as_str)
-        .map_or_else(|| format!("{GENERATED_ID}{index}"), str::to_owned);
+        .filter(|id| !id.is_empty())
+        .map_or_else(|| ids.next(), str::to_owned);
     Ok(ToolCall::new(
         id,
         str_field(call, "name", "functionCall")?,
@@ -132,6 +158,7 @@ pub struct Stream {
     text: String,
     calls: Vec<ToolCall>,
     open: Option<OpenCall>,
+    ids: GeneratedIds,
 }
 
 /// A call whose last fragment said `willContinue`.
@@ -242,8 +269,7 @@ impl Stream {
 
     fn close(&mut self) {
         if let Some(OpenCall { id, name, args }) = self.open.take() {
-            let index = self.calls.len();
-            let id = id.unwrap_or_else(|| format!("{GENERATED_ID}{index}"));
+            let id = id.unwrap_or_else(|| self.ids.next());
             self.calls
                 .push(ToolCall::new(id, name, Value::Object(args)));
         }
@@ -360,7 +386,8 @@ pub fn from_contents(
                 let call_id = response
                     .get("id")
                     .and_then(Value::as_str)
-                    .map_or_else(|| generated_id_for(&conversation, &name), str::to_owned);
+                    .filter(|id| !id.is_empty())
+                    .map_or_else(|| call_id_for(&conversation, &name), str::to_owned);
                 let body = response.get("response").cloned().unwrap_or(Value::Null);
                 let is_error = body.get("error").is_some();
                 let content = match body.get("error").or_else(|| body.get("output")) {
@@ -396,8 +423,34 @@ fn part_texts(parts: &[Value]) -> String {
         .collect()
 }
 
-/// The made-up id of the last call of `name`, for a response without an id.
-fn generated_id_for(conversation: &[Message], name: &str) -> String {
-    last_call(conversation, |call| call.tool_name == name)
-        .map_or_else(|| format!("{GENERATED_ID}0"), |call| call.call_id.clone())
+/// The call a response of `name` without an id answers: Gemini answers
+/// calls in order, so the first call of `name` in the latest model turn
+/// that no result answers yet; else the last call of `name`; else a new id.
+fn call_id_for(conversation: &[Message], name: &str) -> String {
+    unanswered_call(conversation, name)
+        .or_else(|| last_call(conversation, |call| call.tool_name == name))
+        .map_or_else(
+            || GeneratedIds::default().next(),
+            |call| call.call_id.clone(),
+        )
+}
+
+fn unanswered_call<'c>(conversation: &'c [Message], name: &str) -> Option<&'c ToolCall> {
+    let turn = conversation
+        .iter()
+        .rposition(|message| matches!(message, Message::Assistant(_)))?;
+    let Message::Assistant(assistant) = &conversation[turn] else {
+        return None;
+    };
+    let answered: HashSet<&str> = conversation[turn + 1..]
+        .iter()
+        .filter_map(|message| match message {
+            Message::ToolResult(result) => Some(result.call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assistant
+        .tool_calls
+        .iter()
+        .find(|call| call.tool_name == name && !answered.contains(call.call_id.as_str()))
 }
