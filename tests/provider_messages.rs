@@ -1,10 +1,10 @@
 //! Conversations through each provider's message list and back, and bad
 //! payloads as clear errors.
 
-use behest::providers::{anthropic, gemini, mcp, openai};
-use behest::run::ToolResultMessage;
+use behest::providers::{anthropic, gemini, mcp, openai, Provider};
+use behest::run::{Reasoning, ReasoningPlace, ToolResultMessage};
 use behest::{AssistantMessage, Message, ToolCall, ToolError, ToolRegistry, ToolRuntime};
-use serde_json::json;
+use serde_json::{json, Value};
 
 fn conversation() -> Vec<Message> {
     vec![
@@ -16,6 +16,7 @@ fn conversation() -> Vec<Message> {
                 ToolCall::new("c1", "get_weather", json!({"city": "Paris"})),
                 ToolCall::new("c2", "get_weather", json!({"city": "Oslo"})),
             ],
+            reasoning: Vec::new(),
         }),
         Message::ToolResult(ToolResultMessage {
             call_id: "c1".into(),
@@ -318,4 +319,95 @@ fn gemini_calls_without_ids_get_unique_ids_that_are_never_sent() {
         ],
         "each response answers its own call"
     );
+}
+
+fn reasoning(provider: Provider, place: ReasoningPlace, data: Value) -> Reasoning {
+    Reasoning {
+        provider,
+        place,
+        data,
+    }
+}
+
+fn on_call(call_id: &str) -> ReasoningPlace {
+    ReasoningPlace::Call {
+        call_id: call_id.into(),
+    }
+}
+
+const FIRST: ReasoningPlace = ReasoningPlace::Entry { after_calls: 0 };
+
+/// The first conversation, its model turn carrying every provider's
+/// reasoning, each in the order its parser makes it.
+fn conversation_with_reasoning() -> Vec<Message> {
+    let mut conversation = conversation();
+    let Message::Assistant(turn) = &mut conversation[2] else {
+        unreachable!()
+    };
+    turn.reasoning = vec![
+        reasoning(
+            Provider::Anthropic,
+            FIRST,
+            json!({"type": "thinking", "thinking": "Two cities.", "signature": "c2ln"}),
+        ),
+        reasoning(
+            Provider::Anthropic,
+            FIRST,
+            json!({"type": "redacted_thinking", "data": "cmVk"}),
+        ),
+        reasoning(
+            Provider::OpenAiResponses,
+            FIRST,
+            json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"}),
+        ),
+        reasoning(
+            Provider::OpenAiResponses,
+            on_call("c1"),
+            json!({"id": "fc_1"}),
+        ),
+        reasoning(
+            Provider::OpenAiResponses,
+            on_call("c2"),
+            json!({"id": "fc_2"}),
+        ),
+        reasoning(
+            Provider::Gemini,
+            FIRST,
+            json!({"text": "Two cities.", "thought": true}),
+        ),
+        reasoning(
+            Provider::Gemini,
+            on_call("c1"),
+            json!({"thoughtSignature": "Z2Vt"}),
+        ),
+        reasoning(
+            Provider::OpenAiChat,
+            ReasoningPlace::Turn,
+            json!({"reasoning_content": "Two cities."}),
+        ),
+    ];
+    conversation
+}
+
+#[test]
+fn messages_saved_before_reasoning_still_load() {
+    let saved = json!({"role": "assistant", "text": "Checking.", "tool_calls": [
+        {"call_id": "c1", "tool_name": "get_weather", "arguments": {"city": "Paris"}}
+    ]});
+    let message: Message = serde_json::from_value(saved.clone()).unwrap();
+    let Message::Assistant(turn) = &message else {
+        panic!("{message:?}")
+    };
+    assert!(turn.reasoning.is_empty());
+    assert_eq!(serde_json::to_value(&message).unwrap(), saved);
+
+    let with_reasoning = conversation_with_reasoning();
+    let saved = serde_json::to_value(&with_reasoning).unwrap();
+    assert_eq!(saved[2]["reasoning"][2]["provider"], "openai_responses");
+    assert_eq!(
+        saved[2]["reasoning"][3]["place"],
+        json!({"kind": "call", "call_id": "c1"})
+    );
+    let loaded: Vec<Message> = serde_json::from_value(saved).unwrap();
+    assert_eq!(loaded, with_reasoning);
 }

@@ -88,6 +88,7 @@ fn assistant_blocks(blocks: &[Value]) -> Result<AssistantMessage, ParseError> {
     Ok(AssistantMessage {
         text: (!text.is_empty()).then_some(text),
         tool_calls,
+        reasoning: Vec::new(),
     })
 }
 
@@ -200,6 +201,7 @@ impl Stream {
         AssistantMessage {
             text: (!text.is_empty()).then_some(text),
             tool_calls,
+            reasoning: Vec::new(),
         }
     }
 }
@@ -304,10 +306,9 @@ pub fn from_messages(
             ("assistant", Value::Array(blocks)) => {
                 conversation.push(Message::Assistant(assistant_blocks(blocks)?));
             }
-            ("assistant", other) => conversation.push(Message::Assistant(AssistantMessage {
-                text: Some(content_text(other)),
-                tool_calls: Vec::new(),
-            })),
+            ("assistant", other) => conversation.push(Message::Assistant(AssistantMessage::text(
+                content_text(other),
+            ))),
             (_, Value::Array(blocks)) => {
                 let mut text = String::new();
                 for block in blocks {

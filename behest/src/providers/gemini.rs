@@ -281,6 +281,7 @@ impl Stream {
         AssistantMessage {
             text: (!self.text.is_empty()).then_some(self.text),
             tool_calls: self.calls,
+            reasoning: Vec::new(),
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod schema;
 
 use std::collections::HashSet;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use lint::{Lint, Severity};
@@ -25,11 +26,14 @@ use crate::registry::ToolRegistry;
 use crate::tool::ToolSpec;
 
 /// The wire formats behest speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Provider {
     /// OpenAI Chat Completions.
+    #[serde(rename = "openai_chat")]
     OpenAiChat,
     /// OpenAI Responses.
+    #[serde(rename = "openai_responses")]
     OpenAiResponses,
     /// Anthropic Messages.
     Anthropic,

@@ -184,7 +184,11 @@ fn parse_chat_message(message: &Value) -> Result<AssistantMessage, ParseError> {
             ),
         ));
     }
-    Ok(AssistantMessage { text, tool_calls })
+    Ok(AssistantMessage {
+        text,
+        tool_calls,
+        reasoning: Vec::new(),
+    })
 }
 
 /// Assembles a streamed Chat Completions message from its chunks: text
@@ -281,6 +285,7 @@ fn assembled(text: String, calls: BTreeMap<u64, PartialCall>) -> AssistantMessag
             .filter(|call| !call.name.is_empty())
             .map(|call| ToolCall::new(call.id, call.name, Value::String(call.arguments)))
             .collect(),
+        reasoning: Vec::new(),
     }
 }
 
@@ -551,7 +556,7 @@ pub fn from_responses_input(items: &[Value]) -> Result<Vec<Message>, ParseError>
                     "system" | "developer" => Message::System { text },
                     "assistant" => Message::Assistant(AssistantMessage {
                         text: (!text.is_empty()).then_some(text),
-                        tool_calls: Vec::new(),
+                        ..AssistantMessage::default()
                     }),
                     _ => Message::User { text },
                 });
