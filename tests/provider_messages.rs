@@ -389,6 +389,105 @@ fn conversation_with_reasoning() -> Vec<Message> {
     conversation
 }
 
+/// The conversation with only `provider`'s reasoning.
+fn only(provider: Provider, conversation: &[Message]) -> Vec<Message> {
+    conversation
+        .iter()
+        .cloned()
+        .map(|message| match message {
+            Message::Assistant(mut turn) => {
+                turn.reasoning.retain(|piece| piece.provider == provider);
+                Message::Assistant(turn)
+            }
+            other => other,
+        })
+        .collect()
+}
+
+/// What each provider's reasoning leaves in a request: a mapping must hold
+/// its own provider's and no other's.
+fn assert_only_own_reasoning(provider: Provider, sent: &Value) {
+    let markers = [
+        (Provider::Anthropic, "c2ln"),
+        (Provider::OpenAiResponses, "rs_1"),
+        (Provider::Gemini, "Z2Vt"),
+        (Provider::OpenAiChat, "reasoning_content"),
+    ];
+    let text = sent.to_string();
+    for (other, marker) in markers {
+        assert_eq!(
+            text.contains(marker),
+            other == provider,
+            "{provider:?} and {marker}: {text}"
+        );
+    }
+}
+
+#[test]
+fn anthropic_thinking_goes_back_first_unchanged_and_only_to_anthropic() {
+    let original = conversation_with_reasoning();
+    let (system, messages) = anthropic::messages(&original);
+    assert_only_own_reasoning(Provider::Anthropic, &json!(messages));
+    let types: Vec<&Value> = messages[1]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|block| &block["type"])
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "thinking",
+            "redacted_thinking",
+            "text",
+            "tool_use",
+            "tool_use"
+        ],
+        "thinking goes first, in its order"
+    );
+    let back = anthropic::from_messages(system.map(Value::String).as_ref(), &messages).unwrap();
+    assert_eq!(back, only(Provider::Anthropic, &original));
+}
+
+#[test]
+fn an_anthropic_stream_keeps_its_thinking_whole_and_first() {
+    let mut stream = anthropic::Stream::new();
+    for event in [
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Two"}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": " cities."}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "c2ln"}}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "redacted_thinking", "data": "cmVk"}}),
+        json!({"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": "Checking."}}),
+        json!({"type": "content_block_start", "index": 3, "content_block": {"type": "tool_use", "id": "c1", "name": "get_weather", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 3, "delta": {"type": "input_json_delta", "partial_json": "{\"city\": \"Paris\"}"}}),
+    ] {
+        stream.push(&event).unwrap();
+    }
+    let (_, messages) = anthropic::messages(&[Message::Assistant(stream.finish())]);
+    assert_eq!(
+        messages[0]["content"],
+        json!([
+            {"type": "thinking", "thinking": "Two cities.", "signature": "c2ln"},
+            {"type": "redacted_thinking", "data": "cmVk"},
+            {"type": "text", "text": "Checking."},
+            {"type": "tool_use", "id": "c1", "name": "get_weather", "input": {"city": "Paris"}},
+        ])
+    );
+    let error = stream_error(
+        json!({"type": "content_block_delta", "index": 5, "delta": {"type": "signature_delta", "signature": "x"}}),
+    );
+    assert_eq!(error, "signature_delta for block 5, which did not start");
+}
+
+fn stream_error(event: Value) -> String {
+    anthropic::Stream::new()
+        .push(&event)
+        .unwrap_err()
+        .to_string()
+}
+
 #[test]
 fn messages_saved_before_reasoning_still_load() {
     let saved = json!({"role": "assistant", "text": "Checking.", "tool_calls": [

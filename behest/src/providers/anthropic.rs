@@ -6,8 +6,8 @@ use serde_json::{json, Value};
 
 use super::openai::tool_name_of;
 use super::{
-    arguments_object, content_text, convert, finish, schema, str_field, Export, ExportError,
-    ParseError, Provider,
+    arguments_object, content_text, convert, finish, push_entry, schema, str_field, turn_parts,
+    Export, ExportError, ParseError, Provider, TurnPart,
 };
 use crate::registry::ToolRegistry;
 use crate::run::{AssistantMessage, Message, ToolResultMessage};
@@ -66,9 +66,13 @@ pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> 
     assistant_blocks(content)
 }
 
+/// Block types that carry thinking, which goes back unchanged and in
+/// place: the API refuses a turn with tools whose thinking is missing.
+const THINKING: [&str; 2] = ["thinking", "redacted_thinking"];
+
 fn assistant_blocks(blocks: &[Value]) -> Result<AssistantMessage, ParseError> {
+    let mut message = AssistantMessage::default();
     let mut text = String::new();
-    let mut tool_calls = Vec::new();
     for block in blocks {
         match block.get("type").and_then(Value::as_str) {
             Some("text") => text.push_str(
@@ -77,23 +81,24 @@ fn assistant_blocks(blocks: &[Value]) -> Result<AssistantMessage, ParseError> {
                     .and_then(Value::as_str)
                     .unwrap_or_default(),
             ),
-            Some("tool_use") => tool_calls.push(ToolCall::new(
+            Some("tool_use") => message.tool_calls.push(ToolCall::new(
                 str_field(block, "id", "tool_use")?,
                 str_field(block, "name", "tool_use")?,
                 block.get("input").cloned().unwrap_or_else(|| json!({})),
             )),
+            Some(kind) if THINKING.contains(&kind) => {
+                push_entry(&mut message, Provider::Anthropic, block.clone());
+            }
             _ => {}
         }
     }
-    Ok(AssistantMessage {
-        text: (!text.is_empty()).then_some(text),
-        tool_calls,
-        reasoning: Vec::new(),
-    })
+    message.text = (!text.is_empty()).then_some(text);
+    Ok(message)
 }
 
-/// Assembles a streamed message from its events: text deltas, and
-/// `input_json_delta` fragments joined per content block, in block order.
+/// Assembles a streamed message from its events: text deltas,
+/// `input_json_delta` fragments and thinking joined per content block, in
+/// block order.
 #[derive(Debug, Default)]
 pub struct Stream {
     blocks: BTreeMap<u64, Block>,
@@ -103,6 +108,9 @@ pub struct Stream {
 enum Block {
     Text(String),
     ToolUse(PartialUse),
+    /// A `thinking` block as it started, its deltas added, or a
+    /// `redacted_thinking` block, which comes whole.
+    Thinking(Value),
     /// A block the conversation does not carry (server tools and their
     /// results): its deltas are skipped.
     Other,
@@ -166,11 +174,22 @@ impl Stream {
                 match self.blocks.get_mut(&index) {
                     Some(Block::ToolUse(block)) => block.json.push_str(fragment),
                     Some(_) => {}
-                    None => {
-                        return Err(ParseError::new(format!(
-                            "input_json_delta for block {index}, which did not start"
-                        )))
-                    }
+                    None => return Err(not_started("input_json_delta", index)),
+                }
+            }
+            Some(kind @ ("thinking_delta" | "signature_delta")) => {
+                let Some(Block::Thinking(block)) = self.blocks.get_mut(&index) else {
+                    return Err(not_started(kind, index));
+                };
+                if kind == "thinking_delta" {
+                    let piece = str_field(delta, "thinking", kind)?;
+                    let joined =
+                        format!("{}{piece}", block["thinking"].as_str().unwrap_or_default());
+                    block["thinking"] = Value::String(joined);
+                } else {
+                    // The signature comes whole, once, at the end of the block.
+                    block["signature"] =
+                        Value::String(str_field(delta, "signature", kind)?.to_owned());
                 }
             }
             _ => {}
@@ -182,8 +201,8 @@ impl Stream {
     /// input it started with (`{}`); otherwise its text is decoded by the
     /// runtime, which reports a truncated stream as an argument error.
     pub fn finish(self) -> AssistantMessage {
+        let mut message = AssistantMessage::default();
         let mut text = String::new();
-        let mut tool_calls = Vec::new();
         for block in self.blocks.into_values() {
             match block {
                 Block::Text(part) => text.push_str(&part),
@@ -193,17 +212,21 @@ impl Stream {
                     } else {
                         Value::String(block.json)
                     };
-                    tool_calls.push(ToolCall::new(block.id, block.name, arguments));
+                    message
+                        .tool_calls
+                        .push(ToolCall::new(block.id, block.name, arguments));
                 }
+                Block::Thinking(block) => push_entry(&mut message, Provider::Anthropic, block),
                 Block::Other => {}
             }
         }
-        AssistantMessage {
-            text: (!text.is_empty()).then_some(text),
-            tool_calls,
-            reasoning: Vec::new(),
-        }
+        message.text = (!text.is_empty()).then_some(text);
+        message
     }
+}
+
+fn not_started(kind: &str, index: u64) -> ParseError {
+    ParseError::new(format!("{kind} for block {index}, which did not start"))
 }
 
 /// A block as its `content_block_start` opens it.
@@ -222,6 +245,7 @@ fn started(block: &Value) -> Result<Block, ParseError> {
             start_input: block.get("input").cloned().unwrap_or_else(|| json!({})),
             json: String::new(),
         }),
+        Some(kind) if THINKING.contains(&kind) => Block::Thinking(block.clone()),
         _ => Block::Other,
     })
 }
@@ -249,21 +273,10 @@ pub fn messages(conversation: &[Message]) -> (Option<String>, Vec<Value>) {
         match message {
             Message::System { text } => system.push(text),
             Message::User { text } => messages.push(json!({"role": "user", "content": text})),
-            Message::Assistant(assistant) => {
-                let mut blocks = Vec::new();
-                if let Some(text) = &assistant.text {
-                    blocks.push(json!({"type": "text", "text": text}));
-                }
-                blocks.extend(assistant.tool_calls.iter().map(|call| {
-                    json!({
-                        "type": "tool_use",
-                        "id": call.call_id,
-                        "name": call.tool_name,
-                        "input": arguments_object(&call.arguments),
-                    })
-                }));
-                messages.push(json!({"role": "assistant", "content": blocks}));
-            }
+            Message::Assistant(assistant) => messages.push(json!({
+                "role": "assistant",
+                "content": assistant_content(assistant),
+            })),
             Message::ToolResult(result) => {
                 let block = tool_result_block(result);
                 let appended = messages.last_mut().is_some_and(|last| {
@@ -286,6 +299,24 @@ pub fn messages(conversation: &[Message]) -> (Option<String>, Vec<Value>) {
     }
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
     (system, messages)
+}
+
+/// The blocks of a model turn: its thinking blocks as they came and where
+/// they came, then text and `tool_use` blocks.
+fn assistant_content(assistant: &AssistantMessage) -> Vec<Value> {
+    turn_parts(assistant, Provider::Anthropic)
+        .into_iter()
+        .map(|part| match part {
+            TurnPart::Reasoning(block) => block.clone(),
+            TurnPart::Text(text) => json!({"type": "text", "text": text}),
+            TurnPart::Call(call) => json!({
+                "type": "tool_use",
+                "id": call.call_id,
+                "name": call.tool_name,
+                "input": arguments_object(&call.arguments),
+            }),
+        })
+        .collect()
 }
 
 /// Messages `system` and `messages` as a conversation.

@@ -7,6 +7,11 @@
 //! tool. A pass that cannot express part of a schema says so with a
 //! [`Lint`]; an export with an error lint fails, unless the tool may fall
 //! back to non-strict mode.
+//!
+//! A model turn keeps its provider's reasoning state
+//! ([`AssistantMessage::reasoning`]): thinking blocks, reasoning items,
+//! thought signatures and `reasoning_content` go back byte for byte, in
+//! place, to the format they came from, and to no other.
 
 pub mod anthropic;
 pub mod gemini;
@@ -23,6 +28,8 @@ use serde_json::Value;
 pub use lint::{Lint, Severity};
 
 use crate::registry::ToolRegistry;
+use crate::run::{AssistantMessage, Reasoning, ReasoningPlace};
+use crate::runtime::ToolCall;
 use crate::tool::ToolSpec;
 
 /// The wire formats behest speaks.
@@ -274,4 +281,83 @@ pub(crate) fn arguments_object(arguments: &Value) -> Value {
         Value::Null => Value::Object(serde_json::Map::new()),
         other => other.clone(),
     }
+}
+
+/// Keeps `data` as a reasoning entry of its own, after the calls the
+/// message has so far.
+pub(crate) fn push_entry(message: &mut AssistantMessage, provider: Provider, data: Value) {
+    let after_calls = message.tool_calls.len();
+    push_reasoning(
+        message,
+        provider,
+        ReasoningPlace::Entry { after_calls },
+        data,
+    );
+}
+
+fn push_reasoning(
+    message: &mut AssistantMessage,
+    provider: Provider,
+    place: ReasoningPlace,
+    data: Value,
+) {
+    message.reasoning.push(Reasoning {
+        provider,
+        place,
+        data,
+    });
+}
+
+/// One part of a model turn, as a provider lists them.
+pub(crate) enum TurnPart<'m> {
+    /// A reasoning entry, as it came.
+    Reasoning(&'m Value),
+    /// The turn's text.
+    Text(&'m str),
+    /// A tool call.
+    Call(&'m ToolCall),
+}
+
+/// The turn's text, calls and `provider`'s reasoning entries in the order
+/// they came: each entry after the calls that came before it, the entries
+/// that came before every call ahead of the text. Reasoning of other
+/// providers is left out. A turn without text whose provider keeps fields
+/// on the text part gets an empty text, to carry them.
+pub(crate) fn turn_parts<'m>(
+    message: &'m AssistantMessage,
+    provider: Provider,
+) -> Vec<TurnPart<'m>> {
+    let mine = || {
+        message
+            .reasoning
+            .iter()
+            .filter(move |reasoning| reasoning.provider == provider)
+    };
+    let mut entries: Vec<(usize, &Value)> = mine()
+        .filter_map(|reasoning| match reasoning.place {
+            ReasoningPlace::Entry { after_calls } => Some((after_calls, &reasoning.data)),
+            _ => None,
+        })
+        .collect();
+    entries.sort_by_key(|(after_calls, _)| *after_calls);
+    let mut entries = entries.into_iter().peekable();
+    let mut entries_after = |parts: &mut Vec<TurnPart<'m>>, calls: usize| {
+        while let Some((_, data)) = entries.next_if(|(after_calls, _)| *after_calls <= calls) {
+            parts.push(TurnPart::Reasoning(data));
+        }
+    };
+    let mut parts = Vec::new();
+    entries_after(&mut parts, 0);
+    let has_turn_fields = mine().any(|reasoning| reasoning.place == ReasoningPlace::Turn);
+    match (&message.text, has_turn_fields) {
+        (Some(text), _) => parts.push(TurnPart::Text(text)),
+        (None, true) => parts.push(TurnPart::Text("")),
+        (None, false) => {}
+    }
+    for (calls, call) in message.tool_calls.iter().enumerate() {
+        entries_after(&mut parts, calls);
+        parts.push(TurnPart::Call(call));
+    }
+    entries_after(&mut parts, usize::MAX);
+    parts
 }
