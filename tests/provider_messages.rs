@@ -489,6 +489,52 @@ fn stream_error(event: Value) -> String {
 }
 
 #[test]
+fn gemini_signatures_go_back_on_their_part_and_only_to_gemini() {
+    let original = conversation_with_reasoning();
+    let (system, contents) = gemini::contents(&original);
+    assert_only_own_reasoning(Provider::Gemini, &json!(contents));
+    assert_eq!(
+        contents[1]["parts"],
+        json!([
+            {"text": "Two cities.", "thought": true},
+            {"text": "Checking."},
+            {"functionCall": {"id": "c1", "name": "get_weather", "args": {"city": "Paris"}}, "thoughtSignature": "Z2Vt"},
+            {"functionCall": {"id": "c2", "name": "get_weather", "args": {"city": "Oslo"}}},
+        ]),
+        "the signature goes back on the part it came on"
+    );
+    let back = gemini::from_contents(system.as_ref(), &contents).unwrap();
+    assert_eq!(back, only(Provider::Gemini, &original));
+}
+
+#[test]
+fn a_gemini_stream_joins_its_thought_and_keeps_each_signature_on_its_part() {
+    let chunk =
+        |parts: Value| json!({"candidates": [{"content": {"role": "model", "parts": parts}}]});
+    let mut stream = gemini::Stream::new();
+    for parts in [
+        json!([{"text": "Two", "thought": true}]),
+        json!([{"text": " cities.", "thought": true}]),
+        json!([{"text": "Checking."}]),
+        json!([{"text": "", "thoughtSignature": "dGV4dA=="}]),
+        json!([{"functionCall": {"name": "get_weather", "willContinue": true}, "thoughtSignature": "Z2Vt"}]),
+        json!([{"functionCall": {"partialArgs": [{"jsonPath": "$.city", "stringValue": "Paris"}], "willContinue": true}}]),
+        json!([{"functionCall": {}}]),
+    ] {
+        stream.push(&chunk(parts)).unwrap();
+    }
+    let (_, contents) = gemini::contents(&[Message::Assistant(stream.finish())]);
+    assert_eq!(
+        contents[0]["parts"],
+        json!([
+            {"text": "Two cities.", "thought": true},
+            {"text": "Checking.", "thoughtSignature": "dGV4dA=="},
+            {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}, "thoughtSignature": "Z2Vt"},
+        ])
+    );
+}
+
+#[test]
 fn messages_saved_before_reasoning_still_load() {
     let saved = json!({"role": "assistant", "text": "Checking.", "tool_calls": [
         {"call_id": "c1", "tool_name": "get_weather", "arguments": {"city": "Paris"}}

@@ -7,7 +7,9 @@ use serde_json::{json, Map, Value};
 
 use super::openai::{last_call, tool_name_of};
 use super::{
-    arguments_object, convert, finish, schema, str_field, Export, ExportError, ParseError, Provider,
+    add_call_fields, add_turn_fields, arguments_object, convert, finish, push_call_fields,
+    push_entry, push_turn_fields, schema, str_field, turn_parts, Export, ExportError, ParseError,
+    Provider, TurnPart,
 };
 use crate::registry::ToolRegistry;
 use crate::run::{AssistantMessage, Message, ToolResultMessage};
@@ -104,8 +106,9 @@ pub fn parse_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
     Ok(specs)
 }
 
-/// The model message of a response (its first candidate). Thought parts are
-/// skipped; calls without an id get one made up, unique in the process.
+/// The model message of a response (its first candidate). Thought parts
+/// and thought signatures are kept as reasoning; calls without an id get
+/// one made up, unique in the process.
 pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> {
     let parts = response
         .pointer("/candidates/0/content/parts")
@@ -120,21 +123,43 @@ fn model_parts(parts: &[Value]) -> Result<AssistantMessage, ParseError> {
     let mut ids = GeneratedIds::default();
     for part in parts {
         if let Some(call) = part.get("functionCall") {
-            message.tool_calls.push(function_call(call, &mut ids)?);
-        } else if let (Some(part_text), false) =
-            (part.get("text").and_then(Value::as_str), is_thought(part))
-        {
+            let call = function_call(call, &mut ids)?;
+            if let Some(fields) = signature(part) {
+                push_call_fields(&mut message, Provider::Gemini, &call.call_id, fields);
+            }
+            message.tool_calls.push(call);
+        } else if is_reasoning_part(part) {
+            push_entry(&mut message, Provider::Gemini, part.clone());
+        } else if let Some(part_text) = part.get("text").and_then(Value::as_str) {
             text.push_str(part_text);
+            if let Some(fields) = signature(part) {
+                push_turn_fields(&mut message, Provider::Gemini, fields);
+            }
         }
     }
     message.text = (!text.is_empty()).then_some(text);
     Ok(message)
 }
 
+/// The field Gemini puts on the part its reasoning belongs to; it must go
+/// back on that same part.
+const SIGNATURE: &str = "thoughtSignature";
+
+/// The part's signature, as the fields that carry it.
+fn signature(part: &Value) -> Option<Value> {
+    part.get(SIGNATURE)
+        .map(|signature| json!({ SIGNATURE: signature }))
+}
+
 fn is_thought(part: &Value) -> bool {
     part.get("thought")
         .and_then(Value::as_bool)
         .unwrap_or(false)
+}
+
+/// A thought part, or a part that carries only a signature: kept whole.
+fn is_reasoning_part(part: &Value) -> bool {
+    is_thought(part) || (part.get("text").is_none() && part.get(SIGNATURE).is_some())
 }
 
 fn function_call(call: &Value, ids: &mut GeneratedIds) -> Result<ToolCall, ParseError> {
@@ -152,13 +177,16 @@ fn function_call(call: &Value, ids: &mut GeneratedIds) -> Result<ToolCall, Parse
 
 /// Assembles a streamed response: whole `functionCall` parts, or calls
 /// streamed as `partialArgs` (`willContinue`) and closed by an empty
-/// `functionCall`.
+/// `functionCall`; consecutive thought parts are joined into one.
 #[derive(Debug, Default)]
 pub struct Stream {
+    message: AssistantMessage,
     text: String,
-    calls: Vec<ToolCall>,
     open: Option<OpenCall>,
     ids: GeneratedIds,
+    /// Whether the last reasoning entry is a thought part that the next
+    /// thought piece continues.
+    thinking: bool,
 }
 
 /// A call whose last fragment said `willContinue`.
@@ -167,6 +195,7 @@ struct OpenCall {
     id: Option<String>,
     name: String,
     args: Map<String, Value>,
+    signature: Option<Value>,
 }
 
 impl OpenCall {
@@ -191,17 +220,45 @@ impl Stream {
             .and_then(Value::as_array);
         for part in parts.into_iter().flatten() {
             if let Some(call) = part.get("functionCall") {
-                self.function_call(call)?;
-            } else if let (Some(text), false) =
-                (part.get("text").and_then(Value::as_str), is_thought(part))
-            {
+                self.thinking = false;
+                self.function_call(call, signature(part))?;
+            } else if is_reasoning_part(part) {
+                self.thought(part);
+            } else if let Some(text) = part.get("text").and_then(Value::as_str) {
+                self.thinking = false;
                 self.text.push_str(text);
+                if let Some(fields) = signature(part) {
+                    push_turn_fields(&mut self.message, Provider::Gemini, fields);
+                }
             }
         }
         Ok(())
     }
 
-    fn function_call(&mut self, call: &Value) -> Result<(), ParseError> {
+    /// Adds a thought piece to the thought part before it, or starts one. A
+    /// signature ends a part: it comes with its last piece.
+    fn thought(&mut self, part: &Value) {
+        let growing =
+            self.message.reasoning.last_mut().filter(|last| {
+                self.thinking && is_thought(part) && last.data.get(SIGNATURE).is_none()
+            });
+        match growing {
+            Some(last) => {
+                let text = [&last.data, part]
+                    .iter()
+                    .filter_map(|piece| piece.get("text").and_then(Value::as_str))
+                    .collect::<String>();
+                if let (Some(joined), Some(piece)) = (last.data.as_object_mut(), part.as_object()) {
+                    joined.extend(piece.clone());
+                    joined.insert("text".into(), Value::String(text));
+                }
+            }
+            None => push_entry(&mut self.message, Provider::Gemini, part.clone()),
+        }
+        self.thinking = is_thought(part);
+    }
+
+    fn function_call(&mut self, call: &Value, signature: Option<Value>) -> Result<(), ParseError> {
         let continues = call
             .get("willContinue")
             .and_then(Value::as_bool)
@@ -225,14 +282,16 @@ impl Stream {
                         id: id.map(str::to_owned),
                         name: name.to_owned(),
                         args: Map::new(),
+                        signature: None,
                     });
                 }
             }
         }
-        if let (Some(open), Some(args)) =
-            (&mut self.open, call.get("args").and_then(Value::as_object))
-        {
-            open.args.extend(args.clone());
+        if let Some(open) = &mut self.open {
+            if let Some(args) = call.get("args").and_then(Value::as_object) {
+                open.args.extend(args.clone());
+            }
+            open.signature = open.signature.take().or(signature);
         }
         for partial in call
             .get("partialArgs")
@@ -268,21 +327,22 @@ impl Stream {
     }
 
     fn close(&mut self) {
-        if let Some(OpenCall { id, name, args }) = self.open.take() {
-            let id = id.unwrap_or_else(|| self.ids.next());
-            self.calls
-                .push(ToolCall::new(id, name, Value::Object(args)));
+        if let Some(open) = self.open.take() {
+            let id = open.id.unwrap_or_else(|| self.ids.next());
+            if let Some(fields) = open.signature {
+                push_call_fields(&mut self.message, Provider::Gemini, &id, fields);
+            }
+            self.message
+                .tool_calls
+                .push(ToolCall::new(id, open.name, Value::Object(open.args)));
         }
     }
 
     /// The assembled message.
     pub fn finish(mut self) -> AssistantMessage {
         self.close();
-        AssistantMessage {
-            text: (!self.text.is_empty()).then_some(self.text),
-            tool_calls: self.calls,
-            reasoning: Vec::new(),
-        }
+        self.message.text = (!self.text.is_empty()).then_some(self.text);
+        self.message
     }
 }
 
@@ -317,22 +377,7 @@ pub fn contents(conversation: &[Message]) -> (Option<Value>, Vec<Value>) {
                 continue;
             }
             Message::User { text } => ("user", vec![json!({"text": text})]),
-            Message::Assistant(assistant) => {
-                let mut parts: Vec<Value> = assistant
-                    .text
-                    .iter()
-                    .map(|text| json!({"text": text}))
-                    .collect();
-                parts.extend(assistant.tool_calls.iter().map(|call| {
-                    let mut function_call =
-                        json!({"name": call.tool_name, "args": arguments_object(&call.arguments)});
-                    if !call.call_id.starts_with(GENERATED_ID) {
-                        function_call["id"] = Value::String(call.call_id.clone());
-                    }
-                    json!({"functionCall": function_call})
-                }));
-                ("model", parts)
-            }
+            Message::Assistant(assistant) => ("model", model_content(assistant)),
             Message::ToolResult(result) => ("user", vec![response_part(result)]),
         };
         let merge = matches!(message, Message::ToolResult(_))
@@ -355,6 +400,33 @@ pub fn contents(conversation: &[Message]) -> (Option<Value>, Vec<Value>) {
     }
     let system = (!system.is_empty()).then(|| json!({"parts": system}));
     (system, contents)
+}
+
+/// The parts of a model turn: thought parts as they came and where they
+/// came, the text, and `functionCall` parts, each part with the signature
+/// it came with.
+fn model_content(assistant: &AssistantMessage) -> Vec<Value> {
+    turn_parts(assistant, Provider::Gemini)
+        .into_iter()
+        .map(|part| match part {
+            TurnPart::Reasoning(part) => part.clone(),
+            TurnPart::Text(text) => {
+                let mut part = json!({"text": text});
+                add_turn_fields(&mut part, assistant, Provider::Gemini);
+                part
+            }
+            TurnPart::Call(call) => {
+                let mut function_call =
+                    json!({"name": call.tool_name, "args": arguments_object(&call.arguments)});
+                if !call.call_id.starts_with(GENERATED_ID) {
+                    function_call["id"] = Value::String(call.call_id.clone());
+                }
+                let mut part = json!({"functionCall": function_call});
+                add_call_fields(&mut part, assistant, Provider::Gemini, &call.call_id);
+                part
+            }
+        })
+        .collect()
 }
 
 /// `systemInstruction` and `contents` as a conversation.

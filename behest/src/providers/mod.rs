@@ -295,6 +295,24 @@ pub(crate) fn push_entry(message: &mut AssistantMessage, provider: Provider, dat
     );
 }
 
+/// Keeps `fields` of the turn itself.
+pub(crate) fn push_turn_fields(message: &mut AssistantMessage, provider: Provider, fields: Value) {
+    push_reasoning(message, provider, ReasoningPlace::Turn, fields);
+}
+
+/// Keeps `fields` of the part that carries call `call_id`.
+pub(crate) fn push_call_fields(
+    message: &mut AssistantMessage,
+    provider: Provider,
+    call_id: &str,
+    fields: Value,
+) {
+    let place = ReasoningPlace::Call {
+        call_id: call_id.to_owned(),
+    };
+    push_reasoning(message, provider, place, fields);
+}
+
 fn push_reasoning(
     message: &mut AssistantMessage,
     provider: Provider,
@@ -360,4 +378,45 @@ pub(crate) fn turn_parts<'m>(
     }
     entries_after(&mut parts, usize::MAX);
     parts
+}
+
+/// Adds `provider`'s fields of the turn to `target`.
+pub(crate) fn add_turn_fields(target: &mut Value, message: &AssistantMessage, provider: Provider) {
+    add_fields(target, message, provider, |place| {
+        *place == ReasoningPlace::Turn
+    });
+}
+
+/// Adds `provider`'s fields of call `call_id`'s part to `target`.
+pub(crate) fn add_call_fields(
+    target: &mut Value,
+    message: &AssistantMessage,
+    provider: Provider,
+    call_id: &str,
+) {
+    add_fields(
+        target,
+        message,
+        provider,
+        |place| matches!(place, ReasoningPlace::Call { call_id: id } if id == call_id),
+    );
+}
+
+fn add_fields(
+    target: &mut Value,
+    message: &AssistantMessage,
+    provider: Provider,
+    wanted: impl Fn(&ReasoningPlace) -> bool,
+) {
+    let Some(target) = target.as_object_mut() else {
+        return;
+    };
+    for reasoning in &message.reasoning {
+        if reasoning.provider != provider || !wanted(&reasoning.place) {
+            continue;
+        }
+        if let Some(fields) = reasoning.data.as_object() {
+            target.extend(fields.clone());
+        }
+    }
 }
