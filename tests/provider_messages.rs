@@ -535,6 +535,121 @@ fn a_gemini_stream_joins_its_thought_and_keeps_each_signature_on_its_part() {
 }
 
 #[test]
+fn chat_reasoning_content_goes_back_only_to_chat() {
+    let original = conversation_with_reasoning();
+    let chat = openai::chat_messages(&original);
+    assert_only_own_reasoning(Provider::OpenAiChat, &json!(chat));
+    assert_eq!(chat[2]["reasoning_content"], "Two cities.");
+    let back = decoded(openai::from_chat_messages(&chat).unwrap());
+    assert_eq!(
+        back,
+        without_error_flags(only(Provider::OpenAiChat, &original))
+    );
+}
+
+#[test]
+fn responses_reasoning_items_go_back_before_their_calls_and_only_to_responses() {
+    let original = conversation_with_reasoning();
+    let input = openai::responses_input(&original);
+    assert_only_own_reasoning(Provider::OpenAiResponses, &json!(input));
+    let kinds: Vec<(&Value, &Value)> = input[2..6]
+        .iter()
+        .map(|item| (&item["type"], &item["id"]))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (&json!("reasoning"), &json!("rs_1")),
+            (&Value::Null, &Value::Null),
+            (&json!("function_call"), &json!("fc_1")),
+            (&json!("function_call"), &json!("fc_2")),
+        ],
+        "reasoning first, then the text, then calls paired by their item ids"
+    );
+    let back = decoded(openai::from_responses_input(&input).unwrap());
+    assert_eq!(
+        back,
+        without_error_flags(only(Provider::OpenAiResponses, &original))
+    );
+}
+
+/// A Responses call keeps its item id only beside the reasoning it pairs
+/// with: the API refuses a paired call whose reasoning is missing.
+#[test]
+fn a_responses_call_loses_its_item_id_without_its_reasoning() {
+    let mut conversation = only(Provider::OpenAiResponses, &conversation_with_reasoning());
+    let Message::Assistant(turn) = &mut conversation[2] else {
+        unreachable!()
+    };
+    turn.reasoning
+        .retain(|piece| !matches!(piece.place, ReasoningPlace::Entry { .. }));
+    let input = openai::responses_input(&conversation);
+    assert!(
+        input.iter().all(|item| item.get("id").is_none()),
+        "{input:?}"
+    );
+}
+
+/// Reasoning that came between calls goes back between them; the text
+/// goes after the reasoning that came before every call.
+#[test]
+fn reasoning_goes_back_where_it_came() {
+    let response = json!({"output": [
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "a", "arguments": "{}"},
+        {"type": "reasoning", "id": "rs_2", "summary": []},
+        {"type": "function_call", "id": "fc_2", "call_id": "c2", "name": "b", "arguments": "{}"},
+    ]});
+    let turn = openai::parse_responses_response(&response).unwrap();
+    assert_eq!(
+        openai::responses_input(&[Message::Assistant(turn)]),
+        response["output"].as_array().unwrap().clone()
+    );
+}
+
+#[test]
+fn a_chat_stream_keeps_its_reasoning_content() {
+    let mut stream = openai::ChatStream::new();
+    for delta in [
+        json!({"role": "assistant", "content": null, "reasoning_content": ""}),
+        json!({"content": null, "reasoning_content": "Two"}),
+        json!({"content": null, "reasoning_content": " cities."}),
+        json!({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "get_weather", "arguments": "{}"}}]}),
+        json!({"content": "", "reasoning_content": null}),
+    ] {
+        stream
+            .push(&json!({"choices": [{"delta": delta}]}))
+            .unwrap();
+    }
+    let message = openai::chat_messages(&[Message::Assistant(stream.finish())]).remove(0);
+    assert_eq!(message["reasoning_content"], "Two cities.");
+}
+
+#[test]
+fn a_responses_stream_keeps_reasoning_items_whole_and_pairs_calls_after_them() {
+    let reasoning = json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Two cities."}], "encrypted_content": "gAAA"});
+    let call = |arguments: &str| json!({"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "get_weather", "arguments": arguments});
+    let mut stream = openai::ResponsesStream::new();
+    for event in [
+        json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "reasoning", "id": "rs_1", "summary": []}}),
+        json!({"type": "response.reasoning_summary_text.delta", "output_index": 0, "delta": "Two"}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": reasoning}),
+        json!({"type": "response.output_item.added", "output_index": 1, "item": call("")}),
+        json!({"type": "response.function_call_arguments.delta", "output_index": 1, "delta": "{}"}),
+        json!({"type": "response.output_item.done", "output_index": 1, "item": call("{}")}),
+    ] {
+        stream.push(&event).unwrap();
+    }
+    assert_eq!(
+        openai::responses_input(&[Message::Assistant(stream.finish())]),
+        [
+            reasoning,
+            json!({"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "get_weather", "arguments": "{}"}),
+        ]
+    );
+}
+
+#[test]
 fn messages_saved_before_reasoning_still_load() {
     let saved = json!({"role": "assistant", "text": "Checking.", "tool_calls": [
         {"call_id": "c1", "tool_name": "get_weather", "arguments": {"city": "Paris"}}

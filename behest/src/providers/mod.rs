@@ -326,6 +326,13 @@ fn push_reasoning(
     });
 }
 
+/// Whether the message has reasoning entries of `provider`.
+pub(crate) fn has_entries(message: &AssistantMessage, provider: Provider) -> bool {
+    message.reasoning.iter().any(|reasoning| {
+        reasoning.provider == provider && matches!(reasoning.place, ReasoningPlace::Entry { .. })
+    })
+}
+
 /// One part of a model turn, as a provider lists them.
 pub(crate) enum TurnPart<'m> {
     /// A reasoning entry, as it came.
