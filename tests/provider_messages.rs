@@ -1,10 +1,10 @@
 //! Conversations through each provider's message list and back, and bad
 //! payloads as clear errors.
 
-use behest::providers::{anthropic, gemini, mcp, openai};
-use behest::run::ToolResultMessage;
+use behest::providers::{anthropic, gemini, mcp, openai, Provider};
+use behest::run::{Reasoning, ReasoningPlace, ToolResultMessage};
 use behest::{AssistantMessage, Message, ToolCall, ToolError, ToolRegistry, ToolRuntime};
-use serde_json::json;
+use serde_json::{json, Value};
 
 fn conversation() -> Vec<Message> {
     vec![
@@ -16,6 +16,7 @@ fn conversation() -> Vec<Message> {
                 ToolCall::new("c1", "get_weather", json!({"city": "Paris"})),
                 ToolCall::new("c2", "get_weather", json!({"city": "Oslo"})),
             ],
+            reasoning: Vec::new(),
         }),
         Message::ToolResult(ToolResultMessage {
             call_id: "c1".into(),
@@ -153,4 +154,520 @@ async fn a_stream_cut_short_reaches_the_model_as_an_argument_error() {
         formatted["isError"], true,
         "an argument error is a tool error result in MCP"
     );
+}
+
+#[test]
+fn a_chat_stream_sets_a_call_name_and_id_once() {
+    let mut stream = openai::ChatStream::new();
+    for fragment in [
+        json!({"index": 0, "id": "call_1", "function": {"name": "get_weather", "arguments": ""}}),
+        json!({"index": 0, "id": "", "function": {"name": "get_weather", "arguments": "{\"city\":"}}),
+        json!({"index": 0, "function": {"name": "", "arguments": "\"Paris\"}"}}),
+    ] {
+        stream
+            .push(&json!({"choices": [{"delta": {"tool_calls": [fragment]}}]}))
+            .unwrap();
+    }
+    let calls = stream.finish().tool_calls;
+    assert_eq!(
+        calls,
+        [ToolCall::new(
+            "call_1",
+            "get_weather",
+            json!("{\"city\":\"Paris\"}")
+        )]
+    );
+}
+
+#[test]
+fn a_responses_stream_keeps_its_arguments_when_a_done_event_repeats_them_empty() {
+    let mut stream = openai::ResponsesStream::new();
+    let item = |arguments: &str| json!({"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": arguments});
+    for event in [
+        json!({"type": "response.output_item.added", "output_index": 0, "item": item("")}),
+        json!({"type": "response.function_call_arguments.delta", "output_index": 0, "delta": "{\"city\":\"Paris\"}"}),
+        json!({"type": "response.function_call_arguments.done", "output_index": 0, "arguments": ""}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": item("")}),
+    ] {
+        stream.push(&event).unwrap();
+    }
+    assert_eq!(
+        stream.finish().tool_calls,
+        [ToolCall::new(
+            "call_1",
+            "get_weather",
+            json!("{\"city\":\"Paris\"}")
+        )]
+    );
+}
+
+#[test]
+fn an_anthropic_stream_skips_server_tool_input_and_joins_text_in_block_order() {
+    let mut stream = anthropic::Stream::new();
+    for event in [
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "server_tool_use", "id": "srvtoolu_1", "name": "bash_code_execution", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"ls\"}"}}),
+        json!({"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": " world"}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hello"}}),
+        json!({"type": "content_block_start", "index": 3, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 3, "delta": {"type": "input_json_delta", "partial_json": "{\"word\": \"x\"}"}}),
+        json!({"type": "content_block_start", "index": 3, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}}),
+    ] {
+        stream.push(&event).unwrap();
+    }
+    let message = stream.finish();
+    assert_eq!(message.text.as_deref(), Some("Hello world"));
+    assert_eq!(
+        message.tool_calls,
+        [ToolCall::new(
+            "toolu_1",
+            "lookup",
+            json!("{\"word\": \"x\"}")
+        )]
+    );
+}
+
+#[test]
+fn a_gemini_stream_that_repeats_a_continuing_call_s_name_makes_one_call() {
+    let mut stream = gemini::Stream::new();
+    for call in [
+        json!({"name": "getWeather", "willContinue": true}),
+        json!({"name": "getWeather", "partialArgs": [{"jsonPath": "$.location", "stringValue": "Bos", "willContinue": true}], "willContinue": true}),
+        json!({"name": "getWeather", "id": "", "partialArgs": [{"jsonPath": "$.location", "stringValue": "ton"}], "willContinue": true}),
+        json!({}),
+        json!({"name": "getWeather", "args": {"location": "Oslo"}}),
+    ] {
+        stream
+            .push(&json!({"candidates": [{"content": {"parts": [{"functionCall": call}]}}]}))
+            .unwrap();
+    }
+    let calls: Vec<_> = stream
+        .finish()
+        .tool_calls
+        .into_iter()
+        .map(|call| (call.tool_name, call.arguments))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("getWeather".to_owned(), json!({"location": "Boston"})),
+            ("getWeather".to_owned(), json!({"location": "Oslo"})),
+        ]
+    );
+}
+
+#[test]
+fn gemini_calls_without_ids_get_unique_ids_that_are_never_sent() {
+    let response = json!({"candidates": [{"content": {"role": "model", "parts": [
+        {"functionCall": {"name": "generate_topic", "args": {}}},
+        {"functionCall": {"name": "generate_topic", "args": {}}},
+    ]}}]});
+    let first = gemini::parse_response(&response).unwrap();
+    let second = gemini::parse_response(&response).unwrap();
+    let mut stream = gemini::Stream::new();
+    stream.push(&response).unwrap();
+    let streamed = stream.finish();
+    let ids: std::collections::HashSet<&str> = [&first, &second, &streamed]
+        .iter()
+        .flat_map(|message| message.tool_calls.iter().map(|call| call.call_id.as_str()))
+        .collect();
+    assert_eq!(ids.len(), 6, "{ids:?}");
+
+    let mut conversation = vec![
+        Message::user("Two topics."),
+        Message::Assistant(first.clone()),
+    ];
+    for (call, content) in first.tool_calls.iter().zip(["cars", "penguins"]) {
+        conversation.push(Message::ToolResult(ToolResultMessage {
+            call_id: call.call_id.clone(),
+            tool_name: call.tool_name.clone(),
+            content: content.into(),
+            structured: None,
+            is_error: false,
+        }));
+    }
+    let (_, contents) = gemini::contents(&conversation);
+    let sent: Vec<&serde_json::Value> = contents
+        .iter()
+        .flat_map(|content| content["parts"].as_array().unwrap())
+        .filter_map(|part| part.get("functionCall").or(part.get("functionResponse")))
+        .collect();
+    assert_eq!(sent.len(), 4);
+    assert!(
+        sent.iter().all(|value| value.get("id").is_none()),
+        "{sent:?}"
+    );
+
+    let back = gemini::from_contents(None, &contents).unwrap();
+    let Message::Assistant(calls) = &back[1] else {
+        panic!("{back:?}")
+    };
+    let answered: Vec<(&str, &str)> = back[2..]
+        .iter()
+        .map(|message| match message {
+            Message::ToolResult(result) => (result.call_id.as_str(), result.content.as_str()),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        answered,
+        [
+            (calls.tool_calls[0].call_id.as_str(), "cars"),
+            (calls.tool_calls[1].call_id.as_str(), "penguins"),
+        ],
+        "each response answers its own call"
+    );
+}
+
+fn reasoning(provider: Provider, place: ReasoningPlace, data: Value) -> Reasoning {
+    Reasoning {
+        provider,
+        place,
+        data,
+    }
+}
+
+fn on_call(call_id: &str) -> ReasoningPlace {
+    ReasoningPlace::Call {
+        call_id: call_id.into(),
+    }
+}
+
+const FIRST: ReasoningPlace = ReasoningPlace::Entry { after_calls: 0 };
+
+/// The first conversation, its model turn carrying every provider's
+/// reasoning, each in the order its parser makes it.
+fn conversation_with_reasoning() -> Vec<Message> {
+    let mut conversation = conversation();
+    let Message::Assistant(turn) = &mut conversation[2] else {
+        unreachable!()
+    };
+    turn.reasoning = vec![
+        reasoning(
+            Provider::Anthropic,
+            FIRST,
+            json!({"type": "thinking", "thinking": "Two cities.", "signature": "c2ln"}),
+        ),
+        reasoning(
+            Provider::Anthropic,
+            FIRST,
+            json!({"type": "redacted_thinking", "data": "cmVk"}),
+        ),
+        reasoning(
+            Provider::OpenAiResponses,
+            FIRST,
+            json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"}),
+        ),
+        reasoning(
+            Provider::OpenAiResponses,
+            on_call("c1"),
+            json!({"id": "fc_1"}),
+        ),
+        reasoning(
+            Provider::OpenAiResponses,
+            on_call("c2"),
+            json!({"id": "fc_2"}),
+        ),
+        reasoning(
+            Provider::Gemini,
+            FIRST,
+            json!({"text": "Two cities.", "thought": true}),
+        ),
+        reasoning(
+            Provider::Gemini,
+            on_call("c1"),
+            json!({"thoughtSignature": "Z2Vt"}),
+        ),
+        reasoning(
+            Provider::OpenAiChat,
+            ReasoningPlace::Turn,
+            json!({"reasoning_content": "Two cities."}),
+        ),
+    ];
+    conversation
+}
+
+/// The conversation with only `provider`'s reasoning.
+fn only(provider: Provider, conversation: &[Message]) -> Vec<Message> {
+    conversation
+        .iter()
+        .cloned()
+        .map(|message| match message {
+            Message::Assistant(mut turn) => {
+                turn.reasoning.retain(|piece| piece.provider == provider);
+                Message::Assistant(turn)
+            }
+            other => other,
+        })
+        .collect()
+}
+
+/// What each provider's reasoning leaves in a request: a mapping must hold
+/// its own provider's and no other's.
+fn assert_only_own_reasoning(provider: Provider, sent: &Value) {
+    let markers = [
+        (Provider::Anthropic, "c2ln"),
+        (Provider::OpenAiResponses, "rs_1"),
+        (Provider::Gemini, "Z2Vt"),
+        (Provider::OpenAiChat, "reasoning_content"),
+    ];
+    let text = sent.to_string();
+    for (other, marker) in markers {
+        assert_eq!(
+            text.contains(marker),
+            other == provider,
+            "{provider:?} and {marker}: {text}"
+        );
+    }
+}
+
+#[test]
+fn anthropic_thinking_goes_back_first_unchanged_and_only_to_anthropic() {
+    let original = conversation_with_reasoning();
+    let (system, messages) = anthropic::messages(&original);
+    assert_only_own_reasoning(Provider::Anthropic, &json!(messages));
+    let types: Vec<&Value> = messages[1]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|block| &block["type"])
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "thinking",
+            "redacted_thinking",
+            "text",
+            "tool_use",
+            "tool_use"
+        ],
+        "thinking goes first, in its order"
+    );
+    let back = anthropic::from_messages(system.map(Value::String).as_ref(), &messages).unwrap();
+    assert_eq!(back, only(Provider::Anthropic, &original));
+}
+
+#[test]
+fn an_anthropic_stream_keeps_its_thinking_whole_and_first() {
+    let mut stream = anthropic::Stream::new();
+    for event in [
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Two"}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": " cities."}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "c2ln"}}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "redacted_thinking", "data": "cmVk"}}),
+        json!({"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": "Checking."}}),
+        json!({"type": "content_block_start", "index": 3, "content_block": {"type": "tool_use", "id": "c1", "name": "get_weather", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 3, "delta": {"type": "input_json_delta", "partial_json": "{\"city\": \"Paris\"}"}}),
+    ] {
+        stream.push(&event).unwrap();
+    }
+    let (_, messages) = anthropic::messages(&[Message::Assistant(stream.finish())]);
+    assert_eq!(
+        messages[0]["content"],
+        json!([
+            {"type": "thinking", "thinking": "Two cities.", "signature": "c2ln"},
+            {"type": "redacted_thinking", "data": "cmVk"},
+            {"type": "text", "text": "Checking."},
+            {"type": "tool_use", "id": "c1", "name": "get_weather", "input": {"city": "Paris"}},
+        ])
+    );
+    let error = stream_error(
+        json!({"type": "content_block_delta", "index": 5, "delta": {"type": "signature_delta", "signature": "x"}}),
+    );
+    assert_eq!(error, "signature_delta for block 5, which did not start");
+}
+
+fn stream_error(event: Value) -> String {
+    anthropic::Stream::new()
+        .push(&event)
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn gemini_signatures_go_back_on_their_part_and_only_to_gemini() {
+    let original = conversation_with_reasoning();
+    let (system, contents) = gemini::contents(&original);
+    assert_only_own_reasoning(Provider::Gemini, &json!(contents));
+    assert_eq!(
+        contents[1]["parts"],
+        json!([
+            {"text": "Two cities.", "thought": true},
+            {"text": "Checking."},
+            {"functionCall": {"id": "c1", "name": "get_weather", "args": {"city": "Paris"}}, "thoughtSignature": "Z2Vt"},
+            {"functionCall": {"id": "c2", "name": "get_weather", "args": {"city": "Oslo"}}},
+        ]),
+        "the signature goes back on the part it came on"
+    );
+    let back = gemini::from_contents(system.as_ref(), &contents).unwrap();
+    assert_eq!(back, only(Provider::Gemini, &original));
+}
+
+#[test]
+fn a_gemini_stream_joins_its_thought_and_keeps_each_signature_on_its_part() {
+    let chunk =
+        |parts: Value| json!({"candidates": [{"content": {"role": "model", "parts": parts}}]});
+    let mut stream = gemini::Stream::new();
+    for parts in [
+        json!([{"text": "Two", "thought": true}]),
+        json!([{"text": " cities.", "thought": true}]),
+        json!([{"text": "Checking."}]),
+        json!([{"text": "", "thoughtSignature": "dGV4dA=="}]),
+        json!([{"functionCall": {"name": "get_weather", "willContinue": true}, "thoughtSignature": "Z2Vt"}]),
+        json!([{"functionCall": {"partialArgs": [{"jsonPath": "$.city", "stringValue": "Paris"}], "willContinue": true}}]),
+        json!([{"functionCall": {}}]),
+    ] {
+        stream.push(&chunk(parts)).unwrap();
+    }
+    let (_, contents) = gemini::contents(&[Message::Assistant(stream.finish())]);
+    assert_eq!(
+        contents[0]["parts"],
+        json!([
+            {"text": "Two cities.", "thought": true},
+            {"text": "Checking.", "thoughtSignature": "dGV4dA=="},
+            {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}, "thoughtSignature": "Z2Vt"},
+        ])
+    );
+}
+
+#[test]
+fn chat_reasoning_content_goes_back_only_to_chat() {
+    let original = conversation_with_reasoning();
+    let chat = openai::chat_messages(&original);
+    assert_only_own_reasoning(Provider::OpenAiChat, &json!(chat));
+    assert_eq!(chat[2]["reasoning_content"], "Two cities.");
+    let back = decoded(openai::from_chat_messages(&chat).unwrap());
+    assert_eq!(
+        back,
+        without_error_flags(only(Provider::OpenAiChat, &original))
+    );
+}
+
+#[test]
+fn responses_reasoning_items_go_back_before_their_calls_and_only_to_responses() {
+    let original = conversation_with_reasoning();
+    let input = openai::responses_input(&original);
+    assert_only_own_reasoning(Provider::OpenAiResponses, &json!(input));
+    let kinds: Vec<(&Value, &Value)> = input[2..6]
+        .iter()
+        .map(|item| (&item["type"], &item["id"]))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (&json!("reasoning"), &json!("rs_1")),
+            (&Value::Null, &Value::Null),
+            (&json!("function_call"), &json!("fc_1")),
+            (&json!("function_call"), &json!("fc_2")),
+        ],
+        "reasoning first, then the text, then calls paired by their item ids"
+    );
+    let back = decoded(openai::from_responses_input(&input).unwrap());
+    assert_eq!(
+        back,
+        without_error_flags(only(Provider::OpenAiResponses, &original))
+    );
+}
+
+/// A Responses call keeps its item id only beside the reasoning it pairs
+/// with: the API refuses a paired call whose reasoning is missing.
+#[test]
+fn a_responses_call_loses_its_item_id_without_its_reasoning() {
+    let mut conversation = only(Provider::OpenAiResponses, &conversation_with_reasoning());
+    let Message::Assistant(turn) = &mut conversation[2] else {
+        unreachable!()
+    };
+    turn.reasoning
+        .retain(|piece| !matches!(piece.place, ReasoningPlace::Entry { .. }));
+    let input = openai::responses_input(&conversation);
+    assert!(
+        input.iter().all(|item| item.get("id").is_none()),
+        "{input:?}"
+    );
+}
+
+/// Reasoning that came between calls goes back between them; the text
+/// goes after the reasoning that came before every call.
+#[test]
+fn reasoning_goes_back_where_it_came() {
+    let response = json!({"output": [
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "a", "arguments": "{}"},
+        {"type": "reasoning", "id": "rs_2", "summary": []},
+        {"type": "function_call", "id": "fc_2", "call_id": "c2", "name": "b", "arguments": "{}"},
+    ]});
+    let turn = openai::parse_responses_response(&response).unwrap();
+    assert_eq!(
+        openai::responses_input(&[Message::Assistant(turn)]),
+        response["output"].as_array().unwrap().clone()
+    );
+}
+
+#[test]
+fn a_chat_stream_keeps_its_reasoning_content() {
+    let mut stream = openai::ChatStream::new();
+    for delta in [
+        json!({"role": "assistant", "content": null, "reasoning_content": ""}),
+        json!({"content": null, "reasoning_content": "Two"}),
+        json!({"content": null, "reasoning_content": " cities."}),
+        json!({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "get_weather", "arguments": "{}"}}]}),
+        json!({"content": "", "reasoning_content": null}),
+    ] {
+        stream
+            .push(&json!({"choices": [{"delta": delta}]}))
+            .unwrap();
+    }
+    let message = openai::chat_messages(&[Message::Assistant(stream.finish())]).remove(0);
+    assert_eq!(message["reasoning_content"], "Two cities.");
+}
+
+#[test]
+fn a_responses_stream_keeps_reasoning_items_whole_and_pairs_calls_after_them() {
+    let reasoning = json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Two cities."}], "encrypted_content": "gAAA"});
+    let call = |arguments: &str| json!({"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "get_weather", "arguments": arguments});
+    let mut stream = openai::ResponsesStream::new();
+    for event in [
+        json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "reasoning", "id": "rs_1", "summary": []}}),
+        json!({"type": "response.reasoning_summary_text.delta", "output_index": 0, "delta": "Two"}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": reasoning}),
+        json!({"type": "response.output_item.added", "output_index": 1, "item": call("")}),
+        json!({"type": "response.function_call_arguments.delta", "output_index": 1, "delta": "{}"}),
+        json!({"type": "response.output_item.done", "output_index": 1, "item": call("{}")}),
+    ] {
+        stream.push(&event).unwrap();
+    }
+    assert_eq!(
+        openai::responses_input(&[Message::Assistant(stream.finish())]),
+        [
+            reasoning,
+            json!({"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "get_weather", "arguments": "{}"}),
+        ]
+    );
+}
+
+#[test]
+fn messages_saved_before_reasoning_still_load() {
+    let saved = json!({"role": "assistant", "text": "Checking.", "tool_calls": [
+        {"call_id": "c1", "tool_name": "get_weather", "arguments": {"city": "Paris"}}
+    ]});
+    let message: Message = serde_json::from_value(saved.clone()).unwrap();
+    let Message::Assistant(turn) = &message else {
+        panic!("{message:?}")
+    };
+    assert!(turn.reasoning.is_empty());
+    assert_eq!(serde_json::to_value(&message).unwrap(), saved);
+
+    let with_reasoning = conversation_with_reasoning();
+    let saved = serde_json::to_value(&with_reasoning).unwrap();
+    assert_eq!(saved[2]["reasoning"][2]["provider"], "openai_responses");
+    assert_eq!(
+        saved[2]["reasoning"][3]["place"],
+        json!({"kind": "call", "call_id": "c1"})
+    );
+    let loaded: Vec<Message> = serde_json::from_value(saved).unwrap();
+    assert_eq!(loaded, with_reasoning);
 }

@@ -6,8 +6,8 @@ use serde_json::{json, Value};
 
 use super::openai::tool_name_of;
 use super::{
-    arguments_object, content_text, convert, finish, schema, str_field, Export, ExportError,
-    ParseError, Provider,
+    arguments_object, content_text, convert, finish, push_entry, schema, str_field, turn_parts,
+    Export, ExportError, ParseError, Provider, TurnPart,
 };
 use crate::registry::ToolRegistry;
 use crate::run::{AssistantMessage, Message, ToolResultMessage};
@@ -66,9 +66,13 @@ pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> 
     assistant_blocks(content)
 }
 
+/// Block types that carry thinking, which goes back unchanged and in
+/// place: the API refuses a turn with tools whose thinking is missing.
+const THINKING: [&str; 2] = ["thinking", "redacted_thinking"];
+
 fn assistant_blocks(blocks: &[Value]) -> Result<AssistantMessage, ParseError> {
+    let mut message = AssistantMessage::default();
     let mut text = String::new();
-    let mut tool_calls = Vec::new();
     for block in blocks {
         match block.get("type").and_then(Value::as_str) {
             Some("text") => text.push_str(
@@ -77,26 +81,39 @@ fn assistant_blocks(blocks: &[Value]) -> Result<AssistantMessage, ParseError> {
                     .and_then(Value::as_str)
                     .unwrap_or_default(),
             ),
-            Some("tool_use") => tool_calls.push(ToolCall::new(
+            Some("tool_use") => message.tool_calls.push(ToolCall::new(
                 str_field(block, "id", "tool_use")?,
                 str_field(block, "name", "tool_use")?,
                 block.get("input").cloned().unwrap_or_else(|| json!({})),
             )),
+            Some(kind) if THINKING.contains(&kind) => {
+                push_entry(&mut message, Provider::Anthropic, block.clone());
+            }
             _ => {}
         }
     }
-    Ok(AssistantMessage {
-        text: (!text.is_empty()).then_some(text),
-        tool_calls,
-    })
+    message.text = (!text.is_empty()).then_some(text);
+    Ok(message)
 }
 
-/// Assembles a streamed message from its events: text deltas, and
-/// `input_json_delta` fragments joined per content block.
+/// Assembles a streamed message from its events: text deltas,
+/// `input_json_delta` fragments and thinking joined per content block, in
+/// block order.
 #[derive(Debug, Default)]
 pub struct Stream {
-    text: String,
-    blocks: BTreeMap<u64, PartialUse>,
+    blocks: BTreeMap<u64, Block>,
+}
+
+#[derive(Debug)]
+enum Block {
+    Text(String),
+    ToolUse(PartialUse),
+    /// A `thinking` block as it started, its deltas added, or a
+    /// `redacted_thinking` block, which comes whole.
+    Thinking(Value),
+    /// A block the conversation does not carry (server tools and their
+    /// results): its deltas are skipped.
+    Other,
 }
 
 #[derive(Debug, Default)]
@@ -125,36 +142,54 @@ impl Stream {
                 let block = event.get("content_block").ok_or_else(|| {
                     ParseError::new("content_block_start: `content_block` is missing")
                 })?;
-                if block.get("type").and_then(Value::as_str) == Some("tool_use") {
-                    self.blocks.insert(
-                        index,
-                        PartialUse {
-                            id: str_field(block, "id", "tool_use")?.to_owned(),
-                            name: str_field(block, "name", "tool_use")?.to_owned(),
-                            start_input: block.get("input").cloned().unwrap_or_else(|| json!({})),
-                            json: String::new(),
-                        },
-                    );
-                }
+                let block = started(block)?;
+                // A repeated start must not wipe what the block received.
+                self.blocks.entry(index).or_insert(block);
             }
             ("content_block_delta", Some(index)) => {
                 let delta = event
                     .get("delta")
                     .ok_or_else(|| ParseError::new("content_block_delta: `delta` is missing"))?;
-                match delta.get("type").and_then(Value::as_str) {
-                    Some("text_delta") => {
-                        self.text.push_str(str_field(delta, "text", "text_delta")?)
-                    }
-                    Some("input_json_delta") => {
-                        let fragment = str_field(delta, "partial_json", "input_json_delta")?;
-                        let block = self.blocks.get_mut(&index).ok_or_else(|| {
-                            ParseError::new(format!(
-                                "input_json_delta for block {index}, which did not start"
-                            ))
-                        })?;
-                        block.json.push_str(fragment);
-                    }
-                    _ => {}
+                self.delta(index, delta)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn delta(&mut self, index: u64, delta: &Value) -> Result<(), ParseError> {
+        match delta.get("type").and_then(Value::as_str) {
+            Some("text_delta") => {
+                let text = str_field(delta, "text", "text_delta")?;
+                let block = self
+                    .blocks
+                    .entry(index)
+                    .or_insert_with(|| Block::Text(String::new()));
+                if let Block::Text(joined) = block {
+                    joined.push_str(text);
+                }
+            }
+            Some("input_json_delta") => {
+                let fragment = str_field(delta, "partial_json", "input_json_delta")?;
+                match self.blocks.get_mut(&index) {
+                    Some(Block::ToolUse(block)) => block.json.push_str(fragment),
+                    Some(_) => {}
+                    None => return Err(not_started("input_json_delta", index)),
+                }
+            }
+            Some(kind @ ("thinking_delta" | "signature_delta")) => {
+                let Some(Block::Thinking(block)) = self.blocks.get_mut(&index) else {
+                    return Err(not_started(kind, index));
+                };
+                if kind == "thinking_delta" {
+                    let piece = str_field(delta, "thinking", kind)?;
+                    let joined =
+                        format!("{}{piece}", block["thinking"].as_str().unwrap_or_default());
+                    block["thinking"] = Value::String(joined);
+                } else {
+                    // The signature comes whole, once, at the end of the block.
+                    block["signature"] =
+                        Value::String(str_field(delta, "signature", kind)?.to_owned());
                 }
             }
             _ => {}
@@ -166,22 +201,53 @@ impl Stream {
     /// input it started with (`{}`); otherwise its text is decoded by the
     /// runtime, which reports a truncated stream as an argument error.
     pub fn finish(self) -> AssistantMessage {
-        AssistantMessage {
-            text: (!self.text.is_empty()).then_some(self.text),
-            tool_calls: self
-                .blocks
-                .into_values()
-                .map(|block| {
+        let mut message = AssistantMessage::default();
+        let mut text = String::new();
+        for block in self.blocks.into_values() {
+            match block {
+                Block::Text(part) => text.push_str(&part),
+                Block::ToolUse(block) => {
                     let arguments = if block.json.trim().is_empty() {
                         block.start_input
                     } else {
                         Value::String(block.json)
                     };
-                    ToolCall::new(block.id, block.name, arguments)
-                })
-                .collect(),
+                    message
+                        .tool_calls
+                        .push(ToolCall::new(block.id, block.name, arguments));
+                }
+                Block::Thinking(block) => push_entry(&mut message, Provider::Anthropic, block),
+                Block::Other => {}
+            }
         }
+        message.text = (!text.is_empty()).then_some(text);
+        message
     }
+}
+
+fn not_started(kind: &str, index: u64) -> ParseError {
+    ParseError::new(format!("{kind} for block {index}, which did not start"))
+}
+
+/// A block as its `content_block_start` opens it.
+fn started(block: &Value) -> Result<Block, ParseError> {
+    Ok(match block.get("type").and_then(Value::as_str) {
+        Some("text") => Block::Text(
+            block
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        ),
+        Some("tool_use") => Block::ToolUse(PartialUse {
+            id: str_field(block, "id", "tool_use")?.to_owned(),
+            name: str_field(block, "name", "tool_use")?.to_owned(),
+            start_input: block.get("input").cloned().unwrap_or_else(|| json!({})),
+            json: String::new(),
+        }),
+        Some(kind) if THINKING.contains(&kind) => Block::Thinking(block.clone()),
+        _ => Block::Other,
+    })
 }
 
 /// A `tool_result` content block for a result, errors flagged.
@@ -207,21 +273,10 @@ pub fn messages(conversation: &[Message]) -> (Option<String>, Vec<Value>) {
         match message {
             Message::System { text } => system.push(text),
             Message::User { text } => messages.push(json!({"role": "user", "content": text})),
-            Message::Assistant(assistant) => {
-                let mut blocks = Vec::new();
-                if let Some(text) = &assistant.text {
-                    blocks.push(json!({"type": "text", "text": text}));
-                }
-                blocks.extend(assistant.tool_calls.iter().map(|call| {
-                    json!({
-                        "type": "tool_use",
-                        "id": call.call_id,
-                        "name": call.tool_name,
-                        "input": arguments_object(&call.arguments),
-                    })
-                }));
-                messages.push(json!({"role": "assistant", "content": blocks}));
-            }
+            Message::Assistant(assistant) => messages.push(json!({
+                "role": "assistant",
+                "content": assistant_content(assistant),
+            })),
             Message::ToolResult(result) => {
                 let block = tool_result_block(result);
                 let appended = messages.last_mut().is_some_and(|last| {
@@ -246,6 +301,24 @@ pub fn messages(conversation: &[Message]) -> (Option<String>, Vec<Value>) {
     (system, messages)
 }
 
+/// The blocks of a model turn: its thinking blocks as they came and where
+/// they came, then text and `tool_use` blocks.
+fn assistant_content(assistant: &AssistantMessage) -> Vec<Value> {
+    turn_parts(assistant, Provider::Anthropic)
+        .into_iter()
+        .map(|part| match part {
+            TurnPart::Reasoning(block) => block.clone(),
+            TurnPart::Text(text) => json!({"type": "text", "text": text}),
+            TurnPart::Call(call) => json!({
+                "type": "tool_use",
+                "id": call.call_id,
+                "name": call.tool_name,
+                "input": arguments_object(&call.arguments),
+            }),
+        })
+        .collect()
+}
+
 /// Messages `system` and `messages` as a conversation.
 pub fn from_messages(
     system: Option<&Value>,
@@ -264,10 +337,9 @@ pub fn from_messages(
             ("assistant", Value::Array(blocks)) => {
                 conversation.push(Message::Assistant(assistant_blocks(blocks)?));
             }
-            ("assistant", other) => conversation.push(Message::Assistant(AssistantMessage {
-                text: Some(content_text(other)),
-                tool_calls: Vec::new(),
-            })),
+            ("assistant", other) => conversation.push(Message::Assistant(AssistantMessage::text(
+                content_text(other),
+            ))),
             (_, Value::Array(blocks)) => {
                 let mut text = String::new();
                 for block in blocks {

@@ -1,19 +1,46 @@
 //! Google Gemini (`generateContent`).
 
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use serde_json::{json, Map, Value};
 
 use super::openai::{last_call, tool_name_of};
 use super::{
-    arguments_object, convert, finish, schema, str_field, Export, ExportError, ParseError, Provider,
+    add_call_fields, add_turn_fields, arguments_object, convert, finish, push_call_fields,
+    push_entry, push_turn_fields, schema, str_field, turn_parts, Export, ExportError, ParseError,
+    Provider, TurnPart,
 };
 use crate::registry::ToolRegistry;
 use crate::run::{AssistantMessage, Message, ToolResultMessage};
 use crate::runtime::{ToolCall, ToolCallResult};
 use crate::tool::ToolSpec;
 
-/// Call ids made up for calls that came without one; results of such calls
-/// go back without an id, as they came.
+/// Call ids made up for calls that came without one; such calls and their
+/// results go back without an id, as they came.
 const GENERATED_ID: &str = "gemini-call-";
+
+/// Turns of this process that needed made-up ids so far.
+static TURNS_WITH_GENERATED_IDS: AtomicU64 = AtomicU64::new(0);
+
+/// The made-up ids of one turn: `gemini-call-<turn>-<index>`, unique in the
+/// process, since a run keys what waits for a call by its id.
+#[derive(Debug, Default)]
+struct GeneratedIds {
+    turn: Option<u64>,
+    next: usize,
+}
+
+impl GeneratedIds {
+    fn next(&mut self) -> String {
+        let turn = *self
+            .turn
+            .get_or_insert_with(|| TURNS_WITH_GENERATED_IDS.fetch_add(1, Ordering::Relaxed));
+        let id = format!("{GENERATED_ID}{turn}-{}", self.next);
+        self.next += 1;
+        id
+    }
+}
 
 /// The registry as `tools`: one entry of `functionDeclarations`. A tool
 /// without parameters gets no `parameters`.
@@ -79,8 +106,9 @@ pub fn parse_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
     Ok(specs)
 }
 
-/// The model message of a response (its first candidate). Thought parts are
-/// skipped; calls without an id get one made up.
+/// The model message of a response (its first candidate). Thought parts
+/// and thought signatures are kept as reasoning; calls without an id get
+/// one made up, unique in the process.
 pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> {
     let parts = response
         .pointer("/candidates/0/content/parts")
@@ -92,18 +120,35 @@ pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> 
 fn model_parts(parts: &[Value]) -> Result<AssistantMessage, ParseError> {
     let mut message = AssistantMessage::default();
     let mut text = String::new();
+    let mut ids = GeneratedIds::default();
     for part in parts {
         if let Some(call) = part.get("functionCall") {
-            let index = message.tool_calls.len();
-            message.tool_calls.push(function_call(call, index)?);
-        } else if let (Some(part_text), false) =
-            (part.get("text").and_then(Value::as_str), is_thought(part))
-        {
+            let call = function_call(call, &mut ids)?;
+            if let Some(fields) = signature(part) {
+                push_call_fields(&mut message, Provider::Gemini, &call.call_id, fields);
+            }
+            message.tool_calls.push(call);
+        } else if is_reasoning_part(part) {
+            push_entry(&mut message, Provider::Gemini, part.clone());
+        } else if let Some(part_text) = part.get("text").and_then(Value::as_str) {
             text.push_str(part_text);
+            if let Some(fields) = signature(part) {
+                push_turn_fields(&mut message, Provider::Gemini, fields);
+            }
         }
     }
     message.text = (!text.is_empty()).then_some(text);
     Ok(message)
+}
+
+/// The field Gemini puts on the part its reasoning belongs to; it must go
+/// back on that same part.
+const SIGNATURE: &str = "thoughtSignature";
+
+/// The part's signature, as the fields that carry it.
+fn signature(part: &Value) -> Option<Value> {
+    part.get(SIGNATURE)
+        .map(|signature| json!({ SIGNATURE: signature }))
 }
 
 fn is_thought(part: &Value) -> bool {
@@ -112,11 +157,17 @@ fn is_thought(part: &Value) -> bool {
         .unwrap_or(false)
 }
 
-fn function_call(call: &Value, index: usize) -> Result<ToolCall, ParseError> {
+/// A thought part, or a part that carries only a signature: kept whole.
+fn is_reasoning_part(part: &Value) -> bool {
+    is_thought(part) || (part.get("text").is_none() && part.get(SIGNATURE).is_some())
+}
+
+fn function_call(call: &Value, ids: &mut GeneratedIds) -> Result<ToolCall, ParseError> {
     let id = call
         .get("id")
         .and_then(Value::as_str)
-        .map_or_else(|| format!("{GENERATED_ID}{index}"), str::to_owned);
+        .filter(|id| !id.is_empty())
+        .map_or_else(|| ids.next(), str::to_owned);
     Ok(ToolCall::new(
         id,
         str_field(call, "name", "functionCall")?,
@@ -126,12 +177,34 @@ fn function_call(call: &Value, index: usize) -> Result<ToolCall, ParseError> {
 
 /// Assembles a streamed response: whole `functionCall` parts, or calls
 /// streamed as `partialArgs` (`willContinue`) and closed by an empty
-/// `functionCall`.
+/// `functionCall`; consecutive thought parts are joined into one.
 #[derive(Debug, Default)]
 pub struct Stream {
+    message: AssistantMessage,
     text: String,
-    calls: Vec<ToolCall>,
-    open: Option<(Option<String>, String, Map<String, Value>)>,
+    open: Option<OpenCall>,
+    ids: GeneratedIds,
+    /// Whether the last reasoning entry is a thought part that the next
+    /// thought piece continues.
+    thinking: bool,
+}
+
+/// A call whose last fragment said `willContinue`.
+#[derive(Debug)]
+struct OpenCall {
+    id: Option<String>,
+    name: String,
+    args: Map<String, Value>,
+    signature: Option<Value>,
+}
+
+impl OpenCall {
+    /// Whether a fragment naming `name` (and `id`) repeats this call
+    /// rather than starting the next one: a call closes before the next
+    /// starts, so only a different name or id means a new call.
+    fn is_repeated_by(&self, name: &str, id: Option<&str>) -> bool {
+        self.name == name && (id.is_none() || self.id.is_none() || self.id.as_deref() == id)
+    }
 }
 
 impl Stream {
@@ -147,30 +220,78 @@ impl Stream {
             .and_then(Value::as_array);
         for part in parts.into_iter().flatten() {
             if let Some(call) = part.get("functionCall") {
-                self.function_call(call)?;
-            } else if let (Some(text), false) =
-                (part.get("text").and_then(Value::as_str), is_thought(part))
-            {
+                self.thinking = false;
+                self.function_call(call, signature(part))?;
+            } else if is_reasoning_part(part) {
+                self.thought(part);
+            } else if let Some(text) = part.get("text").and_then(Value::as_str) {
+                self.thinking = false;
                 self.text.push_str(text);
+                if let Some(fields) = signature(part) {
+                    push_turn_fields(&mut self.message, Provider::Gemini, fields);
+                }
             }
         }
         Ok(())
     }
 
-    fn function_call(&mut self, call: &Value) -> Result<(), ParseError> {
+    /// Adds a thought piece to the thought part before it, or starts one. A
+    /// signature ends a part: it comes with its last piece.
+    fn thought(&mut self, part: &Value) {
+        let growing =
+            self.message.reasoning.last_mut().filter(|last| {
+                self.thinking && is_thought(part) && last.data.get(SIGNATURE).is_none()
+            });
+        match growing {
+            Some(last) => {
+                let text = [&last.data, part]
+                    .iter()
+                    .filter_map(|piece| piece.get("text").and_then(Value::as_str))
+                    .collect::<String>();
+                if let (Some(joined), Some(piece)) = (last.data.as_object_mut(), part.as_object()) {
+                    joined.extend(piece.clone());
+                    joined.insert("text".into(), Value::String(text));
+                }
+            }
+            None => push_entry(&mut self.message, Provider::Gemini, part.clone()),
+        }
+        self.thinking = is_thought(part);
+    }
+
+    fn function_call(&mut self, call: &Value, signature: Option<Value>) -> Result<(), ParseError> {
         let continues = call
             .get("willContinue")
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        if let Some(name) = call.get("name").and_then(Value::as_str) {
-            self.close();
-            let id = call.get("id").and_then(Value::as_str).map(str::to_owned);
-            let args = call
-                .get("args")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
-            self.open = Some((id, name.to_owned(), args));
+        let id = call
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty());
+        if let Some(name) = call
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|name| !name.is_empty())
+        {
+            match &mut self.open {
+                Some(open) if open.is_repeated_by(name, id) => {
+                    open.id = open.id.take().or_else(|| id.map(str::to_owned));
+                }
+                _ => {
+                    self.close();
+                    self.open = Some(OpenCall {
+                        id: id.map(str::to_owned),
+                        name: name.to_owned(),
+                        args: Map::new(),
+                        signature: None,
+                    });
+                }
+            }
+        }
+        if let Some(open) = &mut self.open {
+            if let Some(args) = call.get("args").and_then(Value::as_object) {
+                open.args.extend(args.clone());
+            }
+            open.signature = open.signature.take().or(signature);
         }
         for partial in call
             .get("partialArgs")
@@ -178,7 +299,7 @@ impl Stream {
             .into_iter()
             .flatten()
         {
-            let Some((_, _, args)) = &mut self.open else {
+            let Some(OpenCall { args, .. }) = &mut self.open else {
                 return Err(ParseError::new("partialArgs for no open functionCall"));
             };
             let path = str_field(partial, "jsonPath", "partialArgs[]")?;
@@ -206,21 +327,22 @@ impl Stream {
     }
 
     fn close(&mut self) {
-        if let Some((id, name, args)) = self.open.take() {
-            let index = self.calls.len();
-            let id = id.unwrap_or_else(|| format!("{GENERATED_ID}{index}"));
-            self.calls
-                .push(ToolCall::new(id, name, Value::Object(args)));
+        if let Some(open) = self.open.take() {
+            let id = open.id.unwrap_or_else(|| self.ids.next());
+            if let Some(fields) = open.signature {
+                push_call_fields(&mut self.message, Provider::Gemini, &id, fields);
+            }
+            self.message
+                .tool_calls
+                .push(ToolCall::new(id, open.name, Value::Object(open.args)));
         }
     }
 
     /// The assembled message.
     pub fn finish(mut self) -> AssistantMessage {
         self.close();
-        AssistantMessage {
-            text: (!self.text.is_empty()).then_some(self.text),
-            tool_calls: self.calls,
-        }
+        self.message.text = (!self.text.is_empty()).then_some(self.text);
+        self.message
     }
 }
 
@@ -255,22 +377,7 @@ pub fn contents(conversation: &[Message]) -> (Option<Value>, Vec<Value>) {
                 continue;
             }
             Message::User { text } => ("user", vec![json!({"text": text})]),
-            Message::Assistant(assistant) => {
-                let mut parts: Vec<Value> = assistant
-                    .text
-                    .iter()
-                    .map(|text| json!({"text": text}))
-                    .collect();
-                parts.extend(assistant.tool_calls.iter().map(|call| {
-                    let mut function_call =
-                        json!({"name": call.tool_name, "args": arguments_object(&call.arguments)});
-                    if !call.call_id.starts_with(GENERATED_ID) {
-                        function_call["id"] = Value::String(call.call_id.clone());
-                    }
-                    json!({"functionCall": function_call})
-                }));
-                ("model", parts)
-            }
+            Message::Assistant(assistant) => ("model", model_content(assistant)),
             Message::ToolResult(result) => ("user", vec![response_part(result)]),
         };
         let merge = matches!(message, Message::ToolResult(_))
@@ -293,6 +400,33 @@ pub fn contents(conversation: &[Message]) -> (Option<Value>, Vec<Value>) {
     }
     let system = (!system.is_empty()).then(|| json!({"parts": system}));
     (system, contents)
+}
+
+/// The parts of a model turn: thought parts as they came and where they
+/// came, the text, and `functionCall` parts, each part with the signature
+/// it came with.
+fn model_content(assistant: &AssistantMessage) -> Vec<Value> {
+    turn_parts(assistant, Provider::Gemini)
+        .into_iter()
+        .map(|part| match part {
+            TurnPart::Reasoning(part) => part.clone(),
+            TurnPart::Text(text) => {
+                let mut part = json!({"text": text});
+                add_turn_fields(&mut part, assistant, Provider::Gemini);
+                part
+            }
+            TurnPart::Call(call) => {
+                let mut function_call =
+                    json!({"name": call.tool_name, "args": arguments_object(&call.arguments)});
+                if !call.call_id.starts_with(GENERATED_ID) {
+                    function_call["id"] = Value::String(call.call_id.clone());
+                }
+                let mut part = json!({"functionCall": function_call});
+                add_call_fields(&mut part, assistant, Provider::Gemini, &call.call_id);
+                part
+            }
+        })
+        .collect()
 }
 
 /// `systemInstruction` and `contents` as a conversation.
@@ -325,7 +459,8 @@ pub fn from_contents(
                 let call_id = response
                     .get("id")
                     .and_then(Value::as_str)
-                    .map_or_else(|| generated_id_for(&conversation, &name), str::to_owned);
+                    .filter(|id| !id.is_empty())
+                    .map_or_else(|| call_id_for(&conversation, &name), str::to_owned);
                 let body = response.get("response").cloned().unwrap_or(Value::Null);
                 let is_error = body.get("error").is_some();
                 let content = match body.get("error").or_else(|| body.get("output")) {
@@ -361,8 +496,34 @@ fn part_texts(parts: &[Value]) -> String {
         .collect()
 }
 
-/// The made-up id of the last call of `name`, for a response without an id.
-fn generated_id_for(conversation: &[Message], name: &str) -> String {
-    last_call(conversation, |call| call.tool_name == name)
-        .map_or_else(|| format!("{GENERATED_ID}0"), |call| call.call_id.clone())
+/// The call a response of `name` without an id answers: Gemini answers
+/// calls in order, so the first call of `name` in the latest model turn
+/// that no result answers yet; else the last call of `name`; else a new id.
+fn call_id_for(conversation: &[Message], name: &str) -> String {
+    unanswered_call(conversation, name)
+        .or_else(|| last_call(conversation, |call| call.tool_name == name))
+        .map_or_else(
+            || GeneratedIds::default().next(),
+            |call| call.call_id.clone(),
+        )
+}
+
+fn unanswered_call<'c>(conversation: &'c [Message], name: &str) -> Option<&'c ToolCall> {
+    let turn = conversation
+        .iter()
+        .rposition(|message| matches!(message, Message::Assistant(_)))?;
+    let Message::Assistant(assistant) = &conversation[turn] else {
+        return None;
+    };
+    let answered: HashSet<&str> = conversation[turn + 1..]
+        .iter()
+        .filter_map(|message| match message {
+            Message::ToolResult(result) => Some(result.call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assistant
+        .tool_calls
+        .iter()
+        .find(|call| call.tool_name == name && !answered.contains(call.call_id.as_str()))
 }

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::{
-    arguments_text, content_text, convert, finish, schema, str_field, Export, ExportError,
-    ExportOptions, Lint, ParseError, Provider, Strictness,
+    add_call_fields, add_turn_fields, arguments_text, content_text, convert, finish, has_entries,
+    push_call_fields, push_entry, push_turn_fields, schema, str_field, turn_parts, Export,
+    ExportError, ExportOptions, Lint, ParseError, Provider, Strictness, TurnPart,
 };
 use crate::registry::ToolRegistry;
 use crate::run::{AssistantMessage, Message, ToolResultMessage};
@@ -149,6 +150,11 @@ fn declaration(function: &Value) -> Result<ToolSpec, ParseError> {
     ))
 }
 
+/// The field an OpenAI-compatible server (DeepSeek, vLLM) puts its
+/// reasoning in, next to `content`; DeepSeek refuses a tool-call turn sent
+/// back without it.
+const REASONING_CONTENT: &str = "reasoning_content";
+
 /// The assistant message of a Chat Completions response.
 pub fn parse_chat_response(response: &Value) -> Result<AssistantMessage, ParseError> {
     let message = response
@@ -184,14 +190,28 @@ fn parse_chat_message(message: &Value) -> Result<AssistantMessage, ParseError> {
             ),
         ));
     }
-    Ok(AssistantMessage { text, tool_calls })
+    let mut assistant = AssistantMessage {
+        text,
+        tool_calls,
+        reasoning: Vec::new(),
+    };
+    if let Some(reasoning) = message
+        .get(REASONING_CONTENT)
+        .filter(|value| !value.is_null())
+    {
+        let fields = json!({ REASONING_CONTENT: reasoning });
+        push_turn_fields(&mut assistant, Provider::OpenAiChat, fields);
+    }
+    Ok(assistant)
 }
 
-/// Assembles a streamed Chat Completions message from its chunks: text
-/// deltas, and `delta.tool_calls` fragments joined per `index`.
+/// Assembles a streamed Chat Completions message from its chunks: text and
+/// `reasoning_content` deltas, and `delta.tool_calls` fragments joined per
+/// `index`.
 #[derive(Debug, Default)]
 pub struct ChatStream {
     text: String,
+    reasoning: String,
     calls: BTreeMap<u64, PartialCall>,
 }
 
@@ -200,6 +220,48 @@ struct PartialCall {
     id: String,
     name: String,
     arguments: String,
+    /// The Responses item id, which pairs the call with reasoning.
+    item_id: String,
+}
+
+impl PartialCall {
+    /// Sets the id and name once: the first non-empty value wins. Some
+    /// servers repeat them in every fragment, or send `""` later; only the
+    /// arguments come in pieces.
+    fn identify(&mut self, id: Option<&str>, name: Option<&str>) {
+        set_once(&mut self.id, id);
+        set_once(&mut self.name, name);
+    }
+
+    /// Adds the call to `message`, unless it never got a name (no call
+    /// started at its index); a Responses call after reasoning keeps its
+    /// item id.
+    fn finish_into(self, message: &mut AssistantMessage, provider: Provider) {
+        if self.name.is_empty() {
+            return;
+        }
+        if !self.item_id.is_empty() && has_entries(message, provider) {
+            push_call_fields(message, provider, &self.id, json!({"id": self.item_id}));
+        }
+        let arguments = Value::String(self.arguments);
+        message
+            .tool_calls
+            .push(ToolCall::new(self.id, self.name, arguments));
+    }
+
+    /// Takes the whole arguments a `done` event repeats; an empty or
+    /// missing value keeps the fragments already joined.
+    fn complete(&mut self, arguments: Option<&str>) {
+        if let Some(arguments) = arguments.filter(|text| !text.is_empty()) {
+            arguments.clone_into(&mut self.arguments);
+        }
+    }
+}
+
+fn set_once(slot: &mut String, value: Option<&str>) {
+    if let (true, Some(value)) = (slot.is_empty(), value) {
+        value.clone_into(slot);
+    }
 }
 
 impl ChatStream {
@@ -216,6 +278,9 @@ impl ChatStream {
         if let Some(text) = delta.get("content").and_then(Value::as_str) {
             self.text.push_str(text);
         }
+        if let Some(reasoning) = delta.get(REASONING_CONTENT).and_then(Value::as_str) {
+            self.reasoning.push_str(reasoning);
+        }
         for fragment in delta
             .get("tool_calls")
             .and_then(Value::as_array)
@@ -227,12 +292,10 @@ impl ChatStream {
                 .and_then(Value::as_u64)
                 .ok_or_else(|| ParseError::new("delta.tool_calls[]: `index` is missing"))?;
             let call = self.calls.entry(index).or_default();
-            if let Some(id) = fragment.get("id").and_then(Value::as_str) {
-                call.id = id.to_owned();
-            }
-            if let Some(name) = fragment.pointer("/function/name").and_then(Value::as_str) {
-                call.name.push_str(name);
-            }
+            call.identify(
+                fragment.get("id").and_then(Value::as_str),
+                fragment.pointer("/function/name").and_then(Value::as_str),
+            );
             if let Some(arguments) = fragment
                 .pointer("/function/arguments")
                 .and_then(Value::as_str)
@@ -243,22 +306,21 @@ impl ChatStream {
         Ok(())
     }
 
-    /// The assembled message.
+    /// The assembled message, calls in index order; an index that never
+    /// got a name (no call started there) is skipped.
     pub fn finish(self) -> AssistantMessage {
-        assembled(self.text, self.calls)
-    }
-}
-
-/// A message from streamed text and calls, in index order; an index that
-/// never got a name (no call started there) is skipped.
-fn assembled(text: String, calls: BTreeMap<u64, PartialCall>) -> AssistantMessage {
-    AssistantMessage {
-        text: (!text.is_empty()).then_some(text),
-        tool_calls: calls
-            .into_values()
-            .filter(|call| !call.name.is_empty())
-            .map(|call| ToolCall::new(call.id, call.name, Value::String(call.arguments)))
-            .collect(),
+        let mut message = AssistantMessage {
+            text: (!self.text.is_empty()).then_some(self.text),
+            ..AssistantMessage::default()
+        };
+        for call in self.calls.into_values() {
+            call.finish_into(&mut message, Provider::OpenAiChat);
+        }
+        if !self.reasoning.is_empty() {
+            let fields = json!({ REASONING_CONTENT: self.reasoning });
+            push_turn_fields(&mut message, Provider::OpenAiChat, fields);
+        }
+        message
     }
 }
 
@@ -273,13 +335,28 @@ pub fn parse_responses_response(response: &Value) -> Result<AssistantMessage, Pa
     let mut text = String::new();
     for item in output {
         match item.get("type").and_then(Value::as_str) {
-            Some("function_call") => message.tool_calls.push(function_call(item)?),
+            Some("function_call") => push_function_call(&mut message, item)?,
             Some("message") => text.push_str(&output_text(item)),
+            Some("reasoning") => push_entry(&mut message, Provider::OpenAiResponses, item.clone()),
             _ => {}
         }
     }
     message.text = (!text.is_empty()).then_some(text);
     Ok(message)
+}
+
+/// Adds a `function_call` item's call; after reasoning it keeps its item
+/// id too: the API pairs a reasoning item with the item after it by id, and
+/// refuses either one without the other.
+fn push_function_call(message: &mut AssistantMessage, item: &Value) -> Result<(), ParseError> {
+    let call = function_call(item)?;
+    let item_id = item.get("id").and_then(Value::as_str).unwrap_or_default();
+    if !item_id.is_empty() && has_entries(message, Provider::OpenAiResponses) {
+        let fields = json!({"id": item_id});
+        push_call_fields(message, Provider::OpenAiResponses, &call.call_id, fields);
+    }
+    message.tool_calls.push(call);
+    Ok(())
 }
 
 fn function_call(item: &Value) -> Result<ToolCall, ParseError> {
@@ -306,11 +383,13 @@ fn output_text(item: &Value) -> String {
 }
 
 /// Assembles a streamed Responses message from its events, per
-/// `output_index`.
+/// `output_index`: function calls, text, and reasoning items as their
+/// `output_item.done` event gives them whole.
 #[derive(Debug, Default)]
 pub struct ResponsesStream {
     text: String,
     calls: BTreeMap<u64, PartialCall>,
+    reasoning: BTreeMap<u64, Value>,
 }
 
 impl ResponsesStream {
@@ -331,17 +410,23 @@ impl ResponsesStream {
                 let item = event
                     .get("item")
                     .ok_or_else(|| ParseError::new(format!("{kind}: `item` is missing")))?;
-                if item.get("type").and_then(Value::as_str) == Some("function_call") {
-                    let call = self.calls.entry(index).or_default();
-                    call.id = str_field(item, "call_id", kind)?.to_owned();
-                    call.name = str_field(item, "name", kind)?.to_owned();
-                    if kind == "response.output_item.done" {
-                        call.arguments = item
-                            .get("arguments")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_owned();
+                match item.get("type").and_then(Value::as_str) {
+                    Some("function_call") => {
+                        let call = self.calls.entry(index).or_default();
+                        call.identify(
+                            Some(str_field(item, "call_id", kind)?),
+                            Some(str_field(item, "name", kind)?),
+                        );
+                        set_once(&mut call.item_id, item.get("id").and_then(Value::as_str));
+                        if kind == "response.output_item.done" {
+                            call.complete(item.get("arguments").and_then(Value::as_str));
+                        }
                     }
+                    // The done item is whole (summary, encrypted content).
+                    Some("reasoning") => {
+                        self.reasoning.insert(index, item.clone());
+                    }
+                    _ => {}
                 }
             }
             ("response.function_call_arguments.delta", Some(index)) => {
@@ -353,8 +438,11 @@ impl ResponsesStream {
                     .push_str(delta);
             }
             ("response.function_call_arguments.done", Some(index)) => {
-                self.calls.entry(index).or_default().arguments =
-                    str_field(event, "arguments", kind)?.to_owned();
+                let arguments = str_field(event, "arguments", kind)?;
+                self.calls
+                    .entry(index)
+                    .or_default()
+                    .complete(Some(arguments));
             }
             ("response.output_text.delta", _) => {
                 self.text.push_str(str_field(event, "delta", kind)?)
@@ -364,9 +452,23 @@ impl ResponsesStream {
         Ok(())
     }
 
-    /// The assembled message.
+    /// The assembled message, items in `output_index` order.
     pub fn finish(self) -> AssistantMessage {
-        assembled(self.text, self.calls)
+        let mut message = AssistantMessage {
+            text: (!self.text.is_empty()).then_some(self.text),
+            ..AssistantMessage::default()
+        };
+        let mut reasoning = self.reasoning.into_iter().peekable();
+        for (index, call) in self.calls {
+            while let Some((_, item)) = reasoning.next_if(|(at, _)| *at < index) {
+                push_entry(&mut message, Provider::OpenAiResponses, item);
+            }
+            call.finish_into(&mut message, Provider::OpenAiResponses);
+        }
+        for (_, item) in reasoning {
+            push_entry(&mut message, Provider::OpenAiResponses, item);
+        }
+        message
     }
 }
 
@@ -392,6 +494,7 @@ fn chat_message(message: &Message) -> Value {
         Message::User { text } => json!({"role": "user", "content": text}),
         Message::Assistant(assistant) => {
             let mut value = json!({"role": "assistant", "content": assistant.text});
+            add_turn_fields(&mut value, assistant, Provider::OpenAiChat);
             if !assistant.tool_calls.is_empty() {
                 value["tool_calls"] = assistant
                     .tool_calls
@@ -473,21 +576,7 @@ fn responses_items(message: &Message) -> Vec<Value> {
     match message {
         Message::System { text } => vec![json!({"role": "system", "content": text})],
         Message::User { text } => vec![json!({"role": "user", "content": text})],
-        Message::Assistant(assistant) => {
-            let mut items = Vec::new();
-            if let Some(text) = &assistant.text {
-                items.push(json!({"role": "assistant", "content": text}));
-            }
-            items.extend(assistant.tool_calls.iter().map(|call| {
-                json!({
-                    "type": "function_call",
-                    "call_id": call.call_id,
-                    "name": call.tool_name,
-                    "arguments": arguments_text(&call.arguments),
-                })
-            }));
-            items
-        }
+        Message::Assistant(assistant) => assistant_items(assistant),
         Message::ToolResult(result) => vec![json!({
             "type": "function_call_output",
             "call_id": result.call_id,
@@ -496,21 +585,51 @@ fn responses_items(message: &Message) -> Vec<Value> {
     }
 }
 
-/// Responses `input` items as a conversation. Consecutive function calls
-/// form one assistant message; reasoning items are skipped.
+/// The items of a model turn: reasoning items as they came and where they
+/// came, the text, and `function_call` items. A call keeps its item id only
+/// while the reasoning it pairs with goes back too.
+fn assistant_items(assistant: &AssistantMessage) -> Vec<Value> {
+    let paired = has_entries(assistant, Provider::OpenAiResponses);
+    turn_parts(assistant, Provider::OpenAiResponses)
+        .into_iter()
+        .map(|part| match part {
+            TurnPart::Reasoning(item) => item.clone(),
+            TurnPart::Text(text) => json!({"role": "assistant", "content": text}),
+            TurnPart::Call(call) => {
+                let mut item = json!({
+                    "type": "function_call",
+                    "call_id": call.call_id,
+                    "name": call.tool_name,
+                    "arguments": arguments_text(&call.arguments),
+                });
+                if paired {
+                    add_call_fields(
+                        &mut item,
+                        assistant,
+                        Provider::OpenAiResponses,
+                        &call.call_id,
+                    );
+                }
+                item
+            }
+        })
+        .collect()
+}
+
+/// Responses `input` items as a conversation. Consecutive reasoning items,
+/// function calls and an assistant text that follows only reasoning form
+/// one assistant message.
 pub fn from_responses_input(items: &[Value]) -> Result<Vec<Message>, ParseError> {
     let mut conversation: Vec<Message> = Vec::new();
     for item in items {
         let kind = item.get("type").and_then(Value::as_str);
         match (kind, item.get("role").and_then(Value::as_str)) {
             (Some("function_call"), _) => {
-                let call = function_call(item)?;
-                match conversation.last_mut() {
-                    Some(Message::Assistant(assistant)) => assistant.tool_calls.push(call),
-                    _ => {
-                        conversation.push(Message::Assistant(AssistantMessage::tool_calls([call])))
-                    }
-                }
+                push_function_call(current_turn(&mut conversation), item)?;
+            }
+            (Some("reasoning"), _) => {
+                let turn = current_turn(&mut conversation);
+                push_entry(turn, Provider::OpenAiResponses, item.clone());
             }
             (Some("function_call_output"), _) => {
                 let call_id = str_field(item, "call_id", "function_call_output")?.to_owned();
@@ -522,14 +641,25 @@ pub fn from_responses_input(items: &[Value]) -> Result<Vec<Message>, ParseError>
                     is_error: false,
                 }));
             }
+            (_, Some("assistant")) => {
+                let text = item.get("content").map(content_text).unwrap_or_default();
+                let text = (!text.is_empty()).then_some(text);
+                match conversation.last_mut() {
+                    Some(Message::Assistant(turn))
+                        if turn.text.is_none() && turn.tool_calls.is_empty() =>
+                    {
+                        turn.text = text;
+                    }
+                    _ => conversation.push(Message::Assistant(AssistantMessage {
+                        text,
+                        ..AssistantMessage::default()
+                    })),
+                }
+            }
             (_, Some(role)) => {
                 let text = item.get("content").map(content_text).unwrap_or_default();
                 conversation.push(match role {
                     "system" | "developer" => Message::System { text },
-                    "assistant" => Message::Assistant(AssistantMessage {
-                        text: (!text.is_empty()).then_some(text),
-                        tool_calls: Vec::new(),
-                    }),
                     _ => Message::User { text },
                 });
             }
@@ -537,4 +667,16 @@ pub fn from_responses_input(items: &[Value]) -> Result<Vec<Message>, ParseError>
         }
     }
     Ok(conversation)
+}
+
+/// The assistant message the conversation ends with, started if it ends
+/// otherwise.
+fn current_turn(conversation: &mut Vec<Message>) -> &mut AssistantMessage {
+    if !matches!(conversation.last(), Some(Message::Assistant(_))) {
+        conversation.push(Message::Assistant(AssistantMessage::default()));
+    }
+    match conversation.last_mut() {
+        Some(Message::Assistant(turn)) => turn,
+        _ => unreachable!("the conversation ends with an assistant message"),
+    }
 }

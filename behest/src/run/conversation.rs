@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::providers::Provider;
 use crate::runtime::{ToolCall, ToolCallResult};
 
 /// One message of a conversation.
@@ -37,7 +38,8 @@ impl Message {
     }
 }
 
-/// The model's turn: text and/or tool calls, in the order it made them.
+/// The model's turn: text and/or tool calls, in the order it made them,
+/// and the reasoning state its provider wants back with it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AssistantMessage {
     /// Text for the user, if any.
@@ -46,6 +48,12 @@ pub struct AssistantMessage {
     /// Tool calls, with the provider's call ids.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
+    /// The provider's reasoning state for this turn, as it came: thinking
+    /// blocks, reasoning items, thought signatures, `reasoning_content`.
+    /// Some providers refuse the next turn when it is missing or changed
+    /// (Anthropic with thinking and tools, Gemini 3 with function calls).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasoning: Vec<Reasoning>,
 }
 
 impl AssistantMessage {
@@ -53,17 +61,55 @@ impl AssistantMessage {
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             text: Some(text.into()),
-            tool_calls: Vec::new(),
+            ..Self::default()
         }
     }
 
     /// Tool calls without text.
     pub fn tool_calls(calls: impl IntoIterator<Item = ToolCall>) -> Self {
         Self {
-            text: None,
             tool_calls: calls.into_iter().collect(),
+            ..Self::default()
         }
     }
+}
+
+/// One piece of a provider's reasoning state, opaque to behest: it goes
+/// back unchanged, and only to the wire format it came in (mapping a
+/// conversation to another format drops it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reasoning {
+    /// The wire format it came in.
+    pub provider: Provider,
+    /// Where in the turn it goes back.
+    pub place: ReasoningPlace,
+    /// The provider's JSON as it came: the whole entry for
+    /// [`ReasoningPlace::Entry`], otherwise the fields that go on the part
+    /// the place names.
+    pub data: Value,
+}
+
+/// Where a piece of reasoning goes back in its turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ReasoningPlace {
+    /// An entry of its own: an Anthropic thinking block, a Responses
+    /// reasoning item, a Gemini thought part. It goes after the turn's
+    /// first `after_calls` tool calls, and before the text when that is 0.
+    Entry {
+        /// How many of the turn's tool calls came before it.
+        after_calls: usize,
+    },
+    /// Fields of the turn: `reasoning_content` on a Chat message, a
+    /// `thoughtSignature` on Gemini's text part.
+    Turn,
+    /// Fields of the part that carries one call: a `thoughtSignature` on
+    /// Gemini's `functionCall` part, the item id that pairs a Responses
+    /// `function_call` with the reasoning before it.
+    Call {
+        /// The id of that call.
+        call_id: String,
+    },
 }
 
 /// A tool call's result as the model reads it.

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use control::{ControlError, RunControl};
-pub use conversation::{AssistantMessage, Message, ToolResultMessage};
+pub use conversation::{AssistantMessage, Message, Reasoning, ReasoningPlace, ToolResultMessage};
 pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
 pub use invocation::RuntimeInvocation;
 pub use model::{Model, ModelError};
