@@ -99,6 +99,13 @@ pub fn parse(tokens: TokenStream, target: Target, cx: &mut Ctxt) -> Options {
             .get_ident()
             .map(ToString::to_string)
             .unwrap_or_default();
+        if key == "timeout" && matches!(target, Target::ExternalTool) {
+            cx.error_spanned_by(
+                &meta.path,
+                "`timeout` does not apply to `#[external_tool]`: its handler answers within the run's deadline, `Agent::external_deadline`",
+            );
+            return skip_value(&meta);
+        }
         if !target.keys().contains(&key.as_str()) {
             let shown = quote::ToTokens::to_token_stream(&meta.path)
                 .to_string()
@@ -106,8 +113,9 @@ pub fn parse(tokens: TokenStream, target: Target, cx: &mut Ctxt) -> Options {
             cx.error_spanned_by(
                 &meta.path,
                 format!(
-                    "unknown {} argument `{shown}`; valid arguments are: {}",
+                    "unknown {} argument `{shown}`; {}valid arguments are: {}",
                     target.attribute(),
+                    crate::suggest::hint(&shown, &target.keys()),
                     target
                         .keys()
                         .iter()
@@ -179,11 +187,22 @@ fn parse_key(key: &str, meta: &ParseNestedMeta<'_>, options: &mut Options) -> sy
             })?);
         }
         "crate" => {
-            meta.input.parse::<Token![=]>()?;
+            let takes = "`crate` takes the path behest is reached by, like `crate = ::behest` or `crate = my_reexport::behest`";
+            meta.input
+                .parse::<Token![=]>()
+                .map_err(|_| meta.error(takes))?;
             options.krate = Some(if meta.input.peek(LitStr) {
-                meta.input.parse::<LitStr>()?.parse()?
+                let lit = meta.input.parse::<LitStr>()?;
+                lit.parse().map_err(|_| {
+                    syn::Error::new(
+                        lit.span(),
+                        format!("{takes}; {:?} is not a path", lit.value()),
+                    )
+                })?
             } else {
-                meta.input.parse::<Path>()?
+                meta.input
+                    .parse::<Path>()
+                    .map_err(|error| syn::Error::new(error.span(), takes))?
             });
         }
         _ => unreachable!("keys are checked before"),

@@ -81,7 +81,8 @@ fn parse_arg(attr: &Attribute, parsed: &mut ParamAttrs, cx: &mut Ctxt) {
             cx.error_spanned_by(
                 &meta.path,
                 format!(
-                    "unknown `#[arg]` argument; valid arguments are: {}",
+                    "unknown `#[arg]` argument `{key}`; {}valid arguments are: {}",
+                    crate::suggest::hint(&key, ARG_KEYS),
                     ARG_KEYS
                         .iter()
                         .map(|k| format!("`{k}`"))
@@ -106,7 +107,13 @@ fn parse_arg(attr: &Attribute, parsed: &mut ParamAttrs, cx: &mut Ctxt) {
             "default" => {
                 parsed.default = Some(if meta.input.peek(Token![=]) {
                     meta.input.parse::<Token![=]>()?;
-                    ParamDefault::Expr(Box::new(meta.input.parse()?))
+                    let expr = meta.input.parse().map_err(|error| {
+                        syn::Error::new(
+                            error.span(),
+                            "`default = ` takes the default value as an expression, like `default = 10` or `default = String::from(\"en\")`; `#[arg(default)]` alone uses `Default::default()`",
+                        )
+                    })?;
+                    ParamDefault::Expr(Box::new(expr))
                 } else {
                     ParamDefault::Trait
                 });

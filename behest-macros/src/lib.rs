@@ -9,6 +9,7 @@ mod ctxt;
 mod doc;
 mod expand;
 mod fallback;
+mod suggest;
 mod tokens;
 mod valid;
 

@@ -219,7 +219,7 @@ pub fn compile_validator(spec: &ToolSpec) -> crate::validation::ArgumentValidato
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool argument: it does not implement `schemars::JsonSchema` (version 1)",
     label = "no JSON Schema for this type",
-    note = "derive it: `#[derive(serde::Deserialize, schemars::JsonSchema)]` (schemars 1.x), or use a type that has one"
+    note = "derive it: `#[behest::data(input)]` on the type, or `#[derive(serde::Deserialize, schemars::JsonSchema)]` (schemars 1.x); or use a type that has one"
 )]
 pub trait ArgumentSchema {
     /// The schema of the argument, as a property of the arguments object.
@@ -235,7 +235,7 @@ impl<T: JsonSchema> ArgumentSchema for T {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool argument: it does not implement `serde::Deserialize`",
     label = "the model's JSON cannot be read into this type",
-    note = "derive it: `#[derive(serde::Deserialize, schemars::JsonSchema)]`, or use a type that has one"
+    note = "derive it: `#[behest::data(input)]` on the type, or `#[derive(serde::Deserialize, schemars::JsonSchema)]`; or use a type that has one"
 )]
 pub trait ArgumentDeserialize: serde::de::DeserializeOwned {}
 impl<T: serde::de::DeserializeOwned> ArgumentDeserialize for T {}

@@ -47,8 +47,15 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             cx.error_spanned_by(&item.ident, "`#[external_tool]` needs named fields, the arguments of the tool: write `struct S { name: Type }` (`struct S {}` for a tool without arguments)");
         }
     }
-    if !item.generics.params.is_empty() {
-        cx.error_spanned_by(&item.generics, "an `#[external_tool]` struct cannot be generic: the tool needs one concrete JSON Schema");
+    let generic = !item.generics.params.is_empty();
+    if generic {
+        let lifetimes = item.generics.lifetimes().next().is_some();
+        let why = if lifetimes {
+            "an `#[external_tool]` struct cannot borrow: its arguments are parsed from the model's JSON into owned values; drop the lifetime and use owned types (`String`, `Vec<T>`)"
+        } else {
+            "an `#[external_tool]` struct cannot be generic: the tool needs one concrete JSON Schema"
+        };
+        cx.error_spanned_by(&item.generics, why);
     }
     let ident_text = item.ident.to_string();
     let (tool_name, name_span) = match &options.name {
@@ -68,14 +75,17 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         &tool_name,
         &mut cx,
     );
-    if let Fields::Named(fields) = &item.fields {
+    // The fields of a generic struct borrow or use its parameters: the one
+    // error above already says what to change.
+    if let (Fields::Named(fields), false) = (&item.fields, generic) {
         for field in &fields.named {
             valid::check_argument_type(&field.ty, &mut cx);
         }
     }
     if cx.has_errors() {
         let errors = cx.into_compile_errors();
-        return quote!(#errors #item);
+        let stub = stub_impls(&item, &options.krate());
+        return quote!(#errors #item #stub);
     }
     super::derives::add_missing(
         &mut item.attrs,
@@ -187,6 +197,34 @@ fn expand_impls(
                 limits: &#krate::Limits,
             ) -> #krate::ToolResult<Self> {
                 <Self as #krate::ExternalToolArgs>::from_call_with(call, limits)
+            }
+        }
+    }
+}
+
+/// What later code uses of an `#[external_tool]` struct, for a struct the
+/// macro refused: its one error stays the only one.
+fn stub_impls(item: &ItemStruct, krate: &crate::tokens::Tokens) -> TokenStream {
+    let ident = &item.ident;
+    let (impl_generics, type_generics, where_clause) = item.generics.split_for_impl();
+    quote! {
+        #[allow(dead_code)]
+        impl #impl_generics #ident #type_generics #where_clause {
+            pub const TOOL_NAME: &'static str = "";
+
+            pub fn external_tool() -> #krate::ExternalTool {
+                ::core::unreachable!()
+            }
+
+            pub fn from_call(_call: &#krate::ToolCall) -> #krate::ToolResult<Self> {
+                ::core::unreachable!()
+            }
+
+            pub fn from_call_with(
+                _call: &#krate::ToolCall,
+                _limits: &#krate::Limits,
+            ) -> #krate::ToolResult<Self> {
+                ::core::unreachable!()
             }
         }
     }

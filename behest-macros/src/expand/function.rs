@@ -54,6 +54,9 @@ pub struct ToolFn {
     pub cfgs: Vec<Vec<TokenStream>>,
     pub output: Type,
     pub receiver: Receiver,
+    /// A type in the signature has the tool type's name: no stub of that
+    /// name may be emitted either.
+    pub name_clash: bool,
 }
 
 impl ToolFn {
@@ -173,6 +176,16 @@ pub fn analyse(
                 let ty = (*pat_type.ty).clone();
                 cfgs.push(predicates);
                 if helpers.ctx.is_some() {
+                    if let Type::Reference(reference) = &ty {
+                        let inner = &reference.elem;
+                        cx.error_spanned_by(
+                            &ty,
+                            format!(
+                                "a `#[ctx]` parameter is taken by value, not borrowed: write `{}` (the context and `State<T>` are cheap to clone)",
+                                quote!(#inner).to_string().replace(' ', "")
+                            ),
+                        );
+                    }
                     valid::check_no_impl_trait(&ty, "a `#[ctx]` parameter", cx);
                     params.push(Param::Injected(ty));
                     continue;
@@ -206,7 +219,26 @@ pub fn analyse(
         }
     };
 
+    let tool_type = tool_ident(&fn_ident);
+    let clash = params
+        .iter()
+        .filter_map(|param| match param {
+            Param::Argument(argument) => Some(&argument.ty),
+            Param::Injected(ty) => Some(ty),
+        })
+        .chain(std::iter::once(&output))
+        .find_map(|ty| ident_in(&quote!(#ty), &tool_type));
+    if let Some(clashing) = &clash {
+        cx.error_spanned_by(
+            clashing,
+            format!(
+                "`#[tool]` names this tool's type `{tool_type}` after the function `{fn_ident}`, which clashes with the type `{tool_type}` used here; rename the function (e.g. `{unraw}_tool`, with `#[tool(name = \"{unraw}\")]` to keep the tool's name) or the type"
+            ),
+        );
+    }
+
     ToolFn {
+        name_clash: clash.is_some(),
         options,
         fn_ident,
         vis: vis.clone(),
@@ -282,6 +314,15 @@ fn configured_calls(
     quote!(#(#variants)*)
 }
 
+/// The first `ident` among `tokens`, at any depth.
+fn ident_in(tokens: &TokenStream, ident: &Ident) -> Option<Ident> {
+    tokens.clone().into_iter().find_map(|tree| match tree {
+        proc_macro2::TokenTree::Ident(found) if found == *ident => Some(found),
+        proc_macro2::TokenTree::Group(group) => ident_in(&group.stream(), ident),
+        _ => None,
+    })
+}
+
 /// Two parameters may not share a wire name.
 fn check_wire_names(params: &[Param], cx: &mut Ctxt) {
     let arguments: Vec<&Argument> = params
@@ -310,7 +351,19 @@ fn check_wire_names(params: &[Param], cx: &mut Ctxt) {
 /// Fills parameter descriptions from a `# Arguments` section; an entry
 /// that names no parameter is an error.
 fn apply_arguments_section(docs: &Docs, params: &mut [Param], cx: &mut Ctxt) {
+    let mut described: Vec<String> = Vec::new();
     for entry in docs.arguments() {
+        if described.contains(&entry.name) {
+            cx.error_at(
+                entry.span,
+                format!(
+                    "the `# Arguments` section describes `{}` twice: keep one entry",
+                    entry.name
+                ),
+            );
+            continue;
+        }
+        described.push(entry.name.clone());
         let found = params.iter_mut().find_map(|param| match param {
             Param::Argument(argument)
                 if argument.wire_name == entry.name || argument.ident == entry.name.as_str() =>
@@ -580,12 +633,9 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 fn deserialize<__BehestDeserializer: #private::serde::Deserializer<'de>>(
                     #deserializer: __BehestDeserializer,
                 ) -> ::core::result::Result<Self, __BehestDeserializer::Error> {
-                    let (#(#field_idents,)*) = #private::de::fields::<__BehestDeserializer, (#(#field_types,)*)>(
-                        #deserializer,
-                        #args_name,
-                        &[#(#wire_names),*],
-                        #deny,
-                    )?;
+                    use #private::de::prelude::*;
+                    let (#(#field_idents,)*) = (&#private::de::FieldsProbe::<(#(#field_types,)*)>::new())
+                        .__behest_fields(#deserializer, #args_name, &[#(#wire_names),*], #deny)?;
                     ::core::result::Result::Ok(Self { #(#field_idents),* })
                 }
             }

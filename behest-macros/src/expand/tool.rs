@@ -67,7 +67,8 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         let errors = cx.into_compile_errors();
         // A method (it has `self`) sits in an impl block, where a stub
         // struct cannot go.
-        let stub = item_fn.sig.receiver().is_none().then(|| {
+        // Nor where the name is taken by the user's own type.
+        let stub = (item_fn.sig.receiver().is_none() && !tool.name_clash).then(|| {
             fallback::stub_tool(&tool.options.krate(), &tool.vis, &tool.tool_ident(), None)
         });
         return quote!(#errors #item_fn #stub);

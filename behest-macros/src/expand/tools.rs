@@ -82,6 +82,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         let errors = cx.into_compile_errors();
         let stubs = tools
             .iter()
+            .filter(|tool| !tool.name_clash)
             .map(|tool| fallback::stub_tool(&krate, &tool.vis, &tool.tool_ident(), Some(&self_ty)));
         return quote!(#errors #item #(#stubs)*);
     }

@@ -50,6 +50,85 @@ pub fn fields<'de, D: Deserializer<'de>, F: Fields<'de>>(
     )
 }
 
+/// Carries the tuple of a tool's argument types, to read them with
+/// [`fields`] when they all implement `Deserialize`. When one does not, the
+/// generated `Deserialize` still compiles (it is never called: the tool
+/// does not build), so the only error is the one on the argument's type,
+/// which names the fix.
+pub struct FieldsProbe<F>(PhantomData<fn() -> F>);
+
+impl<F> FieldsProbe<F> {
+    /// A probe of `F`.
+    #[inline(always)]
+    pub fn new() -> Self {
+        Self(PhantomData)
+    }
+}
+
+impl<F> Default for FieldsProbe<F> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The argument types all read from JSON: [`fields`].
+pub trait ReadFields<F> {
+    /// Reads the struct, as [`fields`].
+    fn __behest_fields<'de, D: Deserializer<'de>>(
+        &self,
+        deserializer: D,
+        name: &'static str,
+        names: &'static [&'static str],
+        deny_unknown: bool,
+    ) -> Result<F, D::Error>;
+}
+
+impl<F: for<'de> Fields<'de>> ReadFields<F> for FieldsProbe<F> {
+    #[inline(always)]
+    fn __behest_fields<'de, D: Deserializer<'de>>(
+        &self,
+        deserializer: D,
+        name: &'static str,
+        names: &'static [&'static str],
+        deny_unknown: bool,
+    ) -> Result<F, D::Error> {
+        fields(deserializer, name, names, deny_unknown)
+    }
+}
+
+/// Some argument type does not implement `Deserialize`: a compile error
+/// elsewhere already says so; this only keeps it the only one.
+pub trait CannotReadFields<F> {
+    /// Never runs in a crate that builds.
+    fn __behest_fields<'de, D: Deserializer<'de>>(
+        &self,
+        deserializer: D,
+        name: &'static str,
+        names: &'static [&'static str],
+        deny_unknown: bool,
+    ) -> Result<F, D::Error>;
+}
+
+impl<F> CannotReadFields<F> for &FieldsProbe<F> {
+    fn __behest_fields<'de, D: Deserializer<'de>>(
+        &self,
+        deserializer: D,
+        name: &'static str,
+        _names: &'static [&'static str],
+        _deny_unknown: bool,
+    ) -> Result<F, D::Error> {
+        drop(deserializer);
+        Err(D::Error::custom(format_args!(
+            "an argument of {name} does not implement Deserialize"
+        )))
+    }
+}
+
+/// Both levels of the probe, for one glob import in generated code.
+pub mod prelude {
+    pub use super::{CannotReadFields as _, ReadFields as _};
+}
+
 struct StructVisitor<F> {
     name: &'static str,
     names: &'static [&'static str],

@@ -1,0 +1,9 @@
+use behest::tool;
+
+/// Count words.
+#[tool]
+fn count_words(text: String, #[arg(default = )] limit: u32) -> String {
+    format!("{text} {limit}")
+}
+
+fn main() {}

@@ -1,0 +1,14 @@
+use behest::tool;
+
+/// Greet someone.
+///
+/// # Arguments
+///
+/// * `name` - Who to greet.
+/// * `name` - Their name, again.
+#[tool]
+fn greet(name: String) -> String {
+    name
+}
+
+fn main() {}

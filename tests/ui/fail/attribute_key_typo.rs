@@ -1,0 +1,9 @@
+use behest::tool;
+
+/// Read a file.
+#[tool(readonly)]
+fn read_file(path: String) -> String {
+    path
+}
+
+fn main() {}
