@@ -820,7 +820,11 @@ async fn every_structured_result_validates_against_the_listed_output_schema() {
 
 /// Describe a file.
 #[tool]
-fn describe(path: String, #[cfg(any())] never: u32, #[cfg(all())] always: Option<bool>) -> String {
+fn describe(
+    path: String,
+    #[cfg(not(test))] never: u32,
+    #[cfg(test)] always: Option<bool>,
+) -> String {
     format!("{path} {always:?}")
 }
 

@@ -494,11 +494,11 @@ fn strict_exports_keep_to_the_documented_subset() {
 
 #[test]
 fn strict_exports_say_what_the_runtime_still_checks() {
-    let options = ExportOptions {
+    let mut options = ExportOptions {
         strict: Strictness::All,
-        allow_non_strict: ["search_records".to_owned()].into(),
         ..ExportOptions::default()
     };
+    options.allow_non_strict.insert("search_records".to_owned());
     let mut one = ToolRegistry::new();
     one.register_tool(Arc::new(Walk)).unwrap();
     let export = providers::export(&one, Provider::OpenAiChat, &options).unwrap();

@@ -222,9 +222,9 @@ pub fn analyse(
     let tool_type = tool_ident(&fn_ident);
     let clash = params
         .iter()
-        .filter_map(|param| match param {
-            Param::Argument(argument) => Some(&argument.ty),
-            Param::Injected(ty) => Some(ty),
+        .map(|param| match param {
+            Param::Argument(argument) => &argument.ty,
+            Param::Injected(ty) => ty,
         })
         .chain(std::iter::once(&output))
         .find_map(|ty| ident_in(&quote!(#ty), &tool_type));
