@@ -4,6 +4,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Number, Value};
 
+use crate::json_text::{preview, quoted_list, scalar_len};
 use crate::limits::Limits;
 use crate::tool::{ArgumentIssue, LimitKind, ToolError, ToolResult};
 use crate::validation::ArgumentValidator;
@@ -159,41 +160,6 @@ fn walk(value: &mut Value, limits: DecodeLimits) -> ToolResult<()> {
     Ok(())
 }
 
-/// Approximate JSON-encoded size of a value, without recursion.
-pub(crate) fn encoded_len_estimate(value: &Value) -> usize {
-    let mut size = 0usize;
-    let mut stack = vec![value];
-    while let Some(value) = stack.pop() {
-        size += scalar_len(value);
-        match value {
-            Value::Array(items) => {
-                size += items.len() + 1;
-                stack.extend(items);
-            }
-            Value::Object(map) => {
-                size += 1;
-                for (key, item) in map {
-                    size += key.len() + 4;
-                    stack.push(item);
-                }
-            }
-            _ => {}
-        }
-    }
-    size
-}
-
-fn scalar_len(value: &Value) -> usize {
-    match value {
-        Value::Null | Value::Bool(true) => 4,
-        Value::Bool(false) => 5,
-        Value::Number(number) if number.is_f64() => 24,
-        Value::Number(_) => 20,
-        Value::String(text) => text.len() + 2,
-        Value::Array(_) | Value::Object(_) => 1,
-    }
-}
-
 fn integral(number: &Number) -> Option<Number> {
     bounded::integral(number.as_f64().filter(|_| number.is_f64())?)
 }
@@ -224,25 +190,6 @@ fn describe_received(value: &Value) -> String {
         Value::Null => "received null".to_owned(),
         Value::Object(_) => "received an object".to_owned(),
     }
-}
-
-/// A short rendering of a value for messages: at most about 80 characters.
-pub(crate) fn preview(value: &Value) -> String {
-    const MAX: usize = 80;
-    let text = value.to_string();
-    if text.len() <= MAX {
-        return text;
-    }
-    let mut end = MAX;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
-
-pub(crate) fn quoted_list(names: &[String]) -> String {
-    let quoted: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
-    quoted.join(", ")
 }
 
 /// Deserializes validated arguments into `T`, reporting the path of the

@@ -3,6 +3,7 @@
 
 pub mod arguments;
 pub mod context;
+mod json_text;
 mod limits;
 pub mod providers;
 pub mod registry;

@@ -12,7 +12,7 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{Retrieve, Uri, ValidationError, Validator};
 use serde_json::{Map, Value};
 
-use crate::arguments::{preview, quoted_list};
+use crate::json_text::{preview, quoted_list};
 use crate::suggest::closest;
 use crate::tool::ArgumentIssue;
 

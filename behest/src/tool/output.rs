@@ -66,6 +66,6 @@ impl ToolOutput {
             + self
                 .structured
                 .as_ref()
-                .map_or(0, crate::arguments::encoded_len_estimate)
+                .map_or(0, crate::json_text::encoded_len_estimate)
     }
 }
