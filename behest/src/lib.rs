@@ -15,7 +15,6 @@ pub mod typed;
 pub mod validation;
 
 #[doc(hidden)]
-#[path = "private.rs"]
 pub mod __private;
 
 pub use context::{Progress, ProgressSink, SharedState, ToolContext};

@@ -567,9 +567,9 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let parts = super::spec::parts(&tool.options, tool_name, &tool.description);
     let calls = configured_calls(&tool.cfgs, &call_args, make_call, &value);
     let body = quote! {
-        use #private::output::prelude::*;
+        use #private::dispatch::prelude::*;
         #calls
-        let #split = (&&#private::output::Probe::of(&#value)).__behest_split();
+        let #split = (&&#private::dispatch::Probe::of(&#value)).__behest_split();
         let #ok = #split.ok();
         let #err = #split.err();
         match #split.split(#value) {
@@ -595,8 +595,8 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let text_route = (deny && defaults.is_empty() && !has_cfgs).then(|| {
         quote! {
             fn plain_arguments(&self) -> ::core::option::Option<usize> {
-                use #private::plain::prelude::*;
-                (&#private::plain::Probe::<(#(#argument_types,)*)>::new()).__behest_plain()
+                use #private::dispatch::prelude::*;
+                (&#private::dispatch::Probe::<(#(#argument_types,)*)>::new()).__behest_plain()
             }
         }
     });
@@ -633,8 +633,8 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 fn deserialize<__BehestDeserializer: #private::serde::Deserializer<'de>>(
                     #deserializer: __BehestDeserializer,
                 ) -> ::core::result::Result<Self, __BehestDeserializer::Error> {
-                    use #private::de::prelude::*;
-                    let (#(#field_idents,)*) = (&#private::de::FieldsProbe::<(#(#field_types,)*)>::new())
+                    use #private::dispatch::prelude::*;
+                    let (#(#field_idents,)*) = (&#private::dispatch::Probe::<(#(#field_types,)*)>::new())
                         .__behest_fields(#deserializer, #args_name, &[#(#wire_names),*], #deny)?;
                     ::core::result::Result::Ok(Self { #(#field_idents),* })
                 }
@@ -696,10 +696,10 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 const PARTS: #private::SpecParts = #parts;
 
                 fn build_spec(&self) -> #krate::ToolSpec {
-                    use #private::output::prelude::*;
+                    use #private::dispatch::prelude::*;
                     static SPEC: #private::OnceLock<#krate::ToolSpec> = #private::OnceLock::new();
                     SPEC.get_or_init(|| {
-                        let #split = (&&#private::output::Probe::<#output>::new()).__behest_split();
+                        let #split = (&&#private::dispatch::Probe::<#output>::new()).__behest_split();
                         let #ok = #split.ok();
                         #[allow(unused_mut)]
                         let mut #defaults_var: #private::Vec<(&str, #private::serde_json::Value)> = #private::Vec::new();

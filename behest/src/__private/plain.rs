@@ -3,10 +3,8 @@
 //! constrained beyond the JSON type and the range of an integer (which
 //! `bound_integers` writes into the schema).
 //!
-//! Generated code asks with "autoref specialization" on a tuple of all of a
-//! tool's argument types: `(&Probe::<(A, B)>::new()).__behest_plain()`.
-
-use std::marker::PhantomData;
+//! Generated code asks through `dispatch` on a tuple of all of a tool's
+//! argument types: `(&Probe::<(A, B)>::new()).__behest_plain()`.
 
 /// An argument type of the text route.
 pub trait Plain {
@@ -71,47 +69,3 @@ all_plain!(A B C D E F G H I);
 all_plain!(A B C D E F G H I J);
 all_plain!(A B C D E F G H I J K);
 all_plain!(A B C D E F G H I J K L);
-
-/// Carries the tuple of a tool's argument types; holds no value.
-pub struct Probe<T>(PhantomData<fn() -> T>);
-
-impl<T> Probe<T> {
-    /// A probe of `T`.
-    #[inline(always)]
-    pub fn new() -> Self {
-        Self(PhantomData)
-    }
-}
-
-impl<T> Default for Probe<T> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// The types are plain: the text route, with their nesting depth.
-pub trait IsPlain {
-    /// The depth of the arguments object.
-    fn __behest_plain(&self) -> Option<usize>;
-}
-impl<T: AllPlain> IsPlain for Probe<T> {
-    #[inline(always)]
-    fn __behest_plain(&self) -> Option<usize> {
-        Some(T::DEPTH)
-    }
-}
-
-/// Some type is not plain: the checked route.
-pub trait NotPlain {
-    /// No depth: no text route.
-    #[inline(always)]
-    fn __behest_plain(&self) -> Option<usize> {
-        None
-    }
-}
-impl<T> NotPlain for &Probe<T> {}
-
-/// Both levels, for one glob import in generated code.
-pub mod prelude {
-    pub use super::{IsPlain as _, NotPlain as _};
-}
