@@ -466,22 +466,28 @@ const ANNOTATIONS: &[&str] = &[
 ];
 
 fn is_object_schema(object: &Map<String, Value>) -> bool {
-    let typed_object = match object.get("type") {
-        Some(Value::String(kind)) => kind == "object",
-        Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "object"),
+    admits_type(object, "object") || object.contains_key("properties")
+}
+
+/// Whether the schema's `type` (one, or a list) names `kind`.
+fn admits_type(object: &Map<String, Value>, kind: &str) -> bool {
+    match object.get("type") {
+        Some(Value::String(one)) => one == kind,
+        Some(Value::Array(kinds)) => kinds.iter().any(|one| one == kind),
         _ => false,
-    };
-    typed_object || object.contains_key("properties")
+    }
+}
+
+/// Whether the schema has one of `keywords`.
+fn has_any(object: &Map<String, Value>, keywords: &[&str]) -> bool {
+    keywords.iter().any(|keyword| object.contains_key(*keyword))
 }
 
 /// What strict mode needs of every schema's structure: a type (or a
 /// combinator, an enum, a constant or a reference), `items` on arrays, no
 /// tuples.
 fn openai_strict_shape(object: &Map<String, Value>, path: &str, lints: &mut Vec<Lint>) {
-    let typed = ["type", "anyOf", "enum", "const", "$ref"]
-        .iter()
-        .any(|keyword| object.contains_key(*keyword));
-    if !typed {
+    if !has_any(object, &["type", "anyOf", "enum", "const", "$ref"]) {
         lints.push(Lint::error(
             path,
             "strict mode needs a type for every schema; any JSON value (`serde_json::Value`) cannot be expressed",
@@ -493,12 +499,7 @@ fn openai_strict_shape(object: &Map<String, Value>, path: &str, lints: &mut Vec<
             "strict mode has no tuples (`prefixItems`); use a struct",
         ));
     }
-    let array = match object.get("type") {
-        Some(Value::String(kind)) => kind == "array",
-        Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "array"),
-        _ => false,
-    };
-    if array
+    if admits_type(object, "array")
         && !object.get("items").is_some_and(Value::is_object)
         && !object.contains_key("prefixItems")
     {
@@ -807,10 +808,7 @@ pub fn gemini(schema: &mut Value, lints: &mut Vec<Lint>) {
             ));
         }
         // A `$ref` left here could not be inlined, which is reported already.
-        let typed = ["type", "anyOf", "enum", "$ref"]
-            .iter()
-            .any(|k| object.contains_key(*k));
-        if !typed {
+        if !has_any(object, &["type", "anyOf", "enum", "$ref"]) {
             lints.push(Lint::error(
                 path,
                 "Gemini needs a type for every schema; any JSON value (`serde_json::Value`) cannot be expressed",
