@@ -112,7 +112,7 @@ impl Docs {
     }
 
     /// The entries of the `# Arguments` section.
-    pub fn arguments(&self) -> Vec<ArgumentDoc> {
+    pub fn arguments_section(&self) -> Vec<ArgumentDoc> {
         let mut entries: Vec<ArgumentDoc> = Vec::new();
         let mut in_arguments = false;
         for part in &self.parts {
@@ -211,7 +211,7 @@ mod tests {
             "Get the weather.\n\nUses live data.\n\n# Errors\nWhen offline."
         );
         let entries: Vec<(String, String)> = docs
-            .arguments()
+            .arguments_section()
             .into_iter()
             .map(|entry| (entry.name, entry.description))
             .collect();

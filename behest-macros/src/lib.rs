@@ -1,14 +1,15 @@
 //! Procedural macros of [behest](https://docs.rs/behest): `#[tool]`,
-//! `#[tools]` and `#[external_tool]`. Use them through `behest`, which
+//! `#[tools]`, `#[external_tool]` and `#[data]`. Use them through `behest`, which
 //! re-exports them and documents them.
 
-mod args;
-mod attr;
+mod ast;
 mod case;
 mod ctxt;
 mod doc;
 mod expand;
 mod fallback;
+mod options;
+mod param_attrs;
 mod suggest;
 mod tokens;
 mod valid;

@@ -5,15 +5,15 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Fields, Item, ItemStruct};
 
-use crate::args::{self, Target};
 use crate::case::to_snake;
 use crate::ctxt::Ctxt;
 use crate::doc::Docs;
+use crate::options::{self, Target};
 use crate::valid;
 
 pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut cx = Ctxt::default();
-    let options = args::parse(args, Target::ExternalTool, &mut cx);
+    let options = options::parse(args, Target::ExternalTool, &mut cx);
     let item: Item = match syn::parse2(input.clone()) {
         Ok(item) => item,
         Err(error) => {
@@ -115,7 +115,7 @@ fn refuse(mut cx: Ctxt, token: &dyn quote::ToTokens, what: &str, item: TokenStre
 /// through behest's re-exports.
 fn expand_impls(
     item: &ItemStruct,
-    options: &args::Options,
+    options: &options::Options,
     tool_name: &str,
     description: &TokenStream,
 ) -> TokenStream {

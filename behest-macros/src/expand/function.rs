@@ -1,405 +1,15 @@
-//! A function or method turned into a tool: analysis, checks and the
-//! generated `Tool` impl shared by `#[tool]` and `#[tools]`.
+//! Code generation for a tool function or method, from its checked model
+//! ([`ToolFn`]): the arguments struct, the tool type and its `TypedTool`
+//! impl, shared by `#[tool]` and `#[tools]`.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{FnArg, Ident, Pat, ReturnType, Signature, Type, Visibility};
+use syn::{Ident, Type};
 
 use super::at;
-use crate::args::Options;
-use crate::attr::{self, ParamDefault};
-use crate::case::to_upper_camel;
-use crate::ctxt::Ctxt;
-use crate::doc::Docs;
-use crate::valid;
-
-/// A parameter the model sends.
-pub struct Argument {
-    pub ident: Ident,
-    pub ty: Type,
-    pub wire_name: String,
-    pub renamed: bool,
-    pub description: Option<String>,
-    pub default: Option<ParamDefault>,
-}
-
-/// A parameter of the function, in order.
-pub enum Param {
-    Argument(Argument),
-    /// `#[ctx]`: injected from the call context.
-    Injected(Type),
-}
-
-/// How the generated tool calls the function.
-pub enum Receiver {
-    /// A free function.
-    None,
-    /// A method on `&self`, reached through the tool's `Arc<Self>`.
-    Ref,
-    /// An associated function without `self`.
-    Associated,
-}
-
-pub struct ToolFn {
-    pub options: Options,
-    pub fn_ident: Ident,
-    pub vis: Visibility,
-    pub tool_name: String,
-    pub description: TokenStream,
-    pub is_async: bool,
-    pub params: Vec<Param>,
-    /// The `#[cfg(..)]` predicates of each parameter, in order: a parameter
-    /// configured out is left out of the arguments and of the call.
-    pub cfgs: Vec<Vec<TokenStream>>,
-    pub output: Type,
-    pub receiver: Receiver,
-    /// A type in the signature has the tool type's name: no stub of that
-    /// name may be emitted either.
-    pub name_clash: bool,
-}
-
-impl ToolFn {
-    /// The generated tool type: `get_weather` -> `GetWeather`.
-    pub fn tool_ident(&self) -> Ident {
-        tool_ident(&self.fn_ident)
-    }
-
-    fn args_ident(&self) -> Ident {
-        format_ident!("{}Args", self.tool_ident())
-    }
-}
-
-pub fn tool_ident(fn_ident: &Ident) -> Ident {
-    let name = fn_ident.to_string();
-    let name = name.strip_prefix("r#").unwrap_or(&name);
-    format_ident!("{}", to_upper_camel(name), span = fn_ident.span())
-}
-
-/// Analyses a signature, stripping parameter helper attributes from it.
-/// `in_impl` says whether a receiver is allowed (inside `#[tools]`).
-pub fn analyse(
-    sig: &mut Signature,
-    attrs: &[syn::Attribute],
-    vis: &Visibility,
-    options: Options,
-    in_impl: bool,
-    cx: &mut Ctxt,
-) -> ToolFn {
-    let fn_ident = sig.ident.clone();
-    let ident_text = fn_ident.to_string();
-    let unraw = ident_text
-        .strip_prefix("r#")
-        .unwrap_or(&ident_text)
-        .to_owned();
-
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        cx.error_spanned_by(
-            &sig.generics,
-            "a tool cannot be generic: its arguments need one concrete JSON Schema; use concrete types",
-        );
-    }
-    if let syn::Safety::Unsafe(token) = &sig.safety {
-        cx.error_spanned_by(
-            token,
-            "a tool cannot be an `unsafe fn`: the model's calls cannot uphold its safety contract",
-        );
-    }
-    if let Some(variadic) = &sig.variadic {
-        cx.error_spanned_by(variadic, "a tool cannot be variadic");
-    }
-
-    let (tool_name, name_span) = match &options.name {
-        Some(name) => (name.value.clone(), name.span),
-        None => (unraw.clone(), fn_ident.span()),
-    };
-    valid::check_name(&tool_name, name_span, cx);
-
-    let docs = Docs::collect(attrs);
-    let description = super::spec::description(
-        &options,
-        &docs,
-        &fn_ident,
-        ("tool", "#[tool"),
-        &tool_name,
-        cx,
-    );
-
-    let mut receiver = if in_impl {
-        Receiver::Associated
-    } else {
-        Receiver::None
-    };
-    let mut params = Vec::new();
-    let mut cfgs = Vec::new();
-    for input in &mut sig.inputs {
-        match input {
-            FnArg::Receiver(recv) => {
-                if !in_impl {
-                    cx.error_spanned_by(
-                        recv.self_token,
-                        "a `#[tool]` function cannot take `self`; for methods, put `#[behest::tools]` on the impl block",
-                    );
-                } else if !matches!(recv.kind, syn::ReceiverKind::Reference(_, _, None)) {
-                    cx.error_spanned_by(
-                        &*recv,
-                        "a method tool takes `&self`: its tools share one `Arc<Self>`, so `self` by value or `&mut self` cannot work",
-                    );
-                }
-                receiver = Receiver::Ref;
-            }
-            FnArg::Typed(pat_type) => {
-                let helpers = attr::take(&mut pat_type.attrs, cx);
-                let predicates = cfg_predicates(&pat_type.attrs, cx);
-                let configured = cfgs
-                    .iter()
-                    .filter(|p: &&Vec<TokenStream>| !p.is_empty())
-                    .count();
-                if !predicates.is_empty() && configured == MAX_CFG_PARAMS {
-                    cx.error_spanned_by(
-                        &*pat_type,
-                        format!("a tool takes at most {MAX_CFG_PARAMS} parameters with `#[cfg]`: group the configured ones in a struct argument"),
-                    );
-                }
-                let ident = match &*pat_type.pat {
-                    Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
-                        pat.ident.clone()
-                    }
-                    other => {
-                        cx.error_spanned_by(
-                            other,
-                            "a tool parameter must be a plain name, like `city: String`: its name becomes the argument's name in the schema",
-                        );
-                        continue;
-                    }
-                };
-                let ty = (*pat_type.ty).clone();
-                cfgs.push(predicates);
-                if helpers.ctx.is_some() {
-                    if let Type::Reference(reference) = &ty {
-                        let inner = &reference.elem;
-                        cx.error_spanned_by(
-                            &ty,
-                            format!(
-                                "a `#[ctx]` parameter is taken by value, not borrowed: write `{}` (the context and `State<T>` are cheap to clone)",
-                                quote!(#inner).to_string().replace(' ', "")
-                            ),
-                        );
-                    }
-                    valid::check_no_impl_trait(&ty, "a `#[ctx]` parameter", cx);
-                    params.push(Param::Injected(ty));
-                    continue;
-                }
-                valid::check_argument_type(&ty, cx);
-                let text = ident.to_string();
-                let (wire_name, renamed) = match &helpers.rename {
-                    Some(rename) => (rename.value.clone(), true),
-                    None => (text.strip_prefix("r#").unwrap_or(&text).to_owned(), false),
-                };
-                params.push(Param::Argument(Argument {
-                    ident,
-                    ty,
-                    wire_name,
-                    renamed,
-                    description: helpers.description.or(helpers.doc),
-                    default: helpers.default,
-                }));
-            }
-        }
-    }
-
-    check_wire_names(&params, cx);
-    apply_arguments_section(&docs, &mut params, cx);
-
-    let output = match &sig.output {
-        ReturnType::Default => syn::parse_quote!(()),
-        ReturnType::Type(_, ty) => {
-            valid::check_no_impl_trait(ty, "a tool's return type", cx);
-            (**ty).clone()
-        }
-    };
-
-    let tool_type = tool_ident(&fn_ident);
-    let clash = params
-        .iter()
-        .map(|param| match param {
-            Param::Argument(argument) => &argument.ty,
-            Param::Injected(ty) => ty,
-        })
-        .chain(std::iter::once(&output))
-        .find_map(|ty| ident_in(&quote!(#ty), &tool_type));
-    if let Some(clashing) = &clash {
-        cx.error_spanned_by(
-            clashing,
-            format!(
-                "`#[tool]` names this tool's type `{tool_type}` after the function `{fn_ident}`, which clashes with the type `{tool_type}` used here; rename the function (e.g. `{unraw}_tool`, with `#[tool(name = \"{unraw}\")]` to keep the tool's name) or the type"
-            ),
-        );
-    }
-
-    ToolFn {
-        name_clash: clash.is_some(),
-        options,
-        fn_ident,
-        vis: vis.clone(),
-        tool_name,
-        description,
-        is_async: sig.asyncness.is_some(),
-        params,
-        cfgs,
-        output,
-        receiver,
-    }
-}
-
-/// How many parameters may carry `#[cfg]`: the call is written once per
-/// combination of them.
-const MAX_CFG_PARAMS: usize = 4;
-
-/// The predicates of a parameter's `#[cfg(..)]` attributes, which stay on
-/// the function (the compiler applies them there).
-fn cfg_predicates(attrs: &[syn::Attribute], cx: &mut Ctxt) -> Vec<TokenStream> {
-    let mut predicates = Vec::new();
-    for attr in attrs.iter().filter(|attr| attr.path().is_ident("cfg")) {
-        match &attr.meta {
-            syn::Meta::List(list) => predicates.push(list.tokens.clone()),
-            other => cx.error_spanned_by(other, "write `#[cfg(predicate)]`"),
-        }
-    }
-    predicates
-}
-
-/// The call of the function once per combination of its configured
-/// parameters, each under the `#[cfg]` where exactly those are present.
-fn configured_calls(
-    cfgs: &[Vec<TokenStream>],
-    call_args: &[TokenStream],
-    call: impl Fn(&[&TokenStream]) -> TokenStream,
-    value: &Ident,
-) -> TokenStream {
-    let configured: Vec<usize> = (0..cfgs.len()).filter(|&i| !cfgs[i].is_empty()).collect();
-    if configured.is_empty() {
-        let all: Vec<&TokenStream> = call_args.iter().collect();
-        let call = call(&all);
-        return quote!(let #value = #call;);
-    }
-    let mut variants = Vec::new();
-    for mask in 0..1usize << configured.len() {
-        let present = |index: usize| {
-            configured
-                .iter()
-                .position(|&i| i == index)
-                .is_none_or(|bit| mask & (1 << bit) != 0)
-        };
-        let conditions = configured.iter().enumerate().map(|(bit, &index)| {
-            let predicates = &cfgs[index];
-            if mask & (1 << bit) != 0 {
-                quote!(all(#(#predicates),*))
-            } else {
-                quote!(not(all(#(#predicates),*)))
-            }
-        });
-        let args: Vec<&TokenStream> = call_args
-            .iter()
-            .enumerate()
-            .filter(|(index, _)| present(*index))
-            .map(|(_, arg)| arg)
-            .collect();
-        let call = call(&args);
-        variants.push(quote! {
-            #[cfg(all(#(#conditions),*))]
-            let #value = #call;
-        });
-    }
-    quote!(#(#variants)*)
-}
-
-/// The first `ident` among `tokens`, at any depth.
-fn ident_in(tokens: &TokenStream, ident: &Ident) -> Option<Ident> {
-    tokens.clone().into_iter().find_map(|tree| match tree {
-        proc_macro2::TokenTree::Ident(found) if found == *ident => Some(found),
-        proc_macro2::TokenTree::Group(group) => ident_in(&group.stream(), ident),
-        _ => None,
-    })
-}
-
-/// Two parameters may not share a wire name.
-fn check_wire_names(params: &[Param], cx: &mut Ctxt) {
-    let arguments: Vec<&Argument> = params
-        .iter()
-        .filter_map(|param| match param {
-            Param::Argument(argument) => Some(argument),
-            Param::Injected(_) => None,
-        })
-        .collect();
-    for (index, argument) in arguments.iter().enumerate() {
-        if let Some(first) = arguments[..index]
-            .iter()
-            .find(|a| a.wire_name == argument.wire_name)
-        {
-            cx.error_spanned_by(
-                &argument.ident,
-                format!(
-                    "parameters `{}` and `{}` both have the argument name `{}`; rename one with `#[arg(rename = \"...\")]`",
-                    first.ident, argument.ident, argument.wire_name
-                ),
-            );
-        }
-    }
-}
-
-/// Fills parameter descriptions from a `# Arguments` section; an entry
-/// that names no parameter is an error.
-fn apply_arguments_section(docs: &Docs, params: &mut [Param], cx: &mut Ctxt) {
-    let mut described: Vec<String> = Vec::new();
-    for entry in docs.arguments() {
-        if described.contains(&entry.name) {
-            cx.error_at(
-                entry.span,
-                format!(
-                    "the `# Arguments` section describes `{}` twice: keep one entry",
-                    entry.name
-                ),
-            );
-            continue;
-        }
-        described.push(entry.name.clone());
-        let found = params.iter_mut().find_map(|param| match param {
-            Param::Argument(argument)
-                if argument.wire_name == entry.name || argument.ident == entry.name.as_str() =>
-            {
-                Some(Some(argument))
-            }
-            Param::Injected(_) => None,
-            Param::Argument(_) => None,
-        });
-        match found {
-            Some(Some(argument)) => {
-                if argument.description.is_none() {
-                    argument.description = Some(entry.description);
-                }
-            }
-            _ => {
-                let names: Vec<String> = params
-                    .iter()
-                    .filter_map(|param| match param {
-                        Param::Argument(argument) => Some(format!("`{}`", argument.wire_name)),
-                        Param::Injected(_) => None,
-                    })
-                    .collect();
-                let known = if names.is_empty() {
-                    "none".to_owned()
-                } else {
-                    names.join(", ")
-                };
-                cx.error_at(
-                    entry.span,
-                    format!("the `# Arguments` section describes `{}`, but the tool has no such parameter (parameters: {known})", entry.name),
-                );
-            }
-        }
-    }
-}
+use crate::ast::{Param, Receiver, ToolFn};
+use crate::param_attrs::ParamDefault;
 
 /// The tool's arguments struct, its tool type and the `Tool` impl.
 /// `owner` is the impl's self type for method tools.
@@ -431,7 +41,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     for (param, predicates) in tool.params.iter().zip(&tool.cfgs) {
         let cfg = (!predicates.is_empty()).then(|| quote!(#[cfg(all(#(#predicates),*))]));
         match param {
-            Param::Argument(argument) => {
+            Param::Sent(argument) => {
                 let ident = &argument.ident;
                 let ty = &argument.ty;
                 let doc = argument.description.as_ref().map(|d| quote!(#[doc = #d]));
@@ -723,4 +333,49 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
             }
         };
     }
+}
+
+/// The call of the function once per combination of its configured
+/// parameters, each under the `#[cfg]` where exactly those are present.
+fn configured_calls(
+    cfgs: &[Vec<TokenStream>],
+    call_args: &[TokenStream],
+    call: impl Fn(&[&TokenStream]) -> TokenStream,
+    value: &Ident,
+) -> TokenStream {
+    let configured: Vec<usize> = (0..cfgs.len()).filter(|&i| !cfgs[i].is_empty()).collect();
+    if configured.is_empty() {
+        let all: Vec<&TokenStream> = call_args.iter().collect();
+        let call = call(&all);
+        return quote!(let #value = #call;);
+    }
+    let mut variants = Vec::new();
+    for mask in 0..1usize << configured.len() {
+        let present = |index: usize| {
+            configured
+                .iter()
+                .position(|&i| i == index)
+                .is_none_or(|bit| mask & (1 << bit) != 0)
+        };
+        let conditions = configured.iter().enumerate().map(|(bit, &index)| {
+            let predicates = &cfgs[index];
+            if mask & (1 << bit) != 0 {
+                quote!(all(#(#predicates),*))
+            } else {
+                quote!(not(all(#(#predicates),*)))
+            }
+        });
+        let args: Vec<&TokenStream> = call_args
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| present(*index))
+            .map(|(_, arg)| arg)
+            .collect();
+        let call = call(&args);
+        variants.push(quote! {
+            #[cfg(all(#(#conditions),*))]
+            let #value = #call;
+        });
+    }
+    quote!(#(#variants)*)
 }

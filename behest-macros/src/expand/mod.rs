@@ -1,11 +1,11 @@
-//! Code generation. Expansion never validates: `function.rs` analyses and
-//! checks, the rest emits.
+//! Code generation. Expansion never validates: `crate::ast` parses and
+//! checks a tool function into its model, and `function.rs` generates from it.
 
 pub mod data;
 mod derives;
 pub mod external_tool;
-mod function;
-mod spec;
+pub mod function;
+pub mod spec;
 pub mod tool;
 pub mod tools;
 

@@ -3,9 +3,9 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use crate::args::Options;
 use crate::ctxt::Ctxt;
 use crate::doc::Docs;
+use crate::options::Options;
 
 /// The tool's description as a `&'static str` expression: the
 /// `description = ".."` option, else the doc comment; neither is an error

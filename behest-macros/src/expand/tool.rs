@@ -6,9 +6,9 @@ use syn::parse::{Parse, ParseStream};
 use syn::{Attribute, Item, Signature, Visibility};
 
 use super::function;
-use crate::args::{self, Target};
 use crate::ctxt::Ctxt;
 use crate::fallback;
+use crate::options::{self, Target};
 
 /// A function whose body is kept as tokens: the body is never needed, and
 /// not parsing it keeps every build that re-runs the macro fast.
@@ -50,12 +50,12 @@ impl ToTokens for BodylessFn {
 
 pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut cx = Ctxt::default();
-    let options = args::parse(args, Target::Function, &mut cx);
+    let options = options::parse(args, Target::Function, &mut cx);
     let mut item_fn: BodylessFn = match syn::parse2(input.clone()) {
         Ok(item_fn) => item_fn,
         Err(_) => return not_a_function(cx, input),
     };
-    let tool = function::analyse(
+    let tool = crate::ast::analyse(
         &mut item_fn.sig,
         &item_fn.attrs,
         &item_fn.vis,

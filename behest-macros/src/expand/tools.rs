@@ -6,13 +6,13 @@ use quote::quote;
 use syn::{ImplItem, ItemImpl};
 
 use super::function;
-use crate::args::{self, Target};
 use crate::ctxt::Ctxt;
 use crate::fallback;
+use crate::options::{self, Target};
 
 pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut cx = Ctxt::default();
-    let options = args::parse(args, Target::ImplBlock, &mut cx);
+    let options = options::parse(args, Target::ImplBlock, &mut cx);
     let mut item: ItemImpl = match syn::parse2(input.clone()) {
         Ok(item) => item,
         Err(_) => {
@@ -57,11 +57,11 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
                 continue;
             }
         };
-        let mut method_options = args::parse(tokens, Target::Function, &mut cx);
+        let mut method_options = options::parse(tokens, Target::Function, &mut cx);
         if method_options.krate.is_none() {
             method_options.krate.clone_from(&options.krate);
         }
-        let tool = function::analyse(
+        let tool = crate::ast::analyse(
             &mut method.sig,
             &method.attrs,
             &method.vis,
@@ -123,13 +123,13 @@ fn is_tool_attribute(attr: &syn::Attribute) -> bool {
 /// The generated items live outside the impl block, where `Self` means
 /// nothing (or the tool type): `Self` in argument and return types becomes
 /// the impl's type, as serde_derive does for its generated code.
-fn replace_self(mut tool: function::ToolFn, self_ty: &syn::Type) -> function::ToolFn {
+fn replace_self(mut tool: crate::ast::ToolFn, self_ty: &syn::Type) -> crate::ast::ToolFn {
     for param in &mut tool.params {
         match param {
-            function::Param::Argument(argument) => {
+            crate::ast::Param::Sent(argument) => {
                 argument.ty = with_self_as(&argument.ty, self_ty);
             }
-            function::Param::Injected(ty) => *ty = with_self_as(ty, self_ty),
+            crate::ast::Param::Injected(ty) => *ty = with_self_as(ty, self_ty),
         }
     }
     tool.output = with_self_as(&tool.output, self_ty);

@@ -4,9 +4,9 @@
 use proc_macro2::Span;
 use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Token};
 
-use crate::args::Spanned;
 use crate::ctxt::Ctxt;
 use crate::doc::Docs;
+use crate::options::Spanned;
 
 const ARG_KEYS: &[&str] = &["rename", "default", "description"];
 
