@@ -405,6 +405,7 @@ async fn integers_are_exact_or_refused() {
     for arguments in [
         json!(r#"{"id": 12345678901234567.0}"#),
         json!(r#"{"id": 9007199254740993.5}"#),
+        json!(r#"{"id": 9007199254740993.0}"#),
         json!(r#"{"id": 1, "signed": -9223372036854775809}"#),
         json!({"id": 12_345_678_901_234_567.0}),
     ] {
@@ -422,8 +423,8 @@ async fn integers_are_exact_or_refused() {
         ),
         (json!(r#"{"id": 7.0, "signed": -2.0}"#), "7 Some(-2)"),
         (
-            json!(r#"{"id": 9007199254740992.0}"#),
-            "9007199254740992 None",
+            json!(r#"{"id": 9007199254740991.0}"#),
+            "9007199254740991 None",
         ),
         (
             json!(r#"{"id": 1, "signed": -9223372036854775808}"#),
@@ -879,5 +880,51 @@ async fn self_in_a_tools_impl_is_the_impl_type() {
     assert_eq!(
         result.outcome.unwrap().structured,
         Some(json!({"x": 11, "y": 22}))
+    );
+}
+
+#[tokio::test]
+async fn a_renamed_call_keeps_its_own_reasoning() {
+    use behest::providers::Provider;
+    use behest::run::{Reasoning, ReasoningPlace};
+
+    let signature = |id: &str, data: &str| Reasoning {
+        provider: Provider::Gemini,
+        place: ReasoningPlace::Call {
+            call_id: id.to_owned(),
+        },
+        data: json!({"thoughtSignature": data}),
+    };
+    let mut reply = behest::AssistantMessage::tool_calls([
+        call("same", "add", json!({"a": 1, "b": 1})),
+        call("same", "add", json!({"a": 2, "b": 2})),
+    ]);
+    reply.reasoning = vec![signature("same", "first"), signature("same", "second")];
+    let registry = ToolRegistry::new().with(Add).unwrap();
+    let model = ScriptedModel::new([Turn::reply(reply), Turn::text("done")]);
+    let outcome = Agent::new(model, ToolRuntime::new(registry))
+        .invoke([Message::user("go")])
+        .await;
+    let Some(Message::Assistant(sent)) = outcome.transcript().get(1) else {
+        panic!("{outcome:?}")
+    };
+    let ids: Vec<&str> = sent.tool_calls.iter().map(|c| c.call_id.as_str()).collect();
+    assert_eq!(ids, ["same", "same_2"]);
+    let places: Vec<(String, String)> = sent
+        .reasoning
+        .iter()
+        .map(|piece| match &piece.place {
+            ReasoningPlace::Call { call_id } => {
+                (call_id.clone(), piece.data["thoughtSignature"].to_string())
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        places,
+        [
+            ("same".to_owned(), "\"first\"".to_owned()),
+            ("same_2".to_owned(), "\"second\"".to_owned())
+        ]
     );
 }

@@ -131,19 +131,20 @@ impl<'de> Visitor<'de> for Bounded {
 /// is surely exact: `1.0` is `1`, as JSON Schema's `"type": "integer"`
 /// counts it.
 ///
-/// Past 2^53 a float no longer holds every integer: the text
+/// From 2^53 on a float no longer holds every integer: the text
 /// `12345678901234567.0` parses to …568.0, `9007199254740993.5` to an
 /// integral …994.0, and `-9223372036854775809` (below `i64::MIN`) to a float
 /// that would clamp to `i64::MIN`. Such floats stay floats, so an integer
 /// field refuses them with an argument error instead of getting another
 /// number than the model wrote; a float field still takes them.
 pub(super) fn integral(float: f64) -> Option<Number> {
-    /// 2^53: up to here every integer is a float, so the text was exact.
+    /// 2^53: past it, and at it (which `…993.0` rounds to), a float is not
+    /// surely the integer written.
     const EXACT: f64 = 9_007_199_254_740_992.0;
-    if float.fract() != 0.0 || !(-EXACT..=EXACT).contains(&float) {
+    if float.fract() != 0.0 || float.abs() >= EXACT {
         return None;
     }
-    // Within ±2^53 the cast is exact.
+    // Below 2^53 the cast is exact.
     Some(Number::from(float as i64))
 }
 
@@ -166,12 +167,24 @@ mod tests {
 
     #[test]
     fn integral_floats_become_integers() {
-        let value = parse(r#"[1.0, -0.0, 9007199254740992.0, 1e19, 1e30, 1.5]"#, 4).unwrap();
+        let value = parse(
+            r#"[1.0, -0.0, 9007199254740991.0, 9007199254740993.0, 1e19, 1e30, 1.5]"#,
+            4,
+        )
+        .unwrap();
         assert_eq!(
             value,
-            json!([1, 0, 9_007_199_254_740_992u64, 1e19, 1e30, 1.5])
+            json!([
+                1,
+                0,
+                9_007_199_254_740_991u64,
+                9_007_199_254_740_992.0,
+                1e19,
+                1e30,
+                1.5
+            ])
         );
-        assert!(value[3].is_f64() && value[4].is_f64());
+        assert!(value[3].is_f64() && value[4].is_f64() && value[5].is_f64());
     }
 
     #[test]

@@ -44,7 +44,7 @@ pub fn drop_optional_nulls(arguments: &mut Value, schema: &Value) {
     while let Some((value, candidates)) = stack.pop() {
         let mut nodes = Vec::new();
         for candidate in candidates {
-            expand(candidate, schema, 0, &mut nodes);
+            expand(candidate, schema, 0, Applies::Always, &mut nodes);
         }
         match value {
             Value::Object(object) => {
@@ -93,13 +93,26 @@ fn is_container(value: &Value) -> bool {
     matches!(value, Value::Object(_) | Value::Array(_))
 }
 
+/// Whether a schema applies to a value for sure (the schema itself, a
+/// `$ref` target, an `allOf` member) or only as one of several branches
+/// (`anyOf`, `oneOf`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Applies {
+    Always,
+    AsBranch,
+}
+
+/// A schema that applies to a value, and how.
+type Node<'s> = (&'s Map<String, Value>, Applies);
+
 /// `node` and every schema that applies with it to the same value: the
-/// targets of local `$ref`s and the branches of combinators.
+/// targets of local `$ref`s and the members of combinators.
 fn expand<'s>(
     node: &'s Value,
     root: &'s Value,
     depth: usize,
-    out: &mut Vec<&'s Map<String, Value>>,
+    applies: Applies,
+    out: &mut Vec<Node<'s>>,
 ) {
     let Some(object) = node.as_object() else {
         return;
@@ -107,47 +120,55 @@ fn expand<'s>(
     if depth > MAX_EXPANSION {
         return;
     }
-    out.push(object);
+    out.push((object, applies));
     if let Some(target) = object
         .get("$ref")
         .and_then(Value::as_str)
         .and_then(|reference| reference.strip_prefix('#'))
         .and_then(|pointer| root.pointer(pointer))
     {
-        expand(target, root, depth + 1, out);
+        expand(target, root, depth + 1, applies, out);
     }
-    for keyword in ["allOf", "anyOf", "oneOf"] {
+    for (keyword, member) in [
+        ("allOf", applies),
+        ("anyOf", Applies::AsBranch),
+        ("oneOf", Applies::AsBranch),
+    ] {
         for branch in object
             .get(keyword)
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
         {
-            expand(branch, root, depth + 1, out);
+            expand(branch, root, depth + 1, member, out);
         }
     }
 }
 
-/// Whether `key` is a property of some applicable schema and required by
-/// none.
-fn is_optional(nodes: &[&Map<String, Value>], key: &str) -> bool {
-    let listed = nodes.iter().any(|node| {
+/// Whether `key` may be left out: no schema that surely applies requires
+/// it, and some applicable schema lists it without requiring it (one
+/// variant of an enum may take it as optional while another requires it).
+fn is_optional(nodes: &[Node<'_>], key: &str) -> bool {
+    let requires = |node: &Map<String, Value>| {
+        crate::validation::required_of(node).any(|required| required == key)
+    };
+    let lists = |node: &Map<String, Value>| {
         node.get("properties")
             .and_then(Value::as_object)
             .is_some_and(|properties| properties.contains_key(key))
-    });
-    listed
-        && !nodes
-            .iter()
-            .any(|node| crate::validation::required_of(node).any(|required| required == key))
+    };
+    let required = nodes
+        .iter()
+        .any(|(node, applies)| *applies == Applies::Always && requires(node));
+    !required && nodes.iter().any(|(node, _)| lists(node) && !requires(node))
 }
 
 /// The schemas of the member `key`: its property schemas, or the schemas
 /// of members that are not properties.
-fn member_schemas<'s>(nodes: &[&'s Map<String, Value>], key: &str) -> Vec<&'s Value> {
+fn member_schemas<'s>(nodes: &[Node<'s>], key: &str) -> Vec<&'s Value> {
     nodes
         .iter()
-        .filter_map(|node| {
+        .filter_map(|(node, _)| {
             let property = node
                 .get("properties")
                 .and_then(Value::as_object)
@@ -159,10 +180,10 @@ fn member_schemas<'s>(nodes: &[&'s Map<String, Value>], key: &str) -> Vec<&'s Va
 
 /// The schemas of the array item at `index`: its tuple schema, or the
 /// schema of the items past the tuple.
-fn item_schemas<'s>(nodes: &[&'s Map<String, Value>], index: usize) -> Vec<&'s Value> {
+fn item_schemas<'s>(nodes: &[Node<'s>], index: usize) -> Vec<&'s Value> {
     nodes
         .iter()
-        .filter_map(|node| {
+        .filter_map(|(node, _)| {
             let prefix = node.get("prefixItems").and_then(Value::as_array);
             match prefix {
                 Some(prefix) if index < prefix.len() => Some(&prefix[index]),
@@ -214,6 +235,25 @@ mod tests {
                 "unknown": null
             })
         );
+    }
+
+    #[test]
+    fn a_field_optional_in_one_variant_may_be_null_there() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"filter": {"oneOf": [
+                {"type": "object", "properties": {"op": {"const": "eq"}, "case": {"type": "boolean"}}, "required": ["op"]},
+                {"type": "object", "properties": {"op": {"const": "like"}, "case": {"type": "boolean"}}, "required": ["op", "case"]}
+            ]}},
+            "required": ["filter"]
+        });
+        let mut arguments = json!({"filter": {"op": "eq", "case": null}});
+        drop_optional_nulls(&mut arguments, &schema);
+        assert_eq!(arguments, json!({"filter": {"op": "eq"}}));
+        // Required in every variant: kept, for the validator to refuse.
+        let mut arguments = json!({"filter": {"op": null}});
+        drop_optional_nulls(&mut arguments, &schema);
+        assert_eq!(arguments, json!({"filter": {"op": null}}));
     }
 
     #[test]

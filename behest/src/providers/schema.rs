@@ -438,6 +438,21 @@ fn inline_refs_with_siblings(schema: &mut Value, lints: &mut Vec<Lint>) {
             ));
             return;
         };
+        if is_recursive(&root, &reference) {
+            // Inlining would never end: the `$ref` stays, alone, as strict
+            // mode takes it; a description next to it is dropped.
+            let siblings: Vec<String> = object.keys().filter(|k| *k != "$ref").cloned().collect();
+            for key in siblings {
+                if !ANNOTATIONS.contains(&key.as_str()) {
+                    lints.push(Lint::error(
+                        format!("{path}/{key}"),
+                        format!("`{key}` next to the recursive `{reference}` cannot be expressed in strict mode"),
+                    ));
+                }
+                object.remove(&key);
+            }
+            return;
+        }
         object.remove("$ref");
         for (key, value) in target {
             match object.get(key) {
@@ -452,6 +467,39 @@ fn inline_refs_with_siblings(schema: &mut Value, lints: &mut Vec<Lint>) {
             }
         }
     });
+}
+
+/// Whether the schema `reference` points to refers back to it, directly or
+/// through other references.
+fn is_recursive(root: &Value, reference: &str) -> bool {
+    let mut pending = vec![reference.to_owned()];
+    let mut seen: Vec<String> = Vec::new();
+    while let Some(current) = pending.pop() {
+        if seen.contains(&current) {
+            continue;
+        }
+        let Some(target) = resolve(root, &current) else {
+            continue;
+        };
+        seen.push(current);
+        let mut stack = vec![target];
+        while let Some(node) = stack.pop() {
+            match node {
+                Value::Object(object) => {
+                    if let Some(Value::String(inner)) = object.get("$ref") {
+                        if inner == reference {
+                            return true;
+                        }
+                        pending.push(inner.clone());
+                    }
+                    stack.extend(object.values());
+                }
+                Value::Array(items) => stack.extend(items),
+                _ => {}
+            }
+        }
+    }
+    false
 }
 
 /// Keywords that describe and do not validate.
@@ -783,14 +831,16 @@ pub fn gemini(schema: &mut Value, lints: &mut Vec<Lint>) {
         for keyword in DROPPED_QUIETLY {
             object.remove(*keyword);
         }
-        // Merged first: an inlined `$ref` with a sibling description is an
-        // `allOf` whose target may hold `oneOf` or `const` to rewrite below.
+        // Merged and folded first: an inlined `$ref` with a sibling
+        // description is an `allOf`, an `Option` an `anyOf` with `null`,
+        // whose target may hold `oneOf` or `const` to rewrite below.
+        merge_single_all_of(object);
+        fold_nullable_any_of(object);
         merge_single_all_of(object);
         one_of_as_any_of(object, path, lints);
         if let Some(constant) = object.remove("const") {
             object.insert("enum".to_owned(), Value::Array(vec![constant]));
         }
-        fold_nullable_any_of(object);
         gemini_one_type(object, path, lints);
         gemini_enum(object, path, lints);
         inclusive_integer_bounds(object);
@@ -993,14 +1043,17 @@ fn fold_nullable_any_of(object: &mut Map<String, Value>) {
     let Some(Value::Object(other)) = branches.iter().find(|b| !is_null(b)).cloned() else {
         return;
     };
-    if other
-        .keys()
-        .any(|key| object.contains_key(key) && key != "anyOf")
-    {
+    // An annotation such as `description` may be on both: the parent's wins.
+    let clash = |key: &String| {
+        object.contains_key(key) && key != "anyOf" && !ANNOTATIONS.contains(&key.as_str())
+    };
+    if other.keys().any(clash) {
         return;
     }
     object.remove("anyOf");
-    object.extend(other);
+    for (key, value) in other {
+        object.entry(key).or_insert(value);
+    }
     object.insert("nullable".to_owned(), Value::Bool(true));
 }
 
@@ -1224,6 +1277,51 @@ mod tests {
         assert_eq!(
             lints,
             ["`anyOf` is not allowed at the root of an Anthropic tool schema at /anyOf"]
+        );
+    }
+
+    #[test]
+    fn strict_mode_keeps_a_recursive_ref_with_a_description_alone() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"root": {"$ref": "#/$defs/Expr", "description": "The root."}},
+            "required": ["root"],
+            "$defs": {"Expr": {
+                "type": "object",
+                "properties": {"left": {"$ref": "#/$defs/Expr", "description": "Left."}, "value": {"type": "integer"}},
+                "required": ["value"]
+            }}
+        });
+        let (schema, lints) = run(openai_strict, schema);
+        assert!(lints.is_empty(), "{lints:?}");
+        assert_eq!(
+            schema["properties"]["root"],
+            json!({"$ref": "#/$defs/Expr"})
+        );
+        assert_eq!(
+            schema["$defs"]["Expr"]["properties"]["left"]["anyOf"][0],
+            json!({"$ref": "#/$defs/Expr"})
+        );
+    }
+
+    #[test]
+    fn gemini_folds_an_option_of_a_tagged_enum() {
+        let (schema, lints) = run(
+            gemini,
+            json!({
+                "type": "object",
+                "properties": {"filter": {"anyOf": [{"$ref": "#/$defs/F"}, {"type": "null"}]}},
+                "$defs": {"F": {"oneOf": [
+                    {"type": "object", "properties": {"op": {"type": "string", "const": "eq"}}, "required": ["op"]},
+                    {"type": "object", "properties": {"op": {"type": "string", "const": "gt"}}, "required": ["op"]}
+                ]}}
+            }),
+        );
+        assert!(lints.is_empty(), "{lints:?}");
+        assert_eq!(schema["properties"]["filter"]["nullable"], json!(true));
+        assert_eq!(
+            schema["properties"]["filter"]["anyOf"][1]["properties"]["op"]["enum"],
+            json!(["gt"])
         );
     }
 

@@ -98,7 +98,7 @@ impl RunControl {
         result: ToolResult<ToolOutput>,
     ) -> Result<(), ControlError> {
         match self.take(call_id, "a result")? {
-            Waiter::External(sender) => delivered(call_id, sender.send(result)),
+            Waiter::External(sender) => self.delivered(call_id, sender.send(result)),
             Waiter::Approval(_) => unreachable!("take checks the kind"),
         }
     }
@@ -130,7 +130,7 @@ impl RunControl {
 
     fn decide(&self, call_id: &str, decision: Decision) -> Result<(), ControlError> {
         match self.take(call_id, "an approval")? {
-            Waiter::Approval(sender) => delivered(call_id, sender.send(decision)),
+            Waiter::Approval(sender) => self.delivered(call_id, sender.send(decision)),
             Waiter::External(_) => unreachable!("take checks the kind"),
         }
     }
@@ -210,6 +210,22 @@ impl RunControl {
         waiting.waiters.clear();
     }
 
+    /// `Ok` if the waiting call received the answer. The waiter closes its
+    /// channel when it stops waiting and then takes what arrived before, so
+    /// a send that succeeded is always read; one that failed leaves the
+    /// call expired, not answered.
+    fn delivered<T>(&self, call_id: &str, sent: Result<(), T>) -> Result<(), ControlError> {
+        if sent.is_ok() {
+            return Ok(());
+        }
+        let mut waiting = self.lock();
+        waiting.answered.remove(call_id);
+        waiting.expired.insert(call_id.to_owned());
+        Err(ControlError::Expired {
+            call_id: call_id.to_owned(),
+        })
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
         self.shared
             .waiting
@@ -224,13 +240,4 @@ impl std::fmt::Debug for RunControl {
             .field("cancelled", &self.is_cancelled())
             .finish_non_exhaustive()
     }
-}
-
-/// `Ok` if the waiting call received the answer. The waiter closes its
-/// channel when it stops waiting and then takes what arrived before, so a
-/// send that succeeded is always read.
-fn delivered<T>(call_id: &str, sent: Result<(), T>) -> Result<(), ControlError> {
-    sent.map_err(|_unread| ControlError::Expired {
-        call_id: call_id.to_owned(),
-    })
 }

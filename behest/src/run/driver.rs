@@ -1,7 +1,7 @@
 //! The loop of one run: ask the model, run its tool calls through the
 //! runtime's one entry point, send every result back, repeat.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,7 +9,7 @@ use futures::future::{join_all, BoxFuture};
 use tokio::sync::oneshot;
 
 use super::control::{Decision, RunControl};
-use super::conversation::{AssistantMessage, Message, ToolResultMessage};
+use super::conversation::{AssistantMessage, Message, ReasoningPlace, ToolResultMessage};
 use super::events::{Emitter, EventKind, RunState, ToolStreamEvent};
 use super::{Agent, RunError, RunOutcome};
 use crate::context::ProgressSink;
@@ -270,21 +270,46 @@ struct CallIds {
 }
 
 impl CallIds {
+    /// Renames repeated ids in `reply`, and the reasoning tied to a renamed
+    /// call with it: the k-th call of an id keeps the k-th piece of
+    /// reasoning placed on that id.
     fn make_unique(&mut self, reply: &mut AssistantMessage) {
+        let mut renamed: Vec<(String, usize, String)> = Vec::new();
+        let mut occurrences: HashMap<String, usize> = HashMap::new();
         for call in &mut reply.tool_calls {
+            let original = call.call_id.clone();
+            let nth = occurrences.entry(original.clone()).or_default();
+            *nth += 1;
             if call.call_id.is_empty() {
                 call.call_id = "call".to_owned();
             }
             if !self.seen.contains(&call.call_id) {
                 self.seen.insert(call.call_id.clone());
-                continue;
+            } else {
+                let unique = (2..)
+                    .map(|n| format!("{}_{n}", call.call_id))
+                    .find(|id| !self.seen.contains(id))
+                    .expect("an unused suffix exists");
+                self.seen.insert(unique.clone());
+                call.call_id = unique;
             }
-            let unique = (2..)
-                .map(|n| format!("{}_{n}", call.call_id))
-                .find(|id| !self.seen.contains(id))
-                .expect("an unused suffix exists");
-            self.seen.insert(unique.clone());
-            call.call_id = unique;
+            if call.call_id != original {
+                renamed.push((original, *nth, call.call_id.clone()));
+            }
+        }
+        let mut seen_places: HashMap<String, usize> = HashMap::new();
+        for piece in &mut reply.reasoning {
+            let ReasoningPlace::Call { call_id } = &mut piece.place else {
+                continue;
+            };
+            let nth = seen_places.entry(call_id.clone()).or_default();
+            *nth += 1;
+            if let Some((_, _, unique)) = renamed
+                .iter()
+                .find(|(original, k, _)| original == call_id && k == nth)
+            {
+                call_id.clone_from(unique);
+            }
         }
     }
 }

@@ -280,17 +280,35 @@ impl ToolRuntime {
             }
         };
         if let Some(hooks) = hooks {
+            // Observers see the arguments as the checked route gives them.
             hooks.starting(&|| ToolCall {
                 call_id: call_id.to_owned(),
                 tool_name: tool_name.to_owned(),
-                arguments: serde_json::from_str(text)
-                    .unwrap_or_else(|_| Value::String(text.to_owned())),
+                arguments: self.decoded(entry, text),
             });
         }
         let cancellation = options.cancellation.as_ref();
         let output = self.finish(entry, cancellation, || Ok(future)).await;
         guard.settle(&output);
         Some(output.and_then(|output| self.check_output(output)))
+    }
+
+    /// The arguments object of a text the text route accepted, as the
+    /// checked route decodes it (integral floats as integers, `null` for
+    /// optional fields left out).
+    fn decoded(&self, entry: &Entry, text: &str) -> Value {
+        let limits = DecodeLimits {
+            max_bytes: self.inner.limits.max_argument_bytes,
+            max_depth: self.inner.limits.max_argument_depth,
+        };
+        match decode(Value::String(text.to_owned()), limits, &entry.required) {
+            Ok(object) => {
+                let mut arguments = Value::Object(object);
+                crate::arguments::drop_optional_nulls(&mut arguments, entry.validator.schema());
+                arguments
+            }
+            Err(_) => Value::String(text.to_owned()),
+        }
     }
 
     /// Steps 1 to 3 of the pipeline: looks the tool up, decodes and
