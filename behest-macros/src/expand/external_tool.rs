@@ -87,19 +87,87 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         let stub = stub_impls(&item, &options.krate());
         return quote!(#errors #item #stub);
     }
-    super::derives::add_missing(
-        &mut item.attrs,
-        &options.krate(),
+    let lean = lean_deserialize(&item, &options);
+    let wanted: &[super::derives::Derive] = if lean.is_some() {
+        &[super::derives::Derive::JsonSchema]
+    } else {
         &[
             super::derives::Derive::Deserialize,
             super::derives::Derive::JsonSchema,
-        ],
-    );
+        ]
+    };
+    super::derives::add_missing(&mut item.attrs, &options.krate(), wanted);
     let generated = expand_impls(&item, &options, &tool_name, &description);
     quote! {
         #item
+        #lean
         #generated
     }
+}
+
+/// `Deserialize` through behest's generic visitor, as for `#[tool]`'s
+/// arguments, when the struct leaves serde nothing to configure: no derive
+/// of its own, no `#[serde]` attribute, at most twelve fields. A field type
+/// without `Deserialize` is then one error, on that type, naming the fix,
+/// where serde's derive gives several.
+fn lean_deserialize(item: &ItemStruct, options: &options::Options) -> Option<TokenStream> {
+    let Fields::Named(fields) = &item.fields else {
+        return None;
+    };
+    let serde_attr = |attrs: &[syn::Attribute]| attrs.iter().any(|a| a.path().is_ident("serde"));
+    let derives_serde = item
+        .attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("derive"))
+        .any(|attr| quote!(#attr).to_string().contains("Deserialize"));
+    if derives_serde
+        || serde_attr(&item.attrs)
+        || fields.named.len() > 12
+        || fields.named.iter().any(|field| serde_attr(&field.attrs))
+    {
+        return None;
+    }
+    let krate = options.krate();
+    let private = krate.private();
+    let ident = &item.ident;
+    let name = ident.to_string();
+    let idents: Vec<&syn::Ident> = fields
+        .named
+        .iter()
+        .filter_map(|f| f.ident.as_ref())
+        .collect();
+    let wire_names: Vec<String> = idents
+        .iter()
+        .map(|ident| {
+            let text = ident.to_string();
+            text.strip_prefix("r#").unwrap_or(&text).to_owned()
+        })
+        .collect();
+    let types: Vec<&syn::Type> = fields.named.iter().map(|f| &f.ty).collect();
+    let deny = !options.allow_unknown_arguments;
+    let deserializer = syn::Ident::new("deserializer", proc_macro2::Span::mixed_site());
+    let assertions = types.iter().map(|ty| {
+        quote::quote_spanned! {super::at(syn::spanned::Spanned::span(ty))=>
+            #private::assert_argument_deserialize::<#ty>();
+        }
+    });
+    Some(quote! {
+        const _: () = {
+            #(#assertions)*
+        };
+
+        #[automatically_derived]
+        impl<'de> #private::serde::Deserialize<'de> for #ident {
+            fn deserialize<__BehestDeserializer: #private::serde::Deserializer<'de>>(
+                #deserializer: __BehestDeserializer,
+            ) -> ::core::result::Result<Self, __BehestDeserializer::Error> {
+                use #private::dispatch::prelude::*;
+                let (#(#idents,)*) = (&#private::dispatch::Probe::<(#(#types,)*)>::new())
+                    .__behest_fields(#deserializer, #name, &[#(#wire_names),*], #deny)?;
+                ::core::result::Result::Ok(Self { #(#idents),* })
+            }
+        }
+    })
 }
 
 fn refuse(mut cx: Ctxt, token: &dyn quote::ToTokens, what: &str, item: TokenStream) -> TokenStream {

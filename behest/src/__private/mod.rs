@@ -237,3 +237,6 @@ impl<T: serde::de::DeserializeOwned> ArgumentDeserialize for T {}
 
 /// Asserts that `T` can describe a tool argument.
 pub const fn assert_argument_schema<T: ArgumentSchema>() {}
+
+/// Asserts that the model's JSON can be read into `T`.
+pub const fn assert_argument_deserialize<T: ArgumentDeserialize>() {}
