@@ -928,3 +928,43 @@ async fn a_renamed_call_keeps_its_own_reasoning() {
         ]
     );
 }
+
+#[tokio::test]
+async fn from_call_in_a_handler_checks_with_the_run_s_limits() {
+    // The runtime takes arguments past the 1 MiB default; so must the
+    // handler that parses them.
+    let big = "x".repeat(1_500_000);
+    let text = format!(r#"{{"url": "{big}"}}"#);
+    let mut registry = ToolRegistry::new();
+    registry
+        .register_tool(Arc::new(Fetch::external_tool()))
+        .unwrap();
+    let runtime = ToolRuntime::builder(registry)
+        .max_argument_bytes(4 << 20)
+        .build();
+    let model = ScriptedModel::new([
+        Turn::tool_calls([call("f1", "fetch", text.as_str())]),
+        Turn::text("done").expect_ok("f1", "1500000"),
+    ]);
+    let invocation = Agent::new(model, runtime).invoke([Message::user("go")]);
+    invocation.on(|envelope, control| {
+        if let EventKind::Tool(ToolStreamEvent::Call {
+            call,
+            external: true,
+        }) = envelope.kind
+        {
+            assert_eq!(control.limits().max_argument_bytes, 4 << 20);
+            let answer =
+                Fetch::from_call(&call).map(|fetch| ToolOutput::text(fetch.url.len().to_string()));
+            control.resolve(&call.call_id, answer).unwrap();
+        }
+    });
+    let outcome = invocation.await;
+    assert_eq!(outcome.text(), Some("done"), "{outcome:?}");
+    // Outside a run, the defaults.
+    let outside = call("f2", "fetch", text.as_str());
+    assert!(matches!(
+        Fetch::from_call(&outside),
+        Err(ToolError::LimitExceeded { .. })
+    ));
+}

@@ -18,7 +18,7 @@ use crate::tool::{ToolError, ToolResult};
 #[derive(Clone)]
 pub struct ToolContext {
     call_id: String,
-    cancellation: Arc<CallCancellation>,
+    cancellation: CallToken,
     progress: Option<ProgressSink>,
     state: SharedState,
 }
@@ -29,7 +29,7 @@ impl ToolContext {
     pub fn new(call_id: impl Into<String>) -> Self {
         Self {
             call_id: call_id.into(),
-            cancellation: Arc::new(CallCancellation::child_of(None)),
+            cancellation: CallToken::Own(OnceLock::new()),
             progress: None,
             state: SharedState::default(),
         }
@@ -46,7 +46,7 @@ impl ToolContext {
     ) -> Self {
         Self {
             call_id,
-            cancellation: Arc::new(CallCancellation::child_of(parent)),
+            cancellation: CallToken::Watched(Arc::new(CallCancellation::child_of(parent))),
             progress,
             state,
         }
@@ -54,8 +54,11 @@ impl ToolContext {
 
     /// The handle the runtime keeps to cancel this call's token when the
     /// call ends without the tool's own answer.
-    pub(crate) fn cancellation_handle(&self) -> Arc<CallCancellation> {
-        self.cancellation.clone()
+    pub(crate) fn cancellation_handle(&self) -> Option<Arc<CallCancellation>> {
+        match &self.cancellation {
+            CallToken::Watched(handle) => Some(handle.clone()),
+            CallToken::Own(_) => None,
+        }
     }
 
     /// Uses this shared state instead of the empty one.
@@ -75,10 +78,7 @@ impl ToolContext {
     /// Uses this cancellation token.
     #[must_use]
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancellation = Arc::new(CallCancellation {
-            parent: None,
-            own: OnceLock::from(token),
-        });
+        self.cancellation = CallToken::Own(OnceLock::from(token));
         self
     }
 
@@ -96,12 +96,18 @@ impl ToolContext {
     /// so child tasks that watch it stop with the call. Cancelling it stops
     /// only this call's own work, never the run or its other calls.
     pub fn cancellation(&self) -> &CancellationToken {
-        self.cancellation.token()
+        match &self.cancellation {
+            CallToken::Own(own) => own.get_or_init(CancellationToken::new),
+            CallToken::Watched(handle) => handle.token(),
+        }
     }
 
     /// Whether the call has been cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.cancellation.is_cancelled()
+        match &self.cancellation {
+            CallToken::Own(own) => own.get().is_some_and(CancellationToken::is_cancelled),
+            CallToken::Watched(handle) => handle.is_cancelled(),
+        }
     }
 
     /// Reports progress to whoever observes the call. Does nothing when
@@ -132,6 +138,17 @@ impl ToolContext {
     pub fn require_state_arc<T: Any + Send + Sync>(&self) -> ToolResult<Arc<T>> {
         self.state.get_arc::<T>().ok_or_else(missing_state::<T>)
     }
+}
+
+/// Where a context's cancellation token comes from.
+#[derive(Clone)]
+enum CallToken {
+    /// A context made outside a runtime: a token of its own, made on first
+    /// use (no allocation for a call that never looks).
+    Own(OnceLock<CancellationToken>),
+    /// A call the runtime runs: shared with the runtime, which cancels it
+    /// when the call ends without the tool's answer.
+    Watched(Arc<CallCancellation>),
 }
 
 /// A call's cancellation token, made on first use: most calls never look

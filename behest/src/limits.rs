@@ -36,3 +36,19 @@ impl Default for Limits {
         }
     }
 }
+
+tokio::task_local! {
+    /// The limits of the runtime whose run is calling a handler.
+    static HANDLER_LIMITS: Limits;
+}
+
+/// The limits in force for a handler: its run's runtime's while a run calls
+/// it, the defaults elsewhere.
+pub(crate) fn current() -> Limits {
+    HANDLER_LIMITS.try_with(Clone::clone).unwrap_or_default()
+}
+
+/// Runs `handler` with `limits` as the [`current`] ones.
+pub(crate) fn with_limits<R>(limits: Limits, handler: impl FnOnce() -> R) -> R {
+    HANDLER_LIMITS.sync_scope(limits, handler)
+}

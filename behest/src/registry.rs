@@ -60,6 +60,8 @@ pub enum RegistryError {
 /// once at registration.
 #[derive(Clone)]
 pub(crate) struct Entry {
+    /// The registered name, shared with the calls prepared for it.
+    pub name: Arc<str>,
     pub tool: Arc<dyn Tool>,
     pub spec: ToolSpec,
     pub validator: ArgumentValidator,
@@ -117,6 +119,7 @@ impl ToolRegistry {
             }
         })?;
         let entry = Entry {
+            name: Arc::from(name.as_str()),
             required: required_names(&spec.parameters),
             timeout: tool.timeout(),
             reveals_panics: tool.reveals_panics(),

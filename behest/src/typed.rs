@@ -176,10 +176,12 @@ pub trait ExternalToolArgs: DeserializeOwned + Sized {
     }
 
     /// Parses a call's arguments, with the argument errors the runtime
-    /// gives under its default [`Limits`]: decoding, validation against the
-    /// schema, then the typed parse.
+    /// gives: decoding, validation against the schema, then the typed
+    /// parse. Inside a run's handler (`invocation.on(..)`) it checks with
+    /// the run's runtime's [`Limits`], elsewhere with the defaults; see
+    /// [`from_arguments_with`](Self::from_arguments_with).
     fn from_arguments(arguments: Value) -> ToolResult<Self> {
-        Self::from_arguments_with(arguments, &Limits::default())
+        Self::from_arguments_with(arguments, &crate::limits::current())
     }
 
     /// [`from_arguments`](Self::from_arguments) under a runtime's limits
@@ -188,13 +190,16 @@ pub trait ExternalToolArgs: DeserializeOwned + Sized {
         crate::arguments::parse_validated_with(arguments, Self::validator(), limits)
     }
 
-    /// Parses the arguments of `call` under the runtime's default limits,
-    /// after checking that it calls this tool.
+    /// Parses the arguments of `call`, after checking that it calls this
+    /// tool: with the run's runtime's limits inside a run's handler, the
+    /// defaults elsewhere.
     fn from_call(call: &ToolCall) -> ToolResult<Self> {
-        Self::from_call_with(call, &Limits::default())
+        Self::from_call_with(call, &crate::limits::current())
     }
 
-    /// [`from_call`](Self::from_call) under a runtime's limits.
+    /// [`from_call`](Self::from_call) under given limits: a runtime's
+    /// (`runtime.limits()`), or a run's (`control.limits()`) where a stream
+    /// of events is answered outside a handler.
     fn from_call_with(call: &ToolCall, limits: &Limits) -> ToolResult<Self> {
         let spec = Self::spec();
         if call.tool_name != spec.name {

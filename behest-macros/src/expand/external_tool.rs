@@ -253,7 +253,8 @@ fn expand_impls(
             }
 
             /// Parses a call of this tool into its typed arguments, with the
-            /// argument errors the runtime gives under its default limits.
+            /// argument errors the runtime gives: under the run's runtime's
+            /// limits inside a run's handler, the defaults elsewhere.
             pub fn from_call(call: &#krate::ToolCall) -> #krate::ToolResult<Self> {
                 <Self as #krate::ExternalToolArgs>::from_call(call)
             }

@@ -71,6 +71,18 @@ pub fn drop_optional_nulls(arguments: &mut Value, schema: &Value) {
 
 /// Whether an object anywhere in `value` has a `null` member.
 fn has_null_member(value: &Value) -> bool {
+    // Most arguments are flat: no stack for them.
+    if let Value::Object(object) = value {
+        if object.values().any(Value::is_null) {
+            return true;
+        }
+        if !object
+            .values()
+            .any(|member| member.is_object() || member.is_array())
+        {
+            return false;
+        }
+    }
     let mut stack = vec![value];
     while let Some(value) = stack.pop() {
         match value {

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use crate::limits::Limits;
 use crate::tool::{ToolOutput, ToolResult};
 
 /// Why a control request was refused.
@@ -77,16 +78,26 @@ pub struct RunControl {
 struct Shared {
     cancellation: CancellationToken,
     waiting: Mutex<Waiting>,
+    limits: Limits,
 }
 
 impl RunControl {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(limits: Limits) -> Self {
         Self {
             shared: Arc::new(Shared {
                 cancellation: CancellationToken::new(),
                 waiting: Mutex::new(Waiting::default()),
+                limits,
             }),
         }
+    }
+
+    /// The limits of the run's runtime: what
+    /// [`from_call_with`](crate::ExternalToolArgs::from_call_with) should
+    /// check a call with outside a handler (inside one, `from_call` already
+    /// does).
+    pub fn limits(&self) -> &Limits {
+        &self.shared.limits
     }
 
     /// Answers an external call: its output, or the error the model reads.

@@ -186,7 +186,11 @@ pub(crate) fn spawn_handler(
     tokio::spawn(async move {
         while let Some(envelope) = events.next().await {
             let sequence = envelope.sequence;
-            let call = AssertUnwindSafe(|| handler(envelope, control.clone()));
+            // `from_call` in the handler checks with the runtime's limits.
+            let limits = control.limits().clone();
+            let call = AssertUnwindSafe(|| {
+                crate::limits::with_limits(limits, || handler(envelope, control.clone()));
+            });
             if std::panic::catch_unwind(call).is_err() {
                 tracing::error!(sequence, "a run handler panicked; the run goes on");
             }

@@ -30,11 +30,12 @@ pub struct RuntimeInvocation {
 
 impl RuntimeInvocation {
     pub(crate) fn new(agent: Agent, conversation: Vec<Message>) -> Self {
+        let control = RunControl::new(agent.runtime().limits().clone());
         Self {
             agent,
             conversation,
             emitter: Arc::new(Emitter::new(new_run_id().into())),
-            control: RunControl::new(),
+            control,
             handlers: Mutex::new(Vec::new()),
         }
     }

@@ -18,7 +18,9 @@ pub(super) struct CallGuard {
 impl CallGuard {
     /// Watches the token of `context`.
     pub fn watch(&self, context: &ToolContext) {
-        let _first = self.handle.set(context.cancellation_handle());
+        if let Some(handle) = context.cancellation_handle() {
+            let _first = self.handle.set(handle);
+        }
     }
 
     /// The call ended with `outcome`: the token is left alone when the

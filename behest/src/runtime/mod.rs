@@ -86,7 +86,7 @@ struct Inner {
 pub struct PreparedCall {
     runtime: u64,
     index: usize,
-    tool_name: String,
+    tool_name: Arc<str>,
     arguments: Value,
 }
 
@@ -337,7 +337,7 @@ impl ToolRuntime {
         Ok(PreparedCall {
             runtime: inner.id,
             index,
-            tool_name: tool_name.to_owned(),
+            tool_name: entry.name.clone(),
             arguments,
         })
     }
