@@ -5,6 +5,8 @@ pub mod arguments;
 pub mod context;
 mod json_text;
 mod limits;
+#[cfg(feature = "http")]
+pub mod models;
 pub mod providers;
 pub mod registry;
 pub mod run;
@@ -20,9 +22,9 @@ pub mod __private;
 pub use context::{Progress, ProgressSink, SharedState, ToolContext};
 pub use registry::{RegistryError, ToolRegistry};
 pub use run::{
-    Agent, AssistantMessage, ControlError, Envelope, EventKind, EventStream, Message, Model,
-    ModelError, RunControl, RunError, RunOptions, RunOutcome, RunState, RuntimeInvocation,
-    ScriptedModel, ToolStreamEvent, Turn,
+    Agent, AssistantMessage, ControlError, DeltaSink, Envelope, EventKind, EventStream, Message,
+    Model, ModelDelta, ModelError, RunControl, RunError, RunOptions, RunOutcome, RunState,
+    RuntimeInvocation, ScriptedModel, ToolStreamEvent, Turn,
 };
 pub use runtime::{
     CallOptions, Limits, PreparedCall, ToolCall, ToolCallResult, ToolRuntime, ToolRuntimeBuilder,

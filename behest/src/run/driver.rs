@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 use super::control::{Decision, RunControl};
 use super::conversation::{AssistantMessage, Message, ReasoningPlace, ToolResultMessage};
 use super::events::{Emitter, EventKind, RunState, ToolStreamEvent};
+use super::model::DeltaSink;
 use super::{Agent, RunError, RunOutcome};
 use crate::context::ProgressSink;
 use crate::runtime::{CallOptions, RunHooks, ToolCall, ToolCallResult};
@@ -29,12 +30,15 @@ impl Run<'_> {
         let cancellation = self.control.cancellation().clone();
         let mut ids = CallIds::default();
         let mut rounds = 0;
+        let emitter = self.emitter.clone();
+        let deltas = DeltaSink::new(move |delta| emitter.emit(EventKind::ModelDelta(delta)));
         loop {
             self.state(RunState::AwaitingModel);
+            // Dropping the model's future on cancellation aborts its request.
             let reply = tokio::select! {
                 biased;
                 () = cancellation.cancelled() => return RunOutcome::Cancelled { transcript },
-                reply = self.agent.model.respond_dyn(&transcript, &specs) => reply,
+                reply = self.agent.model.respond_streaming_dyn(&transcript, &specs, &deltas) => reply,
             };
             let mut reply = match reply {
                 Ok(reply) => reply,

@@ -57,6 +57,9 @@ pub enum EventKind {
     State(RunState),
     /// The model sent a message.
     ModelMessage(AssistantMessage),
+    /// A piece of the model's message while it streams; the whole message
+    /// follows as [`ModelMessage`](EventKind::ModelMessage).
+    ModelDelta(super::model::ModelDelta),
     /// A tool call progressed.
     Tool(ToolStreamEvent),
 }

@@ -24,7 +24,7 @@ pub use control::{ControlError, RunControl};
 pub use conversation::{AssistantMessage, Message, Reasoning, ReasoningPlace, ToolResultMessage};
 pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
 pub use invocation::RuntimeInvocation;
-pub use model::{Model, ModelError};
+pub use model::{DeltaSink, Model, ModelDelta, ModelError};
 pub use scripted::{ScriptedModel, Turn};
 
 use crate::runtime::ToolRuntime;

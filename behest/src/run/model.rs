@@ -1,6 +1,8 @@
 //! The model a run talks to.
 
+use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
@@ -8,11 +10,28 @@ use super::conversation::{AssistantMessage, Message};
 use crate::tool::ToolSpec;
 
 /// Why the model gave no answer.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+///
+/// For a model behind an API, the HTTP status, the provider's error type,
+/// the request id and whether trying again may help; never the API key.
+#[derive(Clone, thiserror::Error)]
 #[error("{message}")]
+#[non_exhaustive]
 pub struct ModelError {
-    /// What went wrong.
+    /// What went wrong, with the provider's own message where it gave one.
     pub message: String,
+    /// The HTTP status of the answer, when there was one.
+    pub status: Option<u16>,
+    /// The provider's error type (`rate_limit_error`, `invalid_request_error`, …).
+    pub kind: Option<String>,
+    /// The provider's request id, to quote to its support.
+    pub request_id: Option<String>,
+    /// Whether the same request may succeed later (rate limits, overload,
+    /// server errors, connection failures).
+    pub retryable: bool,
+    /// The underlying error (a connection failure, a body that did not
+    /// parse).
+    #[source]
+    pub source: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl ModelError {
@@ -20,15 +39,135 @@ impl ModelError {
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
+            status: None,
+            kind: None,
+            request_id: None,
+            retryable: false,
+            source: None,
         }
+    }
+
+    /// With the HTTP status.
+    #[must_use]
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    /// With the provider's error type.
+    #[must_use]
+    pub fn with_kind(mut self, kind: impl Into<String>) -> Self {
+        self.kind = Some(kind.into());
+        self
+    }
+
+    /// With the provider's request id.
+    #[must_use]
+    pub fn with_request_id(mut self, id: impl Into<String>) -> Self {
+        self.request_id = Some(id.into());
+        self
+    }
+
+    /// Marks the error as worth a retry, or not.
+    #[must_use]
+    pub fn retryable(mut self, retryable: bool) -> Self {
+        self.retryable = retryable;
+        self
+    }
+
+    /// With the underlying error.
+    #[must_use]
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(source));
+        self
+    }
+}
+
+impl fmt::Debug for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ModelError")
+            .field("message", &self.message)
+            .field("status", &self.status)
+            .field("kind", &self.kind)
+            .field("request_id", &self.request_id)
+            .field("retryable", &self.retryable)
+            .field("source", &self.source.as_ref().map(ToString::to_string))
+            .finish()
+    }
+}
+
+/// Equal when everything but the source is: sources have no equality.
+impl PartialEq for ModelError {
+    fn eq(&self, other: &Self) -> bool {
+        self.message == other.message
+            && self.status == other.status
+            && self.kind == other.kind
+            && self.request_id == other.request_id
+            && self.retryable == other.retryable
+    }
+}
+
+impl Eq for ModelError {}
+
+/// A piece of the model's turn as it streams in, before the whole message.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ModelDelta {
+    /// More of the answer's text.
+    Text(String),
+    /// More of the model's visible reasoning (thinking text, a summary).
+    Reasoning(String),
+    /// More of a tool call: the call at `index` of the turn, its id and name
+    /// when this piece carries them, and a fragment of its arguments' JSON.
+    ToolCall {
+        /// The call's position in the turn.
+        index: usize,
+        /// The call's id, on the piece that carries it.
+        id: Option<String>,
+        /// The tool's name, on the piece that carries it.
+        name: Option<String>,
+        /// A fragment of the arguments' JSON text.
+        arguments: String,
+    },
+}
+
+/// Where a streaming model sends its [`ModelDelta`]s while a turn streams.
+#[derive(Clone)]
+pub struct DeltaSink {
+    send: Arc<dyn Fn(ModelDelta) + Send + Sync>,
+}
+
+impl DeltaSink {
+    /// A sink that calls `send` with each delta.
+    pub fn new(send: impl Fn(ModelDelta) + Send + Sync + 'static) -> Self {
+        Self {
+            send: Arc::new(send),
+        }
+    }
+
+    /// A sink that drops every delta.
+    pub fn ignore() -> Self {
+        Self::new(|_| {})
+    }
+
+    /// Sends one delta.
+    pub fn send(&self, delta: ModelDelta) {
+        (self.send)(delta);
+    }
+}
+
+impl fmt::Debug for DeltaSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("DeltaSink")
     }
 }
 
 /// A language model: given the conversation and the tools it may call, it
 /// returns its next message.
 ///
-/// Implement [`respond`](Model::respond); runs use models as
-/// `Arc<dyn Model>`.
+/// Implement [`respond`](Model::respond); a model that streams also
+/// implements [`respond_streaming`](Model::respond_streaming), which a run
+/// calls to show the turn as it comes. Runs use models as `Arc<dyn Model>`.
 pub trait Model: Send + Sync + 'static + erased::ErasedModel {
     /// The model's next message.
     fn respond(
@@ -38,6 +177,22 @@ pub trait Model: Send + Sync + 'static + erased::ErasedModel {
     ) -> impl Future<Output = Result<AssistantMessage, ModelError>> + Send
     where
         Self: Sized;
+
+    /// The model's next message, sending its pieces to `deltas` as they
+    /// come. The message is the one [`respond`](Model::respond) would give;
+    /// the default sends no pieces and calls it.
+    fn respond_streaming(
+        &self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+        deltas: &DeltaSink,
+    ) -> impl Future<Output = Result<AssistantMessage, ModelError>> + Send
+    where
+        Self: Sized,
+    {
+        let _unused = deltas;
+        self.respond(conversation, tools)
+    }
 }
 
 impl dyn Model {
@@ -47,7 +202,17 @@ impl dyn Model {
         conversation: &'a [Message],
         tools: &'a [ToolSpec],
     ) -> BoxFuture<'a, Result<AssistantMessage, ModelError>> {
-        self.erased_respond(conversation, tools)
+        self.erased_respond(conversation, tools, None)
+    }
+
+    /// [`Model::respond_streaming`] through a type-erased model.
+    pub fn respond_streaming_dyn<'a>(
+        &'a self,
+        conversation: &'a [Message],
+        tools: &'a [ToolSpec],
+        deltas: &'a DeltaSink,
+    ) -> BoxFuture<'a, Result<AssistantMessage, ModelError>> {
+        self.erased_respond(conversation, tools, Some(deltas))
     }
 }
 
@@ -60,6 +225,7 @@ mod erased {
             &'a self,
             conversation: &'a [Message],
             tools: &'a [ToolSpec],
+            deltas: Option<&'a DeltaSink>,
         ) -> BoxFuture<'a, Result<AssistantMessage, ModelError>>;
     }
 
@@ -68,8 +234,12 @@ mod erased {
             &'a self,
             conversation: &'a [Message],
             tools: &'a [ToolSpec],
+            deltas: Option<&'a DeltaSink>,
         ) -> BoxFuture<'a, Result<AssistantMessage, ModelError>> {
-            Box::pin(self.respond(conversation, tools))
+            match deltas {
+                Some(deltas) => Box::pin(self.respond_streaming(conversation, tools, deltas)),
+                None => Box::pin(self.respond(conversation, tools)),
+            }
         }
     }
 }

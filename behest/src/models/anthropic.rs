@@ -1,0 +1,199 @@
+//! Anthropic Messages over HTTP: [`Messages`].
+
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde_json::{json, Value};
+
+use super::http;
+use super::openai::{parse_error, stream_error};
+use super::tools::ExportCache;
+use super::{config_methods, Config, ToolChoice};
+use crate::providers::{anthropic, Provider};
+use crate::run::{AssistantMessage, DeltaSink, Message, Model, ModelDelta, ModelError};
+use crate::tool::ToolSpec;
+
+const BASE_URL: &str = "https://api.anthropic.com/v1";
+const KEY_VARIABLES: &[&str] = &["ANTHROPIC_API_KEY"];
+const VERSION: &str = "2023-06-01";
+/// Anthropic requires `max_tokens`; this is used when none is set.
+const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// An Anthropic Messages model.
+///
+/// ```no_run
+/// use behest::models::anthropic::Messages;
+///
+/// // The key comes from `ANTHROPIC_API_KEY` unless given.
+/// let claude = Messages::new("claude-sonnet-4-5").max_tokens(2048);
+/// ```
+pub struct Messages {
+    config: Config,
+    tools: ExportCache,
+}
+
+impl std::fmt::Debug for Messages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Messages")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Messages {
+    /// A client of `model`, with the key from `ANTHROPIC_API_KEY` (if set)
+    /// and Anthropic's base URL.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            config: Config::new(model.into(), BASE_URL, KEY_VARIABLES),
+            tools: ExportCache::default(),
+        }
+    }
+
+    config_methods!();
+
+    /// The request body of a turn. Thinking blocks of earlier turns go back
+    /// as they came (extended thinking with tools needs them).
+    pub fn request_body(
+        &self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+    ) -> Result<Value, ModelError> {
+        let config = &self.config;
+        let (system, messages) = anthropic::messages(conversation);
+        let mut body = json!({
+            "model": config.model,
+            "max_tokens": config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            "messages": messages,
+        });
+        let object = body.as_object_mut().expect("an object");
+        if let Some(system) = system {
+            object.insert("system".into(), Value::String(system));
+        }
+        if !tools.is_empty() {
+            let declarations =
+                self.tools
+                    .declarations(tools, Provider::Anthropic, &config.export)?;
+            object.insert("tools".into(), Value::Array(declarations.to_vec()));
+            let mut choice = match &config.tool_choice {
+                ToolChoice::Auto => json!({"type": "auto"}),
+                ToolChoice::None => json!({"type": "none"}),
+                ToolChoice::Required => json!({"type": "any"}),
+                ToolChoice::Tool(name) => json!({"type": "tool", "name": name}),
+            };
+            if config.parallel_tool_calls == Some(false) && choice["type"] != "none" {
+                choice["disable_parallel_tool_use"] = Value::Bool(true);
+            }
+            object.insert("tool_choice".into(), choice);
+        }
+        if let Some(temperature) = config.temperature {
+            object.insert("temperature".into(), json!(temperature));
+        }
+        if config.stream {
+            object.insert("stream".into(), Value::Bool(true));
+        }
+        Ok(config.finish_body(body))
+    }
+
+    fn headers(&self) -> Result<HeaderMap, ModelError> {
+        let mut headers = HeaderMap::new();
+        headers.insert("anthropic-version", HeaderValue::from_static(VERSION));
+        if let Some(key) = &self.config.api_key {
+            headers.insert("x-api-key", http::secret_header(key.expose())?);
+        }
+        Ok(headers)
+    }
+
+    async fn turn(
+        &self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+        deltas: &DeltaSink,
+    ) -> Result<AssistantMessage, ModelError> {
+        let body = self.request_body(conversation, tools)?;
+        let url = self.config.url("messages");
+        let response = http::post(&self.config, &url, self.headers()?, &body).await?;
+        if !self.config.stream {
+            let value = http::read_json(response).await?;
+            return anthropic::parse_response(&value).map_err(parse_error);
+        }
+        let mut stream = anthropic::Stream::new();
+        let mut done = false;
+        http::read_events(&self.config, response, |_, event| {
+            match event.get("type").and_then(Value::as_str) {
+                Some("error") => return Err(stream_error(&event)),
+                Some("message_stop") => done = true,
+                _ => {}
+            }
+            for delta in deltas_of(&event) {
+                deltas.send(delta);
+            }
+            stream.push(&event).map_err(parse_error)
+        })
+        .await?;
+        if !done {
+            return Err(
+                ModelError::new("the model's stream ended before `message_stop`").retryable(true),
+            );
+        }
+        Ok(stream.finish())
+    }
+}
+
+impl Model for Messages {
+    async fn respond(
+        &self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+    ) -> Result<AssistantMessage, ModelError> {
+        self.turn(conversation, tools, &DeltaSink::ignore()).await
+    }
+
+    async fn respond_streaming(
+        &self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+        deltas: &DeltaSink,
+    ) -> Result<AssistantMessage, ModelError> {
+        self.turn(conversation, tools, deltas).await
+    }
+}
+
+/// The pieces of a Messages stream event.
+fn deltas_of(event: &Value) -> Vec<ModelDelta> {
+    let index = event.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+    let text = |pointer: &str| {
+        event
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    match event.get("type").and_then(Value::as_str) {
+        Some("content_block_start")
+            if event.pointer("/content_block/type").and_then(Value::as_str) == Some("tool_use") =>
+        {
+            vec![ModelDelta::ToolCall {
+                index,
+                id: text("/content_block/id"),
+                name: text("/content_block/name"),
+                arguments: String::new(),
+            }]
+        }
+        Some("content_block_delta") => match event.pointer("/delta/type").and_then(Value::as_str) {
+            Some("text_delta") => text("/delta/text")
+                .map(ModelDelta::Text)
+                .into_iter()
+                .collect(),
+            Some("thinking_delta") => text("/delta/thinking")
+                .map(ModelDelta::Reasoning)
+                .into_iter()
+                .collect(),
+            Some("input_json_delta") => vec![ModelDelta::ToolCall {
+                index,
+                id: None,
+                name: None,
+                arguments: text("/delta/partial_json").unwrap_or_default(),
+            }],
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}

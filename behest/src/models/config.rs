@@ -1,0 +1,261 @@
+//! What every model client is configured with.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::providers::ExportOptions;
+
+/// An API key. Shown as `***` in `Debug` and never put in errors or traces.
+#[derive(Clone)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// A key.
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    /// The first of these environment variables that is set and not empty.
+    pub fn from_env(names: &[&str]) -> Option<Self> {
+        names
+            .iter()
+            .filter_map(|name| std::env::var(name).ok())
+            .find(|key| !key.trim().is_empty())
+            .map(Self)
+    }
+
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(***)")
+    }
+}
+
+/// Which tools the model may or must call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolChoice {
+    /// The model decides (the providers' default).
+    #[default]
+    Auto,
+    /// No tool calls.
+    None,
+    /// At least one tool call.
+    Required,
+    /// A call of this tool.
+    Tool(String),
+}
+
+/// How failed requests are tried again: exponential backoff with jitter,
+/// a `Retry-After` (or `retry-after-ms`) from the server honoured. Only
+/// failures before the first byte of an answer are retried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RetryPolicy {
+    /// Retries after the first attempt. Default 2.
+    pub max_retries: u32,
+    /// The wait before the first retry; it doubles each time. Default 500 ms.
+    pub initial_backoff: Duration,
+    /// The longest wait between attempts, a server's `Retry-After`
+    /// included. Default 30 s.
+    pub max_backoff: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 2,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// No retries.
+    pub fn none() -> Self {
+        Self {
+            max_retries: 0,
+            ..Self::default()
+        }
+    }
+
+    /// The wait before retry number `attempt` (from 0): doubling backoff,
+    /// between half and all of it (jitter), at most `max_backoff`.
+    pub(crate) fn backoff(&self, attempt: u32) -> Duration {
+        let full = self
+            .initial_backoff
+            .saturating_mul(2u32.saturating_pow(attempt))
+            .min(self.max_backoff);
+        full.mul_f64(0.5 + 0.5 * jitter())
+    }
+}
+
+/// A number in `[0, 1)` that differs from call to call; the spread of
+/// retries needs no better randomness than the clock's.
+fn jitter() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_nanos()),
+    );
+    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// The settings every client has.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub model: String,
+    pub api_key: Option<ApiKey>,
+    pub base_url: String,
+    pub headers: Vec<(String, String)>,
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u32>,
+    pub tool_choice: ToolChoice,
+    pub parallel_tool_calls: Option<bool>,
+    pub timeout: Duration,
+    pub retry: RetryPolicy,
+    pub body: Map<String, Value>,
+    pub stream: bool,
+    pub export: ExportOptions,
+}
+
+impl Config {
+    pub fn new(model: String, base_url: &str, key_variables: &[&str]) -> Self {
+        Self {
+            model,
+            api_key: ApiKey::from_env(key_variables),
+            base_url: base_url.to_owned(),
+            headers: Vec::new(),
+            temperature: None,
+            max_tokens: None,
+            tool_choice: ToolChoice::Auto,
+            parallel_tool_calls: None,
+            timeout: Duration::from_secs(120),
+            retry: RetryPolicy::default(),
+            body: Map::new(),
+            stream: true,
+            export: ExportOptions::default(),
+        }
+    }
+
+    /// `base_url` joined with `path`, one `/` between them.
+    pub fn url(&self, path: &str) -> String {
+        format!(
+            "{}/{}",
+            self.base_url.trim_end_matches('/'),
+            path.trim_start_matches('/')
+        )
+    }
+
+    /// The extra body fields, over what the client wrote.
+    pub fn finish_body(&self, mut body: Value) -> Value {
+        if let Value::Object(object) = &mut body {
+            for (key, value) in &self.body {
+                object.insert(key.clone(), value.clone());
+            }
+        }
+        body
+    }
+}
+
+/// The builder methods every client shares, over its `config` field.
+macro_rules! config_methods {
+    () => {
+        /// Uses this API key instead of the environment's.
+        #[must_use]
+        pub fn api_key(mut self, key: impl Into<String>) -> Self {
+            self.config.api_key = Some($crate::models::ApiKey::new(key));
+            self
+        }
+
+        /// Sends requests to this base URL (a proxy, a compatible server).
+        #[must_use]
+        pub fn base_url(mut self, url: impl Into<String>) -> Self {
+            self.config.base_url = url.into();
+            self
+        }
+
+        /// Adds a header to every request.
+        #[must_use]
+        pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+            self.config.headers.push((name.into(), value.into()));
+            self
+        }
+
+        /// The sampling temperature.
+        #[must_use]
+        pub fn temperature(mut self, temperature: f64) -> Self {
+            self.config.temperature = Some(temperature);
+            self
+        }
+
+        /// The most tokens the model may write in one turn.
+        #[must_use]
+        pub fn max_tokens(mut self, tokens: u32) -> Self {
+            self.config.max_tokens = Some(tokens);
+            self
+        }
+
+        /// Which tools the model may or must call.
+        #[must_use]
+        pub fn tool_choice(mut self, choice: $crate::models::ToolChoice) -> Self {
+            self.config.tool_choice = choice;
+            self
+        }
+
+        /// Whether the model may call several tools in one turn.
+        #[must_use]
+        pub fn parallel_tool_calls(mut self, parallel: bool) -> Self {
+            self.config.parallel_tool_calls = Some(parallel);
+            self
+        }
+
+        /// How long one request may take (for a stream: the longest pause
+        /// between two pieces). Default 120 s.
+        #[must_use]
+        pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+            self.config.timeout = timeout;
+            self
+        }
+
+        /// How failed requests are tried again.
+        #[must_use]
+        pub fn retry(mut self, policy: $crate::models::RetryPolicy) -> Self {
+            self.config.retry = policy;
+            self
+        }
+
+        /// Adds a field to every request body (a provider option behest has
+        /// no method for); it replaces a field of the same name.
+        #[must_use]
+        pub fn body_field(mut self, name: impl Into<String>, value: serde_json::Value) -> Self {
+            self.config.body.insert(name.into(), value);
+            self
+        }
+
+        /// Whether turns stream (default) or come whole.
+        #[must_use]
+        pub fn stream(mut self, stream: bool) -> Self {
+            self.config.stream = stream;
+            self
+        }
+
+        /// How tools are exported (strictness, for OpenAI).
+        #[must_use]
+        pub fn export_options(mut self, options: $crate::providers::ExportOptions) -> Self {
+            self.config.export = options;
+            self
+        }
+    };
+}
+
+pub(crate) use config_methods;

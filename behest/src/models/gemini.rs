@@ -1,0 +1,193 @@
+//! Gemini over HTTP (the Gemini API's `generateContent`): [`Gemini`].
+
+use reqwest::header::HeaderMap;
+use serde_json::{json, Value};
+
+use super::http;
+use super::openai::{parse_error, stream_error};
+use super::tools::ExportCache;
+use super::{config_methods, Config, ToolChoice};
+use crate::providers::{gemini, Provider};
+use crate::run::{AssistantMessage, DeltaSink, Message, Model, ModelDelta, ModelError};
+use crate::tool::ToolSpec;
+
+const BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
+const KEY_VARIABLES: &[&str] = &["GEMINI_API_KEY", "GOOGLE_API_KEY"];
+
+/// A Gemini model.
+///
+/// ```no_run
+/// use behest::models::gemini::Gemini;
+///
+/// // The key comes from `GEMINI_API_KEY` or `GOOGLE_API_KEY` unless given.
+/// let gemini = Gemini::new("gemini-2.5-flash");
+/// ```
+pub struct Gemini {
+    config: Config,
+    tools: ExportCache,
+}
+
+impl std::fmt::Debug for Gemini {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gemini")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gemini {
+    /// A client of `model`, with the key from `GEMINI_API_KEY` or
+    /// `GOOGLE_API_KEY` (if set) and the Gemini API's base URL.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            config: Config::new(model.into(), BASE_URL, KEY_VARIABLES),
+            tools: ExportCache::default(),
+        }
+    }
+
+    config_methods!();
+
+    /// The request body of a turn. Thought signatures of earlier turns go
+    /// back on the parts they came on.
+    pub fn request_body(
+        &self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+    ) -> Result<Value, ModelError> {
+        let config = &self.config;
+        let (system, contents) = gemini::contents(conversation);
+        let mut body = json!({ "contents": contents });
+        let object = body.as_object_mut().expect("an object");
+        if let Some(system) = system {
+            object.insert("systemInstruction".into(), system);
+        }
+        if !tools.is_empty() {
+            let declarations = self
+                .tools
+                .declarations(tools, Provider::Gemini, &config.export)?;
+            object.insert("tools".into(), Value::Array(declarations.to_vec()));
+            let calling = match &config.tool_choice {
+                ToolChoice::Auto => json!({"mode": "AUTO"}),
+                ToolChoice::None => json!({"mode": "NONE"}),
+                ToolChoice::Required => json!({"mode": "ANY"}),
+                ToolChoice::Tool(name) => json!({"mode": "ANY", "allowedFunctionNames": [name]}),
+            };
+            object.insert(
+                "toolConfig".into(),
+                json!({"functionCallingConfig": calling}),
+            );
+        }
+        let mut generation = serde_json::Map::new();
+        if let Some(temperature) = config.temperature {
+            generation.insert("temperature".into(), json!(temperature));
+        }
+        if let Some(tokens) = config.max_tokens {
+            generation.insert("maxOutputTokens".into(), json!(tokens));
+        }
+        if !generation.is_empty() {
+            object.insert("generationConfig".into(), Value::Object(generation));
+        }
+        Ok(config.finish_body(body))
+    }
+
+    fn headers(&self) -> Result<HeaderMap, ModelError> {
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &self.config.api_key {
+            headers.insert("x-goog-api-key", http::secret_header(key.expose())?);
+        }
+        Ok(headers)
+    }
+
+    async fn turn(
+        &self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+        deltas: &DeltaSink,
+    ) -> Result<AssistantMessage, ModelError> {
+        let body = self.request_body(conversation, tools)?;
+        let model = &self.config.model;
+        if !self.config.stream {
+            let url = self.config.url(&format!("models/{model}:generateContent"));
+            let response = http::post(&self.config, &url, self.headers()?, &body).await?;
+            let value = http::read_json(response).await?;
+            return gemini::parse_response(&value).map_err(parse_error);
+        }
+        let url = self
+            .config
+            .url(&format!("models/{model}:streamGenerateContent?alt=sse"));
+        let response = http::post(&self.config, &url, self.headers()?, &body).await?;
+        let mut stream = gemini::Stream::new();
+        let mut calls = 0;
+        let mut done = false;
+        http::read_events(&self.config, response, |_, chunk| {
+            if chunk.get("error").is_some() {
+                return Err(stream_error(&chunk));
+            }
+            if chunk
+                .pointer("/candidates/0/finishReason")
+                .is_some_and(|reason| !reason.is_null())
+            {
+                done = true;
+            }
+            for delta in deltas_of(&chunk, &mut calls) {
+                deltas.send(delta);
+            }
+            stream.push(&chunk).map_err(parse_error)
+        })
+        .await?;
+        if !done {
+            return Err(
+                ModelError::new("the model's stream ended before a `finishReason`").retryable(true),
+            );
+        }
+        Ok(stream.finish())
+    }
+}
+
+impl Model for Gemini {
+    async fn respond(
+        &self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+    ) -> Result<AssistantMessage, ModelError> {
+        self.turn(conversation, tools, &DeltaSink::ignore()).await
+    }
+
+    async fn respond_streaming(
+        &self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+        deltas: &DeltaSink,
+    ) -> Result<AssistantMessage, ModelError> {
+        self.turn(conversation, tools, deltas).await
+    }
+}
+
+/// The pieces of a streamed chunk; `calls` numbers the function calls of
+/// the turn.
+fn deltas_of(chunk: &Value, calls: &mut usize) -> Vec<ModelDelta> {
+    let mut deltas = Vec::new();
+    let parts = chunk
+        .pointer("/candidates/0/content/parts")
+        .and_then(Value::as_array);
+    for part in parts.into_iter().flatten() {
+        if let Some(text) = part.get("text").and_then(Value::as_str) {
+            let thought = part.get("thought").and_then(Value::as_bool) == Some(true);
+            deltas.push(if thought {
+                ModelDelta::Reasoning(text.to_owned())
+            } else {
+                ModelDelta::Text(text.to_owned())
+            });
+        }
+        if let Some(call) = part.get("functionCall") {
+            deltas.push(ModelDelta::ToolCall {
+                index: *calls,
+                id: call.get("id").and_then(Value::as_str).map(str::to_owned),
+                name: call.get("name").and_then(Value::as_str).map(str::to_owned),
+                arguments: call.get("args").map(Value::to_string).unwrap_or_default(),
+            });
+            *calls += 1;
+        }
+    }
+    deltas
+}

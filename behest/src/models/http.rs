@@ -1,0 +1,324 @@
+//! The HTTP exchange every client shares: one request with retries, the
+//! provider's error read into a [`ModelError`], and a stream of server-sent
+//! events read incrementally.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use reqwest::Response;
+#[cfg(test)]
+use reqwest::StatusCode;
+use serde_json::Value;
+
+use super::config::Config;
+use crate::run::ModelError;
+
+/// Statuses worth another attempt: timeouts, conflicts, rate limits and
+/// the servers' own failures (529: Anthropic's "overloaded").
+const RETRYABLE: &[u16] = &[408, 409, 429, 500, 502, 503, 504, 529];
+
+/// Headers providers put their request id in.
+const REQUEST_ID_HEADERS: &[&str] = &["x-request-id", "request-id", "x-goog-request-id"];
+
+/// The process's HTTP client: one connection pool for every model client.
+pub(crate) fn client() -> &'static reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT.get_or_init(|| {
+        // rustls needs a crypto provider; ring is the one compiled in. An
+        // application that installed its own keeps it.
+        let _installed = rustls::crypto::ring::default_provider().install_default();
+        reqwest::Client::builder()
+            .build()
+            .unwrap_or_else(|_| reqwest::Client::new())
+    })
+}
+
+/// Sends `body` to `url` with the client's headers, trying again on the
+/// failures [`RetryPolicy`](super::RetryPolicy) covers. Returns the first
+/// successful response, before its body is read.
+pub(crate) async fn post(
+    config: &Config,
+    url: &str,
+    headers: HeaderMap,
+    body: &Value,
+) -> Result<Response, ModelError> {
+    let mut headers = with_config_headers(headers, config)?;
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let body = serde_json::to_vec(body)
+        .map_err(|error| ModelError::new("the request could not be encoded").with_source(error))?;
+    let mut attempt = 0;
+    loop {
+        let sent = client()
+            .post(url)
+            .headers(headers.clone())
+            .body(body.clone())
+            .timeout(config.timeout)
+            .send()
+            .await;
+        let error = match sent {
+            Ok(response) if response.status().is_success() => return Ok(response),
+            Ok(response) => {
+                let wait = retry_after(response.headers());
+                (failure(response).await, wait)
+            }
+            Err(error) => (connection_error(&error), None),
+        };
+        let (error, wait) = error;
+        if !error.retryable || attempt >= config.retry.max_retries {
+            return Err(error);
+        }
+        let wait = wait
+            .unwrap_or_else(|| config.retry.backoff(attempt))
+            .min(config.retry.max_backoff);
+        tracing::warn!(
+            status = error.status,
+            attempt = attempt + 1,
+            wait_ms = wait.as_millis() as u64,
+            "model request failed; trying again"
+        );
+        tokio::time::sleep(wait).await;
+        attempt += 1;
+    }
+}
+
+/// The events of a streamed response, their `data` parsed as JSON, each
+/// handed to `on_event` with its event name. Ends at the `data: [DONE]`
+/// marker or the end of the body. A pause longer than the timeout, a
+/// broken connection or a `data` that is not JSON is an error.
+pub(crate) async fn read_events(
+    config: &Config,
+    response: Response,
+    mut on_event: impl FnMut(&str, Value) -> Result<(), ModelError>,
+) -> Result<(), ModelError> {
+    let request_id = request_id(response.headers());
+    let mut events = response.bytes_stream().eventsource();
+    loop {
+        let next = tokio::time::timeout(config.timeout, events.next()).await;
+        let event = match next {
+            Err(_elapsed) => {
+                return Err(with_request_id(
+                    ModelError::new(format!(
+                        "the model's stream paused for more than {:?}",
+                        config.timeout
+                    ))
+                    .retryable(true),
+                    request_id.as_deref(),
+                ))
+            }
+            Ok(None) => return Ok(()),
+            Ok(Some(Err(error))) => {
+                let message = format!("the model's stream broke off: {error}");
+                return Err(with_request_id(
+                    ModelError::new(message).retryable(true),
+                    request_id.as_deref(),
+                ));
+            }
+            Ok(Some(Ok(event))) => event,
+        };
+        let data = event.data.trim();
+        if data.is_empty() {
+            continue;
+        }
+        if data == "[DONE]" {
+            return Ok(());
+        }
+        let value: Value = serde_json::from_str(data).map_err(|error| {
+            with_request_id(
+                ModelError::new(format!(
+                    "the model's stream sent an event that is not JSON: {error}"
+                ))
+                .with_source(error),
+                request_id.as_deref(),
+            )
+        })?;
+        on_event(&event.event, value)?;
+    }
+}
+
+/// The JSON body of a whole (not streamed) response.
+pub(crate) async fn read_json(response: Response) -> Result<Value, ModelError> {
+    let request_id = request_id(response.headers());
+    let text = response
+        .text()
+        .await
+        .map_err(|error| with_request_id(connection_error(&error), request_id.as_deref()))?;
+    serde_json::from_str(&text).map_err(|error| {
+        with_request_id(
+            ModelError::new(format!("the model's answer is not JSON: {error}")).with_source(error),
+            request_id.as_deref(),
+        )
+    })
+}
+
+fn with_config_headers(mut headers: HeaderMap, config: &Config) -> Result<HeaderMap, ModelError> {
+    for (name, value) in &config.headers {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| ModelError::new(format!("`{name}` is not a valid header name")))?;
+        let value = HeaderValue::from_str(value)
+            .map_err(|_| ModelError::new(format!("the value of header `{name}` is not valid")))?;
+        headers.insert(name, value);
+    }
+    Ok(headers)
+}
+
+/// A header whose value is secret: hidden from `Debug` of the request.
+pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, ModelError> {
+    let mut value = HeaderValue::from_str(value)
+        .map_err(|_| ModelError::new("the API key is not a valid header value"))?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+/// The error of a response that failed, with the provider's message, type
+/// and request id.
+async fn failure(response: Response) -> ModelError {
+    let status = response.status();
+    let request_id = request_id(response.headers());
+    let body = response.text().await.unwrap_or_default();
+    let parsed: Option<Value> = serde_json::from_str(&body).ok();
+    // OpenAI and Gemini: {"error": {...}}; Anthropic: {"type": "error", "error": {...}}.
+    let detail = parsed.as_ref().and_then(|value| value.get("error"));
+    let message = detail
+        .and_then(|error| error.get("message"))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .unwrap_or_else(|| body.chars().take(500).collect());
+    let kind = detail.and_then(|error| {
+        error
+            .get("type")
+            .or_else(|| error.get("status"))
+            .or_else(|| error.get("code"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    });
+    let mut error = ModelError::new(format!(
+        "the model's API answered {status}: {}",
+        if message.is_empty() {
+            "no message"
+        } else {
+            &message
+        }
+    ))
+    .with_status(status.as_u16())
+    .retryable(RETRYABLE.contains(&status.as_u16()));
+    if let Some(kind) = kind {
+        error = error.with_kind(kind);
+    }
+    with_request_id(error, request_id.as_deref())
+}
+
+fn connection_error(error: &reqwest::Error) -> ModelError {
+    // No answer arrived: the same request may go through later.
+    let what = if error.is_timeout() {
+        "the model's API did not answer in time"
+    } else if error.is_connect() {
+        "could not connect to the model's API"
+    } else {
+        "the request to the model's API failed"
+    };
+    // reqwest's message can hold the URL, never the key (it is a header).
+    ModelError::new(format!("{what}: {}", error.without_url_text()))
+        .retryable(error.is_timeout() || error.is_connect() || error.is_request())
+        .with_status_opt(error.status().map(|status| status.as_u16()))
+}
+
+trait WithoutUrl {
+    fn without_url_text(&self) -> String;
+}
+
+impl WithoutUrl for reqwest::Error {
+    fn without_url_text(&self) -> String {
+        let mut text = self.to_string();
+        if let Some(url) = self.url() {
+            text = text.replace(url.as_str(), "(url)");
+        }
+        text
+    }
+}
+
+trait StatusOpt {
+    fn with_status_opt(self, status: Option<u16>) -> Self;
+}
+
+impl StatusOpt for ModelError {
+    fn with_status_opt(self, status: Option<u16>) -> Self {
+        match status {
+            Some(status) => self.with_status(status),
+            None => self,
+        }
+    }
+}
+
+fn with_request_id(error: ModelError, request_id: Option<&str>) -> ModelError {
+    match request_id {
+        Some(id) => error.with_request_id(id),
+        None => error,
+    }
+}
+
+fn request_id(headers: &HeaderMap) -> Option<String> {
+    REQUEST_ID_HEADERS
+        .iter()
+        .find_map(|name| headers.get(*name))
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// The wait a server asks for: `retry-after-ms`, or `Retry-After` in
+/// seconds.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let number = |name: &str| -> Option<f64> {
+        headers
+            .get(name)?
+            .to_str()
+            .ok()?
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|value| value.is_finite() && *value >= 0.0)
+    };
+    number("retry-after-ms")
+        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+        .or_else(|| number("retry-after").map(Duration::from_secs_f64))
+}
+
+/// Whether a status is one the clients retry.
+#[cfg(test)]
+pub(crate) fn is_retryable(status: StatusCode) -> bool {
+    RETRYABLE.contains(&status.as_u16())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_reads_both_headers() {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        headers.insert("retry-after-ms", HeaderValue::from_static("1500"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(1500)));
+        headers.insert("retry-after-ms", HeaderValue::from_static("-1"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn statuses_that_are_retried() {
+        for status in [408, 409, 429, 500, 502, 503, 504, 529] {
+            assert!(
+                is_retryable(StatusCode::from_u16(status).unwrap()),
+                "{status}"
+            );
+        }
+        for status in [400, 401, 403, 404, 422] {
+            assert!(
+                !is_retryable(StatusCode::from_u16(status).unwrap()),
+                "{status}"
+            );
+        }
+    }
+}

@@ -1,0 +1,405 @@
+//! OpenAI over HTTP: [`Chat`] (Chat Completions, and every server that
+//! speaks it: Ollama, vLLM, llama.cpp's server, Groq, OpenRouter, Azure-style
+//! deployments through [`base_url`](Chat::base_url) and headers) and
+//! [`Responses`].
+
+use reqwest::header::{HeaderMap, AUTHORIZATION};
+use serde_json::{json, Map, Value};
+
+use super::http;
+use super::tools::ExportCache;
+use super::{config_methods, Config, ToolChoice};
+use crate::providers::{openai, Provider};
+use crate::run::{AssistantMessage, DeltaSink, Message, Model, ModelDelta, ModelError};
+use crate::tool::ToolSpec;
+
+const BASE_URL: &str = "https://api.openai.com/v1";
+const KEY_VARIABLES: &[&str] = &["OPENAI_API_KEY"];
+
+/// An OpenAI Chat Completions model, or any OpenAI-compatible server's.
+///
+/// ```no_run
+/// use behest::models::openai::Chat;
+///
+/// // The key comes from `OPENAI_API_KEY` unless given.
+/// let gpt = Chat::new("gpt-4.1-mini").temperature(0.2);
+/// // A local Ollama: no key, its own base URL.
+/// let local = Chat::new("llama3.2").base_url("http://127.0.0.1:11434/v1");
+/// ```
+#[derive(Debug)]
+pub struct Chat {
+    config: Config,
+    tools: ExportCacheDebug,
+}
+
+/// An OpenAI Responses model.
+#[derive(Debug)]
+pub struct Responses {
+    config: Config,
+    tools: ExportCacheDebug,
+}
+
+/// The export cache, shown as nothing in `Debug`.
+#[derive(Default)]
+struct ExportCacheDebug(ExportCache);
+
+impl std::fmt::Debug for ExportCacheDebug {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("..")
+    }
+}
+
+impl Chat {
+    /// A client of `model`, with the key from `OPENAI_API_KEY` (if set)
+    /// and OpenAI's base URL.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            config: Config::new(model.into(), BASE_URL, KEY_VARIABLES),
+            tools: ExportCacheDebug::default(),
+        }
+    }
+
+    config_methods!();
+
+    /// The request body of a turn.
+    pub fn request_body(
+        &self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+    ) -> Result<Value, ModelError> {
+        let config = &self.config;
+        let mut body = json!({
+            "model": config.model,
+            "messages": openai::chat_messages(conversation),
+        });
+        let object = body.as_object_mut().expect("an object");
+        if !tools.is_empty() {
+            let declarations =
+                self.tools
+                    .0
+                    .declarations(tools, Provider::OpenAiChat, &config.export)?;
+            object.insert("tools".into(), Value::Array(declarations.to_vec()));
+            object.insert("tool_choice".into(), chat_tool_choice(&config.tool_choice));
+            if let Some(parallel) = config.parallel_tool_calls {
+                object.insert("parallel_tool_calls".into(), Value::Bool(parallel));
+            }
+        }
+        sampling(object, config, "max_completion_tokens");
+        if config.stream {
+            object.insert("stream".into(), Value::Bool(true));
+            object.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+        Ok(config.finish_body(body))
+    }
+
+    async fn turn(
+        &self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+        deltas: &DeltaSink,
+    ) -> Result<AssistantMessage, ModelError> {
+        let body = self.request_body(conversation, tools)?;
+        let url = self.config.url("chat/completions");
+        let response = http::post(&self.config, &url, bearer(&self.config)?, &body).await?;
+        if !self.config.stream {
+            let value = http::read_json(response).await?;
+            return openai::parse_chat_response(&value).map_err(parse_error);
+        }
+        let mut stream = openai::ChatStream::new();
+        let mut done = false;
+        http::read_events(&self.config, response, |_, chunk| {
+            if chunk.get("error").is_some() {
+                return Err(stream_error(&chunk));
+            }
+            for delta in chat_deltas(&chunk) {
+                deltas.send(delta);
+            }
+            if chunk
+                .pointer("/choices/0/finish_reason")
+                .is_some_and(|r| !r.is_null())
+            {
+                done = true;
+            }
+            stream.push(&chunk).map_err(parse_error)
+        })
+        .await?;
+        if !done {
+            return Err(
+                ModelError::new("the model's stream ended before the turn finished")
+                    .retryable(true),
+            );
+        }
+        Ok(stream.finish())
+    }
+}
+
+impl Model for Chat {
+    async fn respond(
+        &self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+    ) -> Result<AssistantMessage, ModelError> {
+        self.turn(conversation, tools, &DeltaSink::ignore()).await
+    }
+
+    async fn respond_streaming(
+        &self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+        deltas: &DeltaSink,
+    ) -> Result<AssistantMessage, ModelError> {
+        self.turn(conversation, tools, deltas).await
+    }
+}
+
+impl Responses {
+    /// A client of `model`, with the key from `OPENAI_API_KEY` (if set)
+    /// and OpenAI's base URL.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            config: Config::new(model.into(), BASE_URL, KEY_VARIABLES),
+            tools: ExportCacheDebug::default(),
+        }
+    }
+
+    config_methods!();
+
+    /// The request body of a turn. Reasoning items come back with their
+    /// `encrypted_content` (asked for in `include`) so they can be sent
+    /// back; the request is not stored (`store: false`).
+    pub fn request_body(
+        &self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+    ) -> Result<Value, ModelError> {
+        let config = &self.config;
+        let mut body = json!({
+            "model": config.model,
+            "input": openai::responses_input(conversation),
+            "store": false,
+            "include": ["reasoning.encrypted_content"],
+        });
+        let object = body.as_object_mut().expect("an object");
+        if !tools.is_empty() {
+            let declarations =
+                self.tools
+                    .0
+                    .declarations(tools, Provider::OpenAiResponses, &config.export)?;
+            object.insert("tools".into(), Value::Array(declarations.to_vec()));
+            object.insert(
+                "tool_choice".into(),
+                responses_tool_choice(&config.tool_choice),
+            );
+            if let Some(parallel) = config.parallel_tool_calls {
+                object.insert("parallel_tool_calls".into(), Value::Bool(parallel));
+            }
+        }
+        sampling(object, config, "max_output_tokens");
+        if config.stream {
+            object.insert("stream".into(), Value::Bool(true));
+        }
+        Ok(config.finish_body(body))
+    }
+
+    async fn turn(
+        &self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+        deltas: &DeltaSink,
+    ) -> Result<AssistantMessage, ModelError> {
+        let body = self.request_body(conversation, tools)?;
+        let url = self.config.url("responses");
+        let response = http::post(&self.config, &url, bearer(&self.config)?, &body).await?;
+        if !self.config.stream {
+            let value = http::read_json(response).await?;
+            return openai::parse_responses_response(&value).map_err(parse_error);
+        }
+        let mut stream = openai::ResponsesStream::new();
+        let mut done = false;
+        http::read_events(&self.config, response, |_, event| {
+            match event.get("type").and_then(Value::as_str) {
+                Some("error" | "response.failed") => return Err(stream_error(&event)),
+                Some("response.completed" | "response.incomplete") => done = true,
+                _ => {}
+            }
+            for delta in responses_deltas(&event) {
+                deltas.send(delta);
+            }
+            stream.push(&event).map_err(parse_error)
+        })
+        .await?;
+        if !done {
+            return Err(
+                ModelError::new("the model's stream ended before the response completed")
+                    .retryable(true),
+            );
+        }
+        Ok(stream.finish())
+    }
+}
+
+impl Model for Responses {
+    async fn respond(
+        &self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+    ) -> Result<AssistantMessage, ModelError> {
+        self.turn(conversation, tools, &DeltaSink::ignore()).await
+    }
+
+    async fn respond_streaming(
+        &self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+        deltas: &DeltaSink,
+    ) -> Result<AssistantMessage, ModelError> {
+        self.turn(conversation, tools, deltas).await
+    }
+}
+
+/// `Authorization: Bearer <key>` when there is a key (local servers need
+/// none).
+fn bearer(config: &Config) -> Result<HeaderMap, ModelError> {
+    let mut headers = HeaderMap::new();
+    if let Some(key) = &config.api_key {
+        headers.insert(
+            AUTHORIZATION,
+            http::secret_header(&format!("Bearer {}", key.expose()))?,
+        );
+    }
+    Ok(headers)
+}
+
+fn sampling(object: &mut Map<String, Value>, config: &Config, max_tokens_field: &str) {
+    if let Some(temperature) = config.temperature {
+        object.insert("temperature".into(), json!(temperature));
+    }
+    if let Some(tokens) = config.max_tokens {
+        object.insert(max_tokens_field.into(), json!(tokens));
+    }
+}
+
+fn chat_tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+    }
+}
+
+fn responses_tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Tool(name) => json!({"type": "function", "name": name}),
+        other => chat_tool_choice(other),
+    }
+}
+
+/// The pieces of a Chat Completions chunk.
+fn chat_deltas(chunk: &Value) -> Vec<ModelDelta> {
+    let mut deltas = Vec::new();
+    let Some(delta) = chunk.pointer("/choices/0/delta") else {
+        return deltas;
+    };
+    if let Some(text) = delta.get("reasoning_content").and_then(Value::as_str) {
+        deltas.push(ModelDelta::Reasoning(text.to_owned()));
+    }
+    if let Some(text) = delta.get("content").and_then(Value::as_str) {
+        if !text.is_empty() {
+            deltas.push(ModelDelta::Text(text.to_owned()));
+        }
+    }
+    for call in delta
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let text = |pointer: &str| {
+            call.pointer(pointer)
+                .and_then(Value::as_str)
+                .filter(|text| !text.is_empty())
+                .map(str::to_owned)
+        };
+        deltas.push(ModelDelta::ToolCall {
+            index: call.get("index").and_then(Value::as_u64).unwrap_or(0) as usize,
+            id: text("/id"),
+            name: text("/function/name"),
+            arguments: text("/function/arguments").unwrap_or_default(),
+        });
+    }
+    deltas
+}
+
+/// The pieces of a Responses stream event.
+fn responses_deltas(event: &Value) -> Vec<ModelDelta> {
+    let text = |key: &str| event.get(key).and_then(Value::as_str).map(str::to_owned);
+    let index = event
+        .get("output_index")
+        .and_then(Value::as_u64)
+        .unwrap_or(0) as usize;
+    match event.get("type").and_then(Value::as_str) {
+        Some("response.output_text.delta") => {
+            text("delta").map(ModelDelta::Text).into_iter().collect()
+        }
+        Some("response.reasoning_summary_text.delta" | "response.reasoning_text.delta") => {
+            text("delta")
+                .map(ModelDelta::Reasoning)
+                .into_iter()
+                .collect()
+        }
+        Some("response.output_item.added")
+            if event.pointer("/item/type").and_then(Value::as_str) == Some("function_call") =>
+        {
+            let item = |key: &str| {
+                event
+                    .pointer(&format!("/item/{key}"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            };
+            vec![ModelDelta::ToolCall {
+                index,
+                id: item("call_id"),
+                name: item("name"),
+                arguments: String::new(),
+            }]
+        }
+        Some("response.function_call_arguments.delta") => vec![ModelDelta::ToolCall {
+            index,
+            id: None,
+            name: None,
+            arguments: text("delta").unwrap_or_default(),
+        }],
+        _ => Vec::new(),
+    }
+}
+
+/// An error the provider reported inside a stream.
+pub(crate) fn stream_error(event: &Value) -> ModelError {
+    let error = event
+        .get("error")
+        .or_else(|| event.pointer("/response/error"))
+        .unwrap_or(event);
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("the model's stream reported an error");
+    let mut model_error =
+        ModelError::new(format!("the model's stream reported an error: {message}"));
+    if let Some(kind) = error
+        .get("type")
+        .or_else(|| error.get("code"))
+        .and_then(Value::as_str)
+    {
+        let retryable = matches!(
+            kind,
+            "overloaded_error" | "rate_limit_error" | "server_error" | "api_error"
+        );
+        model_error = model_error.with_kind(kind).retryable(retryable);
+    }
+    model_error
+}
+
+pub(crate) fn parse_error(error: crate::providers::ParseError) -> ModelError {
+    ModelError::new(format!("the model's answer could not be read: {error}")).with_source(error)
+}
