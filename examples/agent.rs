@@ -36,7 +36,9 @@ fn euros_to_dollars(amount: f64) -> f64 {
 }
 
 fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|value| !value.trim().is_empty())
+    std::env::var(name)
+        .ok()
+        .filter(|value| !value.trim().is_empty())
 }
 
 /// The model the environment names, and what it is.
@@ -47,15 +49,27 @@ fn model_from_env() -> Option<(Arc<dyn Model>, String)> {
     }
     if env("OPENAI_API_KEY").is_some() {
         let model = env("OPENAI_MODEL").unwrap_or_else(|| "gpt-4.1-mini".into());
-        return Some((Arc::new(Chat::new(model.clone())), format!("OpenAI {model}")));
+        return Some((
+            Arc::new(Chat::new(model.clone())),
+            format!("OpenAI {model}"),
+        ));
     }
     if env("ANTHROPIC_API_KEY").is_some() {
         let model = env("ANTHROPIC_MODEL").unwrap_or_else(|| "claude-sonnet-4-5".into());
-        return Some((Arc::new(Messages::new(model.clone())), format!("Anthropic {model}")));
+        return Some((
+            Arc::new(Messages::new(model.clone())),
+            format!("Anthropic {model}"),
+        ));
     }
-    if env("GEMINI_API_KEY").or_else(|| env("GOOGLE_API_KEY")).is_some() {
+    if env("GEMINI_API_KEY")
+        .or_else(|| env("GOOGLE_API_KEY"))
+        .is_some()
+    {
         let model = env("GEMINI_MODEL").unwrap_or_else(|| "gemini-2.5-flash".into());
-        return Some((Arc::new(Gemini::new(model.clone())), format!("Gemini {model}")));
+        return Some((
+            Arc::new(Gemini::new(model.clone())),
+            format!("Gemini {model}"),
+        ));
     }
     None
 }

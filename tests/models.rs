@@ -507,3 +507,75 @@ fn without_generated_ids(mut message: behest::AssistantMessage) -> behest::Assis
     }
     message
 }
+
+#[tokio::test]
+async fn usage_is_read_traced_and_summed_over_a_run() {
+    use tracing_subscriber::layer::SubscriberExt;
+
+    /// Field names and values of every `gen_ai.request` span.
+    #[derive(Clone, Default)]
+    struct Fields(Arc<Mutex<Vec<(String, String)>>>);
+    struct Visit<'a>(&'a mut Vec<(String, String)>);
+    impl tracing::field::Visit for Visit<'_> {
+        fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+            self.0.push((field.name().to_owned(), format!("{value:?}")));
+        }
+    }
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Fields {
+        fn on_new_span(
+            &self,
+            attrs: &tracing::span::Attributes<'_>,
+            _: &tracing::span::Id,
+            _: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            if attrs.metadata().name() == "gen_ai.request" {
+                attrs.record(&mut Visit(&mut self.0.lock().unwrap()));
+            }
+        }
+        fn on_record(
+            &self,
+            _: &tracing::span::Id,
+            values: &tracing::span::Record<'_>,
+            _: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            values.record(&mut Visit(&mut self.0.lock().unwrap()));
+        }
+    }
+    let fields = Fields::default();
+    let _default =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(fields.clone()));
+
+    let with_usage = |mut body: Value, input: u64, output: u64| {
+        body["usage"] = json!({"prompt_tokens": input, "completion_tokens": output,
+            "prompt_tokens_details": {"cached_tokens": 1}});
+        body
+    };
+    let server = Server::start([
+        Reply::json(&with_usage(chat_response(r#"{"a":1,"b":1}"#), 30, 10)),
+        Reply::json(&with_usage(chat_text("2"), 50, 5)),
+    ])
+    .await;
+    let registry = ToolRegistry::new().with(Add).unwrap();
+    let model = Chat::new("gpt-usage").base_url(server.url()).stream(false);
+    let outcome = Agent::new(model, ToolRuntime::new(registry))
+        .invoke([Message::user("1+1")])
+        .await;
+    assert_eq!(outcome.text(), Some("2"), "{outcome:?}");
+    let usage = outcome.usage();
+    assert_eq!(
+        (usage.input_tokens, usage.output_tokens, usage.cached_tokens),
+        (80, 15, 2)
+    );
+    let recorded = fields.0.lock().unwrap().clone();
+    for (name, value) in [
+        ("gen_ai.system", "\"openai\""),
+        ("gen_ai.request.model", "\"gpt-usage\""),
+        ("gen_ai.usage.input_tokens", "30"),
+        ("gen_ai.usage.output_tokens", "5"),
+    ] {
+        assert!(
+            recorded.iter().any(|(n, v)| n == name && v == value),
+            "{name} = {value} not in {recorded:?}"
+        );
+    }
+}

@@ -16,7 +16,7 @@ fn conversation() -> Vec<Message> {
                 ToolCall::new("c1", "get_weather", json!({"city": "Paris"})),
                 ToolCall::new("c2", "get_weather", json!({"city": "Oslo"})),
             ],
-            reasoning: Vec::new(),
+            ..AssistantMessage::default()
         }),
         Message::ToolResult(ToolResultMessage {
             call_id: "c1".into(),

@@ -24,7 +24,7 @@ pub use registry::{RegistryError, ToolRegistry};
 pub use run::{
     Agent, AssistantMessage, ControlError, DeltaSink, Envelope, EventKind, EventStream, Message,
     Model, ModelDelta, ModelError, RunControl, RunError, RunOptions, RunOutcome, RunState,
-    RuntimeInvocation, ScriptedModel, ToolStreamEvent, Turn,
+    RuntimeInvocation, ScriptedModel, ToolStreamEvent, Turn, Usage,
 };
 pub use runtime::{
     CallOptions, Limits, PreparedCall, ToolCall, ToolCallResult, ToolRuntime, ToolRuntimeBuilder,

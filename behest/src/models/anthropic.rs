@@ -144,7 +144,12 @@ impl Model for Messages {
         conversation: &[Message],
         tools: &[ToolSpec],
     ) -> Result<AssistantMessage, ModelError> {
-        self.turn(conversation, tools, &DeltaSink::ignore()).await
+        super::traced(
+            "anthropic",
+            &self.config.model,
+            self.turn(conversation, tools, &DeltaSink::ignore()),
+        )
+        .await
     }
 
     async fn respond_streaming(
@@ -153,7 +158,12 @@ impl Model for Messages {
         tools: &[ToolSpec],
         deltas: &DeltaSink,
     ) -> Result<AssistantMessage, ModelError> {
-        self.turn(conversation, tools, deltas).await
+        super::traced(
+            "anthropic",
+            &self.config.model,
+            self.turn(conversation, tools, deltas),
+        )
+        .await
     }
 }
 

@@ -150,7 +150,12 @@ impl Model for Gemini {
         conversation: &[Message],
         tools: &[ToolSpec],
     ) -> Result<AssistantMessage, ModelError> {
-        self.turn(conversation, tools, &DeltaSink::ignore()).await
+        super::traced(
+            "gemini",
+            &self.config.model,
+            self.turn(conversation, tools, &DeltaSink::ignore()),
+        )
+        .await
     }
 
     async fn respond_streaming(
@@ -159,7 +164,12 @@ impl Model for Gemini {
         tools: &[ToolSpec],
         deltas: &DeltaSink,
     ) -> Result<AssistantMessage, ModelError> {
-        self.turn(conversation, tools, deltas).await
+        super::traced(
+            "gemini",
+            &self.config.model,
+            self.turn(conversation, tools, deltas),
+        )
+        .await
     }
 }
 

@@ -31,3 +31,47 @@ pub mod openai;
 
 pub(crate) use config::{config_methods, Config};
 pub use config::{ApiKey, RetryPolicy, ToolChoice};
+
+/// Runs one model request in a span with the OpenTelemetry GenAI semantic
+/// names (`gen_ai.system`, `gen_ai.request.model`,
+/// `gen_ai.usage.input_tokens`, …), recording the usage or the error.
+pub(crate) async fn traced(
+    system: &'static str,
+    model: &str,
+    turn: impl std::future::Future<Output = Result<crate::AssistantMessage, crate::ModelError>>,
+) -> Result<crate::AssistantMessage, crate::ModelError> {
+    use tracing::field::Empty;
+    use tracing::Instrument;
+
+    let span = tracing::info_span!(
+        "gen_ai.request",
+        gen_ai.system = system,
+        gen_ai.operation.name = "chat",
+        gen_ai.request.model = model,
+        gen_ai.usage.input_tokens = Empty,
+        gen_ai.usage.output_tokens = Empty,
+        gen_ai.usage.cached_tokens = Empty,
+        gen_ai.usage.reasoning_tokens = Empty,
+        "error.type" = Empty,
+    );
+    let result = turn.instrument(span.clone()).await;
+    match &result {
+        Ok(message) => {
+            if let Some(usage) = message.usage {
+                span.record("gen_ai.usage.input_tokens", usage.input_tokens);
+                span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+                span.record("gen_ai.usage.cached_tokens", usage.cached_tokens);
+                span.record("gen_ai.usage.reasoning_tokens", usage.reasoning_tokens);
+            }
+        }
+        Err(error) => {
+            let kind = error
+                .kind
+                .clone()
+                .or_else(|| error.status.map(|status| status.to_string()))
+                .unwrap_or_else(|| "error".to_owned());
+            span.record("error.type", kind.as_str());
+        }
+    }
+    result
+}

@@ -139,7 +139,12 @@ impl Model for Chat {
         conversation: &[Message],
         tools: &[ToolSpec],
     ) -> Result<AssistantMessage, ModelError> {
-        self.turn(conversation, tools, &DeltaSink::ignore()).await
+        super::traced(
+            "openai",
+            &self.config.model,
+            self.turn(conversation, tools, &DeltaSink::ignore()),
+        )
+        .await
     }
 
     async fn respond_streaming(
@@ -148,7 +153,12 @@ impl Model for Chat {
         tools: &[ToolSpec],
         deltas: &DeltaSink,
     ) -> Result<AssistantMessage, ModelError> {
-        self.turn(conversation, tools, deltas).await
+        super::traced(
+            "openai",
+            &self.config.model,
+            self.turn(conversation, tools, deltas),
+        )
+        .await
     }
 }
 
@@ -244,7 +254,12 @@ impl Model for Responses {
         conversation: &[Message],
         tools: &[ToolSpec],
     ) -> Result<AssistantMessage, ModelError> {
-        self.turn(conversation, tools, &DeltaSink::ignore()).await
+        super::traced(
+            "openai",
+            &self.config.model,
+            self.turn(conversation, tools, &DeltaSink::ignore()),
+        )
+        .await
     }
 
     async fn respond_streaming(
@@ -253,7 +268,12 @@ impl Model for Responses {
         tools: &[ToolSpec],
         deltas: &DeltaSink,
     ) -> Result<AssistantMessage, ModelError> {
-        self.turn(conversation, tools, deltas).await
+        super::traced(
+            "openai",
+            &self.config.model,
+            self.turn(conversation, tools, deltas),
+        )
+        .await
     }
 }
 

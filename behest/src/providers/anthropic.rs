@@ -59,6 +59,12 @@ pub fn parse_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
 
 /// The assistant message of a Messages response.
 pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> {
+    let mut message = parse_response_message(response)?;
+    message.usage = super::usage::anthropic(response);
+    Ok(message)
+}
+
+fn parse_response_message(response: &Value) -> Result<AssistantMessage, ParseError> {
     let content = response
         .get("content")
         .and_then(Value::as_array)
@@ -101,6 +107,8 @@ fn assistant_blocks(blocks: &[Value]) -> Result<AssistantMessage, ParseError> {
 /// block order.
 #[derive(Debug, Default)]
 pub struct Stream {
+    /// The token counts seen so far.
+    usage: Option<crate::run::Usage>,
     blocks: BTreeMap<u64, Block>,
 }
 
@@ -132,6 +140,7 @@ impl Stream {
 
     /// Adds one event.
     pub fn push(&mut self, event: &Value) -> Result<(), ParseError> {
+        self.usage = super::usage::merge(self.usage, super::usage::anthropic(event));
         let kind = event
             .get("type")
             .and_then(Value::as_str)
@@ -200,7 +209,7 @@ impl Stream {
     /// The assembled message. A block whose JSON stayed empty keeps the
     /// input it started with (`{}`); otherwise its text is decoded by the
     /// runtime, which reports a truncated stream as an argument error.
-    pub fn finish(self) -> AssistantMessage {
+    fn assemble(self) -> AssistantMessage {
         let mut message = AssistantMessage::default();
         let mut text = String::new();
         for block in self.blocks.into_values() {
@@ -377,4 +386,14 @@ pub fn from_messages(
         }
     }
     Ok(conversation)
+}
+
+impl Stream {
+    /// The assembled message, with the token counts the stream reported.
+    pub fn finish(self) -> AssistantMessage {
+        let usage = self.usage;
+        let mut message = self.assemble();
+        message.usage = usage;
+        message
+    }
 }

@@ -110,6 +110,12 @@ pub fn parse_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
 /// and thought signatures are kept as reasoning; calls without an id get
 /// one made up, unique in the process.
 pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> {
+    let mut message = parse_response_message(response)?;
+    message.usage = super::usage::gemini(response);
+    Ok(message)
+}
+
+fn parse_response_message(response: &Value) -> Result<AssistantMessage, ParseError> {
     let parts = response
         .pointer("/candidates/0/content/parts")
         .and_then(Value::as_array)
@@ -180,6 +186,8 @@ fn function_call(call: &Value, ids: &mut GeneratedIds) -> Result<ToolCall, Parse
 /// `functionCall`; consecutive thought parts are joined into one.
 #[derive(Debug, Default)]
 pub struct Stream {
+    /// The token counts seen so far.
+    usage: Option<crate::run::Usage>,
     message: AssistantMessage,
     text: String,
     open: Option<OpenCall>,
@@ -215,6 +223,7 @@ impl Stream {
 
     /// Adds one chunk.
     pub fn push(&mut self, chunk: &Value) -> Result<(), ParseError> {
+        self.usage = super::usage::merge(self.usage, super::usage::gemini(chunk));
         let parts = chunk
             .pointer("/candidates/0/content/parts")
             .and_then(Value::as_array);
@@ -339,7 +348,7 @@ impl Stream {
     }
 
     /// The assembled message.
-    pub fn finish(mut self) -> AssistantMessage {
+    fn assemble(mut self) -> AssistantMessage {
         self.close();
         self.message.text = (!self.text.is_empty()).then_some(self.text);
         self.message
@@ -526,4 +535,14 @@ fn unanswered_call<'c>(conversation: &'c [Message], name: &str) -> Option<&'c To
         .tool_calls
         .iter()
         .find(|call| call.tool_name == name && !answered.contains(call.call_id.as_str()))
+}
+
+impl Stream {
+    /// The assembled message, with the token counts the stream reported.
+    pub fn finish(self) -> AssistantMessage {
+        let usage = self.usage;
+        let mut message = self.assemble();
+        message.usage = usage;
+        message
+    }
 }

@@ -19,6 +19,7 @@ mod lint;
 pub mod mcp;
 pub mod openai;
 pub mod schema;
+pub mod usage;
 
 use std::collections::HashSet;
 

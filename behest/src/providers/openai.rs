@@ -157,6 +157,12 @@ const REASONING_CONTENT: &str = "reasoning_content";
 
 /// The assistant message of a Chat Completions response.
 pub fn parse_chat_response(response: &Value) -> Result<AssistantMessage, ParseError> {
+    let mut message = parse_chat_response_message(response)?;
+    message.usage = super::usage::chat(response);
+    Ok(message)
+}
+
+fn parse_chat_response_message(response: &Value) -> Result<AssistantMessage, ParseError> {
     let message = response
         .pointer("/choices/0/message")
         .ok_or_else(|| ParseError::new("the response has no `choices[0].message`"))?;
@@ -194,6 +200,7 @@ fn parse_chat_message(message: &Value) -> Result<AssistantMessage, ParseError> {
         text,
         tool_calls,
         reasoning: Vec::new(),
+        usage: None,
     };
     if let Some(reasoning) = message
         .get(REASONING_CONTENT)
@@ -210,6 +217,8 @@ fn parse_chat_message(message: &Value) -> Result<AssistantMessage, ParseError> {
 /// `index`.
 #[derive(Debug, Default)]
 pub struct ChatStream {
+    /// The token counts seen so far.
+    usage: Option<crate::run::Usage>,
     text: String,
     reasoning: String,
     calls: BTreeMap<u64, PartialCall>,
@@ -272,6 +281,7 @@ impl ChatStream {
 
     /// Adds one chunk.
     pub fn push(&mut self, chunk: &Value) -> Result<(), ParseError> {
+        self.usage = super::usage::merge(self.usage, super::usage::chat(chunk));
         let Some(delta) = chunk.pointer("/choices/0/delta") else {
             return Ok(()); // usage-only chunks carry no choice
         };
@@ -308,7 +318,7 @@ impl ChatStream {
 
     /// The assembled message, calls in index order; an index that never
     /// got a name (no call started there) is skipped.
-    pub fn finish(self) -> AssistantMessage {
+    fn assemble(self) -> AssistantMessage {
         let mut message = AssistantMessage {
             text: (!self.text.is_empty()).then_some(self.text),
             ..AssistantMessage::default()
@@ -327,6 +337,12 @@ impl ChatStream {
 /// The assistant message of a Responses response: `function_call` items and
 /// `output_text` parts.
 pub fn parse_responses_response(response: &Value) -> Result<AssistantMessage, ParseError> {
+    let mut message = parse_responses_response_message(response)?;
+    message.usage = super::usage::responses(response);
+    Ok(message)
+}
+
+fn parse_responses_response_message(response: &Value) -> Result<AssistantMessage, ParseError> {
     let output = response
         .get("output")
         .and_then(Value::as_array)
@@ -387,6 +403,8 @@ fn output_text(item: &Value) -> String {
 /// `output_item.done` event gives them whole.
 #[derive(Debug, Default)]
 pub struct ResponsesStream {
+    /// The token counts seen so far.
+    usage: Option<crate::run::Usage>,
     text: String,
     calls: BTreeMap<u64, PartialCall>,
     reasoning: BTreeMap<u64, Value>,
@@ -400,6 +418,7 @@ impl ResponsesStream {
 
     /// Adds one event.
     pub fn push(&mut self, event: &Value) -> Result<(), ParseError> {
+        self.usage = super::usage::merge(self.usage, super::usage::responses(event));
         let kind = event
             .get("type")
             .and_then(Value::as_str)
@@ -453,7 +472,7 @@ impl ResponsesStream {
     }
 
     /// The assembled message, items in `output_index` order.
-    pub fn finish(self) -> AssistantMessage {
+    fn assemble(self) -> AssistantMessage {
         let mut message = AssistantMessage {
             text: (!self.text.is_empty()).then_some(self.text),
             ..AssistantMessage::default()
@@ -678,5 +697,25 @@ fn current_turn(conversation: &mut Vec<Message>) -> &mut AssistantMessage {
     match conversation.last_mut() {
         Some(Message::Assistant(turn)) => turn,
         _ => unreachable!("the conversation ends with an assistant message"),
+    }
+}
+
+impl ChatStream {
+    /// The assembled message, with the token counts the stream reported.
+    pub fn finish(self) -> AssistantMessage {
+        let usage = self.usage;
+        let mut message = self.assemble();
+        message.usage = usage;
+        message
+    }
+}
+
+impl ResponsesStream {
+    /// The assembled message, with the token counts the stream reported.
+    pub fn finish(self) -> AssistantMessage {
+        let usage = self.usage;
+        let mut message = self.assemble();
+        message.usage = usage;
+        message
     }
 }

@@ -21,7 +21,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use control::{ControlError, RunControl};
-pub use conversation::{AssistantMessage, Message, Reasoning, ReasoningPlace, ToolResultMessage};
+pub use conversation::{
+    AssistantMessage, Message, Reasoning, ReasoningPlace, ToolResultMessage, Usage,
+};
 pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
 pub use invocation::RuntimeInvocation;
 pub use model::{DeltaSink, Model, ModelDelta, ModelError};
@@ -197,6 +199,18 @@ impl RunOutcome {
             | Self::Failed { transcript, .. }
             | Self::Cancelled { transcript } => transcript,
         }
+    }
+
+    /// The tokens every turn of the run used, summed (turns the provider
+    /// did not count add nothing).
+    pub fn usage(&self) -> Usage {
+        self.transcript()
+            .iter()
+            .filter_map(|message| match message {
+                Message::Assistant(reply) => reply.usage,
+                _ => None,
+            })
+            .sum()
     }
 
     /// The state the run ended in.
