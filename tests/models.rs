@@ -579,3 +579,40 @@ async fn usage_is_read_traced_and_summed_over_a_run() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_run_recorded_against_a_server_replays_offline() {
+    use behest::run::{Recorder, Recording};
+    use behest::ScriptedModel;
+
+    let server = Server::start([
+        Reply::json(&chat_response(r#"{"a":20,"b":22}"#)),
+        Reply::json(&chat_text("42")),
+    ])
+    .await;
+    let file = std::env::temp_dir().join(format!("behest-recording-{}.json", std::process::id()));
+    let registry = || ToolRegistry::new().with(Add).unwrap();
+    let live = Recorder::to_file(
+        Chat::new("m")
+            .api_key("sk-not-recorded")
+            .base_url(server.url())
+            .stream(false),
+        &file,
+    );
+    let recorded = Agent::new(live, ToolRuntime::new(registry()))
+        .invoke([Message::user("20+22")])
+        .await;
+    assert_eq!(recorded.text(), Some("42"));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains("sk-not-recorded"));
+    assert_eq!(Recording::load(&file).unwrap().turns.len(), 2);
+
+    // Offline: no server, the same run.
+    let replay = ScriptedModel::from_file(&file).unwrap();
+    let replayed = Agent::new(replay, ToolRuntime::new(registry()))
+        .invoke([Message::user("20+22")])
+        .await;
+    assert_eq!(replayed.text(), Some("42"), "{replayed:?}");
+    assert_eq!(replayed.transcript(), recorded.transcript());
+    std::fs::remove_file(&file).unwrap();
+}

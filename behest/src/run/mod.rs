@@ -14,6 +14,7 @@ mod driver;
 mod events;
 mod invocation;
 mod model;
+mod record;
 mod scripted;
 
 use std::collections::HashSet;
@@ -27,6 +28,7 @@ pub use conversation::{
 pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
 pub use invocation::RuntimeInvocation;
 pub use model::{DeltaSink, Model, ModelDelta, ModelError};
+pub use record::{RecordedTurn, Recorder, Recording};
 pub use scripted::{ScriptedModel, Turn};
 
 use crate::runtime::ToolRuntime;
