@@ -616,3 +616,62 @@ async fn a_run_recorded_against_a_server_replays_offline() {
     assert_eq!(replayed.transcript(), recorded.transcript());
     std::fs::remove_file(&file).unwrap();
 }
+
+/// Anthropic with extended thinking and tools: the recorded streamed turn
+/// (thinking, text, a `get_weather` call) runs the tool, and the next
+/// request sends the thinking block back first and unchanged, as the API
+/// requires.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_shared),
+    ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder"
+)]
+async fn an_anthropic_run_sends_its_thinking_back() {
+    let path = std::path::PathBuf::from(std::env::var_os("BEHEST_SHARED_DIR").unwrap())
+        .join("data/provider-fixtures/anthropic/stream-thinking-tool-use-events.json");
+    let events: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert!(events.iter().any(|event| {
+        event["type"] == "content_block_start" && event["content_block"]["type"] == "thinking"
+    }));
+    let final_text = vec![
+        json!({"type": "message_start", "message": {"id": "msg_2", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Sunny."}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}}),
+        json!({"type": "message_stop"}),
+    ];
+    let server = Server::start([
+        Reply::events(&events, true, false).in_chunks(97),
+        Reply::events(&final_text, true, false),
+    ])
+    .await;
+
+    /// Get the weather.
+    #[tool]
+    fn get_weather(city: String) -> String {
+        format!("Sunny in {city}")
+    }
+    let registry = ToolRegistry::new().with(GetWeather).unwrap();
+    let model = Messages::new("claude-test")
+        .api_key("k")
+        .base_url(server.url());
+    let outcome = Agent::new(model, ToolRuntime::new(registry))
+        .invoke([Message::user("Weather in Tokyo?")])
+        .await;
+    assert_eq!(outcome.text(), Some("Sunny."), "{outcome:?}");
+    let second = &server.received()[1].body;
+    let assistant = &second["messages"][1];
+    assert_eq!(assistant["role"], "assistant");
+    let blocks = assistant["content"].as_array().unwrap();
+    assert_eq!(blocks[0]["type"], "thinking", "{assistant:#}");
+    assert!(blocks[0]["signature"]
+        .as_str()
+        .is_some_and(|s| !s.is_empty()));
+    assert!(blocks
+        .iter()
+        .any(|block| block["type"] == "tool_use" && block["name"] == "get_weather"));
+    let results = &second["messages"][2]["content"];
+    assert_eq!(results[0]["type"], "tool_result");
+    assert_eq!(results[0]["content"], "Sunny in Tokyo, Japan");
+}
