@@ -968,3 +968,63 @@ async fn from_call_in_a_handler_checks_with_the_run_s_limits() {
         Err(ToolError::LimitExceeded { .. })
     ));
 }
+
+// Typed final answers ---------------------------------------------------------------
+
+/// A verdict.
+#[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+struct Verdict {
+    ok: bool,
+    reason: String,
+}
+
+#[tokio::test]
+async fn a_typed_answer_that_does_not_fit_is_sent_back_and_corrected() {
+    let model = ScriptedModel::new([
+        Turn::tool_calls([call("f1", "final_answer", r#"{"ok": "yes"}"#)]),
+        Turn::tool_calls([call(
+            "f2",
+            "final_answer",
+            r#"{"ok": true, "reason": "fine"}"#,
+        )])
+        .expect_error("f1", "`/ok`: expected a boolean"),
+    ]);
+    let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()));
+    let verdict: Verdict = agent.output([Message::user("ok?")]).await.unwrap();
+    assert_eq!(
+        verdict,
+        Verdict {
+            ok: true,
+            reason: "fine".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_typed_run_reminds_a_text_answer_once_then_fails() {
+    let model = ScriptedModel::new([Turn::text("It is fine."), Turn::text("Really, it is.")]);
+    let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()));
+    let error = agent
+        .output::<Verdict>([Message::user("ok?")])
+        .await
+        .unwrap_err();
+    assert!(matches!(error, RunError::Output { .. }), "{error}");
+    // A JSON text answer of the right shape is taken as it is.
+    let model = ScriptedModel::new([Turn::text(r#"{"ok": false, "reason": "no"}"#)]);
+    let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()));
+    let verdict: Verdict = agent.output([Message::user("ok?")]).await.unwrap();
+    assert!(!verdict.ok);
+}
+
+#[tokio::test]
+async fn a_typed_answer_that_is_not_an_object_is_wrapped_and_other_calls_are_answered() {
+    let model = ScriptedModel::new([Turn::tool_calls([
+        call("a1", "add", json!({"a": 1, "b": 2})),
+        call("f1", "final_answer", json!({"result": ["x", "y"]})),
+    ])]);
+    let registry = ToolRegistry::new().with(Add).unwrap();
+    let agent = Agent::new(model, ToolRuntime::new(registry)).with_output::<Vec<String>>();
+    let outcome = agent.invoke([Message::user("list")]).await;
+    assert_eq!(outcome.output::<Vec<String>>().unwrap(), ["x", "y"]);
+    every_call_answered_once(outcome.transcript());
+}

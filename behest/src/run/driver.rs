@@ -12,6 +12,7 @@ use super::control::{Decision, RunControl};
 use super::conversation::{AssistantMessage, Message, ReasoningPlace, ToolResultMessage};
 use super::events::{Emitter, EventKind, RunState, ToolStreamEvent};
 use super::model::DeltaSink;
+use super::output::{FinalOutput, FINAL_ANSWER};
 use super::{Agent, RunError, RunOutcome};
 use crate::context::ProgressSink;
 use crate::runtime::{CallOptions, RunHooks, ToolCall, ToolCallResult};
@@ -26,7 +27,12 @@ pub(super) struct Run<'a> {
 
 impl Run<'_> {
     pub async fn drive(&self, mut transcript: Vec<Message>) -> RunOutcome {
-        let specs: Vec<ToolSpec> = self.agent.runtime.registry().specs().cloned().collect();
+        let mut specs: Vec<ToolSpec> = self.agent.runtime.registry().specs().cloned().collect();
+        let final_output = self.agent.options.final_output.clone();
+        let mut reminders = final_output.as_ref().map_or(0, |output| output.reminders);
+        if let Some(output) = &final_output {
+            specs.push(output.spec.clone());
+        }
         let cancellation = self.control.cancellation().clone();
         let mut ids = CallIds::default();
         let mut rounds = 0;
@@ -46,8 +52,38 @@ impl Run<'_> {
             };
             ids.make_unique(&mut reply);
             self.emitter.emit(EventKind::ModelMessage(reply.clone()));
-            let calls = reply.tool_calls.clone();
+            let mut calls = reply.tool_calls.clone();
             transcript.push(Message::Assistant(reply.clone()));
+            if let Some(output) = &final_output {
+                match self.final_answer(output, &reply, &mut calls, &mut transcript) {
+                    Final::Given(text) => return RunOutcome::Completed { text, transcript },
+                    Final::Remind if reminders > 0 => {
+                        reminders -= 1;
+                        transcript.push(Message::user(format!(
+                            "Give your final answer by calling the `{FINAL_ANSWER}` tool."
+                        )));
+                        continue;
+                    }
+                    Final::Remind => {
+                        let message = format!(
+                            "the model answered without calling `{FINAL_ANSWER}`, the tool that gives the typed answer"
+                        );
+                        return failed(RunError::Output { message }, transcript);
+                    }
+                    Final::NotYet => {}
+                    // The model reads why its answer was refused; with no
+                    // other call in the turn, it answers again at once.
+                    Final::Refused if calls.is_empty() => {
+                        rounds += 1;
+                        if rounds > self.agent.options.max_steps {
+                            let max_steps = self.agent.options.max_steps;
+                            return failed(RunError::MaxStepsExceeded { max_steps }, transcript);
+                        }
+                        continue;
+                    }
+                    Final::Refused => {}
+                }
+            }
             if calls.is_empty() {
                 let text = reply.text.unwrap_or_default();
                 return RunOutcome::Completed { text, transcript };
@@ -85,6 +121,55 @@ impl Run<'_> {
                     call_id: result.call_id.clone(),
                 };
                 return failed(error, transcript);
+            }
+        }
+    }
+
+    /// A typed run's look at a reply: an accepted `final_answer` call ends
+    /// the run (the turn's other calls are answered, not run); a refused
+    /// one gets its argument error, and the other calls go on; a text-only
+    /// reply is taken if it is the answer as JSON, else reminded.
+    fn final_answer(
+        &self,
+        output: &FinalOutput,
+        reply: &AssistantMessage,
+        calls: &mut Vec<ToolCall>,
+        transcript: &mut Vec<Message>,
+    ) -> Final {
+        if calls.is_empty() {
+            let text = reply.text.as_deref().unwrap_or_default();
+            let parsed = serde_json::from_str::<serde_json::Value>(text.trim())
+                .ok()
+                .and_then(|value| output.accept(&value).ok());
+            return match parsed {
+                Some(value) => Final::Given(value.to_string()),
+                None => Final::Remind,
+            };
+        }
+        let Some(position) = calls.iter().position(|call| call.tool_name == FINAL_ANSWER) else {
+            return Final::NotYet;
+        };
+        let final_call = calls.remove(position);
+        match output.accept(&final_call.arguments) {
+            Ok(value) => {
+                let mut answered = vec![self.finished(final_call, Ok(FinalOutput::accepted()))];
+                answered.extend(calls.drain(..).map(|call| {
+                    let skipped = ToolError::execution("not run: the final answer was given");
+                    self.finished(call, Err(skipped))
+                }));
+                // Results in the order of the calls, as providers expect.
+                let order: Vec<String> =
+                    reply.tool_calls.iter().map(|c| c.call_id.clone()).collect();
+                answered.sort_by_key(|result| order.iter().position(|id| *id == result.call_id));
+                transcript.extend(answered.iter().map(result_message));
+                Final::Given(value.to_string())
+            }
+            Err(error) => {
+                // The model reads why and tries again, with the other calls'
+                // results beside it.
+                let result = self.finished(final_call, Err(error));
+                transcript.push(result_message(&result));
+                Final::Refused
             }
         }
     }
@@ -316,6 +401,19 @@ impl CallIds {
             }
         }
     }
+}
+
+/// What a typed run makes of a reply.
+enum Final {
+    /// The answer, as JSON text: the run completes.
+    Given(String),
+    /// A text reply that is not the answer: remind the model.
+    Remind,
+    /// No answer yet: the run goes on.
+    NotYet,
+    /// A `final_answer` call was refused (its result is in the
+    /// transcript); the turn's other calls, if any, still run.
+    Refused,
 }
 
 fn result_message(result: &ToolCallResult) -> Message {

@@ -14,6 +14,7 @@ mod driver;
 mod events;
 mod invocation;
 mod model;
+mod output;
 mod record;
 mod scripted;
 
@@ -28,6 +29,7 @@ pub use conversation::{
 pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
 pub use invocation::RuntimeInvocation;
 pub use model::{DeltaSink, Model, ModelDelta, ModelError};
+pub use output::FINAL_ANSWER;
 pub use record::{RecordedTurn, Recorder, Recording};
 pub use scripted::{ScriptedModel, Turn};
 
@@ -60,6 +62,8 @@ pub struct RunOptions {
     /// How long a call waits for a handler before the run says so (a
     /// [`ToolStreamEvent::Waiting`] event and a warning trace). Default 5 s.
     pub waiting_notice: Duration,
+    /// The typed final answer asked for ([`Agent::with_output`]).
+    pub(crate) final_output: Option<output::FinalOutput>,
 }
 
 impl Default for RunOptions {
@@ -71,6 +75,7 @@ impl Default for RunOptions {
             approval_required: HashSet::new(),
             approve_destructive: false,
             waiting_notice: Duration::from_secs(5),
+            final_output: None,
         }
     }
 }
@@ -133,6 +138,63 @@ impl Agent {
     pub fn waiting_notice(mut self, after: Duration) -> Self {
         Arc::make_mut(&mut self.options).waiting_notice = after;
         self
+    }
+
+    /// Asks every run for a final answer of type `T`: the model gives it by
+    /// calling the `final_answer` tool (offered besides the agent's tools),
+    /// whose arguments are validated against `T`'s schema; a mismatch goes
+    /// back to the model as an argument error to correct. The answer is the
+    /// completed run's text as JSON; [`RunOutcome::output`] reads it as
+    /// `T`. See also [`output`](Self::output).
+    #[must_use]
+    pub fn with_output<T: schemars::JsonSchema>(mut self) -> Self {
+        Arc::make_mut(&mut self.options).final_output = Some(output::FinalOutput::of::<T>());
+        self
+    }
+
+    /// How many text answers a typed run reminds to answer through the
+    /// `final_answer` tool before it fails. Default 1.
+    #[must_use]
+    pub fn output_reminders(mut self, reminders: usize) -> Self {
+        if let Some(output) = &mut Arc::make_mut(&mut self.options).final_output {
+            output.reminders = reminders;
+        }
+        self
+    }
+
+    /// Runs `conversation` for a final answer of type `T`.
+    ///
+    /// ```
+    /// use behest::run::Turn;
+    /// use behest::{Agent, Message, ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Verdict { ok: bool, reason: String }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let model = ScriptedModel::new([Turn::tool_calls([ToolCall::new(
+    ///     "c1",
+    ///     "final_answer",
+    ///     r#"{"ok": true, "reason": "tests pass"}"#,
+    /// )])]);
+    /// let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()));
+    /// let verdict: Verdict = agent.output([Message::user("Is it ok?")]).await.unwrap();
+    /// assert!(verdict.ok);
+    /// # }
+    /// ```
+    pub async fn output<T: schemars::JsonSchema + serde::de::DeserializeOwned>(
+        &self,
+        conversation: impl IntoIterator<Item = Message>,
+    ) -> Result<T, RunError> {
+        let outcome = self.clone().with_output::<T>().invoke(conversation).await;
+        match outcome {
+            RunOutcome::Failed { error, .. } => Err(error),
+            RunOutcome::Cancelled { .. } => Err(RunError::Output {
+                message: "the run was cancelled before the final answer".to_owned(),
+            }),
+            completed => completed.output(),
+        }
     }
 
     /// The rules of this agent's runs.
@@ -215,6 +277,17 @@ impl RunOutcome {
             .sum()
     }
 
+    /// The final answer read as `T` (for a run asked for one with
+    /// [`Agent::with_output`], or whose text is JSON).
+    pub fn output<T: serde::de::DeserializeOwned>(&self) -> Result<T, RunError> {
+        let text = self.text().ok_or_else(|| RunError::Output {
+            message: "the run did not complete".to_owned(),
+        })?;
+        serde_json::from_str(text).map_err(|error| RunError::Output {
+            message: format!("the final answer is not of the type asked for: {error}"),
+        })
+    }
+
     /// The state the run ended in.
     pub fn state(&self) -> RunState {
         match self {
@@ -237,6 +310,12 @@ pub enum RunError {
     MaxStepsExceeded {
         /// The limit.
         max_steps: usize,
+    },
+    /// The model gave no final answer of the type asked for.
+    #[error("{message}")]
+    Output {
+        /// What went wrong.
+        message: String,
     },
     /// The model called an external tool and no handler was subscribed to
     /// answer it.

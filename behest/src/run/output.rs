@@ -1,0 +1,111 @@
+//! A final answer of a given type: the run offers the model one more tool,
+//! `final_answer`, whose arguments are the answer. The run validates them
+//! against the type's schema and sends a mismatch back as an argument
+//! error, which the model corrects like any other; a text answer gets one
+//! reminder (configurable) to answer through the tool.
+//!
+//! The same on every provider: each already enforces a tool's schema in
+//! its own way (OpenAI strict mode, Gemini's declarations, Anthropic's tool
+//! use), and behest validates the answer in any case.
+
+use serde_json::Value;
+
+use crate::arguments::drop_optional_nulls;
+use crate::tool::{ToolError, ToolOutput, ToolSpec};
+use crate::validation::ArgumentValidator;
+
+/// The name of the tool a typed answer is given through.
+pub const FINAL_ANSWER: &str = "final_answer";
+
+/// What a run that wants a typed answer needs: the tool to offer and the
+/// validator of its arguments.
+#[derive(Clone)]
+pub(crate) struct FinalOutput {
+    pub spec: ToolSpec,
+    /// Whether the answer is wrapped as `{"result": ..}` (a type whose
+    /// schema is not an object).
+    pub wrapped: bool,
+    pub validator: ArgumentValidator,
+    /// How many text answers get a reminder to use the tool.
+    pub reminders: usize,
+}
+
+impl std::fmt::Debug for FinalOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FinalOutput")
+            .field("spec", &self.spec)
+            .field("reminders", &self.reminders)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FinalOutput {
+    /// The final output of type `T`: its schema, wrapped in an object when
+    /// it is not one (tool arguments must be objects).
+    pub fn of<T: schemars::JsonSchema>() -> Self {
+        let schema = crate::__private::schema_of::<T>();
+        let (parameters, wrapped) = if schema.get("type") == Some(&Value::from("object")) {
+            (schema, false)
+        } else {
+            let mut inner = schema;
+            let defs = inner.as_object_mut().and_then(|object| {
+                object.remove("$schema");
+                object.remove("$defs")
+            });
+            let mut wrapper = serde_json::json!({
+                "type": "object",
+                "properties": {"result": inner},
+                "required": ["result"],
+                "additionalProperties": false,
+            });
+            if let Some(defs) = defs {
+                wrapper["$defs"] = defs;
+            }
+            (wrapper, true)
+        };
+        let validator =
+            ArgumentValidator::compile(&parameters).expect("schemars emits valid 2020-12");
+        Self {
+            spec: ToolSpec::new(
+                FINAL_ANSWER,
+                "Give your final answer by calling this tool once you are done; its arguments are the answer.",
+                parameters,
+            ),
+            wrapped,
+            validator,
+            reminders: 1,
+        }
+    }
+
+    /// The answer in `arguments` (JSON text or a value), unwrapped, or the
+    /// argument error the model reads.
+    pub fn accept(&self, arguments: &Value) -> Result<Value, ToolError> {
+        let mut value = match arguments {
+            Value::String(text) => serde_json::from_str(text).map_err(|error| {
+                ToolError::invalid_argument(
+                    "",
+                    format!("the arguments are not valid JSON: {error}"),
+                )
+            })?,
+            other => other.clone(),
+        };
+        drop_optional_nulls(&mut value, self.validator.schema());
+        self.validator
+            .validate(&value)
+            .map_err(|(issues, omitted)| ToolError::InvalidArguments { issues, omitted })?;
+        Ok(unwrap_answer(value, self.wrapped))
+    }
+
+    /// The result the final call gets when it is accepted.
+    pub fn accepted() -> ToolOutput {
+        ToolOutput::text("accepted")
+    }
+}
+
+/// The answer as `T`: the value itself, or the `result` it was wrapped in.
+fn unwrap_answer(value: Value, wrapped: bool) -> Value {
+    match value {
+        Value::Object(mut object) if wrapped => object.remove("result").unwrap_or(Value::Null),
+        other => other,
+    }
+}
