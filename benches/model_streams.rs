@@ -1,0 +1,142 @@
+//! What the model clients cost beyond the wire.
+//!
+//! `assemble/*`: a Chat Completions answer of about 1 MB of text, (a) whole:
+//! JSON parsed and read by `openai::parse_chat_response`; (b) streamed:
+//! the same text as ~10 000 server-sent events, read by the SSE parser the
+//! client uses (eventsource-stream) from 16 KiB pieces, each event parsed
+//! and pushed into `openai::ChatStream`. Report (b)/(a).
+//!
+//! `turn/*`: one turn against a local server on 127.0.0.1 that answers a
+//! short text: (a) a bare reqwest POST and the body read; (b) a whole run:
+//! an `Agent` with the `Chat` client (not streamed), the run loop and its
+//! events. Report (b)/(a).
+//!
+//! Run: `cargo bench --bench model_streams --features models`.
+
+use std::hint::black_box;
+
+use behest::models::openai::Chat;
+use behest::providers::openai;
+use behest::{Agent, Message, ToolRegistry, ToolRuntime};
+use criterion::{criterion_group, criterion_main, Criterion};
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use serde_json::{json, Value};
+
+const PIECE: &str =
+    "The quick brown fox jumps over the lazy dog, again and again, for a long while. ";
+
+fn whole_body() -> String {
+    let text = PIECE.repeat(1_000_000 / PIECE.len());
+    json!({"choices": [{"index": 0, "finish_reason": "stop",
+        "message": {"role": "assistant", "content": text}}]})
+    .to_string()
+}
+
+fn streamed_body() -> String {
+    let mut body = String::new();
+    for _ in 0..1_000_000 / PIECE.len() {
+        let chunk = json!({"choices": [{"index": 0, "delta": {"content": PIECE}}]});
+        body.push_str(&format!("data: {chunk}\n\n"));
+    }
+    body.push_str(
+        "data: {\"choices\": [{\"index\": 0, \"delta\": {}, \"finish_reason\": \"stop\"}]}\n\n",
+    );
+    body.push_str("data: [DONE]\n\n");
+    body
+}
+
+fn assemble(c: &mut Criterion) {
+    let whole = whole_body();
+    let streamed = streamed_body();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let mut group = c.benchmark_group("assemble");
+    group.sample_size(20);
+    group.bench_function("a_whole_1mb", |b| {
+        b.iter(|| {
+            let value: Value = serde_json::from_str(black_box(&whole)).unwrap();
+            openai::parse_chat_response(&value).unwrap()
+        })
+    });
+    group.bench_function("b_streamed_1mb", |b| {
+        b.iter(|| {
+            let pieces: Vec<Result<bytes::Bytes, std::io::Error>> = streamed
+                .as_bytes()
+                .chunks(16 * 1024)
+                .map(|piece| Ok(bytes::Bytes::copy_from_slice(piece)))
+                .collect();
+            rt.block_on(async {
+                let mut events = futures::stream::iter(pieces).eventsource();
+                let mut stream = openai::ChatStream::new();
+                while let Some(Ok(event)) = events.next().await {
+                    if event.data == "[DONE]" {
+                        break;
+                    }
+                    let chunk: Value = serde_json::from_str(&event.data).unwrap();
+                    stream.push(&chunk).unwrap();
+                }
+                stream.finish()
+            })
+        })
+    });
+    group.finish();
+}
+
+fn turn(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let addr = rt.block_on(async {
+        let answer = json!({"choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "hello"}}]})
+        .to_string();
+        let app = axum::Router::new().fallback(move || {
+            let answer = answer.clone();
+            async move { ([("content-type", "application/json")], answer) }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        addr
+    });
+    let url = format!("http://{addr}/v1");
+    let agent = Agent::new(
+        Chat::new("m").base_url(url.clone()).stream(false),
+        ToolRuntime::new(ToolRegistry::new()),
+    );
+    // A first turn installs the TLS crypto provider the bare client needs too.
+    let first = rt.block_on(async { agent.invoke([Message::user("hi")]).await });
+    assert_eq!(first.text(), Some("hello"));
+    let client = reqwest::Client::new();
+    let mut group = c.benchmark_group("turn");
+    group.bench_function("a_bare_http", |b| {
+        b.to_async(&rt).iter(|| async {
+            let body = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+            client
+                .post(format!("{url}/chat/completions"))
+                .header("content-type", "application/json")
+                .body(body.to_string())
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap()
+        })
+    });
+    group.bench_function("b_agent_run", |b| {
+        b.to_async(&rt).iter(|| async {
+            let outcome = agent.invoke([Message::user("hi")]).await;
+            assert_eq!(outcome.text(), Some("hello"));
+            outcome
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, assemble, turn);
+criterion_main!(benches);
