@@ -8,7 +8,7 @@ use super::openai::{parse_error, stream_error};
 use super::tools::ExportCache;
 use super::{config_methods, Config, ToolChoice};
 use crate::providers::{anthropic, Provider};
-use crate::run::{AssistantMessage, DeltaSink, Message, Model, ModelDelta, ModelError};
+use crate::run::{AssistantMessage, DeltaSink, Message, ModelDelta, ModelError};
 use crate::tool::ToolSpec;
 
 const BASE_URL: &str = "https://api.anthropic.com/v1";
@@ -138,34 +138,7 @@ impl Messages {
     }
 }
 
-impl Model for Messages {
-    async fn respond(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-    ) -> Result<AssistantMessage, ModelError> {
-        super::traced(
-            "anthropic",
-            &self.config.model,
-            self.turn(conversation, tools, &DeltaSink::ignore()),
-        )
-        .await
-    }
-
-    async fn respond_streaming(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-        deltas: &DeltaSink,
-    ) -> Result<AssistantMessage, ModelError> {
-        super::traced(
-            "anthropic",
-            &self.config.model,
-            self.turn(conversation, tools, deltas),
-        )
-        .await
-    }
-}
+super::model_over_turn!(Messages, "anthropic");
 
 /// The pieces of a Messages stream event.
 fn deltas_of(event: &Value) -> Vec<ModelDelta> {

@@ -8,7 +8,7 @@ use super::openai::{parse_error, stream_error};
 use super::tools::ExportCache;
 use super::{config_methods, Config, ToolChoice};
 use crate::providers::{gemini, Provider};
-use crate::run::{AssistantMessage, DeltaSink, Message, Model, ModelDelta, ModelError};
+use crate::run::{AssistantMessage, DeltaSink, Message, ModelDelta, ModelError};
 use crate::tool::ToolSpec;
 
 const BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
@@ -144,34 +144,7 @@ impl Gemini {
     }
 }
 
-impl Model for Gemini {
-    async fn respond(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-    ) -> Result<AssistantMessage, ModelError> {
-        super::traced(
-            "gemini",
-            &self.config.model,
-            self.turn(conversation, tools, &DeltaSink::ignore()),
-        )
-        .await
-    }
-
-    async fn respond_streaming(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-        deltas: &DeltaSink,
-    ) -> Result<AssistantMessage, ModelError> {
-        super::traced(
-            "gemini",
-            &self.config.model,
-            self.turn(conversation, tools, deltas),
-        )
-        .await
-    }
-}
+super::model_over_turn!(Gemini, "gemini");
 
 /// The pieces of a streamed chunk; `calls` numbers the function calls of
 /// the turn.

@@ -75,3 +75,41 @@ pub(crate) async fn traced(
     }
     result
 }
+
+/// `Model` for a client whose `turn(conversation, tools, deltas)` makes one
+/// request: traced, with or without a sink for the stream's pieces.
+macro_rules! model_over_turn {
+    ($client:ty, $system:literal) => {
+        impl $crate::Model for $client {
+            async fn respond(
+                &self,
+                conversation: &[$crate::Message],
+                tools: &[$crate::ToolSpec],
+            ) -> Result<$crate::AssistantMessage, $crate::ModelError> {
+                let ignore = $crate::DeltaSink::ignore();
+                $crate::models::traced(
+                    $system,
+                    &self.config.model,
+                    self.turn(conversation, tools, &ignore),
+                )
+                .await
+            }
+
+            async fn respond_streaming(
+                &self,
+                conversation: &[$crate::Message],
+                tools: &[$crate::ToolSpec],
+                deltas: &$crate::DeltaSink,
+            ) -> Result<$crate::AssistantMessage, $crate::ModelError> {
+                $crate::models::traced(
+                    $system,
+                    &self.config.model,
+                    self.turn(conversation, tools, deltas),
+                )
+                .await
+            }
+        }
+    };
+}
+
+pub(crate) use model_over_turn;

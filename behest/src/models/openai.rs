@@ -10,7 +10,7 @@ use super::http;
 use super::tools::ExportCache;
 use super::{config_methods, Config, ToolChoice};
 use crate::providers::{openai, Provider};
-use crate::run::{AssistantMessage, DeltaSink, Message, Model, ModelDelta, ModelError};
+use crate::run::{AssistantMessage, DeltaSink, Message, ModelDelta, ModelError};
 use crate::tool::ToolSpec;
 
 const BASE_URL: &str = "https://api.openai.com/v1";
@@ -133,34 +133,7 @@ impl Chat {
     }
 }
 
-impl Model for Chat {
-    async fn respond(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-    ) -> Result<AssistantMessage, ModelError> {
-        super::traced(
-            "openai",
-            &self.config.model,
-            self.turn(conversation, tools, &DeltaSink::ignore()),
-        )
-        .await
-    }
-
-    async fn respond_streaming(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-        deltas: &DeltaSink,
-    ) -> Result<AssistantMessage, ModelError> {
-        super::traced(
-            "openai",
-            &self.config.model,
-            self.turn(conversation, tools, deltas),
-        )
-        .await
-    }
-}
+super::model_over_turn!(Chat, "openai");
 
 impl Responses {
     /// A client of `model`, with the key from `OPENAI_API_KEY` (if set)
@@ -248,34 +221,7 @@ impl Responses {
     }
 }
 
-impl Model for Responses {
-    async fn respond(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-    ) -> Result<AssistantMessage, ModelError> {
-        super::traced(
-            "openai",
-            &self.config.model,
-            self.turn(conversation, tools, &DeltaSink::ignore()),
-        )
-        .await
-    }
-
-    async fn respond_streaming(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-        deltas: &DeltaSink,
-    ) -> Result<AssistantMessage, ModelError> {
-        super::traced(
-            "openai",
-            &self.config.model,
-            self.turn(conversation, tools, deltas),
-        )
-        .await
-    }
-}
+super::model_over_turn!(Responses, "openai");
 
 /// `Authorization: Bearer <key>` when there is a key (local servers need
 /// none).
