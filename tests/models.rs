@@ -675,3 +675,65 @@ async fn an_anthropic_run_sends_its_thinking_back() {
     assert_eq!(results[0]["type"], "tool_result");
     assert_eq!(results[0]["content"], "Sunny in Tokyo, Japan");
 }
+
+#[tokio::test]
+async fn events_framed_with_crlf_and_cut_anywhere_read_the_same() {
+    let events = Reply::events(&chat_chunks(&[r#"{"a":"#, r#"4,"b":5}"#]), false, true);
+    let Reply::Events { text, .. } = events else {
+        unreachable!()
+    };
+    let crlf = text.replace('\n', "\r\n");
+    let mut replies = Vec::new();
+    for chunk in [1, 2, 7] {
+        replies.push(Reply::Events {
+            text: crlf.clone(),
+            chunk,
+            cut: None,
+        });
+    }
+    let server = Server::start(replies).await;
+    for _ in 0..3 {
+        let model = Chat::new("m").base_url(server.url()).retry(no_retries());
+        let message = model.respond(&user("x"), &specs()).await.unwrap();
+        assert_eq!(message.tool_calls[0].arguments, json!(r#"{"a":4,"b":5}"#));
+    }
+}
+
+#[tokio::test]
+async fn anthropic_overload_is_retried_and_a_stream_error_event_is_typed() {
+    let overloaded =
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+    let answer = json!({"id": "msg_1", "type": "message", "role": "assistant",
+        "content": [{"type": "text", "text": "fine"}], "stop_reason": "end_turn"});
+    let mut policy = RetryPolicy::default();
+    policy.initial_backoff = Duration::from_millis(5);
+    let server = Server::start([
+        Reply::error(529, &overloaded),
+        Reply::json(&answer),
+        Reply::events(
+            &[
+                json!({"type": "message_start", "message": {"id": "msg_2", "type": "message", "role": "assistant", "content": []}}),
+                json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+            ],
+            true,
+            false,
+        ),
+    ])
+    .await;
+    let whole = Messages::new("c")
+        .base_url(server.url())
+        .stream(false)
+        .retry(policy);
+    let message = whole.respond(&user("x"), &[]).await.unwrap();
+    assert_eq!(message.text.as_deref(), Some("fine"));
+    assert_eq!(server.received().len(), 2);
+    // Inside a stream the error is typed, and not retried: part of the
+    // answer was already read.
+    let streamed = Messages::new("c")
+        .base_url(server.url())
+        .retry(no_retries());
+    let error = streamed.respond(&user("x"), &[]).await.unwrap_err();
+    assert_eq!(error.kind.as_deref(), Some("overloaded_error"));
+    assert!(error.message.contains("Overloaded"), "{error}");
+    assert_eq!(server.received().len(), 3);
+}
