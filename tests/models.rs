@@ -737,3 +737,28 @@ async fn anthropic_overload_is_retried_and_a_stream_error_event_is_typed() {
     assert!(error.message.contains("Overloaded"), "{error}");
     assert_eq!(server.received().len(), 3);
 }
+
+/// Tag a document.
+#[tool(strict)]
+fn tag(document: String, label: Option<String>) -> String {
+    format!("{document} {label:?}")
+}
+
+#[tokio::test]
+async fn a_strict_tool_goes_out_strict_through_a_client_in_a_run() {
+    let server = Server::start([Reply::json(&chat_text("done"))]).await;
+    let registry = ToolRegistry::new().with(Tag).unwrap().with(Add).unwrap();
+    let model = Chat::new("m").base_url(server.url()).stream(false);
+    let outcome = Agent::new(model, ToolRuntime::new(registry))
+        .invoke([Message::user("tag it")])
+        .await;
+    assert_eq!(outcome.text(), Some("done"));
+    let tools = server.received()[0].body["tools"].clone();
+    assert_eq!(tools[0]["function"]["name"], "tag");
+    assert_eq!(tools[0]["function"]["strict"], true, "{tools:#}");
+    assert_eq!(
+        tools[0]["function"]["parameters"]["required"],
+        json!(["document", "label"])
+    );
+    assert_eq!(tools[1]["function"]["strict"], false);
+}

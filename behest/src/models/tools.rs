@@ -1,6 +1,7 @@
 //! The tools of a turn in a provider's declaration format, exported once
 //! per set of tools: a run offers the same tools every turn.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -10,8 +11,8 @@ use crate::run::ModelError;
 use crate::tool::{ExternalTool, ToolSpec};
 use crate::ToolRegistry;
 
-/// Declarations, and the specs they were made from.
-type Exported = (Vec<ToolSpec>, Arc<Vec<Value>>);
+/// Declarations, and the specs and strict tools they were made from.
+type Exported = (Vec<ToolSpec>, Arc<HashSet<String>>, Arc<Vec<Value>>);
 
 /// The last export, keyed by the specs it was made from.
 #[derive(Default)]
@@ -28,19 +29,23 @@ impl ExportCache {
         provider: Provider,
         options: &ExportOptions,
     ) -> Result<Arc<Vec<Value>>, ModelError> {
+        // `#[tool(strict)]` lives in the run's registry, not in the specs.
+        let strict = crate::run::strict_tools();
         let mut last = self
             .last
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some((cached, declarations)) = &*last {
-            if cached == specs {
+        if let Some((cached, cached_strict, declarations)) = &*last {
+            if cached == specs && *cached_strict == strict {
                 return Ok(declarations.clone());
             }
         }
         let mut registry = ToolRegistry::new();
         for spec in specs {
+            let tool =
+                ExternalTool::from_spec(spec.clone()).with_strict(strict.contains(&spec.name));
             registry
-                .register_tool(Arc::new(ExternalTool::from_spec(spec.clone())))
+                .register_tool(Arc::new(tool))
                 .map_err(|error| ModelError::new(format!("a tool cannot be declared: {error}")))?;
         }
         let export = providers::export(&registry, provider, options).map_err(|error| {
@@ -49,7 +54,7 @@ impl ExportCache {
             ))
         })?;
         let declarations = Arc::new(export.tools);
-        *last = Some((specs.to_vec(), declarations.clone()));
+        *last = Some((specs.to_vec(), strict, declarations.clone()));
         Ok(declarations)
     }
 }

@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 use super::control::{Decision, RunControl};
 use super::conversation::{AssistantMessage, Message, ReasoningPlace, ToolResultMessage};
 use super::events::{Emitter, EventKind, RunState, ToolStreamEvent};
-use super::model::DeltaSink;
+use super::model::{with_strict_tools, DeltaSink};
 use super::output::{FinalOutput, FINAL_ANSWER};
 use super::{Agent, RunError, RunOutcome};
 use crate::context::ProgressSink;
@@ -38,13 +38,24 @@ impl Run<'_> {
         let mut rounds = 0;
         let emitter = self.emitter.clone();
         let deltas = DeltaSink::new(move |delta| emitter.emit(EventKind::ModelDelta(delta)));
+        let registry = self.agent.runtime.registry();
+        let strict: Arc<HashSet<String>> = Arc::new(
+            registry
+                .names()
+                .filter(|name| registry.is_strict(name))
+                .map(str::to_owned)
+                .collect(),
+        );
         loop {
             self.state(RunState::AwaitingModel);
             // Dropping the model's future on cancellation aborts its request.
             let reply = tokio::select! {
                 biased;
                 () = cancellation.cancelled() => return RunOutcome::Cancelled { transcript },
-                reply = self.agent.model.respond_streaming_dyn(&transcript, &specs, &deltas) => reply,
+                reply = with_strict_tools(
+                    strict.clone(),
+                    self.agent.model.respond_streaming_dyn(&transcript, &specs, &deltas),
+                ) => reply,
             };
             let mut reply = match reply {
                 Ok(reply) => reply,

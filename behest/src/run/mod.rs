@@ -28,6 +28,8 @@ pub use conversation::{
 };
 pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
 pub use invocation::RuntimeInvocation;
+#[cfg(feature = "http")]
+pub(crate) use model::strict_tools;
 pub use model::{DeltaSink, Model, ModelDelta, ModelError};
 pub use output::FINAL_ANSWER;
 pub use record::{RecordedTurn, Recorder, Recording};

@@ -243,3 +243,24 @@ mod erased {
         }
     }
 }
+
+tokio::task_local! {
+    /// The names of the tools of the running run that ask for strict mode
+    /// (`#[tool(strict)]`): what a client exporting from specs cannot see.
+    static STRICT_TOOLS: Arc<std::collections::HashSet<String>>;
+}
+
+/// The tools of the run calling the model that ask for strict mode; none
+/// outside a run.
+#[cfg(feature = "http")]
+pub(crate) fn strict_tools() -> Arc<std::collections::HashSet<String>> {
+    STRICT_TOOLS.try_with(Arc::clone).unwrap_or_default()
+}
+
+/// Runs `turn` with `strict` as the run's strict tools.
+pub(crate) async fn with_strict_tools<F: Future>(
+    strict: Arc<std::collections::HashSet<String>>,
+    turn: F,
+) -> F::Output {
+    STRICT_TOOLS.scope(strict, turn).await
+}
