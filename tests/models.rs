@@ -762,3 +762,73 @@ async fn a_strict_tool_goes_out_strict_through_a_client_in_a_run() {
     );
     assert_eq!(tools[1]["function"]["strict"], false);
 }
+
+/// Search the web.
+#[behest::external_tool]
+struct WebSearch {
+    query: String,
+}
+
+/// A Gemini run end to end: parallel calls without ids (Gemini makes
+/// none), one with a bad argument the model corrects, one external tool
+/// answered by a handler, then the answer.
+#[tokio::test]
+async fn a_gemini_run_with_parallel_calls_a_correction_and_an_external_tool() {
+    let call = |name: &str, args: Value| json!({"functionCall": {"name": name, "args": args}});
+    let turn = |parts: Vec<Value>| json!({"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}]});
+    let server = Server::start([
+        Reply::json(&turn(vec![
+            call("add", json!({"a": 1, "b": "two"})),
+            call("web_search", json!({"query": "rust"})),
+        ])),
+        Reply::json(&turn(vec![call("add", json!({"a": 1, "b": 2}))])),
+        Reply::json(&turn(vec![json!({"text": "3, and rust is a language"})])),
+    ])
+    .await;
+    let registry = ToolRegistry::new()
+        .with(Add)
+        .unwrap()
+        .with(WebSearch::external_tool())
+        .unwrap();
+    let model = Gemini::new("g").base_url(server.url()).stream(false);
+    let invocation = Agent::new(model, ToolRuntime::new(registry)).invoke([Message::user("go")]);
+    invocation.on(|envelope, control| {
+        if let EventKind::Tool(behest::ToolStreamEvent::Call {
+            call,
+            external: true,
+        }) = envelope.kind
+        {
+            let search = WebSearch::from_call(&call).unwrap();
+            let answer = behest::ToolOutput::text(format!("{}: a language", search.query));
+            control.resolve(&call.call_id, Ok(answer)).unwrap();
+        }
+    });
+    let outcome = invocation.await;
+    assert_eq!(
+        outcome.text(),
+        Some("3, and rust is a language"),
+        "{outcome:?}"
+    );
+    let received = server.received();
+    assert_eq!(received.len(), 3);
+    // The second request answers both calls, by name, with no made-up id.
+    let answers: Vec<&Value> = received[1].body["contents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|content| content["parts"].as_array().unwrap())
+        .filter_map(|part| part.get("functionResponse"))
+        .collect();
+    assert_eq!(answers.len(), 2, "{:#}", received[1].body);
+    assert_eq!(answers[0]["name"], "add");
+    assert!(
+        answers[0]["response"]["error"].to_string().contains("/b"),
+        "{}",
+        answers[0]
+    );
+    assert_eq!(answers[1]["name"], "web_search");
+    assert!(answers[1]["response"]
+        .to_string()
+        .contains("rust: a language"));
+    assert!(answers.iter().all(|answer| answer.get("id").is_none()));
+}
