@@ -3,8 +3,8 @@
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{json, Value};
 
+use super::exchange::{exchange, stream_error, Event, Format};
 use super::http;
-use super::openai::{parse_error, stream_error};
 use super::tools::ExportCache;
 use super::{config_methods, Config, ToolChoice};
 use crate::providers::{anthropic, Provider};
@@ -110,31 +110,30 @@ impl Messages {
     ) -> Result<AssistantMessage, ModelError> {
         let body = self.request_body(conversation, tools)?;
         let url = self.config.url("messages");
-        let response = http::post(&self.config, &url, self.headers()?, &body).await?;
-        if !self.config.stream {
-            let value = http::read_json(response).await?;
-            return anthropic::parse_response(&value).map_err(parse_error);
-        }
-        let mut stream = anthropic::Stream::new();
-        let mut done = false;
-        http::read_events(&self.config, response, |_, event| {
-            match event.get("type").and_then(Value::as_str) {
-                Some("error") => return Err(stream_error(&event)),
-                Some("message_stop") => done = true,
-                _ => {}
-            }
-            for delta in deltas_of(&event) {
-                deltas.send(delta);
-            }
-            stream.push(&event).map_err(parse_error)
-        })
-        .await?;
-        if !done {
-            return Err(
-                ModelError::new("the model's stream ended before `message_stop`").retryable(true),
-            );
-        }
-        Ok(stream.finish())
+        let format = Format {
+            whole: anthropic::parse_response,
+            stream: anthropic::Stream::new(),
+            end_marker: "`message_stop`",
+        };
+        exchange(
+            &self.config,
+            &url,
+            self.headers()?,
+            &body,
+            format,
+            deltas,
+            |event| {
+                let kind = event.get("type").and_then(Value::as_str);
+                if kind == Some("error") {
+                    return Err(stream_error(event));
+                }
+                Ok(Event {
+                    deltas: deltas_of(event),
+                    ends: kind == Some("message_stop"),
+                })
+            },
+        )
+        .await
     }
 }
 

@@ -3,8 +3,8 @@
 use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
 
+use super::exchange::{exchange, stream_error, Event, Format};
 use super::http;
-use super::openai::{parse_error, stream_error};
 use super::tools::ExportCache;
 use super::{config_methods, Config, ToolChoice};
 use crate::providers::{gemini, Provider};
@@ -106,41 +106,39 @@ impl Gemini {
     ) -> Result<AssistantMessage, ModelError> {
         let body = self.request_body(conversation, tools)?;
         let model = &self.config.model;
-        if !self.config.stream {
-            let url = self.config.url(&format!("models/{model}:generateContent"));
-            let response = http::post(&self.config, &url, self.headers()?, &body).await?;
-            let value = http::read_json(response).await?;
-            return gemini::parse_response(&value).map_err(parse_error);
-        }
-        let url = self
-            .config
-            .url(&format!("models/{model}:streamGenerateContent?alt=sse"));
-        let response = http::post(&self.config, &url, self.headers()?, &body).await?;
-        let mut stream = gemini::Stream::new();
+        let url = if self.config.stream {
+            self.config
+                .url(&format!("models/{model}:streamGenerateContent?alt=sse"))
+        } else {
+            self.config.url(&format!("models/{model}:generateContent"))
+        };
+        let format = Format {
+            whole: gemini::parse_response,
+            stream: gemini::Stream::new(),
+            end_marker: "a `finishReason`",
+        };
         let mut calls = 0;
-        let mut done = false;
-        http::read_events(&self.config, response, |_, chunk| {
-            if chunk.get("error").is_some() {
-                return Err(stream_error(&chunk));
-            }
-            if chunk
-                .pointer("/candidates/0/finishReason")
-                .is_some_and(|reason| !reason.is_null())
-            {
-                done = true;
-            }
-            for delta in deltas_of(&chunk, &mut calls) {
-                deltas.send(delta);
-            }
-            stream.push(&chunk).map_err(parse_error)
-        })
-        .await?;
-        if !done {
-            return Err(
-                ModelError::new("the model's stream ended before a `finishReason`").retryable(true),
-            );
-        }
-        Ok(stream.finish())
+        exchange(
+            &self.config,
+            &url,
+            self.headers()?,
+            &body,
+            format,
+            deltas,
+            |chunk| {
+                if chunk.get("error").is_some() {
+                    return Err(stream_error(chunk));
+                }
+                let ends = chunk
+                    .pointer("/candidates/0/finishReason")
+                    .is_some_and(|reason| !reason.is_null());
+                Ok(Event {
+                    deltas: deltas_of(chunk, &mut calls),
+                    ends,
+                })
+            },
+        )
+        .await
     }
 }
 

@@ -19,6 +19,7 @@
 //! `gemini`, or `models` for all.
 
 mod config;
+mod exchange;
 mod http;
 mod tools;
 

@@ -6,6 +6,7 @@
 use reqwest::header::{HeaderMap, AUTHORIZATION};
 use serde_json::{json, Map, Value};
 
+use super::exchange::{exchange, stream_error, Event, Format};
 use super::http;
 use super::tools::ExportCache;
 use super::{config_methods, Config, ToolChoice};
@@ -100,36 +101,32 @@ impl Chat {
     ) -> Result<AssistantMessage, ModelError> {
         let body = self.request_body(conversation, tools)?;
         let url = self.config.url("chat/completions");
-        let response = http::post(&self.config, &url, bearer(&self.config)?, &body).await?;
-        if !self.config.stream {
-            let value = http::read_json(response).await?;
-            return openai::parse_chat_response(&value).map_err(parse_error);
-        }
-        let mut stream = openai::ChatStream::new();
-        let mut done = false;
-        http::read_events(&self.config, response, |_, chunk| {
-            if chunk.get("error").is_some() {
-                return Err(stream_error(&chunk));
-            }
-            for delta in chat_deltas(&chunk) {
-                deltas.send(delta);
-            }
-            if chunk
-                .pointer("/choices/0/finish_reason")
-                .is_some_and(|r| !r.is_null())
-            {
-                done = true;
-            }
-            stream.push(&chunk).map_err(parse_error)
-        })
-        .await?;
-        if !done {
-            return Err(
-                ModelError::new("the model's stream ended before the turn finished")
-                    .retryable(true),
-            );
-        }
-        Ok(stream.finish())
+        let format = Format {
+            whole: openai::parse_chat_response,
+            stream: openai::ChatStream::new(),
+            end_marker: "the turn finished",
+        };
+        exchange(
+            &self.config,
+            &url,
+            bearer(&self.config)?,
+            &body,
+            format,
+            deltas,
+            |chunk| {
+                if chunk.get("error").is_some() {
+                    return Err(stream_error(chunk));
+                }
+                let ends = chunk
+                    .pointer("/choices/0/finish_reason")
+                    .is_some_and(|reason| !reason.is_null());
+                Ok(Event {
+                    deltas: chat_deltas(chunk),
+                    ends,
+                })
+            },
+        )
+        .await
     }
 }
 
@@ -192,32 +189,30 @@ impl Responses {
     ) -> Result<AssistantMessage, ModelError> {
         let body = self.request_body(conversation, tools)?;
         let url = self.config.url("responses");
-        let response = http::post(&self.config, &url, bearer(&self.config)?, &body).await?;
-        if !self.config.stream {
-            let value = http::read_json(response).await?;
-            return openai::parse_responses_response(&value).map_err(parse_error);
-        }
-        let mut stream = openai::ResponsesStream::new();
-        let mut done = false;
-        http::read_events(&self.config, response, |_, event| {
-            match event.get("type").and_then(Value::as_str) {
-                Some("error" | "response.failed") => return Err(stream_error(&event)),
-                Some("response.completed" | "response.incomplete") => done = true,
-                _ => {}
-            }
-            for delta in responses_deltas(&event) {
-                deltas.send(delta);
-            }
-            stream.push(&event).map_err(parse_error)
-        })
-        .await?;
-        if !done {
-            return Err(
-                ModelError::new("the model's stream ended before the response completed")
-                    .retryable(true),
-            );
-        }
-        Ok(stream.finish())
+        let format = Format {
+            whole: openai::parse_responses_response,
+            stream: openai::ResponsesStream::new(),
+            end_marker: "the response completed",
+        };
+        exchange(
+            &self.config,
+            &url,
+            bearer(&self.config)?,
+            &body,
+            format,
+            deltas,
+            |event| {
+                let kind = event.get("type").and_then(Value::as_str);
+                if matches!(kind, Some("error" | "response.failed")) {
+                    return Err(stream_error(event));
+                }
+                Ok(Event {
+                    deltas: responses_deltas(event),
+                    ends: matches!(kind, Some("response.completed" | "response.incomplete")),
+                })
+            },
+        )
+        .await
     }
 }
 
@@ -338,34 +333,4 @@ fn responses_deltas(event: &Value) -> Vec<ModelDelta> {
         }],
         _ => Vec::new(),
     }
-}
-
-/// An error the provider reported inside a stream.
-pub(crate) fn stream_error(event: &Value) -> ModelError {
-    let error = event
-        .get("error")
-        .or_else(|| event.pointer("/response/error"))
-        .unwrap_or(event);
-    let message = error
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("the model's stream reported an error");
-    let mut model_error =
-        ModelError::new(format!("the model's stream reported an error: {message}"));
-    if let Some(kind) = error
-        .get("type")
-        .or_else(|| error.get("code"))
-        .and_then(Value::as_str)
-    {
-        let retryable = matches!(
-            kind,
-            "overloaded_error" | "rate_limit_error" | "server_error" | "api_error"
-        );
-        model_error = model_error.with_kind(kind).retryable(retryable);
-    }
-    model_error
-}
-
-pub(crate) fn parse_error(error: crate::providers::ParseError) -> ModelError {
-    ModelError::new(format!("the model's answer could not be read: {error}")).with_source(error)
 }
