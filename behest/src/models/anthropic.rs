@@ -25,17 +25,10 @@ const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// // The key comes from `ANTHROPIC_API_KEY` unless given.
 /// let claude = Messages::new("claude-sonnet-4-5").max_tokens(2048);
 /// ```
+#[derive(Debug)]
 pub struct Messages {
     config: Config,
     tools: ExportCache,
-}
-
-impl std::fmt::Debug for Messages {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Messages")
-            .field("config", &self.config)
-            .finish_non_exhaustive()
-    }
 }
 
 impl Messages {

@@ -22,17 +22,10 @@ const KEY_VARIABLES: &[&str] = &["GEMINI_API_KEY", "GOOGLE_API_KEY"];
 /// // The key comes from `GEMINI_API_KEY` or `GOOGLE_API_KEY` unless given.
 /// let gemini = Gemini::new("gemini-2.5-flash");
 /// ```
+#[derive(Debug)]
 pub struct Gemini {
     config: Config,
     tools: ExportCache,
-}
-
-impl std::fmt::Debug for Gemini {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Gemini")
-            .field("config", &self.config)
-            .finish_non_exhaustive()
-    }
 }
 
 impl Gemini {

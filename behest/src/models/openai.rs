@@ -30,24 +30,14 @@ const KEY_VARIABLES: &[&str] = &["OPENAI_API_KEY"];
 #[derive(Debug)]
 pub struct Chat {
     config: Config,
-    tools: ExportCacheDebug,
+    tools: ExportCache,
 }
 
 /// An OpenAI Responses model.
 #[derive(Debug)]
 pub struct Responses {
     config: Config,
-    tools: ExportCacheDebug,
-}
-
-/// The export cache, shown as nothing in `Debug`.
-#[derive(Default)]
-struct ExportCacheDebug(ExportCache);
-
-impl std::fmt::Debug for ExportCacheDebug {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("..")
-    }
+    tools: ExportCache,
 }
 
 impl Chat {
@@ -56,7 +46,7 @@ impl Chat {
     pub fn new(model: impl Into<String>) -> Self {
         Self {
             config: Config::new(model.into(), BASE_URL, KEY_VARIABLES),
-            tools: ExportCacheDebug::default(),
+            tools: ExportCache::default(),
         }
     }
 
@@ -77,7 +67,6 @@ impl Chat {
         if !tools.is_empty() {
             let declarations =
                 self.tools
-                    .0
                     .declarations(tools, Provider::OpenAiChat, &config.export)?;
             object.insert("tools".into(), Value::Array(declarations.to_vec()));
             object.insert("tool_choice".into(), chat_tool_choice(&config.tool_choice));
@@ -138,7 +127,7 @@ impl Responses {
     pub fn new(model: impl Into<String>) -> Self {
         Self {
             config: Config::new(model.into(), BASE_URL, KEY_VARIABLES),
-            tools: ExportCacheDebug::default(),
+            tools: ExportCache::default(),
         }
     }
 
@@ -163,7 +152,6 @@ impl Responses {
         if !tools.is_empty() {
             let declarations =
                 self.tools
-                    .0
                     .declarations(tools, Provider::OpenAiResponses, &config.export)?;
             object.insert("tools".into(), Value::Array(declarations.to_vec()));
             object.insert(

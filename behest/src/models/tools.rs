@@ -20,6 +20,13 @@ pub(crate) struct ExportCache {
     last: Mutex<Option<Exported>>,
 }
 
+/// Shown as nothing: the declarations say nothing about the client.
+impl std::fmt::Debug for ExportCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ExportCache")
+    }
+}
+
 impl ExportCache {
     /// The declarations of `specs` for `provider`; an export that would not
     /// be faithful is an error that lists every problem.
