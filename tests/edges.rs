@@ -1017,6 +1017,60 @@ async fn a_typed_run_reminds_a_text_answer_once_then_fails() {
 }
 
 #[tokio::test]
+async fn a_model_with_structured_output_gives_the_answer_as_its_text() {
+    // No `final_answer` tool is offered: the model answers in the shape.
+    let model = ScriptedModel::new([
+        Turn::tool_calls([call("a1", "add", json!({"a": 1, "b": 2}))]).expect_tools(["add"]),
+        Turn::text(r#"{"ok": "yes"}"#).expect_ok("a1", "3"),
+        Turn::text(r#"{"ok": true, "reason": "1 + 2 = 3"}"#),
+    ])
+    .with_structured_output(true);
+    let registry = ToolRegistry::new().with(Add).unwrap();
+    let agent = Agent::new(model, ToolRuntime::new(registry)).with_output::<Verdict>();
+    let outcome = agent.invoke([Message::user("check")]).await;
+    let verdict: Verdict = outcome.output().unwrap();
+    assert!(verdict.ok);
+    // The mismatch went back with the reason, as a user message.
+    let correction = outcome
+        .transcript()
+        .iter()
+        .find_map(|message| match message {
+            Message::User { text } if text.contains("required format") => Some(text.clone()),
+            _ => None,
+        });
+    let correction = correction.expect("a correction was sent");
+    assert!(
+        correction.contains("`/ok`: expected a boolean"),
+        "{correction}"
+    );
+}
+
+#[tokio::test]
+async fn a_structured_answer_that_never_fits_fails_after_one_correction() {
+    let model = ScriptedModel::new([Turn::text("fine"), Turn::text(r#"{"ok": 1}"#)])
+        .with_structured_output(true);
+    let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()));
+    let error = agent
+        .output::<Verdict>([Message::user("ok?")])
+        .await
+        .unwrap_err();
+    let RunError::Output { message } = &error else {
+        panic!("{error}");
+    };
+    assert!(message.contains("required format"), "{message}");
+    // With no corrections allowed, the first mismatch fails.
+    let model = ScriptedModel::new([Turn::text("fine")]).with_structured_output(true);
+    let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()))
+        .with_output::<Verdict>()
+        .output_reminders(0);
+    let outcome = agent.invoke([Message::user("ok?")]).await;
+    assert!(
+        matches!(&outcome, RunOutcome::Failed { error: RunError::Output { message }, .. } if message.contains("not JSON")),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_typed_answer_that_is_not_an_object_is_wrapped_and_other_calls_are_answered() {
     let model = ScriptedModel::new([Turn::tool_calls([
         call("a1", "add", json!({"a": 1, "b": 2})),

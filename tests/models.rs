@@ -832,3 +832,131 @@ async fn a_gemini_run_with_parallel_calls_a_correction_and_an_external_tool() {
         .contains("rust: a language"));
     assert!(answers.iter().all(|answer| answer.get("id").is_none()));
 }
+
+/// A typed answer.
+#[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+struct Sum {
+    total: i64,
+    /// Working shown, if any.
+    note: Option<String>,
+}
+
+/// Each client asks for a typed answer the provider's way: Chat's
+/// `response_format`, Responses' `text.format`, Gemini's `responseSchema`
+/// (no `final_answer` tool), Anthropic's a final tool; an answer that does
+/// not match goes back with the reason and the corrected one is taken.
+#[tokio::test]
+async fn typed_answers_are_asked_for_the_way_each_provider_offers() {
+    let chat_answer = |text: &str| json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]});
+    let responses_answer = |text: &str| {
+        json!({"id": "resp_1", "output": [{"type": "message", "role": "assistant",
+        "content": [{"type": "output_text", "text": text}]}]})
+    };
+    let gemini_answer = |text: &str| json!({"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}]});
+    let server = Server::start([
+        Reply::json(&chat_answer(r#"{"total": "three", "note": null}"#)),
+        Reply::json(&chat_answer(r#"{"total": 3, "note": null}"#)),
+        Reply::json(&responses_answer(r#"{"total": 3, "note": "1 + 2"}"#)),
+        Reply::json(&gemini_answer(r#"{"total": 3}"#)),
+        Reply::json(&json!({"id": "msg_1", "type": "message", "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "final_answer", "input": {"total": 3}}],
+            "stop_reason": "tool_use"})),
+    ])
+    .await;
+    let ask = |model: Arc<dyn Model>| {
+        let registry = ToolRegistry::new().with(Add).unwrap();
+        let agent = Agent::from_arc(model, ToolRuntime::new(registry));
+        async move { agent.output::<Sum>([Message::user("1 + 2?")]).await }
+    };
+    let url = server.url();
+    let models: [Arc<dyn Model>; 4] = [
+        Arc::new(Chat::new("m").base_url(&url).stream(false)),
+        Arc::new(Responses::new("m").base_url(&url).stream(false)),
+        Arc::new(Gemini::new("m").base_url(&url).stream(false)),
+        Arc::new(Messages::new("m").base_url(&url).stream(false)),
+    ];
+    let mut answers = Vec::new();
+    for model in models {
+        answers.push(ask(model).await.unwrap());
+    }
+    assert_eq!(
+        answers[0],
+        Sum {
+            total: 3,
+            note: None
+        }
+    );
+    assert_eq!(answers[1].note.as_deref(), Some("1 + 2"));
+    assert!(answers[2..].iter().all(|sum| sum.total == 3));
+
+    let received = server.received();
+    let names = |body: &Value, pointer: &str| -> Vec<String> {
+        body.pointer(pointer)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|tool| {
+                tool.pointer("/function/name")
+                    .or_else(|| tool.get("name"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            })
+            .collect()
+    };
+    // Chat: a strict json_schema, every property required, the optional
+    // one nullable; no final tool.
+    let chat = &received[0].body;
+    let format = &chat["response_format"];
+    assert_eq!(format["type"], "json_schema");
+    assert_eq!(format["json_schema"]["name"], "final_answer");
+    assert_eq!(format["json_schema"]["strict"], true);
+    let schema = &format["json_schema"]["schema"];
+    assert_eq!(schema["additionalProperties"], false);
+    assert_eq!(schema["required"], json!(["note", "total"]));
+    assert_eq!(names(chat, "/tools"), ["add"]);
+    // The mismatch went back as a user message with the reason.
+    let corrected = received[1].body["messages"].as_array().unwrap();
+    let last = corrected.last().unwrap();
+    assert_eq!(last["role"], "user");
+    assert!(
+        last["content"].as_str().unwrap().contains("`/total`"),
+        "{last}"
+    );
+    // Responses: `text.format`.
+    let responses = &received[2].body;
+    assert_eq!(responses["text"]["format"]["type"], "json_schema");
+    assert_eq!(responses["text"]["format"]["name"], "final_answer");
+    assert_eq!(responses["text"]["format"]["strict"], true);
+    assert_eq!(names(responses, "/tools"), ["add"]);
+    // Gemini: JSON out, in the schema's Gemini form.
+    let gemini = &received[3].body;
+    let generation = &gemini["generationConfig"];
+    assert_eq!(generation["responseMimeType"], "application/json");
+    assert_eq!(generation["responseSchema"]["type"], "object");
+    assert!(generation["responseSchema"]["properties"]["total"].is_object());
+    // Anthropic: the final tool, beside the agent's.
+    let anthropic = &received[4].body;
+    assert_eq!(names(anthropic, "/tools"), ["add", "final_answer"]);
+    assert!(anthropic.get("response_format").is_none());
+}
+
+/// A server that cannot combine a response schema with tools: the client
+/// switched off gets the `final_answer` tool instead.
+#[tokio::test]
+async fn structured_output_switched_off_falls_back_to_the_final_tool() {
+    let server = Server::start([Reply::json(&json!({"choices": [{"index": 0, "message": {
+        "role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+        "function": {"name": "final_answer", "arguments": "{\"total\": 3, \"note\": null}"}}]},
+        "finish_reason": "tool_calls"}]}))])
+    .await;
+    let model = Chat::new("m")
+        .base_url(server.url())
+        .stream(false)
+        .structured_output(false);
+    let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()));
+    let sum: Sum = agent.output([Message::user("1 + 2?")]).await.unwrap();
+    assert_eq!(sum.total, 3);
+    let body = &server.received()[0].body;
+    assert!(body.get("response_format").is_none());
+    assert_eq!(body["tools"][0]["function"]["name"], "final_answer");
+}

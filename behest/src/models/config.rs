@@ -126,6 +126,9 @@ pub(crate) struct Config {
     pub body: Map<String, Value>,
     pub stream: bool,
     pub export: ExportOptions,
+    /// Whether typed runs ask for the answer in the provider's structured
+    /// output (clients that have it).
+    pub structured_output: bool,
 }
 
 impl Config {
@@ -144,6 +147,7 @@ impl Config {
             body: Map::new(),
             stream: true,
             export: ExportOptions::default(),
+            structured_output: true,
         }
     }
 
@@ -167,8 +171,22 @@ impl Config {
     }
 }
 
-/// The builder methods every client shares, over its `config` field.
+/// The builder methods every client shares, over its `config` field; with
+/// `structured_output`, also the switch of clients whose provider has it.
 macro_rules! config_methods {
+    (structured_output) => {
+        $crate::models::config_methods!();
+
+        /// Whether a typed run ([`Agent::with_output`](crate::Agent::with_output))
+        /// asks for its answer in the provider's structured output (default),
+        /// or through the `final_answer` tool, for servers that cannot
+        /// combine a response schema with tools.
+        #[must_use]
+        pub fn structured_output(mut self, structured_output: bool) -> Self {
+            self.config.structured_output = structured_output;
+            self
+        }
+    };
     () => {
         /// Uses this API key instead of the environment's.
         #[must_use]

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use super::exchange::{exchange, stream_error, Event, Format};
 use super::http;
-use super::tools::ExportCache;
+use super::tools::{answer_schema, ExportCache};
 use super::{config_methods, Config, ToolChoice};
 use crate::providers::{gemini, Provider};
 use crate::run::{AssistantMessage, DeltaSink, Message, ModelDelta, ModelError};
@@ -38,7 +38,7 @@ impl Gemini {
         }
     }
 
-    config_methods!();
+    config_methods!(structured_output);
 
     /// The request body of a turn. Thought signatures of earlier turns go
     /// back on the parts they came on.
@@ -76,6 +76,11 @@ impl Gemini {
         }
         if let Some(tokens) = config.max_tokens {
             generation.insert("maxOutputTokens".into(), json!(tokens));
+        }
+        if let Some(answer) = crate::run::requested_output() {
+            let (schema, _) = answer_schema(&answer, Provider::Gemini, &config.export)?;
+            generation.insert("responseMimeType".into(), json!("application/json"));
+            generation.insert("responseSchema".into(), schema);
         }
         if !generation.is_empty() {
             object.insert("generationConfig".into(), Value::Object(generation));
@@ -135,7 +140,7 @@ impl Gemini {
     }
 }
 
-super::model_over_turn!(Gemini, "gemini");
+super::model_over_turn!(Gemini, "gemini", structured_output);
 
 /// The pieces of a streamed chunk; `calls` numbers the function calls of
 /// the turn.

@@ -78,9 +78,21 @@ pub(crate) async fn traced(
 }
 
 /// `Model` for a client whose `turn(conversation, tools, deltas)` makes one
-/// request: traced, with or without a sink for the stream's pieces.
+/// request: traced, with or without a sink for the stream's pieces; with
+/// `structured_output`, a client that asks typed runs' answers natively
+/// unless configured not to.
 macro_rules! model_over_turn {
+    ($client:ty, $system:literal, structured_output) => {
+        $crate::models::model_over_turn!($client, $system, {
+            fn structured_output(&self) -> bool {
+                self.config.structured_output
+            }
+        });
+    };
     ($client:ty, $system:literal) => {
+        $crate::models::model_over_turn!($client, $system, {});
+    };
+    ($client:ty, $system:literal, { $($more:tt)* }) => {
         impl $crate::Model for $client {
             async fn respond(
                 &self,
@@ -109,6 +121,8 @@ macro_rules! model_over_turn {
                 )
                 .await
             }
+
+            $($more)*
         }
     };
 }

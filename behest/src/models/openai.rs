@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::exchange::{exchange, stream_error, Event, Format};
 use super::http;
-use super::tools::ExportCache;
+use super::tools::{answer_schema, ExportCache};
 use super::{config_methods, Config, ToolChoice};
 use crate::providers::{openai, Provider};
 use crate::run::{AssistantMessage, DeltaSink, Message, ModelDelta, ModelError};
@@ -50,7 +50,7 @@ impl Chat {
         }
     }
 
-    config_methods!();
+    config_methods!(structured_output);
 
     /// The request body of a turn.
     pub fn request_body(
@@ -73,6 +73,18 @@ impl Chat {
             if let Some(parallel) = config.parallel_tool_calls {
                 object.insert("parallel_tool_calls".into(), Value::Bool(parallel));
             }
+        }
+        if let Some(answer) = crate::run::requested_output() {
+            let (schema, strict) = answer_schema(&answer, Provider::OpenAiChat, &config.export)?;
+            object.insert(
+                "response_format".into(),
+                json!({"type": "json_schema", "json_schema": {
+                    "name": answer.name,
+                    "description": answer.description,
+                    "schema": schema,
+                    "strict": strict,
+                }}),
+            );
         }
         sampling(object, config, "max_completion_tokens");
         if config.stream {
@@ -119,7 +131,7 @@ impl Chat {
     }
 }
 
-super::model_over_turn!(Chat, "openai");
+super::model_over_turn!(Chat, "openai", structured_output);
 
 impl Responses {
     /// A client of `model`, with the key from `OPENAI_API_KEY` (if set)
@@ -131,7 +143,7 @@ impl Responses {
         }
     }
 
-    config_methods!();
+    config_methods!(structured_output);
 
     /// The request body of a turn. Reasoning items come back with their
     /// `encrypted_content` (asked for in `include`) so they can be sent
@@ -161,6 +173,20 @@ impl Responses {
             if let Some(parallel) = config.parallel_tool_calls {
                 object.insert("parallel_tool_calls".into(), Value::Bool(parallel));
             }
+        }
+        if let Some(answer) = crate::run::requested_output() {
+            let (schema, strict) =
+                answer_schema(&answer, Provider::OpenAiResponses, &config.export)?;
+            object.insert(
+                "text".into(),
+                json!({"format": {
+                    "type": "json_schema",
+                    "name": answer.name,
+                    "description": answer.description,
+                    "schema": schema,
+                    "strict": strict,
+                }}),
+            );
         }
         sampling(object, config, "max_output_tokens");
         if config.stream {
@@ -204,7 +230,7 @@ impl Responses {
     }
 }
 
-super::model_over_turn!(Responses, "openai");
+super::model_over_turn!(Responses, "openai", structured_output);
 
 /// `Authorization: Bearer <key>` when there is a key (local servers need
 /// none).

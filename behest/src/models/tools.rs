@@ -65,3 +65,42 @@ impl ExportCache {
         Ok(declarations)
     }
 }
+
+/// The schema a typed run's answer must match, in `provider`'s dialect (the
+/// same passes as a tool's parameters), and whether it could be made strict
+/// (OpenAI); a schema that cannot is sent non-strict rather than refused.
+pub(crate) fn answer_schema(
+    spec: &ToolSpec,
+    provider: Provider,
+    options: &ExportOptions,
+) -> Result<(Value, bool), ModelError> {
+    let mut registry = ToolRegistry::new();
+    let tool = ExternalTool::from_spec(spec.clone()).with_strict(true);
+    registry
+        .register_tool(Arc::new(tool))
+        .map_err(|error| ModelError::new(format!("the answer's schema is refused: {error}")))?;
+    let mut options = options.clone();
+    options.allow_non_strict.insert(spec.name.clone());
+    let export = providers::export(&registry, provider, &options).map_err(|error| {
+        ModelError::new(format!(
+            "the answer's schema cannot be sent to this provider: {error}"
+        ))
+    })?;
+    // Chat nests the declaration under `function`, Gemini under
+    // `functionDeclarations`; Responses has it flat.
+    let declaration = export
+        .tools
+        .first()
+        .map(|tool| {
+            tool.get("function")
+                .or_else(|| tool.pointer("/functionDeclarations/0"))
+                .unwrap_or(tool)
+        })
+        .ok_or_else(|| ModelError::new("the answer's schema was not exported"))?;
+    let schema = declaration
+        .get("parameters")
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!({"type": "object"}));
+    let strict = declaration.get("strict").and_then(Value::as_bool) == Some(true);
+    Ok((schema, strict))
+}

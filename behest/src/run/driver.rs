@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 use super::control::{Decision, RunControl};
 use super::conversation::{AssistantMessage, Message, ReasoningPlace, ToolResultMessage};
 use super::events::{Emitter, EventKind, RunState, ToolStreamEvent};
-use super::model::{with_strict_tools, DeltaSink};
+use super::model::{in_turn, DeltaSink, TurnRequest};
 use super::output::{FinalOutput, FINAL_ANSWER};
 use super::{Agent, RunError, RunOutcome};
 use crate::context::ProgressSink;
@@ -30,7 +30,10 @@ impl Run<'_> {
         let mut specs: Vec<ToolSpec> = self.agent.runtime.registry().specs().cloned().collect();
         let final_output = self.agent.options.final_output.clone();
         let mut reminders = final_output.as_ref().map_or(0, |output| output.reminders);
-        if let Some(output) = &final_output {
+        // A model that answers in a schema's shape is asked for the answer
+        // so; any other is offered the `final_answer` tool.
+        let native = final_output.is_some() && self.agent.model.structured_output();
+        if let Some(output) = final_output.as_ref().filter(|_| !native) {
             specs.push(output.spec.clone());
         }
         let cancellation = self.control.cancellation().clone();
@@ -39,21 +42,27 @@ impl Run<'_> {
         let emitter = self.emitter.clone();
         let deltas = DeltaSink::new(move |delta| emitter.emit(EventKind::ModelDelta(delta)));
         let registry = self.agent.runtime.registry();
-        let strict: Arc<HashSet<String>> = Arc::new(
-            registry
-                .names()
-                .filter(|name| registry.is_strict(name))
-                .map(str::to_owned)
-                .collect(),
-        );
+        let request = TurnRequest {
+            strict: Arc::new(
+                registry
+                    .names()
+                    .filter(|name| registry.is_strict(name))
+                    .map(str::to_owned)
+                    .collect::<HashSet<String>>(),
+            ),
+            output: final_output
+                .as_ref()
+                .filter(|_| native)
+                .map(|output| output.spec.clone()),
+        };
         loop {
             self.state(RunState::AwaitingModel);
             // Dropping the model's future on cancellation aborts its request.
             let reply = tokio::select! {
                 biased;
                 () = cancellation.cancelled() => return RunOutcome::Cancelled { transcript },
-                reply = with_strict_tools(
-                    strict.clone(),
+                reply = in_turn(
+                    request.clone(),
                     self.agent.model.respond_streaming_dyn(&transcript, &specs, &deltas),
                 ) => reply,
             };
@@ -66,20 +75,20 @@ impl Run<'_> {
             let mut calls = reply.tool_calls.clone();
             transcript.push(Message::Assistant(reply.clone()));
             if let Some(output) = &final_output {
-                match self.final_answer(output, &reply, &mut calls, &mut transcript) {
+                let look = if native {
+                    native_answer(output, &reply)
+                } else {
+                    self.final_answer(output, &reply, &mut calls, &mut transcript)
+                };
+                match look {
                     Final::Given(text) => return RunOutcome::Completed { text, transcript },
-                    Final::Remind if reminders > 0 => {
+                    Final::Remind { reminder, .. } if reminders > 0 => {
                         reminders -= 1;
-                        transcript.push(Message::user(format!(
-                            "Give your final answer by calling the `{FINAL_ANSWER}` tool."
-                        )));
+                        transcript.push(Message::user(reminder));
                         continue;
                     }
-                    Final::Remind => {
-                        let message = format!(
-                            "the model answered without calling `{FINAL_ANSWER}`, the tool that gives the typed answer"
-                        );
-                        return failed(RunError::Output { message }, transcript);
+                    Final::Remind { failure, .. } => {
+                        return failed(RunError::Output { message: failure }, transcript);
                     }
                     Final::NotYet => {}
                     // The model reads why its answer was refused; with no
@@ -154,7 +163,14 @@ impl Run<'_> {
                 .and_then(|value| output.accept(&value).ok());
             return match parsed {
                 Some(value) => Final::Given(value.to_string()),
-                None => Final::Remind,
+                None => Final::Remind {
+                    reminder: format!(
+                        "Give your final answer by calling the `{FINAL_ANSWER}` tool."
+                    ),
+                    failure: format!(
+                        "the model answered without calling `{FINAL_ANSWER}`, the tool that gives the typed answer"
+                    ),
+                },
             };
         }
         let Some(position) = calls.iter().position(|call| call.tool_name == FINAL_ANSWER) else {
@@ -418,13 +434,32 @@ impl CallIds {
 enum Final {
     /// The answer, as JSON text: the run completes.
     Given(String),
-    /// A text reply that is not the answer: remind the model.
-    Remind,
+    /// A text reply that is not the answer: remind the model with
+    /// `reminder`, or fail with `failure` when no reminder is left.
+    Remind { reminder: String, failure: String },
     /// No answer yet: the run goes on.
     NotYet,
     /// A `final_answer` call was refused (its result is in the
     /// transcript); the turn's other calls, if any, still run.
     Refused,
+}
+
+/// A natively typed run's look at a reply: tool calls are not the answer
+/// yet; a text is, if it matches the schema, and is sent back with the
+/// reason if it does not.
+fn native_answer(output: &FinalOutput, reply: &AssistantMessage) -> Final {
+    if !reply.tool_calls.is_empty() {
+        return Final::NotYet;
+    }
+    match output.accept_text(reply.text.as_deref().unwrap_or_default()) {
+        Ok(value) => Final::Given(value.to_string()),
+        Err(reason) => Final::Remind {
+            reminder: format!(
+                "Your answer does not have the required format: {reason}. Answer again, with JSON that matches the schema."
+            ),
+            failure: format!("the model's answer does not have the required format: {reason}"),
+        },
+    }
 }
 
 fn result_message(result: &ToolCallResult) -> Message {

@@ -30,7 +30,7 @@ pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
 pub use invocation::RuntimeInvocation;
 #[cfg(feature = "http")]
 pub(crate) use model::strict_tools;
-pub use model::{DeltaSink, Model, ModelDelta, ModelError};
+pub use model::{requested_output, DeltaSink, Model, ModelDelta, ModelError};
 pub use output::FINAL_ANSWER;
 pub use record::{RecordedTurn, Recorder, Recording};
 pub use scripted::{ScriptedModel, Turn};
@@ -142,11 +142,14 @@ impl Agent {
         self
     }
 
-    /// Asks every run for a final answer of type `T`: the model gives it by
-    /// calling the `final_answer` tool (offered besides the agent's tools),
-    /// whose arguments are validated against `T`'s schema; a mismatch goes
-    /// back to the model as an argument error to correct. The answer is the
-    /// completed run's text as JSON; [`RunOutcome::output`] reads it as
+    /// Asks every run for a final answer of type `T`, validated against
+    /// `T`'s schema. A model that [supports structured
+    /// output](Model::structured_output) (the OpenAI and Gemini clients) is
+    /// asked for it in that shape, and a final text that does not match is
+    /// sent back with the reason; any other model gives it by calling the
+    /// `final_answer` tool (offered besides the agent's tools), and a
+    /// mismatch goes back as an argument error to correct. The answer is
+    /// the completed run's text as JSON; [`RunOutcome::output`] reads it as
     /// `T`. See also [`output`](Self::output).
     #[must_use]
     pub fn with_output<T: schemars::JsonSchema>(mut self) -> Self {
@@ -154,8 +157,9 @@ impl Agent {
         self
     }
 
-    /// How many text answers a typed run reminds to answer through the
-    /// `final_answer` tool before it fails. Default 1.
+    /// How many times a typed run sends an answer back before it fails: a
+    /// text that does not match the schema (structured output), or a text
+    /// instead of a `final_answer` call. Default 1.
     #[must_use]
     pub fn output_reminders(mut self, reminders: usize) -> Self {
         if let Some(output) = &mut Arc::make_mut(&mut self.options).final_output {

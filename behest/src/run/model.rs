@@ -193,6 +193,16 @@ pub trait Model: Send + Sync + 'static + erased::ErasedModel {
         let _unused = deltas;
         self.respond(conversation, tools)
     }
+
+    /// Whether the model can be made to answer in a JSON Schema's shape
+    /// (OpenAI's `response_format`, Gemini's `responseSchema`). A typed run
+    /// ([`Agent::with_output`](crate::Agent::with_output)) then asks for
+    /// its answer that way, the model reading the schema from
+    /// [`requested_output`], instead of offering the `final_answer` tool.
+    /// Default: no.
+    fn structured_output(&self) -> bool {
+        false
+    }
 }
 
 impl dyn Model {
@@ -244,23 +254,43 @@ mod erased {
     }
 }
 
+/// What a run tells the model about a turn besides the conversation and
+/// the tools: which tools ask for strict mode, and the typed answer it asks
+/// for natively.
+#[derive(Clone, Default)]
+pub(crate) struct TurnRequest {
+    /// The names of the tools that ask for strict mode (`#[tool(strict)]`):
+    /// what a client exporting from specs cannot see.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub strict: Arc<std::collections::HashSet<String>>,
+    /// The answer's spec, when the model answers in its shape
+    /// ([`Model::structured_output`]).
+    pub output: Option<ToolSpec>,
+}
+
 tokio::task_local! {
-    /// The names of the tools of the running run that ask for strict mode
-    /// (`#[tool(strict)]`): what a client exporting from specs cannot see.
-    static STRICT_TOOLS: Arc<std::collections::HashSet<String>>;
+    static TURN: TurnRequest;
 }
 
 /// The tools of the run calling the model that ask for strict mode; none
 /// outside a run.
 #[cfg(feature = "http")]
 pub(crate) fn strict_tools() -> Arc<std::collections::HashSet<String>> {
-    STRICT_TOOLS.try_with(Arc::clone).unwrap_or_default()
+    TURN.try_with(|turn| turn.strict.clone())
+        .unwrap_or_default()
 }
 
-/// Runs `turn` with `strict` as the run's strict tools.
-pub(crate) async fn with_strict_tools<F: Future>(
-    strict: Arc<std::collections::HashSet<String>>,
-    turn: F,
-) -> F::Output {
-    STRICT_TOOLS.scope(strict, turn).await
+/// The typed answer the run calling this model asks for, when the model
+/// [supports structured output](Model::structured_output): its name, a
+/// description and the JSON Schema the final text must match (always an
+/// object). `None` outside a run, in a run without
+/// [`with_output`](crate::Agent::with_output), and for models that answer
+/// through the `final_answer` tool instead.
+pub fn requested_output() -> Option<ToolSpec> {
+    TURN.try_with(|turn| turn.output.clone()).ok().flatten()
+}
+
+/// Runs `turn` with what `request` tells the model.
+pub(crate) async fn in_turn<F: Future>(request: TurnRequest, turn: F) -> F::Output {
+    TURN.scope(request, turn).await
 }

@@ -1,12 +1,17 @@
-//! A final answer of a given type: the run offers the model one more tool,
-//! `final_answer`, whose arguments are the answer. The run validates them
-//! against the type's schema and sends a mismatch back as an argument
-//! error, which the model corrects like any other; a text answer gets one
-//! reminder (configurable) to answer through the tool.
+//! A final answer of a given type, asked for in one of two ways:
 //!
-//! The same on every provider: each already enforces a tool's schema in
-//! its own way (OpenAI strict mode, Gemini's declarations, Anthropic's tool
-//! use), and behest validates the answer in any case.
+//! - natively, from a model that [supports structured
+//!   output](crate::Model::structured_output) (OpenAI's `response_format`
+//!   or `text.format`, Gemini's `responseSchema`): its final text is the
+//!   answer as JSON; an answer that does not match the type's schema is
+//!   sent back once (configurable) with the reason, for a corrected one;
+//! - otherwise (Anthropic, scripted and hand-written models) through one
+//!   more tool, `final_answer`, whose arguments are the answer: a mismatch
+//!   goes back as an argument error, which the model corrects like any
+//!   other, and a text answer gets one reminder (configurable) to answer
+//!   through the tool.
+//!
+//! Either way behest validates the answer itself.
 
 use serde_json::Value;
 
@@ -94,6 +99,14 @@ impl FinalOutput {
             .validate(&value)
             .map_err(|(issues, omitted)| ToolError::InvalidArguments { issues, omitted })?;
         Ok(unwrap_answer(value, self.wrapped))
+    }
+
+    /// The answer in a model's final text, unwrapped, or why it is not
+    /// one, for the model to read.
+    pub fn accept_text(&self, text: &str) -> Result<Value, String> {
+        let value: Value = serde_json::from_str(text.trim())
+            .map_err(|error| format!("the answer is not JSON: {error}"))?;
+        self.accept(&value).map_err(|error| error.to_string())
     }
 
     /// The result the final call gets when it is accepted.

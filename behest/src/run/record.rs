@@ -32,6 +32,11 @@ pub struct RecordedTurn {
 pub struct Recording {
     /// The turns.
     pub turns: Vec<RecordedTurn>,
+    /// Whether the recorded model answered typed runs in the answer's
+    /// shape ([`Model::structured_output`]), so that a replay is offered
+    /// the same tools.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub structured_output: bool,
 }
 
 impl Recording {
@@ -76,9 +81,13 @@ pub struct Recorder<M> {
 impl<M: Model> Recorder<M> {
     /// Records the turns of `inner` in memory.
     pub fn new(inner: M) -> Self {
+        let recording = Recording {
+            structured_output: inner.structured_output(),
+            ..Recording::default()
+        };
         Self {
             inner,
-            recording: Mutex::new(Recording::default()),
+            recording: Mutex::new(recording),
             file: None,
         }
     }
@@ -154,6 +163,10 @@ impl<M: Model> Model for Recorder<M> {
         self.record(conversation, tools, &reply)?;
         reply
     }
+
+    fn structured_output(&self) -> bool {
+        self.inner.structured_output()
+    }
 }
 
 impl ScriptedModel {
@@ -166,6 +179,7 @@ impl ScriptedModel {
                 .iter()
                 .map(|turn| Turn::reply(turn.reply.clone()).expect_tools(turn.tools.clone())),
         )
+        .with_structured_output(recording.structured_output)
     }
 
     /// [`from_recording`](Self::from_recording) of a recording file.

@@ -144,6 +144,7 @@ fn last_result<'c>(conversation: &'c [Message], call_id: &str) -> Option<&'c Too
 pub struct ScriptedModel {
     turns: Mutex<VecDeque<Turn>>,
     total: usize,
+    structured_output: bool,
 }
 
 impl ScriptedModel {
@@ -153,7 +154,17 @@ impl ScriptedModel {
         Self {
             total: turns.len(),
             turns: Mutex::new(turns),
+            structured_output: false,
         }
+    }
+
+    /// Plays a model that [answers typed runs in the answer's
+    /// shape](Model::structured_output): a typed run offers it no
+    /// `final_answer` tool and reads its final text as the answer.
+    #[must_use]
+    pub fn with_structured_output(mut self, structured_output: bool) -> Self {
+        self.structured_output = structured_output;
+        self
     }
 
     /// How many turns are left.
@@ -184,5 +195,9 @@ impl Model for ScriptedModel {
         let number = self.total - self.remaining();
         turn.check(number, conversation, tools)?;
         Ok(turn.reply)
+    }
+
+    fn structured_output(&self) -> bool {
+        self.structured_output
     }
 }
