@@ -960,3 +960,313 @@ async fn structured_output_switched_off_falls_back_to_the_final_tool() {
     assert!(body.get("response_format").is_none());
     assert_eq!(body["tools"][0]["function"]["name"], "final_answer");
 }
+
+/// Every recorded request's conversation and tools, sent through its
+/// client: the body the client writes reads back as the same conversation
+/// and the same tools (names, descriptions) as the recording, and passes an
+/// independent check of what the provider's API requires.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_shared),
+    ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder"
+)]
+async fn recorded_requests_go_out_as_the_providers_require() {
+    use behest::providers::{anthropic, gemini, openai};
+
+    let dir = std::path::PathBuf::from(std::env::var_os("BEHEST_SHARED_DIR").unwrap())
+        .join("data/provider-fixtures");
+    let mut checked = 0;
+    for folder in ["openai-chat", "openai-responses", "anthropic", "gemini"] {
+        for entry in std::fs::read_dir(dir.join(folder)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.starts_with("request-") {
+                continue;
+            }
+            let recorded: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let label = format!("{folder}/{name}");
+            let (conversation, tools) = decode_request(folder, &recorded)
+                .unwrap_or_else(|error| panic!("{label}: {error}"));
+            let server = Server::start([text_answer(folder)]).await;
+            let url = server.url();
+            let answer = match folder {
+                "openai-chat" => {
+                    Chat::new("m")
+                        .base_url(url)
+                        .stream(false)
+                        .respond(&conversation, &tools)
+                        .await
+                }
+                "openai-responses" => {
+                    Responses::new("m")
+                        .base_url(url)
+                        .stream(false)
+                        .respond(&conversation, &tools)
+                        .await
+                }
+                "anthropic" => {
+                    Messages::new("m")
+                        .base_url(url)
+                        .stream(false)
+                        .respond(&conversation, &tools)
+                        .await
+                }
+                _ => {
+                    Gemini::new("m")
+                        .base_url(url)
+                        .stream(false)
+                        .respond(&conversation, &tools)
+                        .await
+                }
+            };
+            answer.unwrap_or_else(|error| panic!("{label}: {error}"));
+            let sent = &server.received()[0].body;
+            let (again, sent_tools) =
+                decode_request(folder, sent).unwrap_or_else(|error| panic!("{label}: {error}"));
+            assert_eq!(
+                with_turnless_ids(&again),
+                with_turnless_ids(&conversation),
+                "{label}: the conversation sent"
+            );
+            let summary = |specs: &[ToolSpec]| -> Vec<(String, String)> {
+                specs
+                    .iter()
+                    .map(|s| (s.name.clone(), s.description.clone()))
+                    .collect()
+            };
+            assert_eq!(
+                summary(&sent_tools),
+                summary(&tools),
+                "{label}: the tools sent"
+            );
+            if let Err(problem) = provider_requirements(folder, sent) {
+                panic!("{label}: {problem}\n{sent:#}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 30, "only {checked} recorded requests checked");
+
+    /// A request's conversation and tools, read with behest's readers.
+    fn decode_request(
+        folder: &str,
+        request: &Value,
+    ) -> Result<(Vec<Message>, Vec<ToolSpec>), behest::providers::ParseError> {
+        let list = |key: &str| request[key].as_array().cloned().unwrap_or_default();
+        let (conversation, tools) = match folder {
+            "openai-chat" => (
+                openai::from_chat_messages(&list("messages"))?,
+                openai::parse_chat_tools(request),
+            ),
+            "openai-responses" => {
+                let mut conversation = Vec::new();
+                if let Some(instructions) = request["instructions"].as_str() {
+                    conversation.push(Message::system(instructions));
+                }
+                conversation.extend(openai::from_responses_input(&list("input"))?);
+                (conversation, openai::parse_responses_tools(request))
+            }
+            "anthropic" => (
+                anthropic::from_messages(request.get("system"), &list("messages"))?,
+                anthropic::parse_tools(request),
+            ),
+            _ => (
+                gemini::from_contents(request.get("systemInstruction"), &list("contents"))?,
+                gemini::parse_tools(request),
+            ),
+        };
+        // A request without tools declares none.
+        let tools = if request.get("tools").is_some() {
+            tools?
+        } else {
+            Vec::new()
+        };
+        Ok((conversation, tools))
+    }
+}
+
+/// `conversation` as JSON, made-up Gemini call ids without their
+/// process-wide turn number (`gemini-call-<turn>-<index>`).
+fn with_turnless_ids(conversation: &[Message]) -> String {
+    let text = serde_json::to_string(conversation).unwrap();
+    let mut out = String::new();
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("gemini-call-") {
+        let (before, after) = rest.split_at(at + "gemini-call-".len());
+        out.push_str(before);
+        rest = after.trim_start_matches(|c: char| c.is_ascii_digit());
+        out.push('N');
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A whole text answer in `folder`'s format.
+fn text_answer(folder: &str) -> Reply {
+    Reply::json(&match folder {
+        "openai-chat" => chat_text("ok"),
+        "openai-responses" => json!({"id": "resp_1", "output": [{"type": "message",
+            "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}]}),
+        "anthropic" => json!({"id": "msg_1", "type": "message", "role": "assistant",
+            "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn"}),
+        _ => json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]},
+            "finishReason": "STOP"}]}),
+    })
+}
+
+/// What each provider's API requires of a request, checked on its own
+/// terms (not with behest's readers): the fields it must have, and every
+/// tool result answering a call of the turn before it.
+fn provider_requirements(folder: &str, body: &Value) -> Result<(), String> {
+    let array = |value: &Value, what: &str| -> Result<Vec<Value>, String> {
+        value
+            .as_array()
+            .cloned()
+            .ok_or(format!("{what} is not an array"))
+    };
+    let text = |value: &Value| value.as_str().map(str::to_owned);
+    match folder {
+        "openai-chat" => {
+            text(&body["model"]).ok_or("no model")?;
+            let mut open: Vec<String> = Vec::new();
+            for message in array(&body["messages"], "messages")? {
+                let role = text(&message["role"]).ok_or("a message without a role")?;
+                match role.as_str() {
+                    "system" | "developer" | "user" => {}
+                    "assistant" => {
+                        for call in message["tool_calls"].as_array().into_iter().flatten() {
+                            if call["type"] != "function"
+                                || !call["function"]["arguments"].is_string()
+                            {
+                                return Err(format!("a malformed tool call {call}"));
+                            }
+                            open.push(text(&call["id"]).ok_or("a call without an id")?);
+                        }
+                    }
+                    "tool" => {
+                        let id = text(&message["tool_call_id"])
+                            .ok_or("a result without tool_call_id")?;
+                        if !open.contains(&id) {
+                            return Err(format!("the result of {id} answers no call"));
+                        }
+                    }
+                    other => return Err(format!("role {other}")),
+                }
+            }
+            for tool in body["tools"].as_array().into_iter().flatten() {
+                if tool["type"] != "function" || text(&tool["function"]["name"]).is_none() {
+                    return Err(format!("a malformed tool {tool}"));
+                }
+            }
+        }
+        "openai-responses" => {
+            text(&body["model"]).ok_or("no model")?;
+            let mut open: Vec<String> = Vec::new();
+            for item in array(&body["input"], "input")? {
+                match item["type"].as_str() {
+                    Some("function_call") => {
+                        if !item["arguments"].is_string() || text(&item["name"]).is_none() {
+                            return Err(format!("a malformed call {item}"));
+                        }
+                        open.push(text(&item["call_id"]).ok_or("a call without call_id")?);
+                    }
+                    Some("function_call_output") => {
+                        let id = text(&item["call_id"]).ok_or("an output without call_id")?;
+                        if !open.contains(&id) || !item["output"].is_string() {
+                            return Err(format!("the output of {id} answers no call"));
+                        }
+                    }
+                    Some("reasoning") => {
+                        if !item["summary"].is_array() {
+                            return Err(format!("a reasoning item without summary {item}"));
+                        }
+                    }
+                    Some("message") | None => {
+                        text(&item["role"]).ok_or("a message without a role")?;
+                    }
+                    Some(other) => return Err(format!("an input item of type {other}")),
+                }
+            }
+            for tool in body["tools"].as_array().into_iter().flatten() {
+                if tool["type"] != "function" || text(&tool["name"]).is_none() {
+                    return Err(format!("a malformed tool {tool}"));
+                }
+            }
+        }
+        "anthropic" => {
+            text(&body["model"]).ok_or("no model")?;
+            body["max_tokens"].as_u64().ok_or("no max_tokens")?;
+            let messages = array(&body["messages"], "messages")?;
+            let mut previous: Vec<String> = Vec::new();
+            for (position, message) in messages.iter().enumerate() {
+                let role = text(&message["role"]).ok_or("a message without a role")?;
+                let expected = if position % 2 == 0 {
+                    "user"
+                } else {
+                    "assistant"
+                };
+                if role != expected {
+                    return Err(format!("message {position} is {role}, not {expected}"));
+                }
+                let blocks = match &message["content"] {
+                    Value::String(_) => Vec::new(),
+                    content => array(content, "content")?,
+                };
+                let mut calls = Vec::new();
+                for block in &blocks {
+                    match block["type"].as_str() {
+                        Some("tool_use") => {
+                            calls.push(text(&block["id"]).ok_or("a call without id")?)
+                        }
+                        Some("tool_result") => {
+                            let id = text(&block["tool_use_id"]).ok_or("a result without id")?;
+                            if !previous.contains(&id) {
+                                return Err(format!(
+                                    "the result of {id} answers no call of the turn before"
+                                ));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                previous = calls;
+            }
+            for tool in body["tools"].as_array().into_iter().flatten() {
+                if text(&tool["name"]).is_none() || !tool["input_schema"].is_object() {
+                    return Err(format!("a malformed tool {tool}"));
+                }
+            }
+        }
+        _ => {
+            let mut previous: Vec<String> = Vec::new();
+            for content in array(&body["contents"], "contents")? {
+                let role = text(&content["role"]).ok_or("content without a role")?;
+                if role != "user" && role != "model" {
+                    return Err(format!("role {role}"));
+                }
+                let mut calls = Vec::new();
+                for part in array(&content["parts"], "parts")? {
+                    if let Some(call) = part.get("functionCall") {
+                        calls.push(text(&call["name"]).ok_or("a call without a name")?);
+                    }
+                    if let Some(response) = part.get("functionResponse") {
+                        let name = text(&response["name"]).ok_or("a response without a name")?;
+                        if !previous.contains(&name) || !response["response"].is_object() {
+                            return Err(format!("the response of {name} answers no call"));
+                        }
+                    }
+                }
+                if !calls.is_empty() || role == "model" {
+                    previous = calls;
+                }
+            }
+            for tools in body["tools"].as_array().into_iter().flatten() {
+                for declaration in array(&tools["functionDeclarations"], "functionDeclarations")? {
+                    text(&declaration["name"]).ok_or("a declaration without a name")?;
+                }
+            }
+        }
+    }
+    Ok(())
+}

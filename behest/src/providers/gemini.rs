@@ -70,7 +70,8 @@ pub fn tools(registry: &ToolRegistry) -> Result<Export, ExportError> {
 }
 
 /// Function declarations of a request, as specs; `parameters` (OpenAPI
-/// subset) and `parametersJsonSchema` are both read.
+/// subset, read as JSON Schema: `"STRING"` types in lower case, `nullable`
+/// as a `null` type) and `parametersJsonSchema` (as it is) are both read.
 pub fn parse_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
     let tools = request
         .get("tools")
@@ -84,15 +85,12 @@ pub fn parse_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
             .into_iter()
             .flatten()
         {
-            let parameters = [
-                "parametersJsonSchema",
-                "parameters_json_schema",
-                "parameters",
-            ]
-            .iter()
-            .find_map(|key| declaration.get(*key))
-            .cloned()
-            .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+            let parameters = ["parametersJsonSchema", "parameters_json_schema"]
+                .iter()
+                .find_map(|key| declaration.get(*key))
+                .cloned()
+                .or_else(|| declaration.get("parameters").map(openapi_to_json_schema))
+                .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
             specs.push(ToolSpec::new(
                 str_field(declaration, "name", "functionDeclarations[]")?,
                 declaration
@@ -104,6 +102,50 @@ pub fn parse_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
         }
     }
     Ok(specs)
+}
+
+/// A Gemini `Schema` (OpenAPI 3.0 subset) as JSON Schema: types in lower
+/// case and `nullable: true` as a `null` type, at every depth.
+fn openapi_to_json_schema(schema: &Value) -> Value {
+    match schema {
+        Value::Object(object) => {
+            let mut out = serde_json::Map::new();
+            let nullable = object.get("nullable") == Some(&Value::Bool(true));
+            for (key, value) in object {
+                match (key.as_str(), value) {
+                    ("nullable", _) => {}
+                    ("type", Value::String(kind)) => {
+                        let kind = Value::String(kind.to_ascii_lowercase());
+                        let kind = if nullable {
+                            json!([kind, "null"])
+                        } else {
+                            kind
+                        };
+                        out.insert(key.clone(), kind);
+                    }
+                    // Maps of schemas, and schemas, to convert; the rest is
+                    // data (`enum`, `required`, `example`, …).
+                    ("properties" | "$defs" | "definitions", Value::Object(map)) => {
+                        let converted = map
+                            .iter()
+                            .map(|(name, schema)| (name.clone(), openapi_to_json_schema(schema)))
+                            .collect();
+                        out.insert(key.clone(), Value::Object(converted));
+                    }
+                    ("items" | "additionalProperties" | "not", _)
+                    | ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(_)) => {
+                        out.insert(key.clone(), openapi_to_json_schema(value));
+                    }
+                    _ => {
+                        out.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(openapi_to_json_schema).collect()),
+        other => other.clone(),
+    }
 }
 
 /// The model message of a response (its first candidate). Thought parts
@@ -544,5 +586,40 @@ impl Stream {
         let mut message = self.assemble();
         message.usage = usage;
         message
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn openapi_declarations_read_as_json_schema_a_registry_accepts() {
+        let request = json!({"tools": [{"functionDeclarations": [{
+            "name": "set_light",
+            "description": "Sets a light.",
+            "parameters": {
+                "type": "OBJECT",
+                "properties": {
+                    "level": {"type": "INTEGER", "nullable": true},
+                    "tags": {"type": "ARRAY", "items": {"type": "STRING", "enum": ["A", "B"]}},
+                },
+                "required": ["tags"],
+            },
+        }]}]});
+        let specs = parse_tools(&request).unwrap();
+        assert_eq!(
+            specs[0].parameters,
+            json!({
+                "type": "object",
+                "properties": {
+                    "level": {"type": ["integer", "null"]},
+                    "tags": {"type": "array", "items": {"type": "string", "enum": ["A", "B"]}},
+                },
+                "required": ["tags"],
+            })
+        );
+        let tool = crate::ExternalTool::from_spec(specs[0].clone());
+        crate::ToolRegistry::new().with(tool).unwrap();
     }
 }
