@@ -49,8 +49,7 @@ pub(crate) async fn post(
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     let body = serde_json::to_vec(body)
         .map_err(|error| ModelError::new("the request could not be encoded").with_source(error))?;
-    let mut attempt = 0;
-    loop {
+    retrying(&config.retry, || async {
         let sent = client()
             .post(url)
             .headers(headers.clone())
@@ -58,29 +57,47 @@ pub(crate) async fn post(
             .timeout(config.timeout)
             .send()
             .await;
-        let error = match sent {
-            Ok(response) if response.status().is_success() => return Ok(response),
+        match sent {
+            Ok(response) if response.status().is_success() => Ok(response),
             Ok(response) => {
                 let wait = retry_after(response.headers());
-                (failure(response).await, wait)
+                Err((failure(response).await, wait))
             }
-            Err(error) => (connection_error(&error), None),
+            Err(error) => Err((connection_error(&error), None)),
+        }
+    })
+    .await
+}
+
+/// Runs `attempt` until it succeeds, fails for good, or the policy's
+/// retries run out; between attempts it waits as the server asked (the
+/// `Duration` beside the error) or backs off, never longer than the
+/// policy's longest wait.
+async fn retrying<T, F, Fut>(policy: &super::RetryPolicy, mut attempt: F) -> Result<T, ModelError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, (ModelError, Option<Duration>)>>,
+{
+    let mut retries = 0;
+    loop {
+        let (error, wait) = match attempt().await {
+            Ok(answer) => return Ok(answer),
+            Err(failed) => failed,
         };
-        let (error, wait) = error;
-        if !error.retryable || attempt >= config.retry.max_retries {
+        if !error.retryable || retries >= policy.max_retries {
             return Err(error);
         }
         let wait = wait
-            .unwrap_or_else(|| config.retry.backoff(attempt))
-            .min(config.retry.max_backoff);
+            .unwrap_or_else(|| policy.backoff(retries))
+            .min(policy.max_backoff);
         tracing::warn!(
             status = error.status,
-            attempt = attempt + 1,
+            attempt = retries + 1,
             wait_ms = wait.as_millis() as u64,
             "model request failed; trying again"
         );
         tokio::time::sleep(wait).await;
-        attempt += 1;
+        retries += 1;
     }
 }
 
@@ -294,6 +311,72 @@ pub(crate) fn is_retryable(status: StatusCode) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The waits between attempts, on tokio's paused clock: what the
+    /// server asked for, capped; backoff when it asked nothing; no retry
+    /// for a failure that will not pass.
+    #[tokio::test(start_paused = true)]
+    async fn retries_wait_as_the_server_asks_on_a_paused_clock() {
+        use super::super::RetryPolicy;
+        use std::sync::Mutex;
+        use tokio::time::Instant;
+
+        let policy = RetryPolicy {
+            max_retries: 3,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(60),
+        };
+        let limited = || {
+            ModelError::new("rate limited")
+                .with_status(429)
+                .retryable(true)
+        };
+        // Asked for 30 s, then 90 s (capped at 60 s), then nothing (backoff
+        // of the third retry: 2 s, jittered down to no less than half).
+        let waits = [
+            Some(Duration::from_secs(30)),
+            Some(Duration::from_secs(90)),
+            None,
+        ];
+        let started = Instant::now();
+        let times = Mutex::new(Vec::new());
+        let answer = retrying(&policy, || {
+            let attempt = {
+                let mut times = times.lock().unwrap();
+                times.push(started.elapsed());
+                times.len() - 1
+            };
+            async move {
+                match waits.get(attempt) {
+                    Some(wait) => Err((limited(), *wait)),
+                    None => Ok("answered"),
+                }
+            }
+        })
+        .await;
+        assert_eq!(answer.unwrap(), "answered");
+        let times = times.into_inner().unwrap();
+        assert_eq!(times[0], Duration::ZERO);
+        assert_eq!(times[1], Duration::from_secs(30));
+        assert_eq!(times[2], Duration::from_secs(90));
+        let backoff = times[3] - times[2];
+        assert!(
+            backoff >= Duration::from_secs(1) && backoff <= Duration::from_secs(2),
+            "{backoff:?}"
+        );
+
+        // 401 is not retried: one attempt, no wait.
+        let attempts = Mutex::new(0);
+        let started = Instant::now();
+        let refused: Result<(), _> = retrying(&policy, || {
+            *attempts.lock().unwrap() += 1;
+            async { Err((ModelError::new("bad key").with_status(401), None)) }
+        })
+        .await;
+        assert_eq!(refused.unwrap_err().status, Some(401));
+        assert_eq!(*attempts.lock().unwrap(), 1);
+        assert_eq!(started.elapsed(), Duration::ZERO);
+    }
 
     #[test]
     fn retry_after_reads_both_headers() {
