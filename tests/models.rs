@@ -769,28 +769,15 @@ struct WebSearch {
     query: String,
 }
 
-/// A Gemini run end to end: parallel calls without ids (Gemini makes
-/// none), one with a bad argument the model corrects, one external tool
-/// answered by a handler, then the answer.
-#[tokio::test]
-async fn a_gemini_run_with_parallel_calls_a_correction_and_an_external_tool() {
-    let call = |name: &str, args: Value| json!({"functionCall": {"name": name, "args": args}});
-    let turn = |parts: Vec<Value>| json!({"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}]});
-    let server = Server::start([
-        Reply::json(&turn(vec![
-            call("add", json!({"a": 1, "b": "two"})),
-            call("web_search", json!({"query": "rust"})),
-        ])),
-        Reply::json(&turn(vec![call("add", json!({"a": 1, "b": 2}))])),
-        Reply::json(&turn(vec![json!({"text": "3, and rust is a language"})])),
-    ])
-    .await;
+/// The run every client is put through end to end: the model thinks,
+/// calls `add` with a bad argument and `web_search` (external, answered by
+/// a handler) in parallel, corrects `add`, then answers.
+async fn run_the_scenario(model: impl Model) -> RunOutcome {
     let registry = ToolRegistry::new()
         .with(Add)
         .unwrap()
         .with(WebSearch::external_tool())
         .unwrap();
-    let model = Gemini::new("g").base_url(server.url()).stream(false);
     let invocation = Agent::new(model, ToolRuntime::new(registry)).invoke([Message::user("go")]);
     invocation.on(|envelope, control| {
         if let EventKind::Tool(behest::ToolStreamEvent::Call {
@@ -809,12 +796,33 @@ async fn a_gemini_run_with_parallel_calls_a_correction_and_an_external_tool() {
         Some("3, and rust is a language"),
         "{outcome:?}"
     );
+    outcome
+}
+
+/// The scenario with Gemini (whole answers): calls without ids (Gemini
+/// makes none) answered by name, a thought signature sent back on its part.
+#[tokio::test]
+async fn a_gemini_run_with_parallel_calls_a_correction_and_an_external_tool() {
+    let call = |name: &str, args: Value| json!({"functionCall": {"name": name, "args": args}});
+    let turn = |parts: Vec<Value>| json!({"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}]});
+    let mut signed = call("add", json!({"a": 1, "b": "two"}));
+    signed["thoughtSignature"] = json!("sig-gemini");
+    let server = Server::start([
+        Reply::json(&turn(vec![
+            signed,
+            call("web_search", json!({"query": "rust"})),
+        ])),
+        Reply::json(&turn(vec![call("add", json!({"a": 1, "b": 2}))])),
+        Reply::json(&turn(vec![json!({"text": "3, and rust is a language"})])),
+    ])
+    .await;
+    run_the_scenario(Gemini::new("g").base_url(server.url()).stream(false)).await;
     let received = server.received();
     assert_eq!(received.len(), 3);
+    let contents = received[1].body["contents"].as_array().unwrap();
+    assert_eq!(contents[1]["parts"][0]["thoughtSignature"], "sig-gemini");
     // The second request answers both calls, by name, with no made-up id.
-    let answers: Vec<&Value> = received[1].body["contents"]
-        .as_array()
-        .unwrap()
+    let answers: Vec<&Value> = contents
         .iter()
         .flat_map(|content| content["parts"].as_array().unwrap())
         .filter_map(|part| part.get("functionResponse"))
@@ -831,6 +839,230 @@ async fn a_gemini_run_with_parallel_calls_a_correction_and_an_external_tool() {
         .to_string()
         .contains("rust: a language"));
     assert!(answers.iter().all(|answer| answer.get("id").is_none()));
+}
+
+/// The scenario with Chat Completions, streamed, from a server that
+/// reasons in `reasoning_content` (DeepSeek, vLLM, Ollama): the reasoning
+/// goes back on its turn.
+#[tokio::test]
+async fn a_streamed_chat_run_with_parallel_calls_a_correction_and_an_external_tool() {
+    let chunk = |delta: Value, finish: Option<&str>| json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+    let call = |index: usize, id: &str, name: &str, arguments: &str| {
+        json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+            "function": {"name": name, "arguments": arguments}}]})
+    };
+    let more = |index: usize, arguments: &str| json!({"tool_calls": [{"index": index, "function": {"arguments": arguments}}]});
+    let server = Server::start([
+        Reply::events(
+            &[
+                chunk(
+                    json!({"role": "assistant", "reasoning_content": "Two tools, "}),
+                    None,
+                ),
+                chunk(json!({"reasoning_content": "at once."}), None),
+                chunk(call(0, "call_a", "add", r#"{"a":1,"#), None),
+                chunk(call(1, "call_s", "web_search", r#"{"query":"rust"}"#), None),
+                chunk(more(0, r#""b":"two"}"#), None),
+                chunk(json!({}), Some("tool_calls")),
+            ],
+            false,
+            true,
+        )
+        .in_chunks(13),
+        Reply::events(
+            &[
+                chunk(call(0, "call_b", "add", r#"{"a":1,"b":2}"#), None),
+                chunk(json!({}), Some("tool_calls")),
+            ],
+            false,
+            true,
+        ),
+        Reply::events(
+            &[
+                chunk(json!({"content": "3, and rust "}), None),
+                chunk(json!({"content": "is a language"}), Some("stop")),
+            ],
+            false,
+            true,
+        ),
+    ])
+    .await;
+    run_the_scenario(Chat::new("m").base_url(server.url())).await;
+    let received = server.received();
+    assert_eq!(received.len(), 3);
+    let messages = received[1].body["messages"].as_array().unwrap();
+    assert_eq!(messages[1]["reasoning_content"], "Two tools, at once.");
+    assert_eq!(
+        messages[1]["tool_calls"][0]["function"]["arguments"],
+        r#"{"a":1,"b":"two"}"#
+    );
+    assert_eq!(messages[2]["tool_call_id"], "call_a");
+    assert!(
+        messages[2]["content"].as_str().unwrap().contains("/b"),
+        "{}",
+        messages[2]
+    );
+    assert_eq!(messages[3]["tool_call_id"], "call_s");
+    assert_eq!(messages[3]["content"], "rust: a language");
+}
+
+/// The scenario with Responses, streamed: the reasoning item comes back
+/// with its `encrypted_content` and goes back before the calls it led to.
+#[tokio::test]
+async fn a_streamed_responses_run_with_parallel_calls_a_correction_and_an_external_tool() {
+    let reasoning = json!({"type": "reasoning", "id": "rs_1",
+        "summary": [{"type": "summary_text", "text": "Two tools at once."}],
+        "encrypted_content": "gAAAA-opaque"});
+    let call_item = |index: usize, call_id: &str, name: &str| {
+        json!({"type": "response.output_item.added", "output_index": index,
+            "item": {"type": "function_call", "id": format!("fc_{index}"), "call_id": call_id,
+                "name": name, "arguments": ""}})
+    };
+    let arguments_done = |index: usize, arguments: &str| {
+        json!({"type": "response.function_call_arguments.done", "output_index": index,
+            "arguments": arguments})
+    };
+    let completed = json!({"type": "response.completed", "response": {"id": "resp_1",
+        "usage": {"input_tokens": 20, "output_tokens": 5}}});
+    let server = Server::start([
+        Reply::events(
+            &[
+                json!({"type": "response.created", "response": {"id": "resp_1"}}),
+                json!({"type": "response.output_item.done", "output_index": 0, "item": reasoning}),
+                call_item(1, "call_a", "add"),
+                json!({"type": "response.function_call_arguments.delta", "output_index": 1,
+                    "delta": r#"{"a":1,"#}),
+                arguments_done(1, r#"{"a":1,"b":"two"}"#),
+                call_item(2, "call_s", "web_search"),
+                arguments_done(2, r#"{"query":"rust"}"#),
+                completed.clone(),
+            ],
+            true,
+            false,
+        )
+        .in_chunks(29),
+        Reply::events(
+            &[
+                call_item(0, "call_b", "add"),
+                arguments_done(0, r#"{"a":1,"b":2}"#),
+                completed.clone(),
+            ],
+            true,
+            false,
+        ),
+        Reply::events(
+            &[
+                json!({"type": "response.output_text.delta", "output_index": 0,
+                    "delta": "3, and rust is a language"}),
+                completed,
+            ],
+            true,
+            false,
+        ),
+    ])
+    .await;
+    let outcome = run_the_scenario(Responses::new("m").base_url(server.url())).await;
+    assert_eq!(outcome.usage().input_tokens, 60);
+    let received = server.received();
+    let input = received[1].body["input"].as_array().unwrap();
+    let kinds: Vec<&str> = input
+        .iter()
+        .map(|item| item["type"].as_str().unwrap_or("message"))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "reasoning",
+            "function_call",
+            "function_call",
+            "function_call_output",
+            "function_call_output"
+        ],
+        "{input:#?}"
+    );
+    assert_eq!(input[1]["encrypted_content"], "gAAAA-opaque");
+    assert_eq!(input[4]["call_id"], "call_a");
+    assert!(input[4]["output"].as_str().unwrap().contains("/b"));
+    assert_eq!(input[5]["output"], "rust: a language");
+}
+
+/// The scenario with Anthropic (whole answers): the signed thinking block
+/// goes back first in its turn, each result as a `tool_result`.
+#[tokio::test]
+async fn an_anthropic_run_with_parallel_calls_a_correction_and_an_external_tool() {
+    let turn = |content: Value, stop: &str| {
+        json!({"id": "msg_1", "type": "message", "role": "assistant", "content": content,
+            "stop_reason": stop, "usage": {"input_tokens": 10, "output_tokens": 2}})
+    };
+    let server = Server::start([
+        Reply::json(&turn(
+            json!([
+                {"type": "thinking", "thinking": "Two tools at once.", "signature": "sig-anthropic"},
+                {"type": "tool_use", "id": "toolu_a", "name": "add", "input": {"a": 1, "b": "two"}},
+                {"type": "tool_use", "id": "toolu_s", "name": "web_search", "input": {"query": "rust"}},
+            ]),
+            "tool_use",
+        )),
+        Reply::json(&turn(
+            json!([{"type": "tool_use", "id": "toolu_b", "name": "add", "input": {"a": 1, "b": 2}}]),
+            "tool_use",
+        )),
+        Reply::json(&turn(
+            json!([{"type": "text", "text": "3, and rust is a language"}]),
+            "end_turn",
+        )),
+    ])
+    .await;
+    run_the_scenario(Messages::new("c").base_url(server.url()).stream(false)).await;
+    let received = server.received();
+    let messages = received[1].body["messages"].as_array().unwrap();
+    let blocks = messages[1]["content"].as_array().unwrap();
+    assert_eq!(blocks[0]["type"], "thinking");
+    assert_eq!(blocks[0]["signature"], "sig-anthropic");
+    assert_eq!(blocks[0]["thinking"], "Two tools at once.");
+    let results = messages[2]["content"].as_array().unwrap();
+    assert_eq!(results[0]["tool_use_id"], "toolu_a");
+    assert_eq!(results[0]["is_error"], true);
+    assert_eq!(results[1]["tool_use_id"], "toolu_s");
+    assert_eq!(results[1]["content"], "rust: a language");
+}
+
+/// Errors reported inside Responses and Gemini streams are typed errors,
+/// not retried once the answer began.
+#[tokio::test]
+async fn errors_inside_responses_and_gemini_streams_are_typed() {
+    let server = Server::start([
+        Reply::events(
+            &[
+                json!({"type": "response.created", "response": {"id": "resp_1"}}),
+                json!({"type": "response.failed", "response": {"id": "resp_1", "status": "failed",
+                    "error": {"code": "server_error", "message": "The model failed."}}}),
+            ],
+            true,
+            false,
+        ),
+        Reply::events(
+            &[json!({"error": {"code": 503, "status": "UNAVAILABLE",
+                "message": "The model is overloaded."}})],
+            false,
+            false,
+        ),
+    ])
+    .await;
+    let responses = Responses::new("m")
+        .base_url(server.url())
+        .retry(no_retries());
+    let error = responses.respond(&user("x"), &[]).await.unwrap_err();
+    assert_eq!(error.kind.as_deref(), Some("server_error"));
+    assert!(error.message.contains("The model failed."), "{error}");
+    assert!(error.retryable);
+    let gemini = Gemini::new("g").base_url(server.url()).retry(no_retries());
+    let error = gemini.respond(&user("x"), &[]).await.unwrap_err();
+    assert!(error.message.contains("overloaded"), "{error}");
+    assert_eq!(error.kind.as_deref(), Some("UNAVAILABLE"));
+    assert!(error.retryable);
+    assert_eq!(server.received().len(), 2);
 }
 
 /// A typed answer.

@@ -103,14 +103,21 @@ pub(crate) fn stream_error(event: &Value) -> ModelError {
         .unwrap_or("the model's stream reported an error");
     let mut model_error =
         ModelError::new(format!("the model's stream reported an error: {message}"));
-    if let Some(kind) = error
-        .get("type")
-        .or_else(|| error.get("code"))
-        .and_then(Value::as_str)
-    {
+    // Anthropic says `type`, OpenAI `code`, Gemini `status` (its `code`
+    // is the HTTP number).
+    let kind = ["type", "code", "status"]
+        .iter()
+        .find_map(|key| error.get(*key).and_then(Value::as_str));
+    if let Some(kind) = kind {
         let retryable = matches!(
             kind,
-            "overloaded_error" | "rate_limit_error" | "server_error" | "api_error"
+            "overloaded_error"
+                | "rate_limit_error"
+                | "server_error"
+                | "api_error"
+                | "UNAVAILABLE"
+                | "RESOURCE_EXHAUSTED"
+                | "INTERNAL"
         );
         model_error = model_error.with_kind(kind).retryable(retryable);
     }
