@@ -5,6 +5,8 @@ pub mod arguments;
 pub mod context;
 mod json_text;
 mod limits;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 #[cfg(feature = "http")]
 pub mod models;
 pub mod providers;

@@ -1,0 +1,23 @@
+//! MCP through rmcp, the official Rust SDK: serve a [`ToolRuntime`] as an
+//! MCP server ([`McpServer`], over stdio, any byte stream or — with the
+//! `mcp-http` feature — streamable HTTP), and use a remote server's tools
+//! like local ones ([`import`](client::import)).
+//!
+//! rmcp speaks JSON-RPC and the transports; behest keeps what it adds to a
+//! tool call: every call validated against its schema, argument errors
+//! the model can fix (results with `isError`, as MCP 2025-11-25 asks),
+//! timeouts, panic isolation, progress and cancellation.
+//!
+//! [`ToolRuntime`]: crate::ToolRuntime
+
+pub mod client;
+#[cfg(feature = "mcp-http")]
+pub mod http;
+mod server;
+
+pub use client::{import, ImportOptions, McpClient, McpClientError, McpTool};
+pub use server::{serve_stdio, McpServeError, McpServer};
+
+/// rmcp, at the version behest builds on: its transports, client and
+/// protocol types, for what behest does not wrap.
+pub use rmcp;

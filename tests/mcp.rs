@@ -1,0 +1,442 @@
+//! MCP through rmcp: a behest runtime served to rmcp's own client and to
+//! behest's, over an in-process byte stream and over streamable HTTP on
+//! 127.0.0.1; remote tools imported into a registry and used in a run.
+
+#![cfg(feature = "mcp")]
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use behest::mcp::rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientRequest, ProgressNotificationParam, Request,
+};
+use behest::mcp::rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
+use behest::mcp::rmcp::{ClientHandler, RoleClient, ServiceExt};
+use behest::mcp::{ImportOptions, McpClient, McpServer};
+use behest::run::Turn;
+use behest::{
+    tool, Agent, Message, Progress, ScriptedModel, ToolCall, ToolContext, ToolRegistry, ToolRuntime,
+};
+use serde_json::{json, Map, Value};
+
+/// Add two numbers.
+#[tool]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// The weather somewhere.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Weather {
+    city: String,
+    celsius: f64,
+}
+
+/// Forecast the weather of a city.
+#[tool(read_only)]
+fn forecast(city: String) -> Weather {
+    Weather {
+        city,
+        celsius: 21.5,
+    }
+}
+
+/// Work in three steps, reporting progress.
+#[tool]
+async fn work(#[ctx] cx: ToolContext) -> &'static str {
+    for step in 1..=3 {
+        cx.report_progress(
+            Progress::new(f64::from(step), Some(3.0)).with_message(format!("step {step}")),
+        );
+        tokio::task::yield_now().await;
+    }
+    "done"
+}
+
+static SAW_CANCEL: AtomicBool = AtomicBool::new(false);
+
+/// Wait until cancelled.
+#[tool]
+async fn wait_long(#[ctx] cx: ToolContext) -> &'static str {
+    cx.cancellation().cancelled().await;
+    SAW_CANCEL.store(true, Ordering::SeqCst);
+    "cancelled"
+}
+
+/// Always fail loudly.
+#[tool]
+fn explode() -> String {
+    panic!("secret internals")
+}
+
+/// Take too long.
+#[tool(timeout = "50ms")]
+async fn dawdle() -> &'static str {
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    "late"
+}
+
+fn runtime() -> ToolRuntime {
+    let registry = ToolRegistry::new()
+        .with(Add)
+        .unwrap()
+        .with(Forecast)
+        .unwrap()
+        .with(Work)
+        .unwrap()
+        .with(WaitLong)
+        .unwrap()
+        .with(Explode)
+        .unwrap()
+        .with(Dawdle)
+        .unwrap();
+    ToolRuntime::new(registry)
+}
+
+/// A client that keeps every progress notification it receives.
+#[derive(Clone, Default)]
+struct Recording(Arc<Mutex<Vec<ProgressNotificationParam>>>);
+
+impl ClientHandler for Recording {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.0.lock().unwrap().push(params);
+    }
+}
+
+/// `server` on one end of an in-process stream, rmcp's client on the other.
+async fn connect(server: McpServer) -> RunningService<RoleClient, Recording> {
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move { server.serve_on(server_end).await });
+    Recording::default().serve(client_end).await.unwrap()
+}
+
+fn arguments(value: Value) -> Map<String, Value> {
+    value.as_object().cloned().unwrap()
+}
+
+async fn call(
+    client: &RunningService<RoleClient, Recording>,
+    name: &'static str,
+    args: Value,
+) -> CallToolResult {
+    client
+        .call_tool(CallToolRequestParams::new(name).with_arguments(arguments(args)))
+        .await
+        .unwrap()
+}
+
+fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text())
+        .map(|text| text.text.clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn rmcp_lists_the_tools_page_by_page_as_behest_declares_them() {
+    let server = McpServer::new(runtime())
+        .unwrap()
+        .named("weather", "2.0.0")
+        .page_size(4);
+    let client = connect(server).await;
+    let info = client.peer_info().unwrap();
+    let implementation = info.server_info.clone().unwrap();
+    assert_eq!(implementation.name, "weather");
+    assert_eq!(implementation.version, "2.0.0");
+    let first = client.list_tools(None).await.unwrap();
+    assert_eq!(first.tools.len(), 4);
+    assert_eq!(first.next_cursor.as_deref(), Some("4"));
+    let all = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = all.iter().map(|tool| tool.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        ["add", "forecast", "work", "wait_long", "explode", "dawdle"]
+    );
+    // The same declaration as `providers::mcp` writes.
+    let registry = runtime();
+    let expected = behest::providers::mcp::tools(registry.registry())
+        .unwrap()
+        .tools;
+    for (tool, expected) in all.iter().zip(&expected) {
+        assert_eq!(&serde_json::to_value(tool).unwrap(), expected);
+    }
+    let forecast = &all[1];
+    assert_eq!(
+        forecast.annotations.as_ref().unwrap().read_only_hint,
+        Some(true)
+    );
+    assert!(forecast.output_schema.is_some());
+    // A cursor the server never gave is a protocol error.
+    let bad = client
+        .list_tools(Some(
+            behest::mcp::rmcp::model::PaginatedRequestParams::default()
+                .with_cursor(Some("99".into())),
+        ))
+        .await;
+    assert!(bad.is_err());
+}
+
+#[tokio::test]
+async fn calls_answer_with_results_errors_the_model_can_read_and_protocol_errors() {
+    let client = connect(McpServer::new(runtime()).unwrap()).await;
+
+    let sum = call(&client, "add", json!({"a": 2, "b": 3})).await;
+    assert_eq!(sum.is_error, Some(false));
+    assert_eq!(text_of(&sum), "5");
+
+    // Structured output validates against the listed output schema.
+    let weather = call(&client, "forecast", json!({"city": "Oslo"})).await;
+    let structured = weather.structured_content.clone().unwrap();
+    assert_eq!(structured, json!({"city": "Oslo", "celsius": 21.5}));
+    let tools = client.list_all_tools().await.unwrap();
+    let schema = Value::Object((*tools[1].output_schema.clone().unwrap()).clone());
+    assert!(jsonschema::validator_for(&schema)
+        .unwrap()
+        .is_valid(&structured));
+
+    // Bad arguments: a result with isError, and the text says what to fix.
+    let bad = call(&client, "add", json!({"a": 2, "b": "three"})).await;
+    assert_eq!(bad.is_error, Some(true));
+    let text = text_of(&bad);
+    assert!(text.contains("/b"), "{text}");
+
+    // A panic and a timeout are results with isError; the panic's text
+    // stays on the server.
+    let panicked = call(&client, "explode", json!({})).await;
+    assert_eq!(panicked.is_error, Some(true));
+    assert!(!text_of(&panicked).contains("secret internals"));
+    let late = call(&client, "dawdle", json!({})).await;
+    assert_eq!(late.is_error, Some(true));
+    assert!(text_of(&late).contains("50ms"), "{}", text_of(&late));
+
+    // An unknown tool is the JSON-RPC error rmcp uses, -32602.
+    let unknown = client
+        .call_tool(CallToolRequestParams::new("ad").with_arguments(Map::new()))
+        .await
+        .unwrap_err();
+    let behest::mcp::rmcp::ServiceError::McpError(error) = unknown else {
+        panic!("{unknown:?}");
+    };
+    assert_eq!(error.code.0, -32602);
+    assert!(error.message.contains("add"), "{}", error.message);
+
+    // The server still serves.
+    assert_eq!(
+        text_of(&call(&client, "add", json!({"a": 1, "b": 1})).await),
+        "2"
+    );
+}
+
+#[tokio::test]
+async fn progress_reaches_the_client_in_order() {
+    let client = connect(McpServer::new(runtime()).unwrap()).await;
+    let done = call(&client, "work", json!({})).await;
+    assert_eq!(text_of(&done), "done");
+    // Notifications may still be in flight behind the response.
+    for _ in 0..100 {
+        if client.service().0.lock().unwrap().len() == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut seen: Vec<(f64, Option<String>)> = client
+        .service()
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|report| (report.progress, report.message.clone()))
+        .collect();
+    // rmcp's client hands each notification to its own task; the server
+    // sends them in order, one task per call.
+    seen.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert_eq!(
+        seen,
+        [
+            (1.0, Some("step 1".to_owned())),
+            (2.0, Some("step 2".to_owned())),
+            (3.0, Some("step 3".to_owned()))
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_call_sees_its_token_and_the_server_keeps_serving() {
+    let server = McpServer::new(runtime())
+        .unwrap()
+        .cancel_grace(Duration::from_millis(200));
+    let client = connect(server).await;
+    let request = ClientRequest::CallToolRequest(Request::new(
+        CallToolRequestParams::new("wait_long").with_arguments(Map::new()),
+    ));
+    let handle = client
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    handle.cancel(Some("changed my mind".into())).await.unwrap();
+    for _ in 0..100 {
+        if SAW_CANCEL.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        SAW_CANCEL.load(Ordering::SeqCst),
+        "the tool saw no cancellation"
+    );
+    assert_eq!(
+        text_of(&call(&client, "add", json!({"a": 4, "b": 4})).await),
+        "8"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_concurrent_calls_get_one_result_each() {
+    let client = Arc::new(connect(McpServer::new(runtime()).unwrap()).await);
+    let calls = (0..1000).map(|n| {
+        let client = client.clone();
+        async move {
+            let result = call(&client, "add", json!({"a": n, "b": 1})).await;
+            (n, text_of(&result))
+        }
+    });
+    let results = futures::future::join_all(calls).await;
+    assert_eq!(results.len(), 1000);
+    for (n, text) in results {
+        assert_eq!(text, (n + 1).to_string());
+    }
+}
+
+#[tokio::test]
+async fn imported_tools_are_validated_locally_and_run_remotely_in_a_run() {
+    let registry = ToolRegistry::new().with(Add).unwrap().with(Work).unwrap();
+    let runtime = ToolRuntime::new(registry);
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    let server = McpServer::new(runtime.clone()).unwrap();
+    tokio::spawn(async move { server.serve_on(server_end).await });
+
+    let client = McpClient::connect(client_end).await.unwrap();
+    let mut registry = ToolRegistry::new().with(Forecast).unwrap();
+    let names = client
+        .import_into(&mut registry, &ImportOptions::prefixed("calc_"))
+        .await
+        .unwrap();
+    assert_eq!(names, ["calc_add", "calc_work"]);
+    let runtime = ToolRuntime::new(registry);
+
+    // A bad call is refused here, with the remote schema, before it goes.
+    let refused = runtime
+        .call(ToolCall::new("c0", "calc_add", json!({"a": 1})))
+        .await;
+    let error = refused.outcome.unwrap_err();
+    assert!(error.to_string().contains("`/b`"), "{error}");
+
+    // Progress of the remote call reaches the local caller.
+    let reports = Arc::new(Mutex::new(Vec::new()));
+    let sink = reports.clone();
+    let options = behest::runtime::CallOptions {
+        progress: Some(behest::ProgressSink::new(move |_, progress| {
+            sink.lock().unwrap().push(progress.progress);
+        })),
+        ..Default::default()
+    };
+    let worked = runtime
+        .call_with(ToolCall::new("c1", "calc_work", json!({})), options)
+        .await;
+    assert_eq!(worked.outcome.unwrap().to_text(), "done");
+    for _ in 0..100 {
+        if reports.lock().unwrap().len() == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut reports = reports.lock().unwrap().clone();
+    reports.sort_by(f64::total_cmp);
+    assert_eq!(reports, [1.0, 2.0, 3.0]);
+
+    // In a run: an imported tool and a local one side by side.
+    let model = ScriptedModel::new([
+        Turn::tool_calls([
+            ToolCall::new("c2", "calc_add", json!({"a": 20, "b": 22})),
+            ToolCall::new("c3", "forecast", json!({"city": "Rome"})),
+        ])
+        .expect_tools(["forecast", "calc_add", "calc_work"]),
+        Turn::text("42, and mild in Rome")
+            .expect_ok("c2", "42")
+            .expect_ok("c3", "Rome"),
+    ]);
+    let outcome = Agent::new(model, runtime)
+        .invoke([Message::user("go")])
+        .await;
+    assert_eq!(outcome.text(), Some("42, and mild in Rome"), "{outcome:?}");
+}
+
+/// Streamable HTTP on 127.0.0.1: behest's client imports and calls; a
+/// request naming another host is refused (DNS rebinding), and so is one
+/// without the bearer token when one is set.
+#[cfg(feature = "mcp")]
+#[tokio::test]
+async fn the_runtime_is_served_over_streamable_http() {
+    use behest::mcp::http::{router, HttpOptions};
+
+    let mut options = HttpOptions::default();
+    options.bearer_token = Some("let-me-in".into());
+    let app = router(McpServer::new(runtime()).unwrap(), "/mcp", &options);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let open = router(
+        McpServer::new(runtime()).unwrap(),
+        "/mcp",
+        &HttpOptions::default(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let open_addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, open).await });
+
+    let client = McpClient::http(&format!("http://{open_addr}/mcp"))
+        .await
+        .unwrap();
+    let mut registry = ToolRegistry::new();
+    client
+        .import_into(&mut registry, &ImportOptions::default())
+        .await
+        .unwrap();
+    let runtime = ToolRuntime::new(registry);
+    let sum = runtime
+        .call(ToolCall::new("c1", "add", json!({"a": 40, "b": 2})))
+        .await;
+    assert_eq!(sum.outcome.unwrap().to_text(), "42");
+
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"}}});
+    let post = |addr: std::net::SocketAddr, host: &str, token: Option<&str>| {
+        let mut request = reqwest::Client::new()
+            .post(format!("http://{addr}/mcp"))
+            .header("host", host)
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send()
+    };
+    let rebound = post(open_addr, "evil.example", None).await.unwrap();
+    assert_eq!(rebound.status(), 403);
+    let local = post(open_addr, "127.0.0.1", None).await.unwrap();
+    assert_eq!(local.status(), 200);
+    let anonymous = post(addr, "127.0.0.1", None).await.unwrap();
+    assert_eq!(anonymous.status(), 401);
+    let authorized = post(addr, "127.0.0.1", Some("let-me-in")).await.unwrap();
+    assert_eq!(authorized.status(), 200);
+}
