@@ -1046,6 +1046,31 @@ async fn a_model_with_structured_output_gives_the_answer_as_its_text() {
 }
 
 #[tokio::test]
+async fn a_recording_replays_a_structured_output_model_as_one() {
+    use behest::Model;
+
+    let path = std::env::temp_dir().join(format!("behest-structured-{}.json", std::process::id()));
+    let recorder = behest::run::Recorder::new(
+        ScriptedModel::new([Turn::text(r#"{"ok": true, "reason": "r"}"#)])
+            .with_structured_output(true),
+    );
+    recorder
+        .respond(&[Message::user("ok?")], &[])
+        .await
+        .unwrap();
+    let recording = recorder.recording();
+    assert!(recording.structured_output);
+    recording.save(&path).unwrap();
+    let replay = ScriptedModel::from_file(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(replay.supports_structured_output());
+    // Replayed, the typed run asks the same way: no `final_answer` tool.
+    let agent = Agent::new(replay, ToolRuntime::new(ToolRegistry::new()));
+    let verdict: Verdict = agent.output([Message::user("ok?")]).await.unwrap();
+    assert_eq!(verdict.reason, "r");
+}
+
+#[tokio::test]
 async fn a_structured_answer_that_never_fits_fails_after_one_correction() {
     let model = ScriptedModel::new([Turn::text("fine"), Turn::text(r#"{"ok": 1}"#)])
         .with_structured_output(true);

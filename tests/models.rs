@@ -1028,8 +1028,7 @@ async fn an_anthropic_run_with_parallel_calls_a_correction_and_an_external_tool(
     assert_eq!(results[1]["content"], "rust: a language");
 }
 
-/// Errors reported inside Responses and Gemini streams are typed errors,
-/// not retried once the answer began.
+/// Errors reported inside Responses and Gemini streams are typed errors.
 #[tokio::test]
 async fn errors_inside_responses_and_gemini_streams_are_typed() {
     let server = Server::start([
@@ -1038,6 +1037,14 @@ async fn errors_inside_responses_and_gemini_streams_are_typed() {
                 json!({"type": "response.created", "response": {"id": "resp_1"}}),
                 json!({"type": "response.failed", "response": {"id": "resp_1", "status": "failed",
                     "error": {"code": "server_error", "message": "The model failed."}}}),
+            ],
+            true,
+            false,
+        ),
+        Reply::events(
+            &[
+                json!({"type": "error", "code": "rate_limit_exceeded", "message": "Slow down.",
+                "param": null, "sequence_number": 1}),
             ],
             true,
             false,
@@ -1057,12 +1064,20 @@ async fn errors_inside_responses_and_gemini_streams_are_typed() {
     assert_eq!(error.kind.as_deref(), Some("server_error"));
     assert!(error.message.contains("The model failed."), "{error}");
     assert!(error.retryable);
+    // Responses' own `error` event: its `code` is the kind.
+    let error = responses.respond(&user("x"), &[]).await.unwrap_err();
+    assert_eq!(
+        error.kind.as_deref(),
+        Some("rate_limit_exceeded"),
+        "{error:?}"
+    );
+    assert!(error.message.contains("Slow down."), "{error}");
     let gemini = Gemini::new("g").base_url(server.url()).retry(no_retries());
     let error = gemini.respond(&user("x"), &[]).await.unwrap_err();
     assert!(error.message.contains("overloaded"), "{error}");
     assert_eq!(error.kind.as_deref(), Some("UNAVAILABLE"));
     assert!(error.retryable);
-    assert_eq!(server.received().len(), 2);
+    assert_eq!(server.received().len(), 3);
 }
 
 /// A typed answer.
@@ -1102,7 +1117,13 @@ async fn typed_answers_are_asked_for_the_way_each_provider_offers() {
     };
     let url = server.url();
     let models: [Arc<dyn Model>; 4] = [
-        Arc::new(Chat::new("m").base_url(&url).stream(false)),
+        // A server other than OpenAI's says it can.
+        Arc::new(
+            Chat::new("m")
+                .base_url(&url)
+                .stream(false)
+                .structured_output(true),
+        ),
         Arc::new(Responses::new("m").base_url(&url).stream(false)),
         Arc::new(Gemini::new("m").base_url(&url).stream(false)),
         Arc::new(Messages::new("m").base_url(&url).stream(false)),
@@ -1142,6 +1163,13 @@ async fn typed_answers_are_asked_for_the_way_each_provider_offers() {
     assert_eq!(format["type"], "json_schema");
     assert_eq!(format["json_schema"]["name"], "final_answer");
     assert_eq!(format["json_schema"]["strict"], true);
+    assert!(
+        !format["json_schema"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("tool"),
+        "{format}"
+    );
     let schema = &format["json_schema"]["schema"];
     assert_eq!(schema["additionalProperties"], false);
     assert_eq!(schema["required"], json!(["note", "total"]));
@@ -1166,31 +1194,73 @@ async fn typed_answers_are_asked_for_the_way_each_provider_offers() {
     assert_eq!(generation["responseMimeType"], "application/json");
     assert_eq!(generation["responseSchema"]["type"], "object");
     assert!(generation["responseSchema"]["properties"]["total"].is_object());
+    assert_eq!(
+        generation["responseSchema"]["properties"]["note"]["nullable"],
+        true
+    );
     // Anthropic: the final tool, beside the agent's.
     let anthropic = &received[4].body;
     assert_eq!(names(anthropic, "/tools"), ["add", "final_answer"]);
     assert!(anthropic.get("response_format").is_none());
 }
 
-/// A server that cannot combine a response schema with tools: the client
-/// switched off gets the `final_answer` tool instead.
+/// Where a response schema may not combine with tools (a server other than
+/// OpenAI's, unless told; Gemini before 3; switched off; a forced tool
+/// call), a typed run gets the `final_answer` tool instead.
 #[tokio::test]
-async fn structured_output_switched_off_falls_back_to_the_final_tool() {
-    let server = Server::start([Reply::json(&json!({"choices": [{"index": 0, "message": {
+async fn typed_runs_fall_back_to_the_final_tool_where_structured_output_may_fail() {
+    let chat_final = json!({"choices": [{"index": 0, "message": {
         "role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
         "function": {"name": "final_answer", "arguments": "{\"total\": 3, \"note\": null}"}}]},
-        "finish_reason": "tool_calls"}]}))])
+        "finish_reason": "tool_calls"}]});
+    let gemini_final = json!({"candidates": [{"content": {"role": "model", "parts": [
+        {"functionCall": {"name": "final_answer", "args": {"total": 3}}}]}, "finishReason": "STOP"}]});
+    let responses_final = json!({"id": "resp_1", "output": [{"type": "function_call",
+        "id": "fc_1", "call_id": "c1", "name": "final_answer",
+        "arguments": "{\"total\": 3, \"note\": null}"}]});
+    let server = Server::start([
+        Reply::json(&chat_final),
+        Reply::json(&chat_final),
+        Reply::json(&responses_final),
+        Reply::json(&gemini_final),
+    ])
     .await;
-    let model = Chat::new("m")
-        .base_url(server.url())
-        .stream(false)
-        .structured_output(false);
-    let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()));
-    let sum: Sum = agent.output([Message::user("1 + 2?")]).await.unwrap();
-    assert_eq!(sum.total, 3);
-    let body = &server.received()[0].body;
-    assert!(body.get("response_format").is_none());
-    assert_eq!(body["tools"][0]["function"]["name"], "final_answer");
+    let url = server.url();
+    let models: [Arc<dyn Model>; 4] = [
+        Arc::new(Chat::new("m").base_url(&url).stream(false)),
+        Arc::new(
+            Chat::new("m")
+                .base_url(&url)
+                .stream(false)
+                .structured_output(false),
+        ),
+        Arc::new(
+            Responses::new("m")
+                .base_url(&url)
+                .stream(false)
+                .tool_choice(ToolChoice::Required),
+        ),
+        Arc::new(Gemini::new("gemini-2.5-flash").base_url(&url).stream(false)),
+    ];
+    for model in models {
+        let agent = Agent::from_arc(model, ToolRuntime::new(ToolRegistry::new()));
+        let sum: Sum = agent.output([Message::user("1 + 2?")]).await.unwrap();
+        assert_eq!(sum.total, 3);
+    }
+    let received = server.received();
+    for request in &received[..2] {
+        assert!(request.body.get("response_format").is_none());
+        assert_eq!(request.body["tools"][0]["function"]["name"], "final_answer");
+    }
+    assert!(received[2].body.get("text").is_none());
+    assert_eq!(received[2].body["tools"][0]["name"], "final_answer");
+    assert!(received[3].body["generationConfig"]
+        .get("responseSchema")
+        .is_none());
+    assert_eq!(
+        received[3].body["tools"][0]["functionDeclarations"][0]["name"],
+        "final_answer"
+    );
 }
 
 /// Every recorded request's conversation and tools, sent through its

@@ -127,8 +127,8 @@ pub(crate) struct Config {
     pub stream: bool,
     pub export: ExportOptions,
     /// Whether typed runs ask for the answer in the provider's structured
-    /// output (clients that have it).
-    pub structured_output: bool,
+    /// output (clients that have it); `None`: as the client judges best.
+    pub structured_output: Option<bool>,
 }
 
 impl Config {
@@ -147,7 +147,7 @@ impl Config {
             body: Map::new(),
             stream: true,
             export: ExportOptions::default(),
-            structured_output: true,
+            structured_output: None,
         }
     }
 
@@ -178,12 +178,13 @@ macro_rules! config_methods {
         $crate::models::config_methods!();
 
         /// Whether a typed run ([`Agent::with_output`](crate::Agent::with_output))
-        /// asks for its answer in the provider's structured output (default),
-        /// or through the `final_answer` tool, for servers that cannot
-        /// combine a response schema with tools.
+        /// asks for its answer in the provider's structured output, or
+        /// through the `final_answer` tool (for servers that cannot combine
+        /// a response schema with tools). Unset, the client decides: see
+        /// the client's documentation.
         #[must_use]
         pub fn structured_output(mut self, structured_output: bool) -> Self {
-            self.config.structured_output = structured_output;
+            self.config.structured_output = Some(structured_output);
             self
         }
     };

@@ -105,9 +105,13 @@ pub(crate) fn stream_error(event: &Value) -> ModelError {
         ModelError::new(format!("the model's stream reported an error: {message}"));
     // Anthropic says `type`, OpenAI `code`, Gemini `status` (its `code`
     // is the HTTP number).
+    // Responses' own `error` event says `"type": "error"`: its `code` is
+    // the kind.
     let kind = ["type", "code", "status"]
         .iter()
-        .find_map(|key| error.get(*key).and_then(Value::as_str));
+        .find_map(|key| error.get(*key).and_then(Value::as_str))
+        .filter(|kind| *kind != "error")
+        .or_else(|| error.get("code").and_then(Value::as_str));
     if let Some(kind) = kind {
         let retryable = matches!(
             kind,
@@ -118,6 +122,7 @@ pub(crate) fn stream_error(event: &Value) -> ModelError {
                 | "UNAVAILABLE"
                 | "RESOURCE_EXHAUSTED"
                 | "INTERNAL"
+                | "DEADLINE_EXCEEDED"
         );
         model_error = model_error.with_kind(kind).retryable(retryable);
     }

@@ -16,6 +16,11 @@ const KEY_VARIABLES: &[&str] = &["GEMINI_API_KEY", "GOOGLE_API_KEY"];
 
 /// A Gemini model.
 ///
+/// A typed run ([`Agent::with_output`](crate::Agent::with_output)) asks
+/// Gemini 3 and later for its answer with a `responseSchema`; earlier models
+/// refuse one beside function declarations, and get the `final_answer` tool
+/// (override with [`structured_output`](Self::structured_output)).
+///
 /// ```no_run
 /// use behest::models::gemini::Gemini;
 ///
@@ -39,6 +44,15 @@ impl Gemini {
     }
 
     config_methods!(structured_output);
+
+    /// Whether typed runs get a `responseSchema`: unless set, for Gemini 3
+    /// and later, the first to combine it with function calling.
+    fn answers_natively(&self) -> bool {
+        self.config.structured_output.unwrap_or_else(|| {
+            let model = self.config.model.trim_start_matches("models/");
+            !(model.starts_with("gemini-1") || model.starts_with("gemini-2"))
+        })
+    }
 
     /// The request body of a turn. Thought signatures of earlier turns go
     /// back on the parts they came on.

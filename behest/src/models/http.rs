@@ -365,6 +365,16 @@ mod tests {
             "{backoff:?}"
         );
 
+        // Retries run out: the last failure is the answer.
+        let attempts = Mutex::new(0);
+        let exhausted: Result<(), _> = retrying(&policy, || {
+            *attempts.lock().unwrap() += 1;
+            async { Err((limited(), Some(Duration::from_secs(1)))) }
+        })
+        .await;
+        assert_eq!(exhausted.unwrap_err().status, Some(429));
+        assert_eq!(*attempts.lock().unwrap(), 4);
+
         // 401 is not retried: one attempt, no wait.
         let attempts = Mutex::new(0);
         let started = Instant::now();

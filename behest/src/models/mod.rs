@@ -84,8 +84,13 @@ pub(crate) async fn traced(
 macro_rules! model_over_turn {
     ($client:ty, $system:literal, structured_output) => {
         $crate::models::model_over_turn!($client, $system, {
-            fn structured_output(&self) -> bool {
-                self.config.structured_output
+            fn supports_structured_output(&self) -> bool {
+                // A forced tool call leaves no turn for the answer's text.
+                self.answers_natively()
+                    && matches!(
+                        self.config.tool_choice,
+                        $crate::models::ToolChoice::Auto | $crate::models::ToolChoice::None
+                    )
             }
         });
     };

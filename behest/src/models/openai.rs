@@ -19,6 +19,11 @@ const KEY_VARIABLES: &[&str] = &["OPENAI_API_KEY"];
 
 /// An OpenAI Chat Completions model, or any OpenAI-compatible server's.
 ///
+/// A typed run ([`Agent::with_output`](crate::Agent::with_output)) asks
+/// OpenAI for its answer with a strict `response_format`; another server
+/// gets the `final_answer` tool unless [`structured_output(true)`](Self::structured_output)
+/// says it combines a response schema with tools.
+///
 /// ```no_run
 /// use behest::models::openai::Chat;
 ///
@@ -33,7 +38,8 @@ pub struct Chat {
     tools: ExportCache,
 }
 
-/// An OpenAI Responses model.
+/// An OpenAI Responses model. A typed run asks for its answer with a
+/// strict `text.format`.
 #[derive(Debug)]
 pub struct Responses {
     config: Config,
@@ -51,6 +57,16 @@ impl Chat {
     }
 
     config_methods!(structured_output);
+
+    /// Whether typed runs get a `response_format`: unless set, only from
+    /// OpenAI itself, since compatible servers differ in whether they
+    /// combine a strict schema with tools.
+    fn answers_natively(&self) -> bool {
+        let config = &self.config;
+        config
+            .structured_output
+            .unwrap_or_else(|| config.base_url.contains("api.openai.com"))
+    }
 
     /// The request body of a turn.
     pub fn request_body(
@@ -144,6 +160,11 @@ impl Responses {
     }
 
     config_methods!(structured_output);
+
+    /// Whether typed runs get a `text.format`: unless set, yes.
+    fn answers_natively(&self) -> bool {
+        self.config.structured_output.unwrap_or(true)
+    }
 
     /// The request body of a turn. Reasoning items come back with their
     /// `encrypted_content` (asked for in `include`) so they can be sent

@@ -114,6 +114,14 @@ fn openapi_to_json_schema(schema: &Value) -> Value {
             for (key, value) in object {
                 match (key.as_str(), value) {
                     ("nullable", _) => {}
+                    // Gemini's export moves an enum's `null` into `nullable`.
+                    ("enum", Value::Array(values))
+                        if nullable && !values.contains(&Value::Null) =>
+                    {
+                        let mut values = values.clone();
+                        values.push(Value::Null);
+                        out.insert(key.clone(), Value::Array(values));
+                    }
                     ("type", Value::String(kind)) => {
                         let kind = Value::String(kind.to_ascii_lowercase());
                         let kind = if nullable {
@@ -602,6 +610,7 @@ mod tests {
                 "type": "OBJECT",
                 "properties": {
                     "level": {"type": "INTEGER", "nullable": true},
+                    "unit": {"type": "STRING", "enum": ["C", "F"], "nullable": true},
                     "tags": {"type": "ARRAY", "items": {"type": "STRING", "enum": ["A", "B"]}},
                 },
                 "required": ["tags"],
@@ -614,6 +623,7 @@ mod tests {
                 "type": "object",
                 "properties": {
                     "level": {"type": ["integer", "null"]},
+                    "unit": {"type": ["string", "null"], "enum": ["C", "F", null]},
                     "tags": {"type": "array", "items": {"type": "string", "enum": ["A", "B"]}},
                 },
                 "required": ["tags"],

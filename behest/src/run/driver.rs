@@ -32,7 +32,7 @@ impl Run<'_> {
         let mut reminders = final_output.as_ref().map_or(0, |output| output.reminders);
         // A model that answers in a schema's shape is asked for the answer
         // so; any other is offered the `final_answer` tool.
-        let native = final_output.is_some() && self.agent.model.structured_output();
+        let native = final_output.is_some() && self.agent.model.supports_structured_output();
         if let Some(output) = final_output.as_ref().filter(|_| !native) {
             specs.push(output.spec.clone());
         }
@@ -53,7 +53,7 @@ impl Run<'_> {
             output: final_output
                 .as_ref()
                 .filter(|_| native)
-                .map(|output| output.spec.clone()),
+                .map(FinalOutput::native_spec),
         };
         loop {
             self.state(RunState::AwaitingModel);

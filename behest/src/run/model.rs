@@ -200,7 +200,7 @@ pub trait Model: Send + Sync + 'static + erased::ErasedModel {
     /// its answer that way, the model reading the schema from
     /// [`requested_output`], instead of offering the `final_answer` tool.
     /// Default: no.
-    fn structured_output(&self) -> bool {
+    fn supports_structured_output(&self) -> bool {
         false
     }
 }
@@ -264,7 +264,7 @@ pub(crate) struct TurnRequest {
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub strict: Arc<std::collections::HashSet<String>>,
     /// The answer's spec, when the model answers in its shape
-    /// ([`Model::structured_output`]).
+    /// ([`Model::supports_structured_output`]).
     pub output: Option<ToolSpec>,
 }
 
@@ -281,7 +281,7 @@ pub(crate) fn strict_tools() -> Arc<std::collections::HashSet<String>> {
 }
 
 /// The typed answer the run calling this model asks for, when the model
-/// [supports structured output](Model::structured_output): its name, a
+/// [supports structured output](Model::supports_structured_output): its name, a
 /// description and the JSON Schema the final text must match (always an
 /// object). `None` outside a run, in a run without
 /// [`with_output`](crate::Agent::with_output), and for models that answer

@@ -1,7 +1,7 @@
 //! A final answer of a given type, asked for in one of two ways:
 //!
 //! - natively, from a model that [supports structured
-//!   output](crate::Model::structured_output) (OpenAI's `response_format`
+//!   output](crate::Model::supports_structured_output) (OpenAI's `response_format`
 //!   or `text.format`, Gemini's `responseSchema`): its final text is the
 //!   answer as JSON; an answer that does not match the type's schema is
 //!   sent back once (configurable) with the reason, for a corrected one;
@@ -31,7 +31,9 @@ pub(crate) struct FinalOutput {
     /// schema is not an object).
     pub wrapped: bool,
     pub validator: ArgumentValidator,
-    /// How many text answers get a reminder to use the tool.
+    /// How many times an answer is sent back: a text instead of a
+    /// `final_answer` call, or (structured output) a text that does not
+    /// match.
     pub reminders: usize,
 }
 
@@ -101,9 +103,20 @@ impl FinalOutput {
         Ok(unwrap_answer(value, self.wrapped))
     }
 
+    /// The answer's spec as a model with structured output reads it: the
+    /// same schema, described as the answer rather than a tool.
+    pub fn native_spec(&self) -> ToolSpec {
+        let mut spec = self.spec.clone();
+        spec.description = "The final answer, as JSON that matches this schema.".to_owned();
+        spec
+    }
+
     /// The answer in a model's final text, unwrapped, or why it is not
     /// one, for the model to read.
     pub fn accept_text(&self, text: &str) -> Result<Value, String> {
+        if text.trim().is_empty() {
+            return Err("the answer is empty".to_owned());
+        }
         let value: Value = serde_json::from_str(text.trim())
             .map_err(|error| format!("the answer is not JSON: {error}"))?;
         self.accept(&value).map_err(|error| error.to_string())

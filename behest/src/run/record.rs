@@ -33,7 +33,7 @@ pub struct Recording {
     /// The turns.
     pub turns: Vec<RecordedTurn>,
     /// Whether the recorded model answered typed runs in the answer's
-    /// shape ([`Model::structured_output`]), so that a replay is offered
+    /// shape ([`Model::supports_structured_output`]), so that a replay is offered
     /// the same tools.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub structured_output: bool,
@@ -82,7 +82,7 @@ impl<M: Model> Recorder<M> {
     /// Records the turns of `inner` in memory.
     pub fn new(inner: M) -> Self {
         let recording = Recording {
-            structured_output: inner.structured_output(),
+            structured_output: inner.supports_structured_output(),
             ..Recording::default()
         };
         Self {
@@ -164,8 +164,8 @@ impl<M: Model> Model for Recorder<M> {
         reply
     }
 
-    fn structured_output(&self) -> bool {
-        self.inner.structured_output()
+    fn supports_structured_output(&self) -> bool {
+        self.inner.supports_structured_output()
     }
 }
 

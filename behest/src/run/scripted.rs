@@ -159,7 +159,7 @@ impl ScriptedModel {
     }
 
     /// Plays a model that [answers typed runs in the answer's
-    /// shape](Model::structured_output): a typed run offers it no
+    /// shape](Model::supports_structured_output): a typed run offers it no
     /// `final_answer` tool and reads its final text as the answer.
     #[must_use]
     pub fn with_structured_output(mut self, structured_output: bool) -> Self {
@@ -197,7 +197,7 @@ impl Model for ScriptedModel {
         Ok(turn.reply)
     }
 
-    fn structured_output(&self) -> bool {
+    fn supports_structured_output(&self) -> bool {
         self.structured_output
     }
 }
