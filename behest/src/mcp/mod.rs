@@ -1,7 +1,7 @@
 //! MCP through rmcp, the official Rust SDK: serve a [`ToolRuntime`] as an
 //! MCP server ([`McpServer`], over stdio, any byte stream or — with the
 //! `mcp-http` feature — streamable HTTP), and use a remote server's tools
-//! like local ones ([`import`](client::import)).
+//! like local ones ([`import`]).
 //!
 //! rmcp speaks JSON-RPC and the transports; behest keeps what it adds to a
 //! tool call: every call validated against its schema, argument errors

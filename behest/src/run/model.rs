@@ -285,7 +285,8 @@ pub(crate) fn strict_tools() -> Arc<std::collections::HashSet<String>> {
 /// description and the JSON Schema the final text must match (always an
 /// object). `None` outside a run, in a run without
 /// [`with_output`](crate::Agent::with_output), and for models that answer
-/// through the `final_answer` tool instead.
+/// through the `final_answer` tool instead. It is the run's task that knows:
+/// read it in `respond`, not in a task spawned from there.
 pub fn requested_output() -> Option<ToolSpec> {
     TURN.try_with(|turn| turn.output.clone()).ok().flatten()
 }
