@@ -159,3 +159,70 @@ fn register_uses_the_given_name_and_register_tool_the_tool_s_own() {
     assert!(registry.get("clock").is_some() && registry.validator("now").is_some());
     assert!(!registry.contains("time"));
 }
+
+/// Remote servers send older drafts: each schema is read in the draft its
+/// `$schema` names, and refused when it names one behest does not know.
+#[tokio::test]
+async fn schemas_are_read_in_the_draft_they_name() {
+    use behest::{ToolCall, ToolRuntime};
+
+    let draft7 = json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "point": {"type": "array", "items": [{"type": "number"}, {"type": "number"}],
+                "additionalItems": false},
+            "card": {"type": "string"},
+            "billing": {"type": "string"},
+        },
+        "dependencies": {"card": ["billing"]},
+        "definitions": {"unused": {"type": "string"}},
+    });
+    let draft4 = json!({
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "object",
+        "properties": {"n": {"type": "number", "maximum": 10, "exclusiveMaximum": true}},
+    });
+    let registry = ToolRegistry::new()
+        .with(external("pay", draft7))
+        .unwrap()
+        .with(external("limit", draft4))
+        .unwrap();
+    let runtime = ToolRuntime::new(registry);
+    let check = |name: &'static str, arguments: Value| {
+        let runtime = runtime.clone();
+        async move {
+            let result = runtime.call(ToolCall::new("c", name, arguments)).await;
+            // External tools answer NotImplemented once the arguments pass.
+            match result.outcome {
+                Err(behest::ToolError::InvalidArguments { issues, .. }) => Err(issues),
+                _ => Ok(()),
+            }
+        }
+    };
+    assert!(check("pay", json!({"point": [1, 2]})).await.is_ok());
+    // Draft 7 tuples: a third item is refused.
+    assert!(check("pay", json!({"point": [1, 2, 3]})).await.is_err());
+    // `dependencies`: a card needs billing.
+    let issues = check("pay", json!({"card": "4242"})).await.unwrap_err();
+    assert!(format!("{issues:?}").contains("billing"), "{issues:?}");
+    assert!(check("pay", json!({"card": "4242", "billing": "x"}))
+        .await
+        .is_ok());
+    // Draft 4's boolean `exclusiveMaximum`.
+    assert!(check("limit", json!({"n": 9})).await.is_ok());
+    assert!(check("limit", json!({"n": 10})).await.is_err());
+
+    // Invalid under its own draft (draft 7 wants a boolean-free
+    // `exclusiveMaximum`), and an unknown meta-schema.
+    let bad7 = json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+        "properties": {"n": {"exclusiveMaximum": true}}});
+    let error = ToolRegistry::new().with(external("t", bad7)).unwrap_err();
+    assert!(error.to_string().contains("(draft 7)"), "{error}");
+    let custom = json!({"$schema": "https://example.com/my-meta", "type": "object"});
+    let error = ToolRegistry::new().with(external("t", custom)).unwrap_err();
+    assert!(
+        error.to_string().contains("https://example.com/my-meta"),
+        "{error}"
+    );
+}

@@ -37,7 +37,8 @@ pub enum RegistryError {
         reason: String,
     },
 
-    /// The input schema is not a valid draft 2020-12 JSON Schema.
+    /// The input schema is not a valid JSON Schema of its draft (its
+    /// `$schema`, or 2020-12).
     #[error("the input schema of tool `{name}` is invalid at `{}`: {}", error.path, error.message)]
     InvalidSchema {
         /// The tool.
@@ -80,7 +81,7 @@ pub(crate) struct Entry {
 ///
 /// Registration is strict: a duplicate name, a name outside
 /// `^[a-zA-Z0-9_-]{1,64}$`, an input schema that is not valid JSON Schema
-/// 2020-12 or whose root is not an object is a [`RegistryError`], and the
+/// (2020-12, or the draft its `$schema` names) or whose root is not an object is a [`RegistryError`], and the
 /// registry is left as it was. Each tool's validator is compiled here, once.
 #[derive(Clone, Default)]
 pub struct ToolRegistry {

@@ -1,15 +1,16 @@
 //! Compiled argument validators and the messages they write for the model.
 //!
-//! Every schema is compiled once, with one configuration (draft 2020-12,
-//! `format` as annotation only, no network), and each failure is rewritten
-//! as "path: what was expected, what was given".
+//! Every schema is compiled once, with one configuration (the draft its
+//! `$schema` names, 2020-12 without one; `format` as annotation only; no
+//! network), and each failure is rewritten as "path: what was expected,
+//! what was given".
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
-use jsonschema::{Retrieve, Uri, ValidationError, Validator};
+use jsonschema::{Draft, Retrieve, Uri, ValidationError, Validator};
 use serde_json::{Map, Value};
 
 use crate::json_text::{preview, quoted_list};
@@ -40,9 +41,11 @@ pub struct SchemaError {
 }
 
 impl ArgumentValidator {
-    /// Compiles `schema` as draft 2020-12. A schema that does not conform to
-    /// the draft 2020-12 meta-schema is refused. References to documents
-    /// other than `schema` itself are refused: nothing is fetched.
+    /// Compiles `schema` in the draft its `$schema` names (drafts 4, 6, 7,
+    /// 2019-09 and 2020-12, as remote MCP servers send them), or 2020-12
+    /// without one. A schema that does not conform to its draft's
+    /// meta-schema, or names another meta-schema, is refused. References to
+    /// documents other than `schema` itself are refused: nothing is fetched.
     pub fn compile(schema: &Value) -> Result<Self, SchemaError> {
         Self::compile_with_documents(schema, HashMap::new())
     }
@@ -53,13 +56,22 @@ impl ArgumentValidator {
         schema: &Value,
         documents: HashMap<String, Value>,
     ) -> Result<Self, SchemaError> {
-        if let Err(error) = jsonschema::draft202012::meta::validate(schema) {
+        let draft = draft_of(schema)?;
+        let meta = match draft {
+            Draft::Draft4 => jsonschema::draft4::meta::validate(schema),
+            Draft::Draft6 => jsonschema::draft6::meta::validate(schema),
+            Draft::Draft7 => jsonschema::draft7::meta::validate(schema),
+            Draft::Draft201909 => jsonschema::draft201909::meta::validate(schema),
+            _ => jsonschema::draft202012::meta::validate(schema),
+        };
+        if let Err(error) = meta {
             return Err(SchemaError {
                 path: error.instance_path().as_str().to_owned(),
-                message: format!("not a valid JSON Schema (draft 2020-12): {error}"),
+                message: format!("not a valid JSON Schema ({}): {error}", draft_name(draft)),
             });
         }
-        let validator = jsonschema::draft202012::options()
+        let validator = jsonschema::options()
+            .with_draft(draft)
             .with_retriever(Documents(documents))
             .build(schema)
             .map_err(|error| SchemaError {
@@ -106,6 +118,39 @@ impl fmt::Debug for ArgumentValidator {
         f.debug_struct("ArgumentValidator")
             .field("schema", &self.schema)
             .finish_non_exhaustive()
+    }
+}
+
+/// The draft `schema` is written in: the one its `$schema` names, or
+/// 2020-12 when it names none. A `$schema` behest does not know (a custom
+/// meta-schema) is an error: nothing is fetched to learn it.
+pub fn draft_of(schema: &Value) -> Result<Draft, SchemaError> {
+    let refused = |message: String| SchemaError {
+        path: "/$schema".to_owned(),
+        message,
+    };
+    match schema.get("$schema") {
+        None => Ok(Draft::Draft202012),
+        Some(Value::String(uri)) => match Draft::from_schema_uri(uri) {
+            Draft::Unknown => Err(refused(format!(
+                "`$schema` names `{uri}`, not a draft behest knows (4, 6, 7, 2019-09, 2020-12)"
+            ))),
+            draft => Ok(draft),
+        },
+        Some(other) => Err(refused(format!(
+            "`$schema` must be a URI string, found {other}"
+        ))),
+    }
+}
+
+/// How people name `draft`.
+fn draft_name(draft: Draft) -> &'static str {
+    match draft {
+        Draft::Draft4 => "draft 4",
+        Draft::Draft6 => "draft 6",
+        Draft::Draft7 => "draft 7",
+        Draft::Draft201909 => "draft 2019-09",
+        _ => "draft 2020-12",
     }
 }
 

@@ -8,7 +8,8 @@ pub struct ToolSpec {
     pub name: String,
     /// What the tool does, written for the model.
     pub description: String,
-    /// JSON Schema (draft 2020-12) of the arguments; its root is an object.
+    /// JSON Schema of the arguments (draft 2020-12 unless its `$schema`
+    /// names draft 4, 6, 7 or 2019-09); its root is an object.
     pub parameters: Value,
     /// JSON Schema of the structured output, when the tool declares one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
