@@ -440,3 +440,125 @@ async fn the_runtime_is_served_over_streamable_http() {
     let authorized = post(addr, "127.0.0.1", Some("let-me-in")).await.unwrap();
     assert_eq!(authorized.status(), 200);
 }
+
+// The official Python SDK (`mcp`), when `BEHEST_PYTHON` has it ------------
+
+fn python() -> std::path::PathBuf {
+    std::env::var_os("BEHEST_PYTHON")
+        .expect("BEHEST_PYTHON")
+        .into()
+}
+
+fn python_file(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp_python")
+        .join(name)
+}
+
+/// Runs the SDK's client script against `target` and reads what it saw.
+async fn python_client(mode: &str, target: &str) -> Value {
+    let output = tokio::process::Command::new(python())
+        .arg(python_file("client.py"))
+        .args([mode, target])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "the Python client failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// What the SDK's client must have seen of the test server.
+fn assert_python_saw_the_server(seen: &Value) {
+    assert_eq!(seen["server"], "behest-test");
+    assert_eq!(seen["tools"], json!(["add", "forecast", "work"]));
+    assert_eq!(seen["read_only"], json!(["forecast"]));
+    assert_eq!(seen["add"], json!({"is_error": false, "text": "5"}));
+    // The SDK re-validated structuredContent against the outputSchema.
+    assert_eq!(seen["forecast"]["is_error"], false);
+    assert_eq!(seen["forecast"]["structured"]["city"], "Oslo");
+    assert_eq!(seen["bad"]["is_error"], true);
+    assert!(
+        seen["bad"]["text"].as_str().unwrap().contains("`/b`"),
+        "{seen}"
+    );
+    assert_eq!(seen["work"], "done");
+    assert_eq!(
+        seen["progress"],
+        json!([
+            [1.0, 3.0, "step 1"],
+            [2.0, 3.0, "step 2"],
+            [3.0, 3.0, "step 3"]
+        ])
+    );
+    assert_eq!(seen["unknown"], -32602);
+}
+
+#[tokio::test]
+#[cfg_attr(
+    not(behest_python),
+    ignore = "skipped: BEHEST_PYTHON does not name a Python with the mcp package (.ci/run installs it)"
+)]
+async fn the_official_python_client_uses_the_stdio_server() {
+    let server = env!("CARGO_BIN_EXE_behest-mcp-test-server");
+    let seen = python_client("stdio", server).await;
+    assert_python_saw_the_server(&seen);
+}
+
+#[tokio::test]
+#[cfg_attr(
+    not(behest_python),
+    ignore = "skipped: BEHEST_PYTHON does not name a Python with the mcp package (.ci/run installs it)"
+)]
+async fn the_official_python_client_uses_the_http_server() {
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_behest-mcp-test-server"))
+        .args(["--http", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = server.stdout.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+    let addr = lines.next_line().await.unwrap().unwrap();
+    let seen = python_client("http", &format!("http://{addr}/mcp")).await;
+    assert_python_saw_the_server(&seen);
+}
+
+#[tokio::test]
+#[cfg_attr(
+    not(behest_python),
+    ignore = "skipped: BEHEST_PYTHON does not name a Python with the mcp package (.ci/run installs it)"
+)]
+async fn a_fastmcp_servers_tools_are_imported_and_used_in_a_run() {
+    let mut command = tokio::process::Command::new(python());
+    command.arg(python_file("fastmcp_server.py"));
+    let client = McpClient::child_process(command).await.unwrap();
+    let mut registry = ToolRegistry::new().with(Add).unwrap();
+    let names = client
+        .import_into(&mut registry, &ImportOptions::prefixed("py_"))
+        .await
+        .unwrap();
+    assert_eq!(names, ["py_multiply", "py_shout", "py_fail"]);
+    let model = ScriptedModel::new([
+        Turn::tool_calls([
+            ToolCall::new("c1", "py_multiply", json!({"a": 6, "b": 7})),
+            ToolCall::new("c2", "py_multiply", json!({"a": 6, "b": "seven"})),
+            ToolCall::new("c3", "py_shout", json!({"text": "hi"})),
+            ToolCall::new("c4", "py_fail", json!({"reason": "disk full"})),
+            ToolCall::new("c5", "add", json!({"a": 1, "b": 1})),
+        ]),
+        Turn::text("done")
+            .expect_ok("c1", "42")
+            .expect_error("c2", "`/b`")
+            .expect_ok("c3", "HI")
+            .expect_error("c4", "disk full")
+            .expect_ok("c5", "2"),
+    ]);
+    let outcome = Agent::new(model, ToolRuntime::new(registry))
+        .invoke([Message::user("go")])
+        .await;
+    assert_eq!(outcome.text(), Some("done"), "{outcome:?}");
+}

@@ -1,0 +1,63 @@
+//! The MCP server the official Python SDK's client talks to in
+//! `tests/mcp.rs`: a behest runtime over stdio, or over streamable HTTP
+//! with `--http ADDR` (it prints the address it listens on).
+
+use std::time::Duration;
+
+use behest::mcp::http::{router, HttpOptions};
+use behest::mcp::McpServer;
+use behest::{tool, Progress, ToolContext, ToolRegistry, ToolRuntime};
+
+/// Add two numbers.
+#[tool]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// The weather somewhere.
+#[behest::data(output)]
+struct Weather {
+    city: String,
+    celsius: f64,
+    /// Rain expected, if known.
+    rain: Option<bool>,
+}
+
+/// Forecast the weather of a city.
+#[tool(read_only)]
+fn forecast(city: String) -> Weather {
+    Weather {
+        city,
+        celsius: 21.5,
+        rain: None,
+    }
+}
+
+/// Work in three steps, reporting progress.
+#[tool]
+async fn work(#[ctx] cx: ToolContext) -> &'static str {
+    for step in 1..=3 {
+        cx.report_progress(
+            Progress::new(f64::from(step), Some(3.0)).with_message(format!("step {step}")),
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    "done"
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let registry = ToolRegistry::new().with(Add)?.with(Forecast)?.with(Work)?;
+    let server = McpServer::new(ToolRuntime::new(registry))?.named("behest-test", "1.0.0");
+    let mut args = std::env::args().skip(1);
+    match (args.next().as_deref(), args.next()) {
+        (Some("--http"), Some(addr)) => {
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            println!("{}", listener.local_addr()?);
+            let app = router(server, "/mcp", &HttpOptions::default());
+            axum::serve(listener, app).await?;
+        }
+        _ => server.serve_stdio().await?,
+    }
+    Ok(())
+}
