@@ -411,8 +411,8 @@ async fn the_runtime_is_served_over_streamable_http() {
         .import_into(&mut registry, &ImportOptions::default())
         .await
         .unwrap();
-    let runtime = ToolRuntime::new(registry);
-    let sum = runtime
+    let imported = ToolRuntime::new(registry);
+    let sum = imported
         .call(ToolCall::new("c1", "add", json!({"a": 40, "b": 2})))
         .await;
     assert_eq!(sum.outcome.unwrap().to_text(), "42");
@@ -431,6 +431,30 @@ async fn the_runtime_is_served_over_streamable_http() {
         }
         request.send()
     };
+    // Stateless, for replicas behind a load balancer: each request stands
+    // alone, progress still comes with the call.
+    let mut stateless = HttpOptions::default();
+    stateless.stateless = true;
+    let app = router(McpServer::new(runtime()).unwrap(), "/mcp", &stateless);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let stateless_addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let client = McpClient::http(&format!("http://{stateless_addr}/mcp"))
+        .await
+        .unwrap();
+    let mut registry = ToolRegistry::new();
+    client
+        .import_into(&mut registry, &ImportOptions::default())
+        .await
+        .unwrap();
+    let imported = ToolRuntime::new(registry);
+    let sum = imported
+        .call(ToolCall::new("c2", "add", json!({"a": 1, "b": 2})))
+        .await;
+    assert_eq!(sum.outcome.unwrap().to_text(), "3");
+    let worked = imported.call(ToolCall::new("c3", "work", json!({}))).await;
+    assert_eq!(worked.outcome.unwrap().to_text(), "done");
+
     let rebound = post(open_addr, "evil.example", None).await.unwrap();
     assert_eq!(rebound.status(), 403);
     let local = post(open_addr, "127.0.0.1", None).await.unwrap();

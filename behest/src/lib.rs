@@ -54,9 +54,9 @@ pub mod prelude {
     pub use crate::{data, external_tool, tool, tools};
     pub use crate::{
         json, Agent, AssistantMessage, ControlError, Envelope, EventKind, ExternalTool,
-        ExternalToolArgs, Limits, Message, Model, ModelError, RunControl, RunError, RunOutcome,
-        RunState, RuntimeInvocation, ScriptedModel, State, Tool, ToolCall, ToolCallResult,
-        ToolContext, ToolError, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolSpec,
-        ToolStreamEvent, Turn, Value,
+        ExternalToolArgs, Limits, Message, Model, ModelError, Progress, RunControl, RunError,
+        RunOutcome, RunState, RuntimeInvocation, ScriptedModel, State, Tool, ToolCall,
+        ToolCallResult, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolResult, ToolRuntime,
+        ToolSpec, ToolStreamEvent, Turn, Value,
     };
 }
