@@ -417,7 +417,7 @@ async fn the_runtime_is_served_over_streamable_http() {
         .await;
     assert_eq!(sum.outcome.unwrap().to_text(), "42");
 
-    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    let initialize: Value = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "probe", "version": "0"}}});
     let post = |addr: std::net::SocketAddr, host: &str, token: Option<&str>| {
@@ -454,6 +454,35 @@ async fn the_runtime_is_served_over_streamable_http() {
     assert_eq!(sum.outcome.unwrap().to_text(), "3");
     let worked = imported.call(ToolCall::new("c3", "work", json!({}))).await;
     assert_eq!(worked.outcome.unwrap().to_text(), "done");
+
+    // Origins checked when listed; bodies over the limit refused.
+    let mut guarded = HttpOptions::default();
+    guarded.allowed_origins = vec!["http://localhost:3000".into()];
+    guarded.max_body_bytes = 1024;
+    let app = router(McpServer::new(runtime()).unwrap(), "/mcp", &guarded);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let guarded_addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let from = |origin: &str| {
+        reqwest::Client::new()
+            .post(format!("http://{guarded_addr}/mcp"))
+            .header("origin", origin)
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize)
+            .send()
+    };
+    assert_eq!(from("http://evil.example").await.unwrap().status(), 403);
+    assert_eq!(from("http://localhost:3000").await.unwrap().status(), 200);
+    let mut huge = initialize.clone();
+    huge["params"]["clientInfo"]["name"] = json!("x".repeat(4096));
+    let too_big = reqwest::Client::new()
+        .post(format!("http://{guarded_addr}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .json(&huge)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(too_big.status(), 413);
 
     let rebound = post(open_addr, "evil.example", None).await.unwrap();
     assert_eq!(rebound.status(), 403);
@@ -585,4 +614,151 @@ async fn a_fastmcp_servers_tools_are_imported_and_used_in_a_run() {
         .invoke([Message::user("go")])
         .await;
     assert_eq!(outcome.text(), Some("done"), "{outcome:?}");
+}
+
+/// Through behest's client: a remote call cancelled here stops there, and
+/// a server that went away is a clear error, not a hang.
+#[tokio::test]
+async fn an_imported_call_is_cancelled_remotely_and_a_lost_server_is_an_error() {
+    static REMOTE_SAW_CANCEL: AtomicBool = AtomicBool::new(false);
+
+    /// Wait until cancelled, remotely.
+    #[tool]
+    async fn remote_wait(#[ctx] cx: ToolContext) -> &'static str {
+        cx.cancellation().cancelled().await;
+        REMOTE_SAW_CANCEL.store(true, Ordering::SeqCst);
+        "cancelled"
+    }
+
+    let registry = ToolRegistry::new().with(RemoteWait).unwrap();
+    let server = McpServer::new(ToolRuntime::new(registry)).unwrap();
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    let serving = tokio::spawn(async move { server.serve_on(server_end).await });
+    let client = McpClient::connect(client_end).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    client
+        .import_into(&mut registry, &ImportOptions::default())
+        .await
+        .unwrap();
+    let runtime = ToolRuntime::new(registry);
+
+    let token = behest::CancellationToken::new();
+    let options = behest::runtime::CallOptions {
+        cancellation: Some(token.clone()),
+        ..Default::default()
+    };
+    let call = runtime.call_with(ToolCall::new("c1", "remote_wait", json!({})), options);
+    let cancel = async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        token.cancel();
+    };
+    let (result, ()) = tokio::join!(call, cancel);
+    assert!(
+        matches!(result.outcome, Err(behest::ToolError::Cancelled)),
+        "{result:?}"
+    );
+    for _ in 0..100 {
+        if REMOTE_SAW_CANCEL.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(REMOTE_SAW_CANCEL.load(Ordering::SeqCst));
+
+    // The server goes away: the next call fails with a clear error.
+    serving.abort();
+    let _ = serving.await;
+    let lost = tokio::time::timeout(
+        Duration::from_secs(10),
+        runtime.call(ToolCall::new("c2", "remote_wait", json!({}))),
+    )
+    .await
+    .expect("a lost server is an error, not a hang");
+    let error = lost.outcome.unwrap_err().to_string();
+    assert!(error.contains("MCP server"), "{error}");
+}
+
+/// A server that says its tools changed: the client notices, and a new
+/// import sees the new list.
+#[tokio::test]
+async fn a_changed_tool_list_is_noticed_and_imported_again() {
+    use behest::mcp::rmcp::model::{
+        CallToolResponse, ContentBlock, ListToolsResult, PaginatedRequestParams,
+        ServerCapabilities, ServerConfig, Tool,
+    };
+    use behest::mcp::rmcp::service::RequestContext;
+    use behest::mcp::rmcp::{ErrorData, RoleServer, ServerHandler};
+
+    /// An rmcp server whose `grow` tool adds a tool and says so.
+    #[derive(Clone)]
+    struct Growing(Arc<Mutex<Vec<Tool>>>);
+
+    fn declared(name: &'static str) -> Tool {
+        let schema = json!({"type": "object", "properties": {}});
+        Tool::new(
+            name,
+            "A tool.",
+            Arc::new(schema.as_object().unwrap().clone()),
+        )
+    }
+
+    impl ServerHandler for Growing {
+        fn get_info(&self) -> ServerConfig {
+            ServerConfig::new(
+                ServerCapabilities::builder()
+                    .enable_tools()
+                    .enable_tool_list_changed()
+                    .build(),
+            )
+        }
+
+        async fn list_tools(
+            &self,
+            _request: Option<PaginatedRequestParams>,
+            _context: RequestContext<RoleServer>,
+        ) -> Result<ListToolsResult, ErrorData> {
+            Ok(ListToolsResult::with_all_items(
+                self.0.lock().unwrap().clone(),
+            ))
+        }
+
+        async fn call_tool(
+            &self,
+            _request: CallToolRequestParams,
+            context: RequestContext<RoleServer>,
+        ) -> Result<CallToolResponse, ErrorData> {
+            self.0.lock().unwrap().push(declared("added"));
+            let _ = context.peer.notify_tool_list_changed().await;
+            Ok(CallToolResult::success(vec![ContentBlock::text("grew")]).into())
+        }
+    }
+
+    let server = Growing(Arc::new(Mutex::new(vec![declared("grow")])));
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move { server.serve(server_end).await.unwrap().waiting().await });
+    let client = McpClient::connect(client_end).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    let names = client
+        .import_into(&mut registry, &ImportOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(names, ["grow"]);
+    assert!(!client.tools_changed());
+    let runtime = ToolRuntime::new(registry);
+    let grew = runtime.call(ToolCall::new("c1", "grow", json!({}))).await;
+    assert_eq!(grew.outcome.unwrap().to_text(), "grew");
+    for _ in 0..100 {
+        if client.tools_changed() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(client.tools_changed());
+    let mut registry = ToolRegistry::new();
+    let names = client
+        .import_into(&mut registry, &ImportOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(names, ["grow", "added"]);
+    assert!(!client.tools_changed());
 }
