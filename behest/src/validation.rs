@@ -56,7 +56,15 @@ impl ArgumentValidator {
         schema: &Value,
         documents: HashMap<String, Value>,
     ) -> Result<Self, SchemaError> {
-        let draft = draft_of(schema)?;
+        // A custom meta-schema given among the documents is written in a
+        // draft too: the schema is read in that one.
+        let draft = draft_of(schema).or_else(|error| {
+            let uri = schema.get("$schema").and_then(Value::as_str).unwrap_or_default();
+            match documents.get(uri.trim_end_matches('#')) {
+                Some(meta) => draft_of(meta),
+                None => Err(error),
+            }
+        })?;
         let meta = match draft {
             Draft::Draft4 => jsonschema::draft4::meta::validate(schema),
             Draft::Draft6 => jsonschema::draft6::meta::validate(schema),
