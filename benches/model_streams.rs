@@ -1,10 +1,10 @@
 //! What the model clients cost beyond the wire.
 //!
-//! `assemble/*`: a Chat Completions answer of about 1 MB of text, (a) whole:
-//! JSON parsed and read by `openai::parse_chat_response`; (b) streamed:
-//! the same text as ~10 000 server-sent events, read by the SSE parser the
-//! client uses (eventsource-stream) from 16 KiB pieces, each event parsed
-//! and pushed into `openai::ChatStream`. Report (b)/(a).
+//! `assemble/*`: a Chat Completions answer of about 1 MB of text from a
+//! local server on 127.0.0.1, read by the `Chat` client: (a) whole, one
+//! JSON body; (b) streamed, the same text as ~12 000 server-sent events
+//! (each parsed and pushed into the stream assembler, each piece sent to
+//! a delta sink). Report (b)/(a).
 //!
 //! `turn/*`: one turn against a local server on 127.0.0.1 that answers a
 //! short text: (a) a bare reqwest POST and the body read; (b) a whole run:
@@ -16,12 +16,9 @@
 use std::hint::black_box;
 
 use behest::models::openai::Chat;
-use behest::providers::openai;
-use behest::{Agent, Message, ToolRegistry, ToolRuntime};
+use behest::{Agent, DeltaSink, Message, Model, ToolRegistry, ToolRuntime};
 use criterion::{criterion_group, criterion_main, Criterion};
-use eventsource_stream::Eventsource;
-use futures::StreamExt;
-use serde_json::{json, Value};
+use serde_json::json;
 
 const PIECE: &str =
     "The quick brown fox jumps over the lazy dog, again and again, for a long while. ";
@@ -47,38 +44,56 @@ fn streamed_body() -> String {
 }
 
 fn assemble(c: &mut Criterion) {
-    let whole = whole_body();
-    let streamed = streamed_body();
-    let rt = tokio::runtime::Builder::new_current_thread()
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
         .build()
         .unwrap();
+    let (whole, streamed) = (whole_body(), streamed_body());
+    let addr = rt.block_on(async move {
+        let app = axum::Router::new()
+            .route(
+                "/whole/chat/completions",
+                axum::routing::post(move || {
+                    let body = whole.clone();
+                    async move { ([("content-type", "application/json")], body) }
+                }),
+            )
+            .route(
+                "/streamed/chat/completions",
+                axum::routing::post(move || {
+                    let body = streamed.clone();
+                    async move { ([("content-type", "text/event-stream")], body) }
+                }),
+            );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        addr
+    });
+    let whole = Chat::new("m")
+        .base_url(format!("http://{addr}/whole"))
+        .stream(false);
+    let streamed = Chat::new("m").base_url(format!("http://{addr}/streamed"));
+    let conversation = [Message::user("hi")];
+    let deltas = DeltaSink::new(|delta| {
+        black_box(delta);
+    });
     let mut group = c.benchmark_group("assemble");
     group.sample_size(20);
     group.bench_function("a_whole_1mb", |b| {
-        b.iter(|| {
-            let value: Value = serde_json::from_str(black_box(&whole)).unwrap();
-            openai::parse_chat_response(&value).unwrap()
+        b.to_async(&rt).iter(|| async {
+            let message = whole.respond(&conversation, &[]).await.unwrap();
+            assert!(message.text.unwrap().len() > 900_000);
         })
     });
     group.bench_function("b_streamed_1mb", |b| {
-        b.iter(|| {
-            let pieces: Vec<Result<bytes::Bytes, std::io::Error>> = streamed
-                .as_bytes()
-                .chunks(16 * 1024)
-                .map(|piece| Ok(bytes::Bytes::copy_from_slice(piece)))
-                .collect();
-            rt.block_on(async {
-                let mut events = futures::stream::iter(pieces).eventsource();
-                let mut stream = openai::ChatStream::new();
-                while let Some(Ok(event)) = events.next().await {
-                    if event.data == "[DONE]" {
-                        break;
-                    }
-                    let chunk: Value = serde_json::from_str(&event.data).unwrap();
-                    stream.push(&chunk).unwrap();
-                }
-                stream.finish()
-            })
+        b.to_async(&rt).iter(|| async {
+            let message = streamed
+                .respond_streaming(&conversation, &[], &deltas)
+                .await
+                .unwrap();
+            assert!(message.text.unwrap().len() > 900_000);
         })
     });
     group.finish();

@@ -59,7 +59,10 @@ impl ArgumentValidator {
         // A custom meta-schema given among the documents is written in a
         // draft too: the schema is read in that one.
         let draft = draft_of(schema).or_else(|error| {
-            let uri = schema.get("$schema").and_then(Value::as_str).unwrap_or_default();
+            let uri = schema
+                .get("$schema")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             match documents.get(uri.trim_end_matches('#')) {
                 Some(meta) => draft_of(meta),
                 None => Err(error),
