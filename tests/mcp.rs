@@ -212,6 +212,11 @@ async fn calls_answer_with_results_errors_the_model_can_read_and_protocol_errors
     let panicked = call(&client, "explode", json!({})).await;
     assert_eq!(panicked.is_error, Some(true));
     assert!(!text_of(&panicked).contains("secret internals"));
+    assert!(
+        text_of(&panicked).contains("internal error"),
+        "{}",
+        text_of(&panicked)
+    );
     let late = call(&client, "dawdle", json!({})).await;
     assert_eq!(late.is_error, Some(true));
     assert!(text_of(&late).contains("50ms"), "{}", text_of(&late));
@@ -269,10 +274,7 @@ async fn progress_reaches_the_client_in_order() {
 
 #[tokio::test]
 async fn a_cancelled_call_sees_its_token_and_the_server_keeps_serving() {
-    let server = McpServer::new(runtime())
-        .unwrap()
-        .cancel_grace(Duration::from_millis(200));
-    let client = connect(server).await;
+    let client = connect(McpServer::new(runtime()).unwrap()).await;
     let request = ClientRequest::CallToolRequest(Request::new(
         CallToolRequestParams::new("wait_long").with_arguments(Map::new()),
     ));
@@ -382,7 +384,6 @@ async fn imported_tools_are_validated_locally_and_run_remotely_in_a_run() {
 /// Streamable HTTP on 127.0.0.1: behest's client imports and calls; a
 /// request naming another host is refused (DNS rebinding), and so is one
 /// without the bearer token when one is set.
-#[cfg(feature = "mcp")]
 #[tokio::test]
 async fn the_runtime_is_served_over_streamable_http() {
     use behest::mcp::http::{router, HttpOptions};
@@ -490,6 +491,19 @@ async fn the_runtime_is_served_over_streamable_http() {
     assert_eq!(local.status(), 200);
     let anonymous = post(addr, "127.0.0.1", None).await.unwrap();
     assert_eq!(anonymous.status(), 401);
+    assert_eq!(anonymous.headers()["www-authenticate"], "Bearer");
+    let wrong = post(addr, "127.0.0.1", Some("let-me-inn")).await.unwrap();
+    assert_eq!(wrong.status(), 401);
+    // behest's client with the token.
+    let client = McpClient::http_with_token(&format!("http://{addr}/mcp"), Some("let-me-in"))
+        .await
+        .unwrap();
+    let mut registry = ToolRegistry::new();
+    client
+        .import_into(&mut registry, &ImportOptions::default())
+        .await
+        .unwrap();
+    assert!(registry.get("add").is_some());
     let authorized = post(addr, "127.0.0.1", Some("let-me-in")).await.unwrap();
     assert_eq!(authorized.status(), 200);
 }
@@ -664,6 +678,29 @@ async fn an_imported_call_is_cancelled_remotely_and_a_lost_server_is_an_error() 
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert!(REMOTE_SAW_CANCEL.load(Ordering::SeqCst));
+
+    // A call dropped on a timeout here is cancelled there too.
+    REMOTE_SAW_CANCEL.store(false, Ordering::SeqCst);
+    let hasty = ToolRuntime::builder(runtime.registry().clone())
+        .tool_timeout("remote_wait", Duration::from_millis(50))
+        .build();
+    let timed_out = hasty
+        .call(ToolCall::new("c3", "remote_wait", json!({})))
+        .await;
+    assert!(
+        matches!(timed_out.outcome, Err(behest::ToolError::Timeout { .. })),
+        "{timed_out:?}"
+    );
+    for _ in 0..100 {
+        if REMOTE_SAW_CANCEL.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        REMOTE_SAW_CANCEL.load(Ordering::SeqCst),
+        "the remote call ran on"
+    );
 
     // The server goes away: the next call fails with a clear error.
     serving.abort();

@@ -135,7 +135,7 @@ impl fmt::Debug for ArgumentValidator {
 /// The draft `schema` is written in: the one its `$schema` names, or
 /// 2020-12 when it names none. A `$schema` behest does not know (a custom
 /// meta-schema) is an error: nothing is fetched to learn it.
-pub fn draft_of(schema: &Value) -> Result<Draft, SchemaError> {
+pub(crate) fn draft_of(schema: &Value) -> Result<Draft, SchemaError> {
     let refused = |message: String| SchemaError {
         path: "/$schema".to_owned(),
         message,

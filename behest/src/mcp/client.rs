@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CancelledNotificationParam, ClientCapabilities, ClientConfig,
-    ClientRequest, ContentBlock, Implementation, ProgressNotificationParam, ProgressToken, Request,
-    ServerResult,
+    ClientRequest, ContentBlock, Implementation, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, Request, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
@@ -58,6 +58,42 @@ struct ClientState {
     tools_changed: std::sync::atomic::AtomicBool,
 }
 
+impl ClientState {
+    fn watch(&self, token: ProgressToken, context: ToolContext) {
+        self.calls().insert(token, context);
+    }
+
+    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, ToolContext>> {
+        self.progress
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A call on its way: its progress is watched until it ends, and a call
+/// dropped before its answer is cancelled on the server.
+struct Pending {
+    state: Arc<ClientState>,
+    token: ProgressToken,
+    /// Whom to tell, until the answer came.
+    cancel: Option<(Peer<RoleClient>, rmcp::model::RequestId)>,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.state.calls().remove(&self.token);
+        if let Some((peer, id)) = self.cancel.take() {
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    let cancelled =
+                        CancelledNotificationParam::new(Some(id), Some("cancelled".into()));
+                    let _unreachable = peer.notify_cancelled(cancelled).await;
+                });
+            }
+        }
+    }
+}
+
 /// The handler of behest's connections: forwards progress to the calls
 /// that wait for it.
 #[derive(Clone, Default)]
@@ -65,10 +101,13 @@ struct Handler(Arc<ClientState>);
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
+        // 2025-11-25: the version whose `tools/list_changed` reaches
+        // `on_tool_list_changed`.
         ClientConfig::new(
             ClientCapabilities::default(),
             Implementation::new("behest", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
 
     async fn on_progress(
@@ -76,13 +115,7 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let context = self
-            .0
-            .progress
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .get(&params.progress_token)
-            .cloned();
+        let context = self.0.calls().get(&params.progress_token).cloned();
         if let Some(context) = context {
             let mut progress = Progress::new(params.progress, params.total);
             progress.message = params.message;
@@ -115,13 +148,7 @@ impl McpClient {
     where
         T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + 'static,
     {
-        let service = Handler::default()
-            .serve(stream)
-            .await
-            .map_err(|error| McpClientError::Connection(error.to_string()))?;
-        Ok(Self {
-            service: Arc::new(service),
-        })
+        Self::started(Handler::default().serve(stream).await).await
     }
 
     /// Starts `command` and talks to it over its stdin and stdout; the
@@ -130,24 +157,40 @@ impl McpClient {
         let transport = rmcp::transport::TokioChildProcess::new(command).map_err(|error| {
             McpClientError::Connection(format!("the server could not be started: {error}"))
         })?;
-        let service = Handler::default()
-            .serve(transport)
-            .await
-            .map_err(|error| McpClientError::Connection(error.to_string()))?;
-        Ok(Self {
-            service: Arc::new(service),
-        })
+        Self::started(Handler::default().serve(transport).await).await
     }
 
     /// Connects to a streamable HTTP endpoint (`http://127.0.0.1:8000/mcp`).
     #[cfg(feature = "mcp-http")]
     pub async fn http(url: &str) -> Result<Self, McpClientError> {
+        Self::http_with_token(url, None).await
+    }
+
+    /// [`http`](Self::http), sending `Authorization: Bearer <token>` when
+    /// a token is given.
+    #[cfg(feature = "mcp-http")]
+    pub async fn http_with_token(url: &str, token: Option<&str>) -> Result<Self, McpClientError> {
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
         super::http::install_crypto_provider();
-        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_owned());
-        let service = Handler::default()
-            .serve(transport)
-            .await
-            .map_err(|error| McpClientError::Connection(error.to_string()))?;
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        if let Some(token) = token {
+            config = config.auth_header(token.to_owned());
+        }
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+        Self::started(Handler::default().serve(transport).await).await
+    }
+
+    /// A connection once the handshake is done: rmcp's answer cache off,
+    /// so a list is always the server's own.
+    async fn started<E: std::fmt::Display>(
+        service: Result<RunningService<RoleClient, Handler>, E>,
+    ) -> Result<Self, McpClientError> {
+        let service = service.map_err(|error| McpClientError::Connection(error.to_string()))?;
+        service
+            .peer()
+            .set_response_cache_config(rmcp::ClientCacheConfig::disabled())
+            .await;
         Ok(Self {
             service: Arc::new(service),
         })
@@ -301,28 +344,20 @@ impl Tool for McpTool {
             .map_err(|error| {
                 ToolError::execution(format!("the MCP server is unreachable: {error}"))
             })?;
-        let state = &self.service.service().0;
-        let token = handle.progress_token.clone();
-        let id = handle.id.clone();
-        state
-            .progress
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .insert(token.clone(), context.clone());
+        // Until the answer comes, the call's progress goes to `context`;
+        // a call dropped before it (a timeout, a run aborted) is cancelled
+        // on the server too.
+        let mut pending = Pending {
+            state: self.service.service().0.clone(),
+            token: handle.progress_token.clone(),
+            cancel: Some((peer.clone(), handle.id.clone())),
+        };
+        pending.state.watch(pending.token.clone(), context.clone());
         let answer = tokio::select! {
-            answer = handle.await_response() => Some(answer),
-            () = context.cancellation().cancelled() => None,
+            answer = handle.await_response() => answer,
+            () = context.cancellation().cancelled() => return Err(ToolError::Cancelled),
         };
-        state
-            .progress
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .remove(&token);
-        let Some(answer) = answer else {
-            let cancelled = CancelledNotificationParam::new(Some(id), Some("cancelled".into()));
-            let _unreachable = peer.notify_cancelled(cancelled).await;
-            return Err(ToolError::Cancelled);
-        };
+        pending.cancel = None;
         match answer {
             Ok(ServerResult::CallToolResult(result)) => {
                 let text: Vec<String> = result
@@ -333,7 +368,12 @@ impl Tool for McpTool {
                     .collect();
                 let text = text.join("\n");
                 if result.is_error == Some(true) {
-                    return Err(ToolError::execution(text));
+                    let message = match (&result.structured_content, text.is_empty()) {
+                        (_, false) => text,
+                        (Some(structured), true) => structured.to_string(),
+                        (None, true) => "the MCP server reported an error and no text".to_owned(),
+                    };
+                    return Err(ToolError::execution(message));
                 }
                 let mut output = match result.structured_content {
                     Some(structured) => ToolOutput::json(structured),

@@ -17,29 +17,51 @@ pub(crate) fn install_crypto_provider() {
 }
 
 /// How the HTTP endpoint is guarded.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct HttpOptions {
     /// Hosts the `Host` header may name (DNS-rebinding guard). Default:
-    /// `localhost`, `127.0.0.1`, `::1`, any port.
+    /// `localhost`, `127.0.0.1`, `::1`, any port. Serving other names (a
+    /// LAN address, a domain behind a proxy) means listing them; an empty
+    /// list lets every host through.
     pub allowed_hosts: Vec<String>,
-    /// Origins a browser request may come from (`http://localhost:*`);
-    /// empty: requests that send an `Origin` are not checked.
+    /// Origins a browser request may come from. Default: pages served from
+    /// `localhost`, `127.0.0.1` or `::1`, any port; requests without an
+    /// `Origin` (every non-browser client) pass. Empty: not checked.
     pub allowed_origins: Vec<String>,
     /// The largest request body, in bytes. Default 4 MiB.
     pub max_body_bytes: usize,
     /// No session: every request stands alone, so several replicas can
     /// serve behind a load balancer with no affinity. Default off.
     pub stateless: bool,
-    /// A bearer token every request must carry (`Authorization: Bearer ..`).
+    /// A bearer token every request must carry (`Authorization: Bearer ..`),
+    /// checked by [`router`]. For other schemes, mount [`service`] behind
+    /// your own axum middleware.
     pub bearer_token: Option<String>,
+}
+
+/// Shows everything but the token.
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("stateless", &self.stateless)
+            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "***"))
+            .finish()
+    }
 }
 
 impl Default for HttpOptions {
     fn default() -> Self {
         Self {
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
-            allowed_origins: Vec::new(),
+            allowed_origins: vec![
+                "http://localhost:*".into(),
+                "http://127.0.0.1:*".into(),
+                "http://[::1]:*".into(),
+            ],
             max_body_bytes: 4 * 1024 * 1024,
             stateless: false,
             bearer_token: None,
@@ -47,7 +69,9 @@ impl Default for HttpOptions {
     }
 }
 
-/// `server` as a tower service of MCP's streamable HTTP transport.
+/// `server` as a tower service of MCP's streamable HTTP transport, with
+/// the host, origin and body checks of `options` (not its bearer token:
+/// [`router`] checks that).
 pub fn service(
     server: McpServer,
     options: &HttpOptions,
@@ -65,42 +89,66 @@ pub fn service(
     )
 }
 
-/// An axum router serving `server` at `path` (`"/mcp"`), with the bearer
-/// token checked when one is set. Merge it into your own router.
+/// An axum router serving `server` at `path` (`"/mcp"`; not `"/"`, which
+/// axum cannot nest), with the bearer token checked when one is set. Merge
+/// it into your own router.
 pub fn router(server: McpServer, path: &str, options: &HttpOptions) -> axum::Router {
     let router = axum::Router::new().nest_service(path, service(server, options));
-    match options.bearer_token.clone() {
-        None => router,
-        Some(token) => {
-            let expected: Arc<str> = format!("Bearer {token}").into();
-            router.layer(axum::middleware::from_fn(
-                move |request: axum::extract::Request, next: axum::middleware::Next| {
-                    let expected = expected.clone();
-                    async move {
-                        let authorized = request
-                            .headers()
-                            .get(axum::http::header::AUTHORIZATION)
-                            .and_then(|value| value.to_str().ok())
-                            == Some(&*expected);
-                        if authorized {
-                            next.run(request).await
-                        } else {
-                            axum::response::IntoResponse::into_response(
-                                axum::http::StatusCode::UNAUTHORIZED,
-                            )
-                        }
-                    }
-                },
-            ))
-        }
-    }
+    let Some(token) = options.bearer_token.clone() else {
+        return router;
+    };
+    let token: Arc<str> = token.into();
+    router.layer(axum::middleware::from_fn(
+        move |request: axum::extract::Request, next: axum::middleware::Next| {
+            let token = token.clone();
+            async move {
+                let presented = request
+                    .headers()
+                    .get(axum::http::header::AUTHORIZATION)
+                    .and_then(|value| value.to_str().ok())
+                    .and_then(|value| value.split_once(' '))
+                    .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+                    .map(|(_, presented)| presented.trim());
+                if presented.is_some_and(|presented| same_secret(presented, &token)) {
+                    next.run(request).await
+                } else {
+                    let mut refused = axum::response::IntoResponse::into_response(
+                        axum::http::StatusCode::UNAUTHORIZED,
+                    );
+                    refused.headers_mut().insert(
+                        axum::http::header::WWW_AUTHENTICATE,
+                        axum::http::HeaderValue::from_static("Bearer"),
+                    );
+                    refused
+                }
+            }
+        },
+    ))
 }
 
-/// Serves `runtime`'s tools at `http://{addr}/mcp` until the process ends;
-/// bind `127.0.0.1` unless other machines must reach it.
-pub async fn serve_http(runtime: ToolRuntime, addr: SocketAddr) -> Result<(), McpServeError> {
+/// Whether `presented` is `expected`, in time that does not depend on
+/// where they differ.
+fn same_secret(presented: &str, expected: &str) -> bool {
+    let (presented, expected) = (presented.as_bytes(), expected.as_bytes());
+    presented.len() == expected.len()
+        && presented
+            .iter()
+            .zip(expected)
+            .fold(0u8, |differ, (a, b)| differ | (a ^ b))
+            == 0
+}
+
+/// Serves `runtime`'s tools at `http://{addr}/mcp` until the process ends,
+/// guarded by `options`. Bind `127.0.0.1` unless other machines must reach
+/// it, and then list the names they use in
+/// [`allowed_hosts`](HttpOptions::allowed_hosts).
+pub async fn serve_http(
+    runtime: ToolRuntime,
+    addr: SocketAddr,
+    options: &HttpOptions,
+) -> Result<(), McpServeError> {
     let server = McpServer::new(runtime)?;
-    let app = router(server, "/mcp", &HttpOptions::default());
+    let app = router(server, "/mcp", options);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|error| McpServeError::new(format!("cannot listen on {addr}: {error}")))?;

@@ -3,16 +3,17 @@
 //! through the runtime's one entry point.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
 use crate::context::ProgressSink;
 use crate::providers::{self, ExportError};
@@ -21,10 +22,6 @@ use crate::tool::ToolError;
 
 /// How many tools a `tools/list` page holds unless set.
 const PAGE_SIZE: usize = 100;
-
-/// How long a call cancelled by the client may take to stop on its own
-/// before its future is dropped.
-const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 /// A [`ToolRuntime`] served over MCP: every tool of its registry, with its
 /// limits, timeouts and state. Cheap to clone (one per HTTP session).
@@ -47,7 +44,6 @@ pub struct McpServer {
     implementation: Implementation,
     instructions: Option<String>,
     page_size: usize,
-    cancel_grace: Duration,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -66,21 +62,26 @@ impl McpServer {
     /// refuses) is an error listing every such tool.
     pub fn new(runtime: ToolRuntime) -> Result<Self, ExportError> {
         let export = providers::mcp::tools(runtime.registry())?;
-        let tools = export
-            .tools
-            .into_iter()
-            .map(|tool| {
-                // Written by `providers::mcp`, so rmcp's type reads it.
-                serde_json::from_value::<Tool>(tool).expect("an MCP tool declaration")
-            })
-            .collect();
+        let mut tools = Vec::new();
+        for declaration in export.tools {
+            let name = declaration["name"].as_str().unwrap_or_default().to_owned();
+            let tool = serde_json::from_value::<Tool>(declaration).map_err(|error| {
+                let lint = crate::providers::Lint {
+                    tool: Some(name.clone()),
+                    path: String::new(),
+                    reason: format!("not an MCP tool declaration: {error}"),
+                    severity: crate::providers::Severity::Error,
+                };
+                ExportError { lints: vec![lint] }
+            })?;
+            tools.push(tool);
+        }
         Ok(Self {
             runtime,
             tools: Arc::new(tools),
             implementation: Implementation::new("behest", env!("CARGO_PKG_VERSION")),
             instructions: None,
             page_size: PAGE_SIZE,
-            cancel_grace: CANCEL_GRACE,
         })
     }
 
@@ -102,14 +103,6 @@ impl McpServer {
     #[must_use]
     pub fn page_size(mut self, page_size: usize) -> Self {
         self.page_size = page_size.max(1);
-        self
-    }
-
-    /// How long a call the client cancelled may run on to stop on its own
-    /// (it sees its cancellation token) before it is dropped. Default 2 s.
-    #[must_use]
-    pub fn cancel_grace(mut self, grace: Duration) -> Self {
-        self.cancel_grace = grace;
         self
     }
 
@@ -156,63 +149,88 @@ impl McpServer {
         context: RequestContext<RoleServer>,
     ) -> ToolCallResult {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let call_id = context.id.to_string();
-        let call = ToolCall::new(call_id.clone(), request.name.to_string(), arguments);
-        let (progress, forwarding) = match context.meta.get_progress_token() {
-            Some(token) => {
-                // One task sends them, so they reach the client in order.
-                let (sender, mut reports) = mpsc::unbounded_channel::<crate::Progress>();
-                let peer = context.peer.clone();
-                let forwarding = tokio::spawn(async move {
-                    while let Some(report) = reports.recv().await {
-                        let mut notification =
-                            ProgressNotificationParam::new(token.clone(), report.progress);
-                        if let Some(total) = report.total {
-                            notification = notification.with_total(total);
-                        }
-                        if let Some(message) = report.message {
-                            notification = notification.with_message(message);
-                        }
-                        if peer.notify_progress(notification).await.is_err() {
-                            break;
-                        }
-                    }
-                });
-                let sink = ProgressSink::new(move |_, report| {
-                    let _closed = sender.send(report);
-                });
-                (Some(sink), Some(forwarding))
-            }
-            None => (None, None),
-        };
-        let cancellation = context.ct.clone();
+        let call = ToolCall::new(context.id.to_string(), request.name.to_string(), arguments);
+        let forwarder = context
+            .meta
+            .get_progress_token()
+            .map(|token| ProgressForwarder::start(token, context.peer.clone()));
+        // The call's own token: rmcp cancels `ct` after every response too,
+        // which must not reach what a finished tool left running.
+        let token = CancellationToken::new();
         let options = CallOptions {
-            cancellation: Some(cancellation.clone()),
-            progress,
+            cancellation: Some(token.clone()),
+            progress: forwarder.as_ref().map(ProgressForwarder::sink),
         };
-        let runtime = self.runtime.clone();
-        let running = runtime.call_with(call, options);
-        // rmcp cancels the token on `notifications/cancelled` but keeps
-        // the handler running: a tool that ignores its token is dropped
-        // after the grace period.
-        let grace = self.cancel_grace;
+        let running = self.runtime.call_with(call, options);
+        tokio::pin!(running);
+        // `notifications/cancelled` cancels `ct`; the runtime then gives the
+        // tool its cancellation grace and drops it (rmcp would let it run).
         let result = tokio::select! {
-            result = running => result,
-            () = async {
-                cancellation.cancelled().await;
-                tokio::time::sleep(grace).await;
-            } => ToolCallResult {
-                call_id,
-                tool_name: request.name.to_string(),
-                outcome: Err(ToolError::Cancelled),
-            },
+            result = &mut running => result,
+            () = context.ct.cancelled() => {
+                token.cancel();
+                running.await
+            }
         };
-        if let Some(forwarding) = forwarding {
-            // The sink is gone with the call: the task sends what is left
-            // and ends.
-            let _ended = forwarding.await;
+        if let Some(forwarder) = forwarder {
+            forwarder.finish().await;
         }
         result
+    }
+}
+
+/// Sends a call's progress reports as `notifications/progress`, one task
+/// for the call so they reach the client in order.
+struct ProgressForwarder {
+    sender: mpsc::UnboundedSender<crate::Progress>,
+    done: oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ProgressForwarder {
+    fn start(token: ProgressToken, peer: Peer<RoleServer>) -> Self {
+        let (sender, mut reports) = mpsc::unbounded_channel::<crate::Progress>();
+        let (done, mut finished) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            loop {
+                let report = tokio::select! {
+                    biased;
+                    report = reports.recv() => report,
+                    _ = &mut finished => {
+                        // The call is over: send what it reported, then
+                        // stop, even if a task it left holds a sender.
+                        reports.close();
+                        reports.recv().await
+                    }
+                };
+                let Some(report) = report else { break };
+                let mut notification =
+                    ProgressNotificationParam::new(token.clone(), report.progress);
+                if let Some(total) = report.total {
+                    notification = notification.with_total(total);
+                }
+                if let Some(message) = report.message {
+                    notification = notification.with_message(message);
+                }
+                if peer.notify_progress(notification).await.is_err() {
+                    break;
+                }
+            }
+        });
+        Self { sender, done, task }
+    }
+
+    fn sink(&self) -> ProgressSink {
+        let sender = self.sender.clone();
+        ProgressSink::new(move |_, report| {
+            let _closed = sender.send(report);
+        })
+    }
+
+    /// Sends what is left, before the call's result goes out.
+    async fn finish(self) {
+        let _gone = self.done.send(());
+        let _ended = self.task.await;
     }
 }
 
