@@ -54,16 +54,30 @@ impl ImportOptions {
 /// goes, and whether the server said its tools changed.
 #[derive(Default)]
 struct ClientState {
-    progress: Mutex<HashMap<ProgressToken, ToolContext>>,
+    /// Each waiting call's context and the last progress it reported.
+    progress: Mutex<HashMap<ProgressToken, (ToolContext, f64)>>,
     tools_changed: std::sync::atomic::AtomicBool,
 }
 
 impl ClientState {
     fn watch(&self, token: ProgressToken, context: ToolContext) {
-        self.calls().insert(token, context);
+        self.calls().insert(token, (context, f64::NEG_INFINITY));
     }
 
-    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, ToolContext>> {
+    /// The context of the call `params` is about, if the report moves it
+    /// on: rmcp hands each notification to its own task, so one can
+    /// overtake another, and progress only increases.
+    fn advance(&self, params: &ProgressNotificationParam) -> Option<ToolContext> {
+        let mut calls = self.calls();
+        let (context, last) = calls.get_mut(&params.progress_token)?;
+        if params.progress <= *last {
+            return None;
+        }
+        *last = params.progress;
+        Some(context.clone())
+    }
+
+    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, (ToolContext, f64)>> {
         self.progress
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -115,7 +129,7 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let context = self.0.calls().get(&params.progress_token).cloned();
+        let context = self.0.advance(&params);
         if let Some(context) = context {
             let mut progress = Progress::new(params.progress, params.total);
             progress.message = params.message;
@@ -254,16 +268,20 @@ impl McpClient {
         registry: &mut ToolRegistry,
         options: &ImportOptions,
     ) -> Result<Vec<String>, McpClientError> {
+        // All or nothing: into a copy first, so a tool refused half-way
+        // leaves `registry` as it was.
+        let mut grown = registry.clone();
         let mut names = Vec::new();
         for tool in self.tools(options).await? {
             let name = tool.spec.name.clone();
-            registry
+            grown
                 .register_tool(Arc::new(tool))
                 .map_err(|error: RegistryError| {
                     McpClientError::Tools(format!("`{name}` cannot be registered: {error}"))
                 })?;
             names.push(name);
         }
+        *registry = grown;
         Ok(names)
     }
 }
