@@ -57,6 +57,8 @@ struct ClientState {
     /// Each waiting call's context and the last progress it reported.
     progress: Mutex<HashMap<ProgressToken, (ToolContext, f64)>>,
     tools_changed: std::sync::atomic::AtomicBool,
+    /// Wakes whoever waits for the next `tools/list_changed`.
+    changed: tokio::sync::Notify,
 }
 
 impl ClientState {
@@ -141,6 +143,7 @@ impl ClientHandler for Handler {
         self.0
             .tools_changed
             .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.0.changed.notify_one();
     }
 }
 
@@ -223,6 +226,15 @@ impl McpClient {
             .0
             .tools_changed
             .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Waits until the server says its tools changed (at once if it said
+    /// so since the last [`tools`](Self::tools)); then import again to
+    /// serve the new list.
+    pub async fn tools_change(&self) {
+        if !self.tools_changed() {
+            self.service.service().0.changed.notified().await;
+        }
     }
 
     /// Every tool of the server (all pages), as [`McpTool`]s.
