@@ -386,30 +386,18 @@ async fn imported_tools_are_validated_locally_and_run_remotely_in_a_run() {
     assert_eq!(outcome.text(), Some("42, and mild in Rome"), "{outcome:?}");
 }
 
-/// Streamable HTTP on 127.0.0.1: behest's client imports and calls; a
-/// request naming another host is refused (DNS rebinding), and so is one
-/// without the bearer token when one is set.
-#[tokio::test]
-async fn the_runtime_is_served_over_streamable_http() {
-    use behest::mcp::http::{router, HttpOptions};
-
-    let mut options = HttpOptions::default();
-    options.bearer_token = Some("let-me-in".into());
-    let app = router(McpServer::new(runtime()).unwrap(), "/mcp", &options);
+/// The test tools served over streamable HTTP on 127.0.0.1.
+async fn serve_http(options: &behest::mcp::http::HttpOptions) -> std::net::SocketAddr {
+    let app = behest::mcp::http::router(McpServer::new(runtime()).unwrap(), "/mcp", options);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
 
-    let open = router(
-        McpServer::new(runtime()).unwrap(),
-        "/mcp",
-        &HttpOptions::default(),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let open_addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, open).await });
-
-    let client = McpClient::http(&format!("http://{open_addr}/mcp"))
+/// The tools of the server at `addr`, imported into a runtime.
+async fn import_over_http(addr: std::net::SocketAddr, token: Option<&str>) -> ToolRuntime {
+    let client = McpClient::http_with_token(&format!("http://{addr}/mcp"), token)
         .await
         .unwrap();
     let mut registry = ToolRegistry::new();
@@ -417,7 +405,23 @@ async fn the_runtime_is_served_over_streamable_http() {
         .import_into(&mut registry, &ImportOptions::default())
         .await
         .unwrap();
-    let imported = ToolRuntime::new(registry);
+    // The tools keep the connection alive.
+    ToolRuntime::new(registry)
+}
+
+/// Streamable HTTP on 127.0.0.1: behest's client imports and calls; a
+/// request naming another host is refused (DNS rebinding), and so is one
+/// without the bearer token when one is set.
+#[tokio::test]
+async fn the_runtime_is_served_over_streamable_http() {
+    use behest::mcp::http::HttpOptions;
+
+    let mut options = HttpOptions::default();
+    options.bearer_token = Some("let-me-in".into());
+    let addr = serve_http(&options).await;
+    let open_addr = serve_http(&HttpOptions::default()).await;
+
+    let imported = import_over_http(open_addr, None).await;
     let sum = imported
         .call(ToolCall::new("c1", "add", json!({"a": 40, "b": 2})))
         .await;
@@ -441,19 +445,7 @@ async fn the_runtime_is_served_over_streamable_http() {
     // alone, progress still comes with the call.
     let mut stateless = HttpOptions::default();
     stateless.stateless = true;
-    let app = router(McpServer::new(runtime()).unwrap(), "/mcp", &stateless);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let stateless_addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    let client = McpClient::http(&format!("http://{stateless_addr}/mcp"))
-        .await
-        .unwrap();
-    let mut registry = ToolRegistry::new();
-    client
-        .import_into(&mut registry, &ImportOptions::default())
-        .await
-        .unwrap();
-    let imported = ToolRuntime::new(registry);
+    let imported = import_over_http(serve_http(&stateless).await, None).await;
     let sum = imported
         .call(ToolCall::new("c2", "add", json!({"a": 1, "b": 2})))
         .await;
@@ -465,10 +457,7 @@ async fn the_runtime_is_served_over_streamable_http() {
     let mut guarded = HttpOptions::default();
     guarded.allowed_origins = vec!["http://localhost:3000".into()];
     guarded.max_body_bytes = 1024;
-    let app = router(McpServer::new(runtime()).unwrap(), "/mcp", &guarded);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let guarded_addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let guarded_addr = serve_http(&guarded).await;
     let from = |origin: &str| {
         reqwest::Client::new()
             .post(format!("http://{guarded_addr}/mcp"))
@@ -500,15 +489,8 @@ async fn the_runtime_is_served_over_streamable_http() {
     let wrong = post(addr, "127.0.0.1", Some("let-me-inn")).await.unwrap();
     assert_eq!(wrong.status(), 401);
     // behest's client with the token.
-    let client = McpClient::http_with_token(&format!("http://{addr}/mcp"), Some("let-me-in"))
-        .await
-        .unwrap();
-    let mut registry = ToolRegistry::new();
-    client
-        .import_into(&mut registry, &ImportOptions::default())
-        .await
-        .unwrap();
-    assert!(registry.get("add").is_some());
+    let imported = import_over_http(addr, Some("let-me-in")).await;
+    assert!(imported.registry().get("add").is_some());
     let authorized = post(addr, "127.0.0.1", Some("let-me-in")).await.unwrap();
     assert_eq!(authorized.status(), 200);
 }
