@@ -115,6 +115,17 @@ async fn connect(server: McpServer) -> RunningService<RoleClient, Recording> {
     Recording::default().serve(client_end).await.unwrap()
 }
 
+/// Waits up to a second for `done`: notifications travel beside results,
+/// and may trail them a moment.
+async fn eventually(done: impl Fn() -> bool) {
+    for _ in 0..100 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 fn arguments(value: Value) -> Map<String, Value> {
     value.as_object().cloned().unwrap()
 }
@@ -245,12 +256,7 @@ async fn progress_reaches_the_client_in_order() {
     let done = call(&client, "work", json!({})).await;
     assert_eq!(text_of(&done), "done");
     // Notifications may still be in flight behind the response.
-    for _ in 0..100 {
-        if client.service().0.lock().unwrap().len() == 3 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually(|| client.service().0.lock().unwrap().len() == 3).await;
     let mut seen: Vec<(f64, Option<String>)> = client
         .service()
         .0
@@ -284,12 +290,7 @@ async fn a_cancelled_call_sees_its_token_and_the_server_keeps_serving() {
         .unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
     handle.cancel(Some("changed my mind".into())).await.unwrap();
-    for _ in 0..100 {
-        if SAW_CANCEL.load(Ordering::SeqCst) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually(|| SAW_CANCEL.load(Ordering::SeqCst)).await;
     assert!(
         SAW_CANCEL.load(Ordering::SeqCst),
         "the tool saw no cancellation"
@@ -357,12 +358,7 @@ async fn imported_tools_are_validated_locally_and_run_remotely_in_a_run() {
     // The server sends them in order, before the result; rmcp's client may
     // let one overtake another, and a report that does not move the call
     // on is dropped: what arrives only increases, up to the last.
-    for _ in 0..100 {
-        if reports.lock().unwrap().last() == Some(&3.0) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually(|| reports.lock().unwrap().last() == Some(&3.0)).await;
     let reports = reports.lock().unwrap().clone();
     assert!(
         reports.windows(2).all(|pair| pair[0] < pair[1]) && reports.last() == Some(&3.0),
@@ -658,12 +654,7 @@ async fn an_imported_call_is_cancelled_remotely_and_a_lost_server_is_an_error() 
         matches!(result.outcome, Err(behest::ToolError::Cancelled)),
         "{result:?}"
     );
-    for _ in 0..100 {
-        if REMOTE_SAW_CANCEL.load(Ordering::SeqCst) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually(|| REMOTE_SAW_CANCEL.load(Ordering::SeqCst)).await;
     assert!(REMOTE_SAW_CANCEL.load(Ordering::SeqCst));
 
     // A call dropped on a timeout here is cancelled there too.
@@ -678,12 +669,7 @@ async fn an_imported_call_is_cancelled_remotely_and_a_lost_server_is_an_error() 
         matches!(timed_out.outcome, Err(behest::ToolError::Timeout { .. })),
         "{timed_out:?}"
     );
-    for _ in 0..100 {
-        if REMOTE_SAW_CANCEL.load(Ordering::SeqCst) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually(|| REMOTE_SAW_CANCEL.load(Ordering::SeqCst)).await;
     assert!(
         REMOTE_SAW_CANCEL.load(Ordering::SeqCst),
         "the remote call ran on"
