@@ -40,6 +40,7 @@ impl Target {
                 .iter()
                 .copied()
                 .filter(|key| *key != "timeout")
+                .chain(["schema"])
                 .collect(),
             Target::ImplBlock => vec!["crate"],
         }
@@ -76,6 +77,8 @@ pub struct Options {
     pub needs_approval: bool,
     pub allow_unknown_arguments: bool,
     pub krate: Option<Path>,
+    /// `schema = "schemas/x.json"`: the spec file, relative to the crate.
+    pub schema: Option<LitStr>,
 }
 
 impl Options {
@@ -170,6 +173,7 @@ fn parse_key(key: &str, meta: &ParseNestedMeta<'_>, options: &mut Options) -> sy
             });
         }
         "title" => options.title = Some(string_value(meta, key)?.value()),
+        "schema" => options.schema = Some(string_value(meta, key)?),
         "read_only" => options.read_only = Some(flag(meta)?),
         "destructive" => options.destructive = Some(flag(meta)?),
         "idempotent" => options.idempotent = Some(flag(meta)?),

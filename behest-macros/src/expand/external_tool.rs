@@ -9,6 +9,7 @@ use crate::case::to_snake;
 use crate::ctxt::Ctxt;
 use crate::doc::Docs;
 use crate::options::{self, Target};
+use crate::spec_file;
 use crate::valid;
 
 pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
@@ -57,24 +58,37 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         };
         cx.error_spanned_by(&item.generics, why);
     }
+    let file = options
+        .schema
+        .as_ref()
+        .and_then(|lit| spec_file::load(lit, &mut cx));
     let ident_text = item.ident.to_string();
-    let (tool_name, name_span) = match &options.name {
-        Some(name) => (name.value.clone(), name.span),
-        None => (
+    let file_name = file.as_ref().and_then(|file| Some((file.name.clone()?, file.span)));
+    let (tool_name, name_span) = match (&options.name, file_name) {
+        (Some(name), _) => (name.value.clone(), name.span),
+        (None, Some(from_file)) => from_file,
+        (None, None) => (
             to_snake(ident_text.strip_prefix("r#").unwrap_or(&ident_text)),
             item.ident.span(),
         ),
     };
     valid::check_name(&tool_name, name_span, &mut cx);
     let docs = Docs::collect(&item.attrs);
-    let description = super::spec::description(
-        &options,
-        &docs,
-        &item.ident,
-        ("external tool", "#[external_tool"),
-        &tool_name,
-        &mut cx,
-    );
+    let file_description = file.as_ref().and_then(|file| file.description.clone());
+    let description = match (&options.description, file_description) {
+        (None, Some(text)) => quote!(#text),
+        _ => super::spec::description(
+            &options,
+            &docs,
+            &item.ident,
+            ("external tool", "#[external_tool"),
+            &tool_name,
+            &mut cx,
+        ),
+    };
+    if let Some(file) = &file {
+        file.check_fields(&item, &mut cx);
+    }
     // The fields of a generic struct borrow or use its parameters: the one
     // error above already says what to change.
     if let (Fields::Named(fields), false) = (&item.fields, generic) {
@@ -97,7 +111,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         ]
     };
     super::derives::add_missing(&mut item.attrs, &options.krate(), wanted);
-    let generated = expand_impls(&item, &options, &tool_name, &description);
+    let generated = expand_impls(&item, &options, &tool_name, &description, file.as_ref());
     quote! {
         #item
         #lean
@@ -186,11 +200,22 @@ fn expand_impls(
     options: &options::Options,
     tool_name: &str,
     description: &TokenStream,
+    file: Option<&spec_file::SpecFile>,
 ) -> TokenStream {
     let krate = options.krate();
     let private = krate.private();
     let ident = &item.ident;
     let parts = super::spec::parts(options, tool_name, description);
+    // The file's schema, exactly; `include_str!` makes the crate rebuild
+    // (and the checks run again) when the file changes.
+    let build = match file {
+        Some(file) => {
+            let path = file.path.to_string_lossy().into_owned();
+            let pointer = &file.schema_pointer;
+            quote!(parts.build_from_file(::core::include_str!(#path), #pointer))
+        }
+        None => quote!(parts.build::<Self>(::core::option::Option::None, &[])),
+    };
     let approval = options.needs_approval.then(|| {
         quote! {
             fn needs_approval() -> bool {
@@ -224,7 +249,7 @@ fn expand_impls(
                     static SPEC: #private::OnceLock<#krate::ToolSpec> = #private::OnceLock::new();
                     SPEC.get_or_init(|| {
                         let parts = #parts;
-                        parts.build::<Self>(::core::option::Option::None, &[])
+                        #build
                     })
                 }
 

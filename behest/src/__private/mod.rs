@@ -77,6 +77,19 @@ impl SpecParts {
         let mut parameters =
             finish_parameters(finish_schema(parameters), self.allow_unknown_arguments);
         apply_defaults(&mut parameters, defaults);
+        self.with_parameters(parameters, output_schema)
+    }
+
+    /// The spec with the schema a spec file gives (`schema = ".."`), as
+    /// the file says it: `text` is the file, the schema at `pointer`.
+    pub fn build_from_file(&self, text: &str, pointer: &str) -> ToolSpec {
+        let file: Value = serde_json::from_str(text)
+            .expect("the spec file was checked when the crate was built");
+        let parameters = file.pointer(pointer).cloned().unwrap_or(file);
+        self.with_parameters(parameters, None)
+    }
+
+    fn with_parameters(&self, parameters: Value, output_schema: Option<Value>) -> ToolSpec {
         ToolSpec {
             name: self.name.to_owned(),
             description: self.description.trim().to_owned(),

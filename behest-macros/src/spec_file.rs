@@ -1,0 +1,540 @@
+//! Tool specs kept in JSON files (`schema = "schemas/x.json"`): read when
+//! the crate builds, checked as a JSON Schema, and checked against the
+//! Rust struct that reads the arguments.
+
+use std::path::PathBuf;
+
+use proc_macro2::Span;
+use serde_json::Value;
+use syn::{Fields, ItemStruct, LitStr};
+
+use crate::ctxt::Ctxt;
+
+/// A spec file as the macro read it.
+pub struct SpecFile {
+    /// As written in the attribute, for messages.
+    pub shown: String,
+    /// Absolute, for `include_str!` (so the crate rebuilds when it changes).
+    pub path: PathBuf,
+    /// The arguments' schema: the file, or its `parameters` /
+    /// `inputSchema` when the file is a whole tool spec.
+    pub schema: Value,
+    /// Where the schema sits in the file (`""` or `/parameters`).
+    pub schema_pointer: String,
+    /// The file's `name` and `description`, when it has them.
+    pub name: Option<String>,
+    pub description: Option<String>,
+    /// The attribute's string, where file-level errors point.
+    pub span: Span,
+}
+
+/// The keys under which a whole tool spec keeps its arguments' schema.
+const SCHEMA_KEYS: [&str; 3] = ["parameters", "inputSchema", "input_schema"];
+
+/// Reads and checks the file `lit` names, relative to the crate's
+/// `CARGO_MANIFEST_DIR`. Every problem goes to `cx`.
+pub fn load(lit: &LitStr, cx: &mut Ctxt) -> Option<SpecFile> {
+    let shown = lit.value();
+    let span = lit.span();
+    let base = std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(PathBuf::new, PathBuf::from);
+    let path = base.join(&shown);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) => {
+            cx.error_at(
+                span,
+                format!("cannot read the spec file `{shown}`: {error}; the path is relative to the crate's root (where its Cargo.toml is)"),
+            );
+            return None;
+        }
+    };
+    let file: Value = match serde_json::from_str(&text) {
+        Ok(file) => file,
+        Err(error) => {
+            cx.error_at(
+                span,
+                format!(
+                    "`{shown}` is not valid JSON: {} at line {}, column {}",
+                    without_position(&error.to_string()),
+                    error.line(),
+                    error.column()
+                ),
+            );
+            return None;
+        }
+    };
+    let key = SCHEMA_KEYS.iter().find(|key| file.get(**key).is_some());
+    let (schema, schema_pointer) = match key {
+        Some(key) => (file[*key].clone(), format!("/{key}")),
+        None => (file.clone(), String::new()),
+    };
+    let mut text_field = |name: &str| -> Option<String> {
+        let value = file.get(name)?;
+        match value.as_str() {
+            Some(text) if key.is_some() => Some(text.to_owned()),
+            Some(_) => None,
+            None => {
+                cx.error_at(span, format!("`{shown}`: `/{name}` must be a string"));
+                None
+            }
+        }
+    };
+    let name = text_field("name");
+    let description = text_field("description");
+    let spec = SpecFile {
+        shown,
+        path,
+        schema,
+        schema_pointer,
+        name,
+        description,
+        span,
+    };
+    spec.check_schema(cx);
+    Some(spec)
+}
+
+/// serde_json's message without its own "at line .. column .." tail.
+fn without_position(message: &str) -> &str {
+    message
+        .rfind(" at line ")
+        .map_or(message, |at| &message[..at])
+}
+
+impl SpecFile {
+    /// The root must describe an object, and every keyword must have a
+    /// value of the kind JSON Schema gives it.
+    fn check_schema(&self, cx: &mut Ctxt) {
+        let root = &self.schema;
+        match root.get("type") {
+            Some(Value::String(kind)) if kind == "object" => {}
+            Some(other) => cx.error_at(
+                self.span,
+                format!(
+                    "`{}`: the arguments' schema must describe an object (`\"type\": \"object\"` at `{}`), but its type is {other}",
+                    self.shown,
+                    self.pointer("/type")
+                ),
+            ),
+            None => cx.error_at(
+                self.span,
+                format!(
+                    "`{}`: the arguments' schema must describe an object: add `\"type\": \"object\"` at `{}`",
+                    self.shown,
+                    self.pointer("")
+                ),
+            ),
+        }
+        let mut problems = Vec::new();
+        keywords(root, &self.schema_pointer, &mut problems);
+        for (pointer, problem) in problems {
+            cx.error_at(
+                self.span,
+                format!("`{}` is not a valid JSON Schema: `{pointer}` {problem}", self.shown),
+            );
+        }
+    }
+
+    /// `suffix` as a pointer into the file.
+    pub fn pointer(&self, suffix: &str) -> String {
+        let pointer = format!("{}{suffix}", self.schema_pointer);
+        if pointer.is_empty() {
+            "/".to_owned()
+        } else {
+            pointer
+        }
+    }
+
+    /// Checks the struct's fields against the schema's properties.
+    pub fn check_fields(&self, item: &ItemStruct, cx: &mut Ctxt) {
+        let Fields::Named(fields) = &item.fields else {
+            return;
+        };
+        let serde = SerdeAttrs::of(&item.attrs);
+        if serde.unchecked {
+            return;
+        }
+        let properties = self
+            .schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let required: Vec<&str> = self
+            .schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let mut seen = Vec::new();
+        for field in &fields.named {
+            let Some(ident) = &field.ident else { continue };
+            let attrs = SerdeAttrs::of(&field.attrs);
+            if attrs.skip {
+                continue;
+            }
+            if attrs.unchecked {
+                // A flattened field's properties are another type's.
+                return;
+            }
+            let rust_name = ident.to_string();
+            let rust_name = rust_name.strip_prefix("r#").unwrap_or(&rust_name);
+            let wire = attrs
+                .rename
+                .clone()
+                .unwrap_or_else(|| serde.rename_all.apply(rust_name));
+            seen.push(wire.clone());
+            let Some(property) = properties.get(&wire) else {
+                let known: Vec<String> = properties.keys().map(|k| format!("`{k}`")).collect();
+                cx.error_spanned_by(
+                    ident,
+                    format!(
+                        "field `{rust_name}` (`{wire}` in JSON) is not a property of `{}` (`{}` has {}): add it to the file, or rename the field to a property with `#[serde(rename = \"...\")]`",
+                        self.shown,
+                        self.pointer("/properties"),
+                        if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+                    ),
+                );
+                continue;
+            };
+            let optional_type = option_inner(&field.ty).is_some();
+            let is_required = required.contains(&wire.as_str());
+            if is_required && (optional_type || attrs.default || serde.default) {
+                let why = if optional_type {
+                    format!("the field is an `Option`: make it `{}`", inner_text(&field.ty))
+                } else {
+                    "the field has `#[serde(default)]`: drop it".to_owned()
+                };
+                cx.error_spanned_by(
+                    &field.ty,
+                    format!(
+                        "`{wire}` is required by `{}` (`{}`), but {why}, or remove `{wire}` from `required` in the file",
+                        self.shown,
+                        self.pointer("/required")
+                    ),
+                );
+            } else if !is_required && !optional_type && !attrs.default && !serde.default {
+                cx.error_spanned_by(
+                    &field.ty,
+                    format!(
+                        "`{wire}` is optional in `{}` (not in `{}`), but the field is required: make it `Option<{}>`, add `#[serde(default)]`, or list `{wire}` in `required`",
+                        self.shown,
+                        self.pointer("/required"),
+                        quote::ToTokens::to_token_stream(&field.ty)
+                    ),
+                );
+            }
+            let ty = option_inner(&field.ty).unwrap_or(&field.ty);
+            if let Some(expected) = json_type(ty) {
+                let pointer = self.pointer(&format!("/properties/{}", escape(&wire)));
+                if let Some(problem) = type_agrees(property, expected) {
+                    cx.error_spanned_by(
+                        ty,
+                        format!(
+                            "`{wire}` is {problem} in `{}` (`{pointer}`), but the field is `{}`, which takes {}: change the field's type or the file",
+                            self.shown,
+                            quote::ToTokens::to_token_stream(ty),
+                            article(expected)
+                        ),
+                    );
+                }
+            }
+        }
+        for name in properties.keys() {
+            if !seen.contains(name) {
+                cx.error_spanned_by(
+                    &item.ident,
+                    format!(
+                        "property `{name}` of `{}` (`{}`) has no field in `{}`: add a field for it, or remove it from the file",
+                        self.shown,
+                        self.pointer(&format!("/properties/{}", escape(name))),
+                        item.ident
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// A JSON Pointer token.
+fn escape(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
+
+fn article(kind: &str) -> String {
+    match kind {
+        "integer" | "array" | "object" => format!("an {kind}"),
+        other => format!("a {other}"),
+    }
+}
+
+/// The JSON type a Rust type takes, when the macro can tell from its path.
+fn json_type(ty: &syn::Type) -> Option<&'static str> {
+    match ty {
+        syn::Type::Reference(reference) => json_type(&reference.elem),
+        syn::Type::Array(_) | syn::Type::Slice(_) => Some("array"),
+        syn::Type::Path(path) if path.qself.is_none() => {
+            let last = path.path.segments.last()?;
+            Some(match last.ident.to_string().as_str() {
+                "String" | "str" | "char" | "PathBuf" => "string",
+                "bool" => "boolean",
+                "i8" | "i16" | "i32" | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64"
+                | "u128" | "usize" => "integer",
+                "f32" | "f64" => "number",
+                "Vec" | "VecDeque" | "HashSet" | "BTreeSet" => "array",
+                "HashMap" | "BTreeMap" => "object",
+                _ => return None,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Why `property` does not take values of JSON type `expected`, if it does
+/// not: its `type` names another (an integer field reads a `number`
+/// property's `1.5` wrongly; a `number` field reads an `integer` one fine).
+fn type_agrees(property: &Value, expected: &str) -> Option<String> {
+    let types: Vec<&str> = match property.get("type") {
+        Some(Value::String(kind)) => vec![kind.as_str()],
+        Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).collect(),
+        _ => return None,
+    };
+    let fits = types.iter().any(|kind| {
+        *kind == expected || (expected == "number" && *kind == "integer")
+    });
+    (!fits).then(|| {
+        let listed: Vec<String> = types.iter().map(|kind| format!("`{kind}`")).collect();
+        format!("of type {}", listed.join(" or "))
+    })
+}
+
+/// `T` of `Option<T>`.
+fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last()?;
+    if last.ident != "Option" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(arguments) = &last.arguments else {
+        return None;
+    };
+    match arguments.args.first()? {
+        syn::GenericArgument::Type(inner) => Some(inner),
+        _ => None,
+    }
+}
+
+fn inner_text(ty: &syn::Type) -> String {
+    let inner = option_inner(ty).unwrap_or(ty);
+    quote::ToTokens::to_token_stream(inner)
+        .to_string()
+        .replace(' ', "")
+}
+
+/// What serde attributes say about names and presence.
+#[derive(Default)]
+struct SerdeAttrs {
+    rename: Option<String>,
+    rename_all: RenameAll,
+    skip: bool,
+    default: bool,
+    /// `flatten` (or a struct-level attribute the macro cannot follow):
+    /// properties are checked at registration instead.
+    unchecked: bool,
+}
+
+impl SerdeAttrs {
+    fn of(attrs: &[syn::Attribute]) -> Self {
+        let mut found = Self::default();
+        for attr in attrs.iter().filter(|attr| attr.path().is_ident("serde")) {
+            let _ = attr.parse_nested_meta(|meta| {
+                let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
+                match key.as_str() {
+                    "rename" => {
+                        if let Ok(value) = meta.value().and_then(|v| v.parse::<LitStr>()) {
+                            found.rename = Some(value.value());
+                        } else {
+                            found.unchecked = true;
+                        }
+                    }
+                    "rename_all" => match meta.value().and_then(|v| v.parse::<LitStr>()) {
+                        Ok(value) => match RenameAll::parse(&value.value()) {
+                            Some(rule) => found.rename_all = rule,
+                            None => found.unchecked = true,
+                        },
+                        Err(_) => found.unchecked = true,
+                    },
+                    "skip" | "skip_deserializing" => found.skip = true,
+                    "default" => found.default = true,
+                    "flatten" | "tag" | "untagged" | "transparent" | "from" | "try_from" => {
+                        found.unchecked = true;
+                    }
+                    _ => {}
+                }
+                // Skip whatever value the key has.
+                if meta.input.peek(syn::Token![=]) {
+                    let _ = meta.value().and_then(|v| v.parse::<syn::Expr>());
+                } else if meta.input.peek(syn::token::Paren) {
+                    let _ = meta.parse_nested_meta(|_| Ok(()));
+                }
+                Ok(())
+            });
+        }
+        found
+    }
+}
+
+/// serde's `rename_all` rules, applied to a snake_case field name.
+#[derive(Default, Clone, Copy)]
+enum RenameAll {
+    #[default]
+    None,
+    Lower,
+    Upper,
+    Pascal,
+    Camel,
+    Snake,
+    ScreamingSnake,
+    Kebab,
+    ScreamingKebab,
+}
+
+impl RenameAll {
+    fn parse(rule: &str) -> Option<Self> {
+        Some(match rule {
+            "lowercase" => Self::Lower,
+            "UPPERCASE" => Self::Upper,
+            "PascalCase" => Self::Pascal,
+            "camelCase" => Self::Camel,
+            "snake_case" => Self::Snake,
+            "SCREAMING_SNAKE_CASE" => Self::ScreamingSnake,
+            "kebab-case" => Self::Kebab,
+            "SCREAMING-KEBAB-CASE" => Self::ScreamingKebab,
+            _ => return None,
+        })
+    }
+
+    fn apply(self, field: &str) -> String {
+        match self {
+            Self::None | Self::Snake => field.to_owned(),
+            Self::Lower => field.to_ascii_lowercase(),
+            Self::Upper | Self::ScreamingSnake => field.to_ascii_uppercase(),
+            Self::Pascal => crate::case::to_upper_camel(field),
+            Self::Camel => {
+                let pascal = crate::case::to_upper_camel(field);
+                let mut chars = pascal.chars();
+                chars.next().map_or_else(String::new, |first| {
+                    first.to_lowercase().chain(chars).collect()
+                })
+            }
+            Self::Kebab => field.replace('_', "-"),
+            Self::ScreamingKebab => field.replace('_', "-").to_ascii_uppercase(),
+        }
+    }
+}
+
+/// The kinds of JSON values JSON Schema's keywords take, checked at every
+/// depth: the mistakes a hand-edited file makes (a misspelt type, a
+/// `required` that is a string, a negative length), each with its pointer.
+/// The full meta-schema check runs when the tool is registered.
+fn keywords(schema: &Value, at: &str, problems: &mut Vec<(String, String)>) {
+    let Value::Object(object) = schema else {
+        if !schema.is_boolean() {
+            problems.push((pointer_or_root(at), format!("must be a schema (an object or a boolean), found {schema}")));
+        }
+        return;
+    };
+    const TYPES: [&str; 7] = ["string", "number", "integer", "boolean", "array", "object", "null"];
+    for (key, value) in object {
+        let here = format!("{at}/{}", escape(key));
+        let mut problem = |message: String| problems.push((here.clone(), message));
+        match key.as_str() {
+            "type" => {
+                let names: Vec<&Value> = match value {
+                    Value::Array(names) => names.iter().collect(),
+                    other => vec![other],
+                };
+                for name in names {
+                    match name.as_str() {
+                        Some(name) if TYPES.contains(&name) => {}
+                        _ => problem(format!(
+                            "must name JSON types ({}), found {name}",
+                            TYPES.join(", ")
+                        )),
+                    }
+                }
+            }
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                match value.as_object() {
+                    Some(map) => {
+                        for (name, sub) in map {
+                            keywords(sub, &format!("{here}/{}", escape(name)), problems);
+                        }
+                    }
+                    None => problem(format!("must be an object of schemas, found {value}")),
+                }
+            }
+            "required" => {
+                let names = value.as_array().filter(|names| names.iter().all(Value::is_string));
+                match names {
+                    Some(names) => {
+                        let mut sorted: Vec<&str> = names.iter().filter_map(Value::as_str).collect();
+                        sorted.sort_unstable();
+                        if sorted.windows(2).any(|pair| pair[0] == pair[1]) {
+                            problem("must not list a name twice".to_owned());
+                        }
+                    }
+                    None => problem(format!("must be an array of property names, found {value}")),
+                }
+            }
+            "enum" if !value.is_array() => problem(format!("must be an array, found {value}")),
+            "allOf" | "anyOf" | "oneOf" | "prefixItems" => match value.as_array() {
+                Some(items) if !items.is_empty() => {
+                    for (index, sub) in items.iter().enumerate() {
+                        keywords(sub, &format!("{here}/{index}"), problems);
+                    }
+                }
+                _ => problem(format!("must be a non-empty array of schemas, found {value}")),
+            },
+            "items" | "additionalProperties" | "not" | "contains" | "propertyNames"
+            | "additionalItems" | "unevaluatedProperties" | "unevaluatedItems" | "if"
+            | "then" | "else" => match value {
+                // Draft 7 tuples.
+                Value::Array(items) if key == "items" => {
+                    for (index, sub) in items.iter().enumerate() {
+                        keywords(sub, &format!("{here}/{index}"), problems);
+                    }
+                }
+                sub => keywords(sub, &here, problems),
+            },
+            "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
+            | "maxProperties" | "minContains" | "maxContains"
+                if !value.as_u64().is_some() =>
+            {
+                problem(format!("must be a non-negative integer, found {value}"));
+            }
+            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf"
+                if !value.is_number() && !value.is_boolean() =>
+            {
+                problem(format!("must be a number, found {value}"));
+            }
+            "pattern" | "format" | "$ref" | "$id" | "$schema" | "title" | "description"
+                if !value.is_string() =>
+            {
+                problem(format!("must be a string, found {value}"));
+            }
+            "uniqueItems" if !value.is_boolean() => {
+                problem(format!("must be a boolean, found {value}"));
+            }
+            _ => {}
+        }
+    }
+}
+
+fn pointer_or_root(at: &str) -> String {
+    if at.is_empty() {
+        "/".to_owned()
+    } else {
+        at.to_owned()
+    }
+}

@@ -1,0 +1,68 @@
+//! Specs kept in JSON files: `#[external_tool(schema = "..")]` registers
+//! the file's schema exactly, and the struct reads what it accepts.
+
+use behest::{external_tool, ToolCall, ToolError, ToolRegistry, ToolRuntime};
+use serde_json::{json, Value};
+
+/// The name and description come from the file.
+#[external_tool(schema = "tests/specs/web_search.json")]
+struct WebSearch {
+    query: String,
+    max_results: Option<u32>,
+    safe: Option<bool>,
+}
+
+/// Look a user up.
+#[external_tool(schema = "tests/specs/lookup.json")]
+#[serde(rename_all = "camelCase")]
+struct Lookup {
+    user_id: String,
+    fields: Vec<String>,
+}
+
+fn file(path: &str) -> Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn the_registered_schema_is_the_files_exactly() {
+    let spec = WebSearch::external_tool().spec_ref().clone();
+    let file = file("tests/specs/web_search.json");
+    assert_eq!(spec.name, "web_search");
+    assert_eq!(spec.description, file["description"]);
+    assert_eq!(spec.parameters, file["parameters"]);
+    let lookup = Lookup::external_tool().spec_ref().clone();
+    assert_eq!(lookup.name, "lookup");
+    assert_eq!(lookup.description, "Look a user up.");
+    assert_eq!(lookup.parameters, self::file("tests/specs/lookup.json"));
+}
+
+#[tokio::test]
+async fn calls_are_validated_against_the_file_and_read_by_the_struct() {
+    let registry = ToolRegistry::new()
+        .with(WebSearch::external_tool())
+        .unwrap()
+        .with(Lookup::external_tool())
+        .unwrap();
+    let runtime = ToolRuntime::new(registry);
+    // The file's `minLength` and `maximum`, which the struct cannot say.
+    let refused = runtime
+        .call(ToolCall::new("c1", "web_search", json!({"query": "", "max_results": 50})))
+        .await;
+    let Err(ToolError::InvalidArguments { issues, .. }) = refused.outcome else {
+        panic!("{refused:?}");
+    };
+    let paths: Vec<&str> = issues.iter().map(|issue| issue.path.as_str()).collect();
+    assert_eq!(paths, ["/max_results", "/query"], "{issues:?}");
+    // What passes the file is what the struct reads.
+    let call = ToolCall::new("c2", "lookup", json!({"userId": "u42", "fields": ["email"]}));
+    let lookup = Lookup::from_call(&call).unwrap();
+    assert_eq!(lookup.user_id, "u42");
+    assert_eq!(lookup.fields, ["email"]);
+    let bad = ToolCall::new("c3", "lookup", json!({"userId": "42", "fields": []}));
+    assert!(Lookup::from_call(&bad).is_err());
+    let search = WebSearch::from_call(&ToolCall::new("c4", "web_search", json!({"query": "rust"})))
+        .unwrap();
+    assert_eq!((search.query.as_str(), search.max_results, search.safe), ("rust", None, None));
+}
