@@ -48,7 +48,11 @@ async fn calls_are_validated_against_the_file_and_read_by_the_struct() {
     let runtime = ToolRuntime::new(registry);
     // The file's `minLength` and `maximum`, which the struct cannot say.
     let refused = runtime
-        .call(ToolCall::new("c1", "web_search", json!({"query": "", "max_results": 50})))
+        .call(ToolCall::new(
+            "c1",
+            "web_search",
+            json!({"query": "", "max_results": 50}),
+        ))
         .await;
     let Err(ToolError::InvalidArguments { issues, .. }) = refused.outcome else {
         panic!("{refused:?}");
@@ -56,13 +60,20 @@ async fn calls_are_validated_against_the_file_and_read_by_the_struct() {
     let paths: Vec<&str> = issues.iter().map(|issue| issue.path.as_str()).collect();
     assert_eq!(paths, ["/max_results", "/query"], "{issues:?}");
     // What passes the file is what the struct reads.
-    let call = ToolCall::new("c2", "lookup", json!({"userId": "u42", "fields": ["email"]}));
+    let call = ToolCall::new(
+        "c2",
+        "lookup",
+        json!({"userId": "u42", "fields": ["email"]}),
+    );
     let lookup = Lookup::from_call(&call).unwrap();
     assert_eq!(lookup.user_id, "u42");
     assert_eq!(lookup.fields, ["email"]);
     let bad = ToolCall::new("c3", "lookup", json!({"userId": "42", "fields": []}));
     assert!(Lookup::from_call(&bad).is_err());
-    let search = WebSearch::from_call(&ToolCall::new("c4", "web_search", json!({"query": "rust"})))
-        .unwrap();
-    assert_eq!((search.query.as_str(), search.max_results, search.safe), ("rust", None, None));
+    let search =
+        WebSearch::from_call(&ToolCall::new("c4", "web_search", json!({"query": "rust"}))).unwrap();
+    assert_eq!(
+        (search.query.as_str(), search.max_results, search.safe),
+        ("rust", None, None)
+    );
 }

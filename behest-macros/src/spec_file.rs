@@ -26,6 +26,9 @@ pub struct SpecFile {
     pub description: Option<String>,
     /// The attribute's string, where file-level errors point.
     pub span: Span,
+    /// Whether the schema itself is wrong: the fields are then not
+    /// compared with it (each mistake is one error).
+    pub invalid: bool,
 }
 
 /// The keys under which a whole tool spec keeps its arguments' schema.
@@ -81,7 +84,7 @@ pub fn load(lit: &LitStr, cx: &mut Ctxt) -> Option<SpecFile> {
     };
     let name = text_field("name");
     let description = text_field("description");
-    let spec = SpecFile {
+    let mut spec = SpecFile {
         shown,
         path,
         schema,
@@ -89,8 +92,9 @@ pub fn load(lit: &LitStr, cx: &mut Ctxt) -> Option<SpecFile> {
         name,
         description,
         span,
+        invalid: false,
     };
-    spec.check_schema(cx);
+    spec.invalid = spec.check_schema(cx);
     Some(spec)
 }
 
@@ -103,11 +107,12 @@ fn without_position(message: &str) -> &str {
 
 impl SpecFile {
     /// The root must describe an object, and every keyword must have a
-    /// value of the kind JSON Schema gives it.
-    fn check_schema(&self, cx: &mut Ctxt) {
+    /// value of the kind JSON Schema gives it. Whether it found a problem.
+    fn check_schema(&self, cx: &mut Ctxt) -> bool {
         let root = &self.schema;
+        let mut invalid = true;
         match root.get("type") {
-            Some(Value::String(kind)) if kind == "object" => {}
+            Some(Value::String(kind)) if kind == "object" => invalid = false,
             Some(other) => cx.error_at(
                 self.span,
                 format!(
@@ -127,12 +132,17 @@ impl SpecFile {
         }
         let mut problems = Vec::new();
         keywords(root, &self.schema_pointer, &mut problems);
+        invalid |= !problems.is_empty();
         for (pointer, problem) in problems {
             cx.error_at(
                 self.span,
-                format!("`{}` is not a valid JSON Schema: `{pointer}` {problem}", self.shown),
+                format!(
+                    "`{}` is not a valid JSON Schema: `{pointer}` {problem}",
+                    self.shown
+                ),
             );
         }
+        invalid
     }
 
     /// `suffix` as a pointer into the file.
@@ -150,6 +160,9 @@ impl SpecFile {
         let Fields::Named(fields) = &item.fields else {
             return;
         };
+        if self.invalid {
+            return;
+        }
         let serde = SerdeAttrs::of(&item.attrs);
         if serde.unchecked {
             return;
@@ -201,7 +214,10 @@ impl SpecFile {
             let is_required = required.contains(&wire.as_str());
             if is_required && (optional_type || attrs.default || serde.default) {
                 let why = if optional_type {
-                    format!("the field is an `Option`: make it `{}`", inner_text(&field.ty))
+                    format!(
+                        "the field is an `Option`: make it `{}`",
+                        inner_text(&field.ty)
+                    )
                 } else {
                     "the field has `#[serde(default)]`: drop it".to_owned()
                 };
@@ -299,9 +315,9 @@ fn type_agrees(property: &Value, expected: &str) -> Option<String> {
         Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).collect(),
         _ => return None,
     };
-    let fits = types.iter().any(|kind| {
-        *kind == expected || (expected == "number" && *kind == "integer")
-    });
+    let fits = types
+        .iter()
+        .any(|kind| *kind == expected || (expected == "number" && *kind == "integer"));
     (!fits).then(|| {
         let listed: Vec<String> = types.iter().map(|kind| format!("`{kind}`")).collect();
         format!("of type {}", listed.join(" or "))
@@ -310,7 +326,9 @@ fn type_agrees(property: &Value, expected: &str) -> Option<String> {
 
 /// `T` of `Option<T>`.
 fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
-    let syn::Type::Path(path) = ty else { return None };
+    let syn::Type::Path(path) = ty else {
+        return None;
+    };
     let last = path.path.segments.last()?;
     if last.ident != "Option" {
         return None;
@@ -348,7 +366,11 @@ impl SerdeAttrs {
         let mut found = Self::default();
         for attr in attrs.iter().filter(|attr| attr.path().is_ident("serde")) {
             let _ = attr.parse_nested_meta(|meta| {
-                let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
+                let key = meta
+                    .path
+                    .get_ident()
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
                 match key.as_str() {
                     "rename" => {
                         if let Ok(value) = meta.value().and_then(|v| v.parse::<LitStr>()) {
@@ -440,11 +462,16 @@ impl RenameAll {
 fn keywords(schema: &Value, at: &str, problems: &mut Vec<(String, String)>) {
     let Value::Object(object) = schema else {
         if !schema.is_boolean() {
-            problems.push((pointer_or_root(at), format!("must be a schema (an object or a boolean), found {schema}")));
+            problems.push((
+                pointer_or_root(at),
+                format!("must be a schema (an object or a boolean), found {schema}"),
+            ));
         }
         return;
     };
-    const TYPES: [&str; 7] = ["string", "number", "integer", "boolean", "array", "object", "null"];
+    const TYPES: [&str; 7] = [
+        "string", "number", "integer", "boolean", "array", "object", "null",
+    ];
     for (key, value) in object {
         let here = format!("{at}/{}", escape(key));
         let mut problem = |message: String| problems.push((here.clone(), message));
@@ -475,10 +502,13 @@ fn keywords(schema: &Value, at: &str, problems: &mut Vec<(String, String)>) {
                 }
             }
             "required" => {
-                let names = value.as_array().filter(|names| names.iter().all(Value::is_string));
+                let names = value
+                    .as_array()
+                    .filter(|names| names.iter().all(Value::is_string));
                 match names {
                     Some(names) => {
-                        let mut sorted: Vec<&str> = names.iter().filter_map(Value::as_str).collect();
+                        let mut sorted: Vec<&str> =
+                            names.iter().filter_map(Value::as_str).collect();
                         sorted.sort_unstable();
                         if sorted.windows(2).any(|pair| pair[0] == pair[1]) {
                             problem("must not list a name twice".to_owned());
@@ -494,11 +524,21 @@ fn keywords(schema: &Value, at: &str, problems: &mut Vec<(String, String)>) {
                         keywords(sub, &format!("{here}/{index}"), problems);
                     }
                 }
-                _ => problem(format!("must be a non-empty array of schemas, found {value}")),
+                _ => problem(format!(
+                    "must be a non-empty array of schemas, found {value}"
+                )),
             },
-            "items" | "additionalProperties" | "not" | "contains" | "propertyNames"
-            | "additionalItems" | "unevaluatedProperties" | "unevaluatedItems" | "if"
-            | "then" | "else" => match value {
+            "items"
+            | "additionalProperties"
+            | "not"
+            | "contains"
+            | "propertyNames"
+            | "additionalItems"
+            | "unevaluatedProperties"
+            | "unevaluatedItems"
+            | "if"
+            | "then"
+            | "else" => match value {
                 // Draft 7 tuples.
                 Value::Array(items) if key == "items" => {
                     for (index, sub) in items.iter().enumerate() {

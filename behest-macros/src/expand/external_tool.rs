@@ -63,7 +63,9 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         .as_ref()
         .and_then(|lit| spec_file::load(lit, &mut cx));
     let ident_text = item.ident.to_string();
-    let file_name = file.as_ref().and_then(|file| Some((file.name.clone()?, file.span)));
+    let file_name = file
+        .as_ref()
+        .and_then(|file| Some((file.name.clone()?, file.span)));
     let (tool_name, name_span) = match (&options.name, file_name) {
         (Some(name), _) => (name.value.clone(), name.span),
         (None, Some(from_file)) => from_file,
@@ -99,6 +101,9 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     if cx.has_errors() {
         let errors = cx.into_compile_errors();
         let stub = stub_impls(&item, &options.krate());
+        // Without the derives, their helper attributes would be errors of
+        // their own.
+        strip_derive_helpers(&mut item);
         return quote!(#errors #item #stub);
     }
     let lean = lean_deserialize(&item, &options);
@@ -182,6 +187,16 @@ fn lean_deserialize(item: &ItemStruct, options: &options::Options) -> Option<Tok
             }
         }
     })
+}
+
+/// `item` without `#[serde]` and `#[schemars]` attributes.
+fn strip_derive_helpers(item: &mut ItemStruct) {
+    let helper =
+        |attr: &syn::Attribute| attr.path().is_ident("serde") || attr.path().is_ident("schemars");
+    item.attrs.retain(|attr| !helper(attr));
+    for field in &mut item.fields {
+        field.attrs.retain(|attr| !helper(attr));
+    }
 }
 
 fn refuse(mut cx: Ctxt, token: &dyn quote::ToTokens, what: &str, item: TokenStream) -> TokenStream {

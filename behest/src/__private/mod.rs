@@ -83,8 +83,8 @@ impl SpecParts {
     /// The spec with the schema a spec file gives (`schema = ".."`), as
     /// the file says it: `text` is the file, the schema at `pointer`.
     pub fn build_from_file(&self, text: &str, pointer: &str) -> ToolSpec {
-        let file: Value = serde_json::from_str(text)
-            .expect("the spec file was checked when the crate was built");
+        let file: Value =
+            serde_json::from_str(text).expect("the spec file was checked when the crate was built");
         let parameters = file.pointer(pointer).cloned().unwrap_or(file);
         self.with_parameters(parameters, None)
     }
