@@ -549,7 +549,7 @@ fn keywords(schema: &Value, at: &str, problems: &mut Vec<(String, String)>) {
             },
             "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
             | "maxProperties" | "minContains" | "maxContains"
-                if !value.as_u64().is_some() =>
+                if value.as_u64().is_none() =>
             {
                 problem(format!("must be a non-negative integer, found {value}"));
             }
