@@ -77,3 +77,60 @@ async fn calls_are_validated_against_the_file_and_read_by_the_struct() {
         ("rust", None, None)
     );
 }
+
+/// A hand-written tool whose spec is a file, read when the crate builds.
+struct Search;
+
+impl behest::Tool for Search {
+    fn name(&self) -> &str {
+        "web_search"
+    }
+
+    fn spec(&self) -> behest::ToolSpec {
+        behest::tool_spec!("tests/specs/web_search.json")
+    }
+
+    async fn execute(&self, arguments: Value) -> behest::ToolResult<behest::ToolOutput> {
+        Ok(behest::ToolOutput::text(format!(
+            "results for {}",
+            arguments["query"]
+        )))
+    }
+}
+
+#[tokio::test]
+async fn tool_spec_and_schema_literals_are_the_files_and_the_json_written() {
+    let spec = behest::tool_spec!("tests/specs/web_search.json");
+    let file = file("tests/specs/web_search.json");
+    assert_eq!(spec.name, "web_search");
+    assert_eq!(spec.description, file["description"]);
+    assert_eq!(spec.parameters, file["parameters"]);
+
+    let schema = behest::schema!({
+        "type": "object",
+        "properties": {
+            "celsius": {"type": "number", "minimum": -273.15},
+            "city": {"type": "string", "enum": ["Oslo", "Rome"]},
+            "exact": {"type": "boolean", "default": false}
+        },
+        "required": ["city"],
+        "additionalProperties": false
+    });
+    assert_eq!(schema["properties"]["celsius"]["minimum"], json!(-273.15));
+    assert_eq!(schema["properties"]["exact"]["default"], json!(false));
+    let tool = behest::ExternalTool::new("thermometer", "Read a thermometer.", schema);
+    let registry = ToolRegistry::new()
+        .with(tool)
+        .unwrap()
+        .with(Search)
+        .unwrap();
+    let runtime = ToolRuntime::new(registry);
+    let refused = runtime
+        .call(ToolCall::new("c1", "thermometer", json!({"city": "Paris"})))
+        .await;
+    assert!(refused.outcome.is_err());
+    let found = runtime
+        .call(ToolCall::new("c2", "web_search", json!({"query": "rust"})))
+        .await;
+    assert_eq!(found.outcome.unwrap().to_text(), "results for \"rust\"");
+}

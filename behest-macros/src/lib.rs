@@ -46,3 +46,18 @@ pub fn external_tool(args: TokenStream, input: TokenStream) -> TokenStream {
 pub fn data(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::data::expand(args.into(), input.into()).into()
 }
+
+/// A `ToolSpec` read from a JSON spec file (`name`, `description`,
+/// `parameters`) when the crate builds. See the `behest` crate
+/// documentation.
+#[proc_macro]
+pub fn tool_spec(input: TokenStream) -> TokenStream {
+    expand::literal::tool_spec(input.into()).into()
+}
+
+/// A JSON object schema written in place, checked when the crate builds.
+/// See the `behest` crate documentation.
+#[proc_macro]
+pub fn schema(input: TokenStream) -> TokenStream {
+    expand::literal::schema(input.into()).into()
+}

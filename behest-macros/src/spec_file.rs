@@ -272,6 +272,44 @@ impl SpecFile {
     }
 }
 
+/// The root must describe an object, and every keyword must have a value
+/// of the kind JSON Schema gives it; `shown` names the schema in messages.
+/// Whether it found a problem.
+pub fn check_object_schema(schema: &Value, shown: &str, span: Span, cx: &mut Ctxt) -> bool {
+    check_at(schema, "", shown, span, cx)
+}
+
+fn check_at(schema: &Value, at: &str, shown: &str, span: Span, cx: &mut Ctxt) -> bool {
+    let mut invalid = true;
+    match schema.get("type") {
+        Some(Value::String(kind)) if kind == "object" => invalid = false,
+        Some(other) => cx.error_at(
+            span,
+            format!(
+                "{shown}: the arguments' schema must describe an object (`\"type\": \"object\"` at `{}`), but its type is {other}",
+                pointer_or_root(&format!("{at}/type"))
+            ),
+        ),
+        None => cx.error_at(
+            span,
+            format!(
+                "{shown}: the arguments' schema must describe an object: add `\"type\": \"object\"` at `{}`",
+                pointer_or_root(at)
+            ),
+        ),
+    }
+    let mut problems = Vec::new();
+    keywords(schema, at, &mut problems);
+    invalid |= !problems.is_empty();
+    for (pointer, problem) in problems {
+        cx.error_at(
+            span,
+            format!("{shown} is not a valid JSON Schema: `{pointer}` {problem}"),
+        );
+    }
+    invalid
+}
+
 /// A JSON Pointer token.
 fn escape(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")

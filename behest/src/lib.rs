@@ -36,7 +36,7 @@ pub use typed::{ExternalToolArgs, FromToolContext, IntoToolOutput, State};
 
 #[cfg(feature = "macros")]
 #[doc(inline)]
-pub use behest_macros::{data, external_tool, tool, tools};
+pub use behest_macros::{data, external_tool, schema, tool, tool_spec, tools};
 pub use tool::{
     ArgumentIssue, ExternalTool, LimitKind, Tool, ToolAnnotations, ToolError, ToolOutput,
     ToolResult, ToolSpec,

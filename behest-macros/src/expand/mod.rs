@@ -5,6 +5,7 @@ pub mod data;
 mod derives;
 pub mod external_tool;
 pub mod function;
+pub mod literal;
 pub mod spec;
 pub mod tool;
 pub mod tools;

@@ -38,6 +38,11 @@ pub struct SpecParts {
     pub timeout: Option<Duration>,
 }
 
+/// The value of a `schema!` literal, checked when the crate was built.
+pub fn json_literal(text: &str) -> Value {
+    serde_json::from_str(text).expect("`schema!` checked the JSON when the crate was built")
+}
+
 impl SpecParts {
     /// No name or description, no hints, unknown arguments refused: what
     /// the generated code starts from.

@@ -1,0 +1,3 @@
+fn main() {
+    let _schema = behest::schema!({"type": "array", "items": {"type": "string"}});
+}
