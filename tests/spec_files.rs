@@ -134,3 +134,57 @@ async fn tool_spec_and_schema_literals_are_the_files_and_the_json_written() {
         .await;
     assert_eq!(found.outcome.unwrap().to_text(), "results for \"rust\"");
 }
+
+/// A spec file edited after a build fails the next build: a scratch crate
+/// in a temporary folder, built, its file edited, built again. Slow (it
+/// builds behest in its own target folder), so run on demand:
+/// `cargo test --test spec_files -- --ignored`.
+#[test]
+#[ignore = "builds a scratch crate with cargo (minutes); run with --ignored"]
+fn an_edited_spec_file_fails_the_next_build() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let scratch = std::env::temp_dir().join(format!("behest-spec-scratch-{}", std::process::id()));
+    std::fs::create_dir_all(scratch.join("src")).unwrap();
+    std::fs::write(
+        scratch.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"scratch\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n[dependencies]\nbehest = {{ path = {:?} }}\n\n[workspace]\n",
+            root.join("behest")
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        scratch.join("src/main.rs"),
+        "/// Search.\n#[behest::external_tool(schema = \"search.json\")]\nstruct Search {\n    query: String,\n}\n\nfn main() {\n    let _ = Search::external_tool();\n}\n",
+    )
+    .unwrap();
+    let spec = |properties: &str| {
+        std::fs::write(
+            scratch.join("search.json"),
+            format!("{{\"type\": \"object\", \"properties\": {{{properties}}}, \"required\": [\"query\"]}}"),
+        )
+        .unwrap();
+    };
+    let build = || {
+        std::process::Command::new(env!("CARGO"))
+            .arg("build")
+            .current_dir(&scratch)
+            // Its own target folder: this test's cargo holds the main one.
+            .env("CARGO_TARGET_DIR", root.join("target/spec-scratch"))
+            .output()
+            .unwrap()
+    };
+    spec(r#""query": {"type": "string"}"#);
+    let first = build();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    spec(r#""query": {"type": "integer"}"#);
+    let second = build();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    std::fs::remove_dir_all(&scratch).unwrap();
+    assert!(!second.status.success(), "the edited file was not noticed");
+    assert!(stderr.contains("`query` is of type `integer`"), "{stderr}");
+}
