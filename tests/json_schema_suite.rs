@@ -10,6 +10,11 @@ use std::path::{Path, PathBuf};
 use behest::validation::ArgumentValidator;
 use serde_json::Value;
 
+/// The keyword check the macros run on spec files when a crate builds.
+#[path = "../behest-macros/src/schema_keywords.rs"]
+#[allow(dead_code)]
+mod schema_keywords;
+
 /// Cases whose verdict we knowingly differ on, as (file, case description,
 /// test description or "*" for the whole case, reason).
 const EXCEPTIONS: &[(&str, &str, &str, &str)] = &[(
@@ -187,6 +192,53 @@ fn listed_exceptions_have_reasons() {
         assert!(
             !reason.trim().is_empty(),
             "{file} / {case} / {test} needs a reason"
+        );
+    }
+}
+
+/// The check spec files get when a crate builds refuses nothing that
+/// registration accepts: on every schema of the suite, a schema it finds
+/// a problem in is one the registry's compile refuses too; and it finds
+/// the problems that registration finds in the hand-broken schemas below.
+#[test]
+#[cfg_attr(
+    not(behest_shared),
+    ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder"
+)]
+fn compile_time_checks_agree_with_registration() {
+    let suite = shared_dir().join("data/json-schema-test-suite");
+    let documents = remotes(&suite.join("remotes"));
+    let mut checked = 0;
+    for (file, case) in &suite_cases(&suite) {
+        let schema = &case["schema"];
+        let mut problems = Vec::new();
+        schema_keywords::keywords(schema, "", &mut problems);
+        let registered = ArgumentValidator::compile_with_documents(schema, documents.clone());
+        assert!(
+            problems.is_empty() || registered.is_err(),
+            "{file} / {}: refused when building ({problems:?}) but accepted at registration",
+            case["description"]
+        );
+        checked += 1;
+    }
+    assert!(checked > 300, "only {checked} schemas");
+    let broken = [
+        serde_json::json!({"type": "strnig"}),
+        serde_json::json!({"required": "a"}),
+        serde_json::json!({"properties": {"a": {"minLength": -1}}}),
+        serde_json::json!({"properties": {"a": {"maximum": "ten"}}}),
+        serde_json::json!({"anyOf": []}),
+        serde_json::json!({"items": {"type": 7}}),
+        serde_json::json!({"enum": "a"}),
+        serde_json::json!({"pattern": 3}),
+    ];
+    for schema in broken {
+        let mut problems = Vec::new();
+        schema_keywords::keywords(&schema, "", &mut problems);
+        assert!(!problems.is_empty(), "{schema}: not found when building");
+        assert!(
+            ArgumentValidator::compile(&schema).is_err(),
+            "{schema}: accepted at registration"
         );
     }
 }

@@ -10,6 +10,7 @@ mod expand;
 mod fallback;
 mod options;
 mod param_attrs;
+mod schema_keywords;
 mod spec_file;
 mod suggest;
 mod tokens;
