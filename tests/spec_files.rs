@@ -188,3 +188,47 @@ fn an_edited_spec_file_fails_the_next_build() {
     assert!(!second.status.success(), "the edited file was not noticed");
     assert!(stderr.contains("`query` is of type `integer`"), "{stderr}");
 }
+
+/// A `#[tool]` function whose spec is a file: its parameters are checked
+/// against it when the crate builds, and its calls against the file.
+#[behest::tool(schema = "tests/specs/web_search.json")]
+fn find(query: String, max_results: Option<u32>, safe: Option<bool>) -> String {
+    let limit = max_results.unwrap_or(5);
+    format!(
+        "{limit} results for {query} (safe: {})",
+        safe.unwrap_or(true)
+    )
+}
+
+#[tokio::test]
+async fn a_tool_function_takes_its_spec_from_a_file() {
+    let spec = behest::Tool::spec(&Find);
+    let file = file("tests/specs/web_search.json");
+    assert_eq!(spec.name, "web_search");
+    assert_eq!(spec.parameters, file["parameters"]);
+    let runtime = ToolRuntime::new(ToolRegistry::new().with(Find).unwrap());
+    // The file's `minLength` holds on argument text too: no shortcut past
+    // the schema.
+    let empty = runtime
+        .call(ToolCall::new(
+            "c1",
+            "web_search",
+            Value::String(r#"{"query": ""}"#.into()),
+        ))
+        .await;
+    assert!(
+        matches!(empty.outcome, Err(ToolError::InvalidArguments { .. })),
+        "{empty:?}"
+    );
+    let found = runtime
+        .call(ToolCall::new(
+            "c2",
+            "web_search",
+            json!({"query": "rust", "max_results": 2}),
+        ))
+        .await;
+    assert_eq!(
+        found.outcome.unwrap().to_text(),
+        "2 results for rust (safe: true)"
+    );
+}

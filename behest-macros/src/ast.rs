@@ -60,6 +60,8 @@ pub struct ToolFn {
     /// A type in the signature has the tool type's name: no stub of that
     /// name may be emitted either.
     pub name_clash: bool,
+    /// `schema = ".."`: the spec file whose schema the tool registers.
+    pub spec_file: Option<crate::spec_file::SpecFile>,
 }
 
 impl ToolFn {
@@ -113,21 +115,33 @@ pub fn analyse(
         cx.error_spanned_by(variadic, "a tool cannot be variadic");
     }
 
-    let (tool_name, name_span) = match &options.name {
-        Some(name) => (name.value.clone(), name.span),
-        None => (unraw.clone(), fn_ident.span()),
+    let spec_file = options
+        .schema
+        .as_ref()
+        .and_then(|lit| crate::spec_file::load(lit, cx));
+    let file_name = spec_file
+        .as_ref()
+        .and_then(|file| Some((file.name.clone()?, file.span)));
+    let (tool_name, name_span) = match (&options.name, file_name) {
+        (Some(name), _) => (name.value.clone(), name.span),
+        (None, Some(from_file)) => from_file,
+        (None, None) => (unraw.clone(), fn_ident.span()),
     };
     valid::check_name(&tool_name, name_span, cx);
 
     let docs = Docs::collect(attrs);
-    let description = crate::expand::spec::description(
-        &options,
-        &docs,
-        &fn_ident,
-        ("tool", "#[tool"),
-        &tool_name,
-        cx,
-    );
+    let file_description = spec_file.as_ref().and_then(|file| file.description.clone());
+    let description = match (&options.description, file_description) {
+        (None, Some(text)) => quote::quote!(#text),
+        _ => crate::expand::spec::description(
+            &options,
+            &docs,
+            &fn_ident,
+            ("tool", "#[tool"),
+            &tool_name,
+            cx,
+        ),
+    };
 
     let mut receiver = if in_impl {
         Receiver::Associated
@@ -241,7 +255,31 @@ pub fn analyse(
         );
     }
 
+    if let Some(file) = &spec_file {
+        let arguments: Vec<crate::spec_file::Argument<'_>> = params
+            .iter()
+            .filter_map(|param| match param {
+                Param::Sent(sent) => Some(crate::spec_file::Argument {
+                    ident: &sent.ident,
+                    rust_name: crate::spec_file::unraw(&sent.ident),
+                    wire: sent.wire_name.clone(),
+                    ty: &sent.ty,
+                    defaulted: sent.default.is_some(),
+                }),
+                Param::Injected(_) => None,
+            })
+            .collect();
+        file.check_arguments(
+            &arguments,
+            "parameter",
+            "`#[arg(rename = \"...\")]`",
+            &fn_ident,
+            cx,
+        );
+    }
+
     ToolFn {
+        spec_file,
         name_clash: clash.is_some(),
         options,
         fn_ident,

@@ -30,6 +30,7 @@ const TOOL_KEYS: &[&str] = &[
     "needs_approval",
     "allow_unknown_arguments",
     "crate",
+    "schema",
 ];
 
 impl Target {
@@ -40,7 +41,6 @@ impl Target {
                 .iter()
                 .copied()
                 .filter(|key| *key != "timeout")
-                .chain(["schema"])
                 .collect(),
             Target::ImplBlock => vec!["crate"],
         }

@@ -161,11 +161,55 @@ impl SpecFile {
         let Fields::Named(fields) = &item.fields else {
             return;
         };
-        if self.invalid {
-            return;
-        }
         let serde = SerdeAttrs::of(&item.attrs);
         if serde.unchecked {
+            return;
+        }
+        let mut arguments = Vec::new();
+        for field in &fields.named {
+            let Some(ident) = &field.ident else { continue };
+            let attrs = SerdeAttrs::of(&field.attrs);
+            if attrs.skip {
+                continue;
+            }
+            if attrs.unchecked {
+                // A flattened field's properties are another type's.
+                return;
+            }
+            let rust_name = unraw(ident);
+            let wire = attrs
+                .rename
+                .clone()
+                .unwrap_or_else(|| serde.rename_all.apply(&rust_name));
+            arguments.push(Argument {
+                ident,
+                rust_name,
+                wire,
+                ty: &field.ty,
+                defaulted: attrs.default || serde.default,
+            });
+        }
+        self.check_arguments(
+            &arguments,
+            "field",
+            "`#[serde(rename = \"...\")]`",
+            &item.ident,
+            cx,
+        );
+    }
+
+    /// Checks `arguments` (a struct's fields, a function's parameters,
+    /// called `what`, renamed with `rename`) against the schema's
+    /// properties; a property with no argument is an error on `owner`.
+    pub fn check_arguments(
+        &self,
+        arguments: &[Argument<'_>],
+        what: &str,
+        rename: &str,
+        owner: &syn::Ident,
+        cx: &mut Ctxt,
+    ) {
+        if self.invalid {
             return;
         }
         let properties = self
@@ -180,30 +224,20 @@ impl SpecFile {
             .and_then(Value::as_array)
             .map(|names| names.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        let mut seen = Vec::new();
-        for field in &fields.named {
-            let Some(ident) = &field.ident else { continue };
-            let attrs = SerdeAttrs::of(&field.attrs);
-            if attrs.skip {
-                continue;
-            }
-            if attrs.unchecked {
-                // A flattened field's properties are another type's.
-                return;
-            }
-            let rust_name = ident.to_string();
-            let rust_name = rust_name.strip_prefix("r#").unwrap_or(&rust_name);
-            let wire = attrs
-                .rename
-                .clone()
-                .unwrap_or_else(|| serde.rename_all.apply(rust_name));
-            seen.push(wire.clone());
-            let Some(property) = properties.get(&wire) else {
+        for argument in arguments {
+            let Argument {
+                ident,
+                rust_name,
+                wire,
+                ty,
+                defaulted,
+            } = argument;
+            let Some(property) = properties.get(wire) else {
                 let known: Vec<String> = properties.keys().map(|k| format!("`{k}`")).collect();
                 cx.error_spanned_by(
                     ident,
                     format!(
-                        "field `{rust_name}` (`{wire}` in JSON) is not a property of `{}` (`{}` has {}): add it to the file, or rename the field to a property with `#[serde(rename = \"...\")]`",
+                        "{what} `{rust_name}` (`{wire}` in JSON) is not a property of `{}` (`{}` has {}): add it to the file, or rename the {what} to a property with {rename}",
                         self.shown,
                         self.pointer("/properties"),
                         if known.is_empty() { "none".to_owned() } else { known.join(", ") }
@@ -211,46 +245,43 @@ impl SpecFile {
                 );
                 continue;
             };
-            let optional_type = option_inner(&field.ty).is_some();
+            let optional_type = option_inner(ty).is_some();
             let is_required = required.contains(&wire.as_str());
-            if is_required && (optional_type || attrs.default || serde.default) {
+            if is_required && (optional_type || *defaulted) {
                 let why = if optional_type {
-                    format!(
-                        "the field is an `Option`: make it `{}`",
-                        inner_text(&field.ty)
-                    )
+                    format!("the {what} is an `Option`: make it `{}`", inner_text(ty))
                 } else {
-                    "the field has `#[serde(default)]`: drop it".to_owned()
+                    format!("the {what} has a default: drop it")
                 };
                 cx.error_spanned_by(
-                    &field.ty,
+                    ty,
                     format!(
                         "`{wire}` is required by `{}` (`{}`), but {why}, or remove `{wire}` from `required` in the file",
                         self.shown,
                         self.pointer("/required")
                     ),
                 );
-            } else if !is_required && !optional_type && !attrs.default && !serde.default {
+            } else if !is_required && !optional_type && !*defaulted {
                 cx.error_spanned_by(
-                    &field.ty,
+                    ty,
                     format!(
-                        "`{wire}` is optional in `{}` (not in `{}`), but the field is required: make it `Option<{}>`, add `#[serde(default)]`, or list `{wire}` in `required`",
+                        "`{wire}` is optional in `{}` (not in `{}`), but the {what} is required: make it `Option<{}>`, give it a default, or list `{wire}` in `required`",
                         self.shown,
                         self.pointer("/required"),
-                        quote::ToTokens::to_token_stream(&field.ty)
+                        quote::ToTokens::to_token_stream(ty)
                     ),
                 );
             }
-            let ty = option_inner(&field.ty).unwrap_or(&field.ty);
-            if let Some(expected) = json_type(ty) {
-                let pointer = self.pointer(&format!("/properties/{}", escape(&wire)));
+            let inner = option_inner(ty).unwrap_or(ty);
+            if let Some(expected) = json_type(inner) {
+                let pointer = self.pointer(&format!("/properties/{}", escape(wire)));
                 if let Some(problem) = type_agrees(property, expected) {
                     cx.error_spanned_by(
-                        ty,
+                        inner,
                         format!(
-                            "`{wire}` is {problem} in `{}` (`{pointer}`), but the field is `{}`, which takes {}: change the field's type or the file",
+                            "`{wire}` is {problem} in `{}` (`{pointer}`), but the {what} is `{}`, which takes {}: change its type or the file",
                             self.shown,
-                            quote::ToTokens::to_token_stream(ty),
+                            quote::ToTokens::to_token_stream(inner),
                             article(expected)
                         ),
                     );
@@ -258,19 +289,36 @@ impl SpecFile {
             }
         }
         for name in properties.keys() {
-            if !seen.contains(name) {
+            if !arguments.iter().any(|argument| &argument.wire == name) {
                 cx.error_spanned_by(
-                    &item.ident,
+                    owner,
                     format!(
-                        "property `{name}` of `{}` (`{}`) has no field in `{}`: add a field for it, or remove it from the file",
+                        "property `{name}` of `{}` (`{}`) has no {what} in `{owner}`: add a {what} for it, or remove it from the file",
                         self.shown,
                         self.pointer(&format!("/properties/{}", escape(name))),
-                        item.ident
                     ),
                 );
             }
         }
     }
+}
+
+/// A struct field or function parameter, as the file is checked against.
+pub struct Argument<'a> {
+    /// Where an error about it points.
+    pub ident: &'a syn::Ident,
+    pub rust_name: String,
+    /// Its name in JSON.
+    pub wire: String,
+    pub ty: &'a syn::Type,
+    /// Whether it has a default (so it may be left out).
+    pub defaulted: bool,
+}
+
+/// `r#type` -> `type`.
+pub fn unraw(ident: &syn::Ident) -> String {
+    let text = ident.to_string();
+    text.strip_prefix("r#").unwrap_or(&text).to_owned()
 }
 
 /// The root must describe an object, and every keyword must have a value

@@ -227,7 +227,7 @@ fn expand_impls(
         Some(file) => {
             let path = file.path.to_string_lossy().into_owned();
             let pointer = &file.schema_pointer;
-            quote!(parts.build_from_file(::core::include_str!(#path), #pointer))
+            quote!(parts.build_from_file(::core::include_str!(#path), #pointer, ::core::option::Option::None))
         }
         None => quote!(parts.build::<Self>(::core::option::Option::None, &[])),
     };

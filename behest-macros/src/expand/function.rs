@@ -202,7 +202,10 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     // accepts: a default reads `null` where the schema refuses it, and
     // unknown arguments would be skipped without the depth limit.
     let deny = !tool.options.allow_unknown_arguments;
-    let text_route = (deny && defaults.is_empty() && !has_cfgs).then(|| {
+    // A spec file may say more than the types do (`minLength`, a
+    // `pattern`): its calls take the checked route.
+    let from_file = tool.spec_file.is_some();
+    let text_route = (deny && defaults.is_empty() && !has_cfgs && !from_file).then(|| {
         quote! {
             fn plain_arguments(&self) -> ::core::option::Option<usize> {
                 use #private::dispatch::prelude::*;
@@ -218,6 +221,25 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
             const READS_CONTEXT: bool = false;
         )
     });
+    let build = match &tool.spec_file {
+        // The file's schema, exactly; `include_str!` rebuilds the crate
+        // when the file changes.
+        Some(file) => {
+            let path = file.path.to_string_lossy().into_owned();
+            let pointer = &file.schema_pointer;
+            quote! {
+                <Self as #private::TypedTool>::PARTS.build_from_file(
+                    ::core::include_str!(#path),
+                    #pointer,
+                    (&&&#ok).__behest_output_schema(),
+                )
+            }
+        }
+        None => quote! {
+            <Self as #private::TypedTool>::PARTS
+                .build::<#args_ident>((&&&#ok).__behest_output_schema(), &#defaults_var)
+        },
+    };
     let args_doc = format!("The arguments of the `{tool_name}` tool, as the model sends them.");
     let tool_doc = format!("The `{tool_name}` tool, made by `#[tool]` from `{fn_ident}`.");
 
@@ -314,8 +336,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                         #[allow(unused_mut)]
                         let mut #defaults_var: #private::Vec<(&str, #private::serde_json::Value)> = #private::Vec::new();
                         #(#defaults)*
-                        <Self as #private::TypedTool>::PARTS
-                            .build::<#args_ident>((&&&#ok).__behest_output_schema(), &#defaults_var)
+                        #build
                     })
                     .clone()
                 }

@@ -62,7 +62,7 @@ pub fn tool_spec(input: TokenStream) -> TokenStream {
             description: #description,
             ..::behest::__private::SpecParts::DEFAULT
         }
-        .build_from_file(::core::include_str!(#path), #pointer)
+        .build_from_file(::core::include_str!(#path), #pointer, ::core::option::Option::None)
     }
 }
 

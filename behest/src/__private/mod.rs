@@ -87,11 +87,16 @@ impl SpecParts {
 
     /// The spec with the schema a spec file gives (`schema = ".."`), as
     /// the file says it: `text` is the file, the schema at `pointer`.
-    pub fn build_from_file(&self, text: &str, pointer: &str) -> ToolSpec {
+    pub fn build_from_file(
+        &self,
+        text: &str,
+        pointer: &str,
+        output_schema: Option<Value>,
+    ) -> ToolSpec {
         let file: Value =
             serde_json::from_str(text).expect("the spec file was checked when the crate was built");
         let parameters = file.pointer(pointer).cloned().unwrap_or(file);
-        self.with_parameters(parameters, None)
+        self.with_parameters(parameters, output_schema)
     }
 
     fn with_parameters(&self, parameters: Value, output_schema: Option<Value>) -> ToolSpec {
