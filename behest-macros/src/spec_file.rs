@@ -107,43 +107,10 @@ fn without_position(message: &str) -> &str {
 }
 
 impl SpecFile {
-    /// The root must describe an object, and every keyword must have a
-    /// value of the kind JSON Schema gives it. Whether it found a problem.
+    /// See [`check_object_schema`].
     fn check_schema(&self, cx: &mut Ctxt) -> bool {
-        let root = &self.schema;
-        let mut invalid = true;
-        match root.get("type") {
-            Some(Value::String(kind)) if kind == "object" => invalid = false,
-            Some(other) => cx.error_at(
-                self.span,
-                format!(
-                    "`{}`: the arguments' schema must describe an object (`\"type\": \"object\"` at `{}`), but its type is {other}",
-                    self.shown,
-                    self.pointer("/type")
-                ),
-            ),
-            None => cx.error_at(
-                self.span,
-                format!(
-                    "`{}`: the arguments' schema must describe an object: add `\"type\": \"object\"` at `{}`",
-                    self.shown,
-                    self.pointer("")
-                ),
-            ),
-        }
-        let mut problems = Vec::new();
-        keywords(root, &self.schema_pointer, &mut problems);
-        invalid |= !problems.is_empty();
-        for (pointer, problem) in problems {
-            cx.error_at(
-                self.span,
-                format!(
-                    "`{}` is not a valid JSON Schema: `{pointer}` {problem}",
-                    self.shown
-                ),
-            );
-        }
-        invalid
+        let shown = format!("`{}`", self.shown);
+        check_at(&self.schema, &self.schema_pointer, &shown, self.span, cx)
     }
 
     /// `suffix` as a pointer into the file.
@@ -349,14 +316,62 @@ fn check_at(schema: &Value, at: &str, shown: &str, span: Span, cx: &mut Ctxt) ->
     }
     let mut problems = Vec::new();
     keywords(schema, at, &mut problems);
+    if problems.is_empty() {
+        // The pointed checks above explain the usual mistakes; the draft's
+        // meta-schema (the one registration checks too) catches the rest.
+        if let Err((pointer, problem)) = meta_schema(schema) {
+            problems.push((format!("{at}{pointer}"), problem));
+        }
+    }
     invalid |= !problems.is_empty();
     for (pointer, problem) in problems {
         cx.error_at(
             span,
-            format!("{shown} is not a valid JSON Schema: `{pointer}` {problem}"),
+            format!(
+                "{shown} is not a valid JSON Schema: `{}` {problem}",
+                pointer_or_root(&pointer)
+            ),
         );
     }
     invalid
+}
+
+/// `schema` checked against the meta-schema of the draft its `$schema`
+/// names (2020-12 without one): the check registration makes.
+fn meta_schema(schema: &Value) -> Result<(), (String, String)> {
+    use jsonschema::Draft;
+
+    let draft = match schema.get("$schema") {
+        None => Draft::Draft202012,
+        Some(Value::String(uri)) => match Draft::from_schema_uri(uri) {
+            Draft::Unknown => {
+                return Err((
+                    "/$schema".to_owned(),
+                    format!("names `{uri}`, not a draft behest knows (4, 6, 7, 2019-09, 2020-12)"),
+                ))
+            }
+            draft => draft,
+        },
+        Some(other) => {
+            return Err((
+                "/$schema".to_owned(),
+                format!("must be a URI string, found {other}"),
+            ))
+        }
+    };
+    let checked = match draft {
+        Draft::Draft4 => jsonschema::draft4::meta::validate(schema),
+        Draft::Draft6 => jsonschema::draft6::meta::validate(schema),
+        Draft::Draft7 => jsonschema::draft7::meta::validate(schema),
+        Draft::Draft201909 => jsonschema::draft201909::meta::validate(schema),
+        _ => jsonschema::draft202012::meta::validate(schema),
+    };
+    checked.map_err(|error| {
+        (
+            error.instance_path().as_str().to_owned(),
+            format!("does not conform to its draft's meta-schema: {error}"),
+        )
+    })
 }
 
 fn article(kind: &str) -> String {
