@@ -602,6 +602,9 @@ async fn calls_of_a_run_are_traced_like_direct_calls() {
     let spans = Spans::default();
     let subscriber = tracing_subscriber::registry().with(spans.clone());
     let _default = tracing::subscriber::set_default(subscriber);
+    // A test on another thread may have met the callsite first, with no
+    // subscriber, and cached "never": ask again now that one listens.
+    tracing::callsite::rebuild_interest_cache();
     let registry = ToolRegistry::new().with(Add).unwrap();
     let model = ScriptedModel::new([
         Turn::tool_calls([call("a1", "add", r#"{"a": 1, "b": 2}"#)]),

@@ -544,6 +544,8 @@ async fn usage_is_read_traced_and_summed_over_a_run() {
     let fields = Fields::default();
     let _default =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(fields.clone()));
+    // Another test's thread may have cached "never" for the callsite.
+    tracing::callsite::rebuild_interest_cache();
 
     let with_usage = |mut body: Value, input: u64, output: u64| {
         body["usage"] = json!({"prompt_tokens": input, "completion_tokens": output,
