@@ -1,7 +1,0 @@
-/// Search.
-#[behest::external_tool(schema = "../../../../tests/ui/specs/bad_name.json")]
-struct Search {
-    query: String,
-}
-
-fn main() {}

@@ -1,8 +1,0 @@
-/// Pay.
-#[behest::external_tool(schema = "../../../../tests/ui/specs/meta_fail.json")]
-struct Pay {
-    card: Option<String>,
-    billing: Option<String>,
-}
-
-fn main() {}

@@ -1,7 +1,0 @@
-/// Search.
-#[behest::external_tool(schema = "../../../../tests/ui/specs/misspelt_type.json")]
-struct Search {
-    query: Option<String>,
-}
-
-fn main() {}

@@ -1,9 +1,0 @@
-/// Search.
-#[behest::external_tool(schema = "../../../../tests/ui/specs/search.json")]
-struct Search {
-    #[serde(rename = "q")]
-    query: String,
-    limit: Option<u32>,
-}
-
-fn main() {}

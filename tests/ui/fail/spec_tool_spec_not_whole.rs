@@ -1,3 +1,0 @@
-fn main() {
-    let _spec: behest::ToolSpec = behest::tool_spec!("../../../../tests/ui/specs/bare_schema.json");
-}

@@ -1,8 +1,0 @@
-/// Search.
-#[behest::external_tool(schema = "../../../../tests/ui/specs/search.json")]
-struct Search {
-    query: String,
-    limit: Option<String>,
-}
-
-fn main() {}

@@ -1,0 +1,7 @@
+/// Search.
+#[behest::external_tool(schema = "../../../../ui-tests/tests/ui/specs/bad_values.json")]
+struct Search {
+    query: String,
+}
+
+fn main() {}

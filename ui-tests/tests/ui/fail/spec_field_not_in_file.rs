@@ -1,0 +1,9 @@
+/// Search.
+#[behest::external_tool(schema = "../../../../ui-tests/tests/ui/specs/search.json")]
+struct Search {
+    query: String,
+    limit: Option<u32>,
+    language: Option<String>,
+}
+
+fn main() {}
