@@ -110,7 +110,13 @@ impl SpecFile {
     /// See [`check_object_schema`].
     fn check_schema(&self, cx: &mut Ctxt) -> bool {
         let shown = format!("`{}`", self.shown);
-        check_at(&self.schema, &self.schema_pointer, &shown, self.span, cx)
+        check_at(
+            &self.schema,
+            &self.schema_pointer,
+            &shown,
+            &|_| self.span,
+            cx,
+        )
     }
 
     /// `suffix` as a pointer into the file.
@@ -291,23 +297,35 @@ pub fn unraw(ident: &syn::Ident) -> String {
 /// The root must describe an object, and every keyword must have a value
 /// of the kind JSON Schema gives it; `shown` names the schema in messages.
 /// Whether it found a problem.
-pub fn check_object_schema(schema: &Value, shown: &str, span: Span, cx: &mut Ctxt) -> bool {
-    check_at(schema, "", shown, span, cx)
+/// `span_of` tells where the value at a JSON pointer was written.
+pub fn check_object_schema(
+    schema: &Value,
+    shown: &str,
+    span_of: &dyn Fn(&str) -> Span,
+    cx: &mut Ctxt,
+) -> bool {
+    check_at(schema, "", shown, span_of, cx)
 }
 
-fn check_at(schema: &Value, at: &str, shown: &str, span: Span, cx: &mut Ctxt) -> bool {
+fn check_at(
+    schema: &Value,
+    at: &str,
+    shown: &str,
+    span_of: &dyn Fn(&str) -> Span,
+    cx: &mut Ctxt,
+) -> bool {
     let mut invalid = true;
     match schema.get("type") {
         Some(Value::String(kind)) if kind == "object" => invalid = false,
         Some(other) => cx.error_at(
-            span,
+            span_of(&format!("{at}/type")),
             format!(
                 "{shown}: the arguments' schema must describe an object (`\"type\": \"object\"` at `{}`), but its type is {other}",
                 pointer_or_root(&format!("{at}/type"))
             ),
         ),
         None => cx.error_at(
-            span,
+            span_of(at),
             format!(
                 "{shown}: the arguments' schema must describe an object: add `\"type\": \"object\"` at `{}`",
                 pointer_or_root(at)
@@ -326,7 +344,7 @@ fn check_at(schema: &Value, at: &str, shown: &str, span: Span, cx: &mut Ctxt) ->
     invalid |= !problems.is_empty();
     for (pointer, problem) in problems {
         cx.error_at(
-            span,
+            span_of(&pointer),
             format!(
                 "{shown} is not a valid JSON Schema: `{}` {problem}",
                 pointer_or_root(&pointer)

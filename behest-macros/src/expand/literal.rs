@@ -69,7 +69,7 @@ pub fn tool_spec(input: TokenStream) -> TokenStream {
 /// `schema!({ .. })`: a JSON object schema written in place.
 pub fn schema(input: TokenStream) -> TokenStream {
     let mut text = String::new();
-    if let Err(error) = to_json(input, &mut text) {
+    if let Err(error) = to_json(input.clone(), &mut text) {
         return error.to_compile_error();
     }
     let value: serde_json::Value = match serde_json::from_str(&text) {
@@ -82,12 +82,72 @@ pub fn schema(input: TokenStream) -> TokenStream {
             .to_compile_error();
         }
     };
+    // Each error on the value it is about.
+    let mut spans = std::collections::HashMap::new();
+    spans_of(input, "", &mut spans);
+    let span_of = |pointer: &str| {
+        let mut pointer = pointer;
+        loop {
+            if let Some(span) = spans.get(pointer) {
+                return *span;
+            }
+            match pointer.rfind('/') {
+                Some(at) => pointer = &pointer[..at],
+                None => return Span::call_site(),
+            }
+        }
+    };
     let mut cx = Ctxt::default();
-    spec_file::check_object_schema(&value, "`schema!`", Span::call_site(), &mut cx);
+    spec_file::check_object_schema(&value, "`schema!`", &span_of, &mut cx);
     if cx.has_errors() {
         return cx.into_compile_errors();
     }
     quote!(::behest::__private::json_literal(#text))
+}
+
+/// Where each value of the JSON in `tokens` was written, by JSON pointer
+/// (`at` is the pointer of `tokens`' own value).
+fn spans_of(tokens: TokenStream, at: &str, spans: &mut std::collections::HashMap<String, Span>) {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    // The value itself: a group (recursed into), or the first token of a
+    // scalar (`-` of a negative number included).
+    let Some(first) = tokens.first() else { return };
+    spans.insert(at.to_owned(), first.span());
+    let TokenTree::Group(group) = first else {
+        return;
+    };
+    let inner: Vec<TokenTree> = group.stream().into_iter().collect();
+    // Entries split at top-level commas.
+    let entries = inner.split(|token| matches!(token, TokenTree::Punct(p) if p.as_char() == ','));
+    match group.delimiter() {
+        Delimiter::Brace => {
+            for entry in entries {
+                let (Some(TokenTree::Literal(key)), Some(TokenTree::Punct(colon))) =
+                    (entry.first(), entry.get(1))
+                else {
+                    continue;
+                };
+                if colon.as_char() != ':' {
+                    continue;
+                }
+                let syn::Lit::Str(key) = syn::Lit::new(key.clone()) else {
+                    continue;
+                };
+                let pointer = format!("{at}/{}", crate::schema_keywords::escape(&key.value()));
+                spans_of(entry[2..].iter().cloned().collect(), &pointer, spans);
+            }
+        }
+        Delimiter::Bracket => {
+            for (index, entry) in entries.enumerate() {
+                spans_of(
+                    entry.iter().cloned().collect(),
+                    &format!("{at}/{index}"),
+                    spans,
+                );
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The JSON text of `tokens`, written as JSON (strings, numbers, `true`,
