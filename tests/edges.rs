@@ -584,8 +584,17 @@ async fn external_answers_are_held_to_the_output_limit() {
 async fn calls_of_a_run_are_traced_like_direct_calls() {
     use tracing_subscriber::layer::SubscriberExt;
 
+    /// The name and `call_id` of every span.
     #[derive(Default, Clone)]
-    struct Spans(Arc<Mutex<Vec<String>>>);
+    struct Spans(Arc<Mutex<Vec<(String, String)>>>);
+    struct CallId<'a>(&'a mut String);
+    impl tracing::field::Visit for CallId<'_> {
+        fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+            if field.name() == "call_id" {
+                *self.0 = format!("{value:?}");
+            }
+        }
+    }
     impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Spans {
         fn on_new_span(
             &self,
@@ -593,33 +602,41 @@ async fn calls_of_a_run_are_traced_like_direct_calls() {
             _id: &tracing::span::Id,
             _ctx: tracing_subscriber::layer::Context<'_, S>,
         ) {
-            self.0
-                .lock()
-                .unwrap()
-                .push(attrs.metadata().name().to_owned());
+            let mut call_id = String::new();
+            attrs.record(&mut CallId(&mut call_id));
+            let name = attrs.metadata().name().to_owned();
+            self.0.lock().unwrap().push((name, call_id));
         }
     }
-    let spans = Spans::default();
-    let subscriber = tracing_subscriber::registry().with(spans.clone());
-    let _default = tracing::subscriber::set_default(subscriber);
-    // A test on another thread may have met the callsite first, with no
-    // subscriber, and cached "never": ask again now that one listens.
-    tracing::callsite::rebuild_interest_cache();
+    // The process's subscriber: a scoped one loses to tracing's cache of
+    // callsites that a test on another thread met first, unobserved.
+    static SPANS: std::sync::OnceLock<Spans> = std::sync::OnceLock::new();
+    let spans = SPANS
+        .get_or_init(|| {
+            let spans = Spans::default();
+            tracing::subscriber::set_global_default(
+                tracing_subscriber::registry().with(spans.clone()),
+            )
+            .expect("no other test sets the global subscriber");
+            spans
+        })
+        .clone();
     let registry = ToolRegistry::new().with(Add).unwrap();
     let model = ScriptedModel::new([
-        Turn::tool_calls([call("a1", "add", r#"{"a": 1, "b": 2}"#)]),
-        Turn::text("3").expect_ok("a1", "3"),
+        Turn::tool_calls([call("traced-1", "add", r#"{"a": 1, "b": 2}"#)]),
+        Turn::text("3").expect_ok("traced-1", "3"),
     ]);
     let outcome = Agent::new(model, ToolRuntime::new(registry))
         .invoke([Message::user("go")])
         .await;
     assert_eq!(outcome.text(), Some("3"));
-    assert!(spans
-        .0
-        .lock()
-        .unwrap()
-        .iter()
-        .any(|name| name == "tool_call"));
+    let spans = spans.0.lock().unwrap();
+    assert!(
+        spans
+            .iter()
+            .any(|(name, call_id)| name == "tool_call" && call_id == "traced-1"),
+        "{spans:?}"
+    );
 }
 
 // 10. The text route under the depth limit --------------------------------------

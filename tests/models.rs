@@ -541,11 +541,21 @@ async fn usage_is_read_traced_and_summed_over_a_run() {
             values.record(&mut Visit(&mut self.0.lock().unwrap()));
         }
     }
-    let fields = Fields::default();
-    let _default =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(fields.clone()));
-    // Another test's thread may have cached "never" for the callsite.
-    tracing::callsite::rebuild_interest_cache();
+    // The process's subscriber, not a scoped one: tracing caches whether a
+    // callsite is wanted, and a test on another thread that met it first,
+    // with no subscriber, would have it cached as unwanted. Other tests'
+    // spans are recorded too; the model name below is this test's own.
+    static FIELDS: std::sync::OnceLock<Fields> = std::sync::OnceLock::new();
+    let fields = FIELDS
+        .get_or_init(|| {
+            let fields = Fields::default();
+            tracing::subscriber::set_global_default(
+                tracing_subscriber::registry().with(fields.clone()),
+            )
+            .expect("no other test sets the global subscriber");
+            fields
+        })
+        .clone();
 
     let with_usage = |mut body: Value, input: u64, output: u64| {
         body["usage"] = json!({"prompt_tokens": input, "completion_tokens": output,

@@ -257,22 +257,20 @@ fn describe(
         ValidationErrorKind::ExclusiveMinimum { limit } => bound("greater than", limit, instance),
         ValidationErrorKind::ExclusiveMaximum { limit } => bound("less than", limit, instance),
         ValidationErrorKind::MinLength { limit } => {
-            format!(
-                "must have at least {limit} characters, got {}",
-                preview(instance)
-            )
+            let characters = plural(*limit, "character");
+            format!("must have at least {characters}, got {}", preview(instance))
         }
         ValidationErrorKind::MaxLength { limit } => {
-            format!(
-                "must have at most {limit} characters, got {}",
-                preview(instance)
-            )
+            let characters = plural(*limit, "character");
+            format!("must have at most {characters}, got {}", preview(instance))
         }
         ValidationErrorKind::MinItems { limit } => {
-            format!("must have at least {limit} items, got {}", count(instance))
+            let items = plural(*limit, "item");
+            format!("must have at least {items}, got {}", count(instance))
         }
         ValidationErrorKind::MaxItems { limit } => {
-            format!("must have at most {limit} items, got {}", count(instance))
+            let items = plural(*limit, "item");
+            format!("must have at most {items}, got {}", count(instance))
         }
         ValidationErrorKind::Pattern { pattern } => {
             format!(
@@ -284,6 +282,15 @@ fn describe(
         _ => format!("{}", error.masked()).replace('\n', " "),
     };
     issues.push(ArgumentIssue::new(path, message));
+}
+
+/// `1 character`, `2 characters`.
+fn plural(count: u64, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
 }
 
 /// In an `anyOf`/`oneOf` failure, the one branch that got furthest into the
