@@ -388,12 +388,4 @@ pub fn from_messages(
     Ok(conversation)
 }
 
-impl Stream {
-    /// The assembled message, with the token counts the stream reported.
-    pub fn finish(self) -> AssistantMessage {
-        let usage = self.usage;
-        let mut message = self.assemble();
-        message.usage = usage;
-        message
-    }
-}
+super::usage::finish_with_usage!(Stream);

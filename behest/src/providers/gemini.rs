@@ -587,15 +587,7 @@ fn unanswered_call<'c>(conversation: &'c [Message], name: &str) -> Option<&'c To
         .find(|call| call.tool_name == name && !answered.contains(call.call_id.as_str()))
 }
 
-impl Stream {
-    /// The assembled message, with the token counts the stream reported.
-    pub fn finish(self) -> AssistantMessage {
-        let usage = self.usage;
-        let mut message = self.assemble();
-        message.usage = usage;
-        message
-    }
-}
+super::usage::finish_with_usage!(Stream);
 
 #[cfg(test)]
 mod tests {

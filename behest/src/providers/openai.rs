@@ -700,22 +700,4 @@ fn current_turn(conversation: &mut Vec<Message>) -> &mut AssistantMessage {
     }
 }
 
-impl ChatStream {
-    /// The assembled message, with the token counts the stream reported.
-    pub fn finish(self) -> AssistantMessage {
-        let usage = self.usage;
-        let mut message = self.assemble();
-        message.usage = usage;
-        message
-    }
-}
-
-impl ResponsesStream {
-    /// The assembled message, with the token counts the stream reported.
-    pub fn finish(self) -> AssistantMessage {
-        let usage = self.usage;
-        let mut message = self.assemble();
-        message.usage = usage;
-        message
-    }
-}
+super::usage::finish_with_usage!(ChatStream, ResponsesStream);
