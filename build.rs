@@ -3,6 +3,12 @@
 //! reported as ignored ("skipped"), so `cargo test` passes on any clone.
 //! Likewise for the tests that run third-party validators and peers in
 //! `BEHEST_PYTHON` (google-genai, the official MCP SDK).
+//!
+//! It also writes the struct + spec file pairs of `tests/spec_round_trip.rs`
+//! from the suite's object schemas.
+
+#[path = "tests/spec_round_trip/generate.rs"]
+mod spec_round_trip;
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(behest_shared)");
@@ -13,7 +19,13 @@ fn main() {
         println!("cargo::rustc-cfg=behest_python");
     }
     println!("cargo::rerun-if-env-changed=BEHEST_SHARED_DIR");
-    if std::env::var_os("BEHEST_SHARED_DIR").is_some_and(|dir| !dir.is_empty()) {
+    let shared = std::env::var_os("BEHEST_SHARED_DIR")
+        .filter(|dir| !dir.is_empty())
+        .map(std::path::PathBuf::from);
+    if shared.is_some() {
         println!("cargo::rustc-cfg=behest_shared");
     }
+    let suite = shared.map(|dir| dir.join("data/json-schema-test-suite"));
+    let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    spec_round_trip::generate(suite.as_deref(), &out);
 }

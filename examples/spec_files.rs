@@ -14,6 +14,18 @@ use behest::ToolOutput;
 struct WebSearch {
     query: String,
     max_results: Option<u32>,
+    freshness: Option<Freshness>,
+}
+
+/// How recent the results must be. `#[behest::data]` lets the build compare
+/// the variants (after the rename) with the file's `enum`.
+#[behest::data(input)]
+#[serde(rename_all = "lowercase")]
+#[derive(Debug)]
+enum Freshness {
+    Day,
+    Week,
+    Any,
 }
 
 /// A hand-written tool whose spec is a file.
@@ -53,7 +65,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             ToolCall::new(
                 "c3",
                 "web_search",
-                json!({"query": "rust", "max_results": 3}),
+                json!({"query": "rust", "max_results": 3, "freshness": "week"}),
             ),
             ToolCall::new(
                 "c4",
@@ -74,9 +86,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         {
             let search = WebSearch::from_call(&call).expect("validated against the file");
             let titles = format!(
-                "{} results for {}",
+                "{} results for {} ({:?})",
                 search.max_results.unwrap_or(5),
-                search.query
+                search.query,
+                search.freshness.unwrap_or(Freshness::Any)
             );
             control
                 .resolve(&call.call_id, Ok(ToolOutput::text(titles)))

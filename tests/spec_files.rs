@@ -232,3 +232,54 @@ async fn a_tool_function_takes_its_spec_from_a_file() {
         "2 results for rust (safe: true)"
     );
 }
+
+/// An enum with serde's derives alone: the macro cannot see its variants,
+/// so registration compares them with the file's `enum`.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Period {
+    Day,
+    Week,
+    Month,
+    Year,
+}
+
+/// A count defined elsewhere: an integer, where the file allows `1.5`.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Count(u32);
+
+#[external_tool(schema = "tests/specs/report.json")]
+struct Report {
+    period: Period,
+    top: Count,
+}
+
+#[behest::tool(schema = "tests/specs/report.json")]
+fn sales_report(period: Period, top: Count) -> String {
+    let _ = (period, top.0);
+    String::new()
+}
+
+#[test]
+fn registration_refuses_what_the_file_and_the_types_disagree_on() {
+    let refusals = [
+        ToolRegistry::new().with(Report::external_tool()).err(),
+        ToolRegistry::new().with(SalesReport).err(),
+    ];
+    for refused in refusals {
+        let Some(behest::RegistryError::SpecMismatch { name, message }) = refused else {
+            panic!("registered: {refused:?}");
+        };
+        assert_eq!(name, "report");
+        assert!(
+            message.contains(
+                "`period` in `tests/specs/report.json` (`/parameters/properties/period`) does not allow \"year\", which `Period` has"
+            ),
+            "{message}"
+        );
+        assert!(
+            message.contains("`top` in `tests/specs/report.json` (`/parameters/properties/top`) is of type `number`, but `Count` reads `integer`"),
+            "{message}"
+        );
+    }
+}

@@ -115,7 +115,7 @@ pub fn analyse(
         cx.error_spanned_by(variadic, "a tool cannot be variadic");
     }
 
-    let spec_file = options
+    let mut spec_file = options
         .schema
         .as_ref()
         .and_then(|lit| crate::spec_file::load(lit, cx));
@@ -255,7 +255,7 @@ pub fn analyse(
         );
     }
 
-    if let Some(file) = &spec_file {
+    if let Some(file) = &mut spec_file {
         let arguments: Vec<crate::spec_file::Argument<'_>> = params
             .iter()
             .filter_map(|param| match param {

@@ -1,15 +1,15 @@
-//! The kinds of values JSON Schema's keywords take: the check the macros
-//! run on spec files and `schema!` literals when a crate builds. It needs
-//! nothing but serde_json, so the test suite runs the same code on the
-//! JSON-Schema-Test-Suite to show it never refuses what registration
-//! accepts.
+//! The kinds of values JSON Schema's keywords take, and the draft's
+//! meta-schema: the checks the macros run on spec files and `schema!`
+//! literals when a crate builds. It needs nothing but serde_json and
+//! jsonschema, so the test suite runs the same code on the
+//! JSON-Schema-Test-Suite to show it agrees with registration.
 
 use serde_json::Value;
 
 /// The kinds of JSON values JSON Schema's keywords take, checked at every
 /// depth: the mistakes a hand-edited file makes (a misspelt type, a
 /// `required` that is a string, a negative length), each with its pointer.
-/// The full meta-schema check runs when the tool is registered.
+/// [`meta_schema`] checks the rest, as registration does.
 pub fn keywords(schema: &Value, at: &str, problems: &mut Vec<(String, String)>) {
     let Value::Object(object) = schema else {
         if !schema.is_boolean() {
@@ -134,4 +134,42 @@ pub fn pointer_or_root(at: &str) -> String {
     } else {
         at.to_owned()
     }
+}
+
+/// `schema` checked against the meta-schema of the draft its `$schema`
+/// names (2020-12 without one): the check registration makes.
+pub fn meta_schema(schema: &Value) -> Result<(), (String, String)> {
+    use jsonschema::Draft;
+
+    let draft = match schema.get("$schema") {
+        None => Draft::Draft202012,
+        Some(Value::String(uri)) => match Draft::from_schema_uri(uri) {
+            Draft::Unknown => {
+                return Err((
+                    "/$schema".to_owned(),
+                    format!("names `{uri}`, not a draft behest knows (4, 6, 7, 2019-09, 2020-12)"),
+                ))
+            }
+            draft => draft,
+        },
+        Some(other) => {
+            return Err((
+                "/$schema".to_owned(),
+                format!("must be a URI string, found {other}"),
+            ))
+        }
+    };
+    let checked = match draft {
+        Draft::Draft4 => jsonschema::draft4::meta::validate(schema),
+        Draft::Draft6 => jsonschema::draft6::meta::validate(schema),
+        Draft::Draft7 => jsonschema::draft7::meta::validate(schema),
+        Draft::Draft201909 => jsonschema::draft201909::meta::validate(schema),
+        _ => jsonschema::draft202012::meta::validate(schema),
+    };
+    checked.map_err(|error| {
+        (
+            error.instance_path().as_str().to_owned(),
+            format!("does not conform to its draft's meta-schema: {error}"),
+        )
+    })
 }

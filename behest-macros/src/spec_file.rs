@@ -4,12 +4,14 @@
 
 use std::path::PathBuf;
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
 use serde_json::Value;
+use syn::spanned::Spanned;
 use syn::{Fields, ItemStruct, LitStr};
 
 use crate::ctxt::Ctxt;
-use crate::schema_keywords::{escape, keywords, pointer_or_root};
+use crate::schema_keywords::{escape, keywords, meta_schema, pointer_or_root};
 
 /// A spec file as the macro read it.
 pub struct SpecFile {
@@ -30,6 +32,18 @@ pub struct SpecFile {
     /// Whether the schema itself is wrong: the fields are then not
     /// compared with it (each mistake is one error).
     pub invalid: bool,
+    /// Arguments of a type defined elsewhere whose property lists its
+    /// values: compared with the type's variants in a `const` item.
+    pub enum_checks: Vec<EnumCheck>,
+}
+
+/// An argument's type against the `enum` of its property, checked when the
+/// crate builds if the type declares its variants (`#[behest::data]` on a
+/// unit-only enum), and at registration otherwise.
+pub struct EnumCheck {
+    ty: syn::Type,
+    values: Vec<String>,
+    message: String,
 }
 
 /// The keys under which a whole tool spec keeps its arguments' schema.
@@ -94,6 +108,7 @@ pub fn load(lit: &LitStr, cx: &mut Ctxt) -> Option<SpecFile> {
         description,
         span,
         invalid: false,
+        enum_checks: Vec::new(),
     };
     spec.invalid = spec.check_schema(cx);
     Some(spec)
@@ -130,7 +145,7 @@ impl SpecFile {
     }
 
     /// Checks the struct's fields against the schema's properties.
-    pub fn check_fields(&self, item: &ItemStruct, cx: &mut Ctxt) {
+    pub fn check_fields(&mut self, item: &ItemStruct, cx: &mut Ctxt) {
         let Fields::Named(fields) = &item.fields else {
             return;
         };
@@ -175,7 +190,7 @@ impl SpecFile {
     /// called `what`, renamed with `rename`) against the schema's
     /// properties; a property with no argument is an error on `owner`.
     pub fn check_arguments(
-        &self,
+        &mut self,
         arguments: &[Argument<'_>],
         what: &str,
         rename: &str,
@@ -246,6 +261,24 @@ impl SpecFile {
                 );
             }
             let inner = option_inner(ty).unwrap_or(ty);
+            let values = string_values(property);
+            if let (None, Some(values)) = (json_type(inner), values) {
+                if !mentions_self(inner) {
+                    let pointer = self.pointer(&format!("/properties/{}/enum", escape(wire)));
+                    let shown_values: Vec<String> =
+                        values.iter().map(|value| format!("{value:?}")).collect();
+                    self.enum_checks.push(EnumCheck {
+                        ty: (*inner).clone(),
+                        message: format!(
+                            "`{wire}` is one of {} in `{}` (`{pointer}`), but the variants of `{}` read other values: make the variants (after serde's renames) and the file's `enum` the same",
+                            shown_values.join(", "),
+                            self.shown,
+                            quote::ToTokens::to_token_stream(inner).to_string().replace(' ', ""),
+                        ),
+                        values,
+                    });
+                }
+            }
             if let Some(expected) = json_type(inner) {
                 let pointer = self.pointer(&format!("/properties/{}", escape(wire)));
                 if let Some(problem) = type_agrees(property, expected) {
@@ -274,6 +307,105 @@ impl SpecFile {
             }
         }
     }
+}
+
+impl SpecFile {
+    /// The `const` items that compare the variants of each enum argument
+    /// that declares them with its property's `enum`: a mismatch fails the
+    /// build on the argument's type. `<T>::__BEHEST_WIRE_VARIANTS` is the
+    /// enum's own constant when `#[behest::data]` gave it one, else
+    /// `NoWireVariants`' `None` (and registration compares them instead).
+    pub fn enum_check_items(&self, private: &crate::tokens::Tokens) -> TokenStream {
+        let variants = syn::Ident::new("__behest_variants", Span::mixed_site());
+        self.enum_checks
+            .iter()
+            .map(|check| {
+                let EnumCheck {
+                    ty,
+                    values,
+                    message,
+                } = check;
+                let span = ty.span();
+                quote_spanned! {span=>
+                    const _: () = {
+                        #[allow(unused_imports)]
+                        use #private::NoWireVariants as _;
+                        if let ::core::option::Option::Some(#variants) = <#ty>::__BEHEST_WIRE_VARIANTS {
+                            if !#private::same_names(#variants, &[#(#values),*]) {
+                                ::core::panic!(#message);
+                            }
+                        }
+                    };
+                }
+            })
+            .collect()
+    }
+}
+
+/// The strings a property's `enum` lists, when it lists only strings.
+fn string_values(property: &Value) -> Option<Vec<String>> {
+    property
+        .get("enum")?
+        .as_array()?
+        .iter()
+        .map(|value| value.as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Whether a type names `Self`, which a `const` item outside the impl
+/// cannot.
+fn mentions_self(ty: &syn::Type) -> bool {
+    quote!(#ty)
+        .into_iter()
+        .any(|tree| matches!(&tree, proc_macro2::TokenTree::Ident(ident) if ident == "Self"))
+}
+
+/// The wire names of a unit-only enum's variants, as serde reads them,
+/// when its attributes say everything about them (`rename_all`, `rename`,
+/// `skip`); `None` for any other enum, or attributes the macro does not
+/// follow (`alias`, `other`, tagging, a split `rename_all`).
+pub fn wire_variants(item: &syn::DeriveInput) -> Option<Vec<String>> {
+    let syn::Data::Enum(data) = &item.data else {
+        return None;
+    };
+    if !item.generics.params.is_empty() || has_schemars_rename(&item.attrs) {
+        return None;
+    }
+    let serde = SerdeAttrs::of(&item.attrs);
+    if serde.unchecked {
+        return None;
+    }
+    let mut names = Vec::new();
+    for variant in &data.variants {
+        if !matches!(variant.fields, Fields::Unit) || has_schemars_rename(&variant.attrs) {
+            return None;
+        }
+        let attrs = SerdeAttrs::of(&variant.attrs);
+        if attrs.unchecked || attrs.other_names {
+            return None;
+        }
+        if attrs.skip {
+            continue;
+        }
+        let ident = unraw(&variant.ident);
+        names.push(
+            attrs
+                .rename
+                .unwrap_or_else(|| serde.rename_all.apply_to_variant(&ident)),
+        );
+    }
+    Some(names)
+}
+
+/// `#[schemars(rename ..)]`, which would make the schema's names differ
+/// from serde's.
+fn has_schemars_rename(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|attr| {
+        attr.path().is_ident("schemars")
+            && quote::ToTokens::to_token_stream(attr)
+                .to_string()
+                .contains("rename")
+    })
 }
 
 /// A struct field or function parameter, as the file is checked against.
@@ -352,44 +484,6 @@ fn check_at(
         );
     }
     invalid
-}
-
-/// `schema` checked against the meta-schema of the draft its `$schema`
-/// names (2020-12 without one): the check registration makes.
-fn meta_schema(schema: &Value) -> Result<(), (String, String)> {
-    use jsonschema::Draft;
-
-    let draft = match schema.get("$schema") {
-        None => Draft::Draft202012,
-        Some(Value::String(uri)) => match Draft::from_schema_uri(uri) {
-            Draft::Unknown => {
-                return Err((
-                    "/$schema".to_owned(),
-                    format!("names `{uri}`, not a draft behest knows (4, 6, 7, 2019-09, 2020-12)"),
-                ))
-            }
-            draft => draft,
-        },
-        Some(other) => {
-            return Err((
-                "/$schema".to_owned(),
-                format!("must be a URI string, found {other}"),
-            ))
-        }
-    };
-    let checked = match draft {
-        Draft::Draft4 => jsonschema::draft4::meta::validate(schema),
-        Draft::Draft6 => jsonschema::draft6::meta::validate(schema),
-        Draft::Draft7 => jsonschema::draft7::meta::validate(schema),
-        Draft::Draft201909 => jsonschema::draft201909::meta::validate(schema),
-        _ => jsonschema::draft202012::meta::validate(schema),
-    };
-    checked.map_err(|error| {
-        (
-            error.instance_path().as_str().to_owned(),
-            format!("does not conform to its draft's meta-schema: {error}"),
-        )
-    })
 }
 
 fn article(kind: &str) -> String {
@@ -474,6 +568,8 @@ struct SerdeAttrs {
     /// `flatten` (or a struct-level attribute the macro cannot follow):
     /// properties are checked at registration instead.
     unchecked: bool,
+    /// `alias` or `other`: more names read than the schema shows.
+    other_names: bool,
 }
 
 impl SerdeAttrs {
@@ -502,6 +598,7 @@ impl SerdeAttrs {
                         Err(_) => found.unchecked = true,
                     },
                     "skip" | "skip_deserializing" => found.skip = true,
+                    "alias" | "other" => found.other_names = true,
                     "default" => found.default = true,
                     "flatten" | "tag" | "untagged" | "transparent" | "from" | "try_from" => {
                         found.unchecked = true;
@@ -551,6 +648,35 @@ impl RenameAll {
         })
     }
 
+    /// The rule applied to a PascalCase variant name, as serde does.
+    fn apply_to_variant(self, variant: &str) -> String {
+        let snake = || {
+            let mut snake = String::new();
+            for (i, ch) in variant.char_indices() {
+                if i > 0 && ch.is_uppercase() {
+                    snake.push('_');
+                }
+                snake.push(ch.to_ascii_lowercase());
+            }
+            snake
+        };
+        match self {
+            Self::None | Self::Pascal => variant.to_owned(),
+            Self::Lower => variant.to_ascii_lowercase(),
+            Self::Upper => variant.to_ascii_uppercase(),
+            Self::Camel => {
+                let mut chars = variant.chars();
+                chars.next().map_or_else(String::new, |first| {
+                    first.to_ascii_lowercase().to_string() + chars.as_str()
+                })
+            }
+            Self::Snake => snake(),
+            Self::ScreamingSnake => snake().to_ascii_uppercase(),
+            Self::Kebab => snake().replace('_', "-"),
+            Self::ScreamingKebab => snake().to_ascii_uppercase().replace('_', "-"),
+        }
+    }
+
     fn apply(self, field: &str) -> String {
         match self {
             Self::None | Self::Snake => field.to_owned(),
@@ -566,6 +692,58 @@ impl RenameAll {
             }
             Self::Kebab => field.replace('_', "-"),
             Self::ScreamingKebab => field.replace('_', "-").to_ascii_uppercase(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn variants(item: &str) -> Option<Vec<String>> {
+        wire_variants(&syn::parse_str(item).unwrap())
+    }
+
+    #[test]
+    fn variant_names_follow_serdes_rules() {
+        // serde puts `_` before every capital of a variant, acronyms too.
+        let cases = [
+            ("snake_case", "h_t_t_p_server"),
+            ("SCREAMING_SNAKE_CASE", "H_T_T_P_SERVER"),
+            ("kebab-case", "h-t-t-p-server"),
+            ("SCREAMING-KEBAB-CASE", "H-T-T-P-SERVER"),
+            ("camelCase", "hTTPServer"),
+            ("PascalCase", "HTTPServer"),
+            ("lowercase", "httpserver"),
+            ("UPPERCASE", "HTTPSERVER"),
+        ];
+        for (rule, expected) in cases {
+            let rule = RenameAll::parse(rule).unwrap();
+            assert_eq!(rule.apply_to_variant("HTTPServer"), expected);
+        }
+    }
+
+    #[test]
+    fn unit_enums_declare_their_wire_names() {
+        let names = variants(
+            "#[serde(rename_all = \"snake_case\")] enum Mode { FastLane, #[serde(rename = \"s\")] Slow, #[serde(skip)] Hidden }",
+        );
+        assert_eq!(names, Some(vec!["fast_lane".to_owned(), "s".to_owned()]));
+    }
+
+    #[test]
+    fn enums_whose_names_the_macro_cannot_follow_declare_none() {
+        for item in [
+            "enum Shape { Dot, Line(u32) }",
+            "#[serde(tag = \"kind\")] enum Mode { A }",
+            "#[serde(untagged)] enum Mode { A }",
+            "enum Mode { #[serde(alias = \"b\")] A }",
+            "enum Mode { A, #[serde(other)] Unknown }",
+            "#[serde(rename_all(deserialize = \"lowercase\"))] enum Mode { A }",
+            "enum Mode<T> { A, B(T) }",
+            "struct Mode { a: u32 }",
+        ] {
+            assert_eq!(variants(item), None, "{item}");
         }
     }
 }

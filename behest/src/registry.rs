@@ -47,6 +47,17 @@ pub enum RegistryError {
         error: SchemaError,
     },
 
+    /// The tool's spec file and the Rust type that reads its arguments
+    /// disagree where the macro could not tell when the crate was built:
+    /// an enum's values, or the JSON type of a type defined elsewhere.
+    #[error("the spec file of tool `{name}` does not match the Rust type that reads its arguments: {message}")]
+    SpecMismatch {
+        /// The tool.
+        name: String,
+        /// Each disagreement, with the file, the JSON pointer and the fix.
+        message: String,
+    },
+
     /// The input schema does not describe an object.
     #[error("the input schema of tool `{name}` must describe an object (`\"type\": \"object\"` at the root), but {found}")]
     SchemaRootNotObject {
@@ -113,6 +124,9 @@ impl ToolRegistry {
             });
         }
         check_root(&name, &spec.parameters)?;
+        if let Some(message) = tool.__spec_conflict() {
+            return Err(RegistryError::SpecMismatch { name, message });
+        }
         let validator = ArgumentValidator::compile(&spec.parameters).map_err(|error| {
             RegistryError::InvalidSchema {
                 name: name.clone(),

@@ -165,9 +165,19 @@ pub trait ExternalToolArgs: DeserializeOwned + Sized {
         false
     }
 
+    /// Where the struct and its spec file disagree beyond what the macro
+    /// checked when the crate was built; registration refuses the tool
+    /// with this message. Generated for `schema = ".."`.
+    #[doc(hidden)]
+    fn __spec_conflict() -> Option<String> {
+        None
+    }
+
     /// The tool, to register so that the model can call it.
     fn external_tool() -> ExternalTool {
-        let tool = ExternalTool::from_spec(Self::spec().clone()).with_strict(Self::strict());
+        let tool = ExternalTool::from_spec(Self::spec().clone())
+            .with_strict(Self::strict())
+            .__with_spec_conflict(Self::__spec_conflict());
         if Self::needs_approval() {
             tool.with_approval()
         } else {

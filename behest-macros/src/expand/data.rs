@@ -56,5 +56,24 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         }
     }
     add_missing(&mut item.attrs, &krate, &unique);
-    quote!(#item)
+    let variants = wire_variants(&item);
+    quote!(#item #variants)
+}
+
+/// For a unit-only enum, its variants' wire names in a hidden constant, so
+/// that a spec file's `enum` can be compared with them when the crate
+/// builds (`#[external_tool(schema = ..)]`).
+fn wire_variants(item: &DeriveInput) -> Option<TokenStream> {
+    let names = crate::spec_file::wire_variants(item)?;
+    let ident = &item.ident;
+    Some(quote! {
+        #[automatically_derived]
+        impl #ident {
+            /// The wire names of the variants, for spec-file checks.
+            #[doc(hidden)]
+            #[allow(dead_code)]
+            pub const __BEHEST_WIRE_VARIANTS: ::core::option::Option<&'static [&'static str]> =
+                ::core::option::Option::Some(&[#(#names),*]);
+        }
+    })
 }

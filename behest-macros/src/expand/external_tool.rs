@@ -58,7 +58,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         };
         cx.error_spanned_by(&item.generics, why);
     }
-    let file = options
+    let mut file = options
         .schema
         .as_ref()
         .and_then(|lit| spec_file::load(lit, &mut cx));
@@ -88,7 +88,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             &mut cx,
         ),
     };
-    if let Some(file) = &file {
+    if let Some(file) = &mut file {
         file.check_fields(&item, &mut cx);
     }
     // The fields of a generic struct borrow or use its parameters: the one
@@ -163,7 +163,9 @@ fn lean_deserialize(item: &ItemStruct, options: &options::Options) -> Option<Tok
         })
         .collect();
     let types: Vec<&syn::Type> = fields.named.iter().map(|f| &f.ty).collect();
-    let deny = !options.allow_unknown_arguments;
+    // With a spec file, the file says whether unknown arguments are
+    // refused, and validation refuses them before the struct reads.
+    let deny = !options.allow_unknown_arguments && options.schema.is_none();
     let deserializer = syn::Ident::new("deserializer", proc_macro2::Span::mixed_site());
     let assertions = types.iter().map(|ty| {
         quote::quote_spanned! {super::at(syn::spanned::Spanned::span(ty))=>
@@ -223,13 +225,27 @@ fn expand_impls(
     let parts = super::spec::parts(options, tool_name, description);
     // The file's schema, exactly; `include_str!` makes the crate rebuild
     // (and the checks run again) when the file changes.
-    let build = match file {
+    let (build, conflict, enum_checks) = match file {
         Some(file) => {
             let path = file.path.to_string_lossy().into_owned();
             let pointer = &file.schema_pointer;
-            quote!(parts.build_from_file(::core::include_str!(#path), #pointer, ::core::option::Option::None))
+            let shown = &file.shown;
+            let enum_checks = file.enum_check_items(&private);
+            (
+                quote!(parts.build_from_file(::core::include_str!(#path), #pointer, ::core::option::Option::None)),
+                quote! {
+                    fn __spec_conflict() -> ::core::option::Option<#private::String> {
+                        #private::spec_conflict::<Self>(::core::include_str!(#path), #pointer, #shown)
+                    }
+                },
+                enum_checks,
+            )
         }
-        None => quote!(parts.build::<Self>(::core::option::Option::None, &[])),
+        None => (
+            quote!(parts.build::<Self>(::core::option::Option::None, &[])),
+            quote!(),
+            quote!(),
+        ),
     };
     let approval = options.needs_approval.then(|| {
         quote! {
@@ -257,6 +273,8 @@ fn expand_impls(
     };
     let name_doc = format!("The name the model calls this tool by: `{tool_name}`.");
     quote! {
+        #enum_checks
+
         const _: () = {
             #[automatically_derived]
             impl #krate::ExternalToolArgs for #ident {
@@ -270,6 +288,7 @@ fn expand_impls(
 
                 #approval
                 #strict
+                #conflict
 
                 fn __read_fields(&self) {
                     let _ = (#(&self.#field_names,)*);

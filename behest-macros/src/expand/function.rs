@@ -214,31 +214,47 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         }
     });
     // The schema refuses unknown arguments; so does the text route's parse.
-    let deny_unknown = deny.then(|| quote!(#[serde(deny_unknown_fields)]));
+    // A spec file says itself whether it refuses them, and validation
+    // refuses them before the struct reads.
+    let deny_fields = deny && !from_file;
+    let deny_unknown = deny_fields.then(|| quote!(#[serde(deny_unknown_fields)]));
     let result = quote!(#krate::ToolResult<#krate::ToolOutput>);
     let reads_context = (!injects).then(|| {
         quote!(
             const READS_CONTEXT: bool = false;
         )
     });
-    let build = match &tool.spec_file {
+    let (build, conflict, enum_checks) = match &tool.spec_file {
         // The file's schema, exactly; `include_str!` rebuilds the crate
         // when the file changes.
         Some(file) => {
             let path = file.path.to_string_lossy().into_owned();
             let pointer = &file.schema_pointer;
-            quote! {
-                <Self as #private::TypedTool>::PARTS.build_from_file(
-                    ::core::include_str!(#path),
-                    #pointer,
-                    (&&&#ok).__behest_output_schema(),
-                )
-            }
+            let shown = &file.shown;
+            (
+                quote! {
+                    <Self as #private::TypedTool>::PARTS.build_from_file(
+                        ::core::include_str!(#path),
+                        #pointer,
+                        (&&&#ok).__behest_output_schema(),
+                    )
+                },
+                quote! {
+                    fn spec_conflict(&self) -> ::core::option::Option<#private::String> {
+                        #private::spec_conflict::<#args_ident>(::core::include_str!(#path), #pointer, #shown)
+                    }
+                },
+                file.enum_check_items(&private),
+            )
         }
-        None => quote! {
-            <Self as #private::TypedTool>::PARTS
-                .build::<#args_ident>((&&&#ok).__behest_output_schema(), &#defaults_var)
-        },
+        None => (
+            quote! {
+                <Self as #private::TypedTool>::PARTS
+                    .build::<#args_ident>((&&&#ok).__behest_output_schema(), &#defaults_var)
+            },
+            quote!(),
+            quote!(),
+        ),
     };
     let args_doc = format!("The arguments of the `{tool_name}` tool, as the model sends them.");
     let tool_doc = format!("The `{tool_name}` tool, made by `#[tool]` from `{fn_ident}`.");
@@ -267,7 +283,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 ) -> ::core::result::Result<Self, __BehestDeserializer::Error> {
                     use #private::dispatch::prelude::*;
                     let (#(#field_idents,)*) = (&#private::dispatch::Probe::<(#(#field_types,)*)>::new())
-                        .__behest_fields(#deserializer, #args_name, &[#(#wire_names),*], #deny)?;
+                        .__behest_fields(#deserializer, #args_name, &[#(#wire_names),*], #deny_fields)?;
                     ::core::result::Result::Ok(Self { #(#field_idents),* })
                 }
             }
@@ -314,6 +330,8 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         #[doc = #tool_doc]
         #tool_struct
 
+        #enum_checks
+
         const _: () = {
             #assertions
 
@@ -343,6 +361,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
 
                 #text_route
                 #reads_context
+                #conflict
 
                 async fn run(
                     &self,

@@ -6,6 +6,7 @@ pub use ::schemars;
 pub use ::serde;
 pub use ::serde_json;
 pub use ::std::borrow::Cow;
+pub use ::std::string::String;
 pub use ::std::sync::{Arc, OnceLock};
 pub use ::std::time::Duration;
 pub use ::std::vec::Vec;
@@ -19,8 +20,10 @@ pub mod de;
 pub mod dispatch;
 pub mod plain;
 pub mod schema;
+mod spec_check;
 mod typed;
 
+pub use spec_check::{same_names, spec_conflict, NoWireVariants};
 pub use typed::TypedTool;
 
 /// The parts of a spec the macro knows from the tokens.

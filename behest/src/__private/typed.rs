@@ -29,6 +29,11 @@ pub trait TypedTool: Send + Sync + 'static {
         None
     }
 
+    /// See [`Tool::__spec_conflict`](crate::Tool::__spec_conflict).
+    fn spec_conflict(&self) -> Option<String> {
+        None
+    }
+
     /// Whether the body reads its context (a `#[ctx]` parameter); if not,
     /// the text route does not make one.
     const READS_CONTEXT: bool = true;
@@ -72,6 +77,10 @@ impl<T: TypedTool> crate::Tool for T {
 
     fn needs_approval(&self) -> bool {
         T::PARTS.needs_approval
+    }
+
+    fn __spec_conflict(&self) -> Option<String> {
+        self.spec_conflict()
     }
 
     fn __text_route(&self) -> Option<usize> {

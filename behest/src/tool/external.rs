@@ -10,6 +10,8 @@ pub struct ExternalTool {
     spec: ToolSpec,
     needs_approval: bool,
     strict: bool,
+    /// See [`Tool::__spec_conflict`].
+    spec_conflict: Option<String>,
 }
 
 impl ExternalTool {
@@ -24,6 +26,7 @@ impl ExternalTool {
             spec,
             needs_approval: false,
             strict: false,
+            spec_conflict: None,
         }
     }
 
@@ -39,6 +42,15 @@ impl ExternalTool {
     #[must_use]
     pub fn with_strict(mut self, strict: bool) -> Self {
         self.strict = strict;
+        self
+    }
+
+    /// Records where the tool's spec file and its arguments type disagree
+    /// (see [`Tool::__spec_conflict`]). For `#[external_tool]`.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn __with_spec_conflict(mut self, conflict: Option<String>) -> Self {
+        self.spec_conflict = conflict;
         self
     }
 
@@ -71,5 +83,9 @@ impl Tool for ExternalTool {
 
     fn strict(&self) -> bool {
         self.strict
+    }
+
+    fn __spec_conflict(&self) -> Option<String> {
+        self.spec_conflict.clone()
     }
 }

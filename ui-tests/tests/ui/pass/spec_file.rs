@@ -16,7 +16,28 @@ struct WebSearch {
     text: String,
 }
 
+/// The order of results; serde's renames are what the file lists.
+#[behest::data(input)]
+#[serde(rename_all = "lowercase")]
+enum Order {
+    Relevance,
+    Newest,
+    #[serde(rename = "oldest")]
+    OldestFirst,
+    #[serde(skip)]
+    #[allow(dead_code)]
+    Unlisted,
+}
+
+/// Search in an order.
+#[behest::external_tool(schema = "../../../../ui-tests/tests/ui/specs/ordering.json")]
+struct OrderedSearch {
+    query: String,
+    order: Order,
+}
+
 fn main() {
+    assert_eq!(OrderedSearch::TOOL_NAME, "ordered_search");
     assert_eq!(Search::TOOL_NAME, "search");
     assert_eq!(WebSearch::TOOL_NAME, "web_search");
 }
