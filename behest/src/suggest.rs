@@ -1,16 +1,31 @@
 //! "Did you mean …?": the closest names to a misspelt one.
 
+use std::borrow::Cow;
+
+/// Names longer than this are not compared: the search costs the product
+/// of the two lengths per candidate, and a model's misspelling of a tool
+/// or field name is never this long (tool names have at most 64 bytes).
+pub(crate) const MAX_COMPARED_BYTES: usize = 256;
+
+/// How much of a long name a message repeats.
+const SHOWN_CHARS: usize = 64;
+
 /// Up to `limit` candidates close to `name`, closest first. A candidate is
 /// close when its edit distance (case-insensitive) is at most a third of the
-/// longer name, or when one name contains the other.
+/// longer name, or when one name contains the other. Names longer than
+/// [`MAX_COMPARED_BYTES`] have no close candidates.
 pub(crate) fn closest<'a>(
     name: &str,
     candidates: impl IntoIterator<Item = &'a str>,
     limit: usize,
 ) -> Vec<String> {
+    if name.len() > MAX_COMPARED_BYTES {
+        return Vec::new();
+    }
     let wanted = name.to_lowercase();
     let mut scored: Vec<(usize, &str)> = candidates
         .into_iter()
+        .filter(|candidate| candidate.len() <= MAX_COMPARED_BYTES)
         .filter_map(|candidate| {
             let lower = candidate.to_lowercase();
             let distance = edit_distance(&wanted, &lower);
@@ -26,6 +41,16 @@ pub(crate) fn closest<'a>(
         .take(limit)
         .map(|(_, candidate)| candidate.to_owned())
         .collect()
+}
+
+/// `name` as a message repeats it: whole when it is short, else its first
+/// characters and its length, so that a hostile name does not fill the
+/// model's context (or a log) with itself.
+pub(crate) fn shown(name: &str) -> Cow<'_, str> {
+    match name.char_indices().nth(SHOWN_CHARS) {
+        None => Cow::Borrowed(name),
+        Some((end, _)) => Cow::Owned(format!("{}… ({} bytes)", &name[..end], name.len())),
+    }
 }
 
 /// Levenshtein distance over chars, with adjacent swaps counted as one edit.
@@ -77,5 +102,21 @@ mod tests {
             vec!["weather".to_owned(), "get_weather".to_owned()]
         );
         assert!(closest("delete_everything", names, 3).is_empty());
+    }
+
+    #[test]
+    fn long_names_are_not_compared_and_are_shown_cut() {
+        let long = format!("get_weather{}", "x".repeat(MAX_COMPARED_BYTES));
+        assert!(closest(&long, ["get_weather"], 3).is_empty());
+        let long_candidate = "y".repeat(MAX_COMPARED_BYTES + 1);
+        assert!(closest("yyy", [long_candidate.as_str()], 3).is_empty());
+        assert_eq!(shown("get_weather"), "get_weather");
+        let cut = shown(&long);
+        assert!(cut.starts_with("get_weatherxxx"), "{cut}");
+        assert!(cut.ends_with(&format!("… ({} bytes)", long.len())), "{cut}");
+        assert!(cut.chars().count() < 90, "{cut}");
+        // Multi-byte characters are cut on a boundary.
+        let accents = "é".repeat(100);
+        assert!(shown(&accents).starts_with(&"é".repeat(64)));
     }
 }

@@ -20,6 +20,22 @@ use crate::tool::ArgumentIssue;
 /// How many problems one argument error lists; the rest are counted.
 pub const MAX_REPORTED_ISSUES: usize = 10;
 
+/// The deepest nesting of JSON values a schema may have. Compiling and
+/// checking a schema recurses per level: a schema from a remote server
+/// nested deeper could overflow the stack of the thread registering it.
+/// Arguments nest at most 64 deep by default, and describing one level
+/// takes two (`properties`, then the name).
+pub const MAX_SCHEMA_DEPTH: usize = 160;
+
+/// The most JSON values (objects, arrays, strings, ... at every depth) a
+/// schema may have: compiling costs time and memory in proportion.
+pub const MAX_SCHEMA_VALUES: usize = 200_000;
+
+/// The longest `pattern` (or `patternProperties` key) a schema may use, in
+/// bytes. Matching is linear in the text with the engine configured below,
+/// but compiling grows with the pattern.
+pub const MAX_PATTERN_BYTES: usize = 4096;
+
 /// A JSON Schema compiled for validating tool arguments.
 ///
 /// This is the validator the registry builds for each tool, exposed so that
@@ -56,6 +72,7 @@ impl ArgumentValidator {
         schema: &Value,
         documents: HashMap<String, Value>,
     ) -> Result<Self, SchemaError> {
+        check_bounds(schema)?;
         // A custom meta-schema given among the documents is written in a
         // draft too: the schema is read in that one.
         let draft = draft_of(schema).or_else(|error| {
@@ -83,6 +100,7 @@ impl ArgumentValidator {
         }
         let validator = jsonschema::options()
             .with_draft(draft)
+            .with_pattern_options(pattern_options())
             .with_retriever(Documents(documents))
             .build(schema)
             .map_err(|error| SchemaError {
@@ -152,6 +170,99 @@ pub(crate) fn draft_of(schema: &Value) -> Result<Draft, SchemaError> {
             "`$schema` must be a URI string, found {other}"
         ))),
     }
+}
+
+/// The regular-expression engine for `pattern`: fancy-regex, which hands
+/// every pattern without lookaround or backreferences to the linear-time
+/// `regex` engine (`^(a+)+$` included), and stops the backtracking the
+/// others need after a bounded number of steps; compiled programs and the
+/// lazy DFA's cache have a bounded size.
+fn pattern_options() -> jsonschema::PatternOptions<jsonschema::FancyRegex> {
+    jsonschema::PatternOptions::fancy_regex()
+        .backtrack_limit(1_000_000)
+        .size_limit(10 << 20)
+        .dfa_size_limit(2 << 20)
+}
+
+/// Refuses a schema whose size would make compiling it unbounded work:
+/// nesting deeper than [`MAX_SCHEMA_DEPTH`], more than
+/// [`MAX_SCHEMA_VALUES`] values, or a pattern longer than
+/// [`MAX_PATTERN_BYTES`]. Walked without recursion, so that the check
+/// itself cannot overflow the stack.
+fn check_bounds(schema: &Value) -> Result<(), SchemaError> {
+    let refused = |at: &Value, message: String| SchemaError {
+        path: path_to(schema, at),
+        message,
+    };
+    // (value, its depth, whether its keys are patterns)
+    let mut pending: Vec<(&Value, usize, bool)> = vec![(schema, 1, false)];
+    let mut values = 0usize;
+    while let Some((value, depth, keys_are_patterns)) = pending.pop() {
+        values += 1;
+        if values > MAX_SCHEMA_VALUES {
+            return Err(SchemaError {
+                path: String::new(),
+                message: format!(
+                    "the schema is too large: more than {MAX_SCHEMA_VALUES} JSON values"
+                ),
+            });
+        }
+        if depth > MAX_SCHEMA_DEPTH {
+            return Err(refused(
+                value,
+                format!("the schema is nested too deeply: more than {MAX_SCHEMA_DEPTH} levels"),
+            ));
+        }
+        match value {
+            Value::Object(object) => {
+                for (key, child) in object {
+                    let pattern = match (key.as_str(), child) {
+                        _ if keys_are_patterns => Some(key.len()),
+                        ("pattern", Value::String(pattern)) => Some(pattern.len()),
+                        _ => None,
+                    };
+                    if pattern.is_some_and(|length| length > MAX_PATTERN_BYTES) {
+                        return Err(refused(
+                            child,
+                            format!("the pattern is too long: more than {MAX_PATTERN_BYTES} bytes"),
+                        ));
+                    }
+                    pending.push((child, depth + 1, key == "patternProperties"));
+                }
+            }
+            Value::Array(items) => {
+                pending.extend(items.iter().map(|child| (child, depth + 1, false)));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The JSON pointer of `target` (found by address) in `root`; built only
+/// for an error, so the walk above keeps no paths.
+fn path_to(root: &Value, target: &Value) -> String {
+    let mut pending = vec![(root, String::new())];
+    while let Some((value, path)) = pending.pop() {
+        if std::ptr::eq(value, target) {
+            return path;
+        }
+        match value {
+            Value::Object(object) => pending.extend(
+                object
+                    .iter()
+                    .map(|(key, child)| (child, join_pointer(&path, key))),
+            ),
+            Value::Array(items) => pending.extend(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(index, child)| (child, format!("{path}/{index}"))),
+            ),
+            _ => {}
+        }
+    }
+    String::new()
 }
 
 /// How people name `draft`.
@@ -421,8 +532,9 @@ fn unknown_fields<'a>(
     issues: &mut Vec<ArgumentIssue>,
 ) {
     for name in unexpected {
+        // A hostile name is repeated cut, in the path too.
         issues.push(ArgumentIssue::new(
-            join_pointer(path, name),
+            join_pointer(path, &crate::suggest::shown(name)),
             unknown_field_message(name, known),
         ));
     }
@@ -430,9 +542,12 @@ fn unknown_fields<'a>(
 
 fn unknown_field_message(name: &str, known: &[String]) -> String {
     if known.is_empty() {
-        return format!("`{name}` is not an accepted field: none are accepted here");
+        return format!(
+            "`{}` is not an accepted field: none are accepted here",
+            crate::suggest::shown(name)
+        );
     }
-    let mut message = format!("`{name}` is not an accepted field");
+    let mut message = format!("`{}` is not an accepted field", crate::suggest::shown(name));
     match closest(name, known.iter().map(String::as_str), 1).first() {
         Some(best) => message.push_str(&format!("; did you mean `{best}`? valid fields: ")),
         None => message.push_str("; valid fields: "),

@@ -192,7 +192,7 @@ pub enum LimitKind {
 }
 
 fn not_found_text(name: &str, suggestions: &[String], available: &[String]) -> String {
-    let mut text = format!("there is no tool named `{name}`");
+    let mut text = format!("there is no tool named `{}`", crate::suggest::shown(name));
     match suggestions {
         [] if available.is_empty() => {}
         [] => {
