@@ -1,7 +1,7 @@
 //! Specs kept in JSON files: `#[external_tool(schema = "..")]` registers
 //! the file's schema exactly, and the struct reads what it accepts.
 
-use behest::{external_tool, ToolCall, ToolError, ToolRegistry, ToolRuntime};
+use behest::{external_tool, ExternalToolArgs, ToolCall, ToolError, ToolRegistry, ToolRuntime};
 use serde_json::{json, Value};
 
 /// The name and description come from the file.
@@ -234,7 +234,8 @@ async fn a_tool_function_takes_its_spec_from_a_file() {
 }
 
 /// An enum with serde's derives alone: the macro cannot see its variants,
-/// so registration compares them with the file's `enum`.
+/// so registration compares them with the file's `enum` (which also
+/// allows "quarter").
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 enum Period {
@@ -273,7 +274,7 @@ fn registration_refuses_what_the_file_and_the_types_disagree_on() {
         assert_eq!(name, "report");
         assert!(
             message.contains(
-                "`period` in `tests/specs/report.json` (`/parameters/properties/period`) does not allow \"year\", which `Period` has"
+                "`period` in `tests/specs/report.json` (`/parameters/properties/period`) allows \"quarter\", which `Period` cannot read"
             ),
             "{message}"
         );
@@ -282,4 +283,53 @@ fn registration_refuses_what_the_file_and_the_types_disagree_on() {
             "{message}"
         );
     }
+}
+
+/// The variants of an enum the file need not list all of (the model can
+/// only choose fewer); `other` reads whatever else comes.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Span {
+    Day,
+    Week,
+    Month,
+    Quarter,
+    Year,
+    #[serde(other)]
+    Unknown,
+}
+
+#[external_tool(schema = "tests/specs/report.json")]
+struct WideReport {
+    period: Span,
+    #[serde(deserialize_with = "count_from_number")]
+    top: u32,
+}
+
+/// Reads `1.5` as 1: the file's `number` is read by this function, so the
+/// field's type is not compared with it.
+fn count_from_number<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+    let number = <f64 as serde::Deserialize>::deserialize(deserializer)?;
+    Ok(number as u32)
+}
+
+#[tokio::test]
+async fn a_type_that_reads_more_than_the_file_allows_registers() {
+    let runtime = ToolRuntime::new(
+        ToolRegistry::new()
+            .with(WideReport::external_tool())
+            .unwrap(),
+    );
+    let call = ToolCall::new("c", "report", json!({"period": "quarter", "top": 2.5}));
+    let outcome = runtime.call(call).await.outcome;
+    assert!(
+        matches!(outcome, Err(ToolError::NotImplemented)),
+        "{outcome:?}"
+    );
+    let report = WideReport::from_arguments(json!({"period": "week", "top": 2.5})).unwrap();
+    assert!(matches!(report.period, Span::Week));
+    assert_eq!(report.top, 2);
+    // The file still decides what the model may send.
+    let refused = WideReport::from_arguments(json!({"period": "decade", "top": 1}));
+    assert!(matches!(refused, Err(ToolError::InvalidArguments { .. })));
 }

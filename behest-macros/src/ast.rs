@@ -258,13 +258,16 @@ pub fn analyse(
     if let Some(file) = &mut spec_file {
         let arguments: Vec<crate::spec_file::Argument<'_>> = params
             .iter()
-            .filter_map(|param| match param {
+            .zip(&cfgs)
+            .filter_map(|(param, predicates)| match param {
                 Param::Sent(sent) => Some(crate::spec_file::Argument {
                     ident: &sent.ident,
                     rust_name: crate::spec_file::unraw(&sent.ident),
                     wire: sent.wire_name.clone(),
                     ty: &sent.ty,
                     defaulted: sent.default.is_some(),
+                    configured: !predicates.is_empty(),
+                    read_by_function: false,
                 }),
                 Param::Injected(_) => None,
             })

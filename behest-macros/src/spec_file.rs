@@ -33,16 +33,20 @@ pub struct SpecFile {
     /// compared with it (each mistake is one error).
     pub invalid: bool,
     /// Arguments of a type defined elsewhere whose property lists its
-    /// values: compared with the type's variants in a `const` item.
+    /// values: each value checked against the type's variants in a `const`
+    /// item.
     pub enum_checks: Vec<EnumCheck>,
+    /// The properties registration compares with the type's schema, each
+    /// with its Rust type as written (`spec_conflict`).
+    pub compared: Vec<(String, String)>,
 }
 
-/// An argument's type against the `enum` of its property, checked when the
-/// crate builds if the type declares its variants (`#[behest::data]` on a
-/// unit-only enum), and at registration otherwise.
+/// One value of a property's `enum` against the enum type of its argument,
+/// checked when the crate builds if the type declares its variants
+/// (`#[behest::data]` on a unit-only enum), and at registration otherwise.
 pub struct EnumCheck {
     ty: syn::Type,
-    values: Vec<String>,
+    value: String,
     message: String,
 }
 
@@ -109,6 +113,7 @@ pub fn load(lit: &LitStr, cx: &mut Ctxt) -> Option<SpecFile> {
         span,
         invalid: false,
         enum_checks: Vec::new(),
+        compared: Vec::new(),
     };
     spec.invalid = spec.check_schema(cx);
     Some(spec)
@@ -169,12 +174,18 @@ impl SpecFile {
                 .rename
                 .clone()
                 .unwrap_or_else(|| serde.rename_all.apply(&rust_name));
+            let configured = field
+                .attrs
+                .iter()
+                .any(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr"));
             arguments.push(Argument {
                 ident,
                 rust_name,
                 wire,
                 ty: &field.ty,
                 defaulted: attrs.default || serde.default,
+                configured,
+                read_by_function: attrs.read_by_function,
             });
         }
         self.check_arguments(
@@ -219,6 +230,8 @@ impl SpecFile {
                 wire,
                 ty,
                 defaulted,
+                configured,
+                read_by_function,
             } = argument;
             let Some(property) = properties.get(wire) else {
                 let known: Vec<String> = properties.keys().map(|k| format!("`{k}`")).collect();
@@ -260,23 +273,35 @@ impl SpecFile {
                     ),
                 );
             }
+            // A function of its own reads the argument (`with = ..`): its
+            // type says nothing of what the file should say.
+            if *read_by_function {
+                continue;
+            }
             let inner = option_inner(ty).unwrap_or(ty);
+            let type_text = quote::ToTokens::to_token_stream(*ty)
+                .to_string()
+                .replace(' ', "");
+            self.compared.push((wire.clone(), type_text));
             let values = string_values(property);
-            if let (None, Some(values)) = (json_type(inner), values) {
+            // Under `#[cfg]`, the type may not exist where the check is.
+            if let (None, Some(values), false) = (json_type(inner), values, *configured) {
                 if !mentions_self(inner) {
-                    let pointer = self.pointer(&format!("/properties/{}/enum", escape(wire)));
-                    let shown_values: Vec<String> =
-                        values.iter().map(|value| format!("{value:?}")).collect();
-                    self.enum_checks.push(EnumCheck {
-                        ty: (*inner).clone(),
-                        message: format!(
-                            "`{wire}` is one of {} in `{}` (`{pointer}`), but the variants of `{}` read other values: make the variants (after serde's renames) and the file's `enum` the same",
-                            shown_values.join(", "),
-                            self.shown,
-                            quote::ToTokens::to_token_stream(inner).to_string().replace(' ', ""),
-                        ),
-                        values,
-                    });
+                    let inner_text = quote::ToTokens::to_token_stream(inner)
+                        .to_string()
+                        .replace(' ', "");
+                    for (index, value) in values {
+                        let pointer =
+                            self.pointer(&format!("/properties/{}/enum/{index}", escape(wire)));
+                        self.enum_checks.push(EnumCheck {
+                            ty: (*inner).clone(),
+                            message: format!(
+                                "`{wire}` may be {value:?} in `{}` (`{pointer}`), but no variant of `{inner_text}` reads it (after serde's renames): add the variant, or remove the value from the file",
+                                self.shown,
+                            ),
+                            value,
+                        });
+                    }
                 }
             }
             if let Some(expected) = json_type(inner) {
@@ -310,31 +335,36 @@ impl SpecFile {
 }
 
 impl SpecFile {
+    /// The `fields` argument of `spec_conflict`: each compared property
+    /// with its Rust type as written.
+    pub fn compared_fields(&self) -> TokenStream {
+        let fields = self
+            .compared
+            .iter()
+            .map(|(wire, type_text)| quote!((#wire, #type_text)));
+        quote!(&[#(#fields),*])
+    }
+
     /// The `const` items that compare the variants of each enum argument
     /// that declares them with its property's `enum`: a mismatch fails the
     /// build on the argument's type. `<T>::__BEHEST_WIRE_VARIANTS` is the
     /// enum's own constant when `#[behest::data]` gave it one, else
     /// `NoWireVariants`' `None` (and registration compares them instead).
     pub fn enum_check_items(&self, private: &crate::tokens::Tokens) -> TokenStream {
-        let variants = syn::Ident::new("__behest_variants", Span::mixed_site());
         self.enum_checks
             .iter()
             .map(|check| {
-                let EnumCheck {
-                    ty,
-                    values,
-                    message,
-                } = check;
+                let EnumCheck { ty, value, message } = check;
                 let span = ty.span();
                 quote_spanned! {span=>
                     const _: () = {
                         #[allow(unused_imports)]
                         use #private::NoWireVariants as _;
-                        if let ::core::option::Option::Some(#variants) = <#ty>::__BEHEST_WIRE_VARIANTS {
-                            if !#private::same_names(#variants, &[#(#values),*]) {
-                                ::core::panic!(#message);
-                            }
-                        }
+                        ::core::assert!(
+                            #private::reads_value(<#ty>::__BEHEST_WIRE_VARIANTS, #value),
+                            "{}",
+                            #message
+                        );
                     };
                 }
             })
@@ -342,13 +372,16 @@ impl SpecFile {
     }
 }
 
-/// The strings a property's `enum` lists, when it lists only strings.
-fn string_values(property: &Value) -> Option<Vec<String>> {
+/// The strings a property's `enum` lists with their index, when it lists
+/// only strings (and `null`, which `required` is about).
+fn string_values(property: &Value) -> Option<Vec<(usize, String)>> {
     property
         .get("enum")?
         .as_array()?
         .iter()
-        .map(|value| value.as_str().map(str::to_owned))
+        .enumerate()
+        .filter(|(_, value)| !value.is_null())
+        .map(|(index, value)| Some((index, value.as_str()?.to_owned())))
         .collect()
 }
 
@@ -368,7 +401,19 @@ pub fn wire_variants(item: &syn::DeriveInput) -> Option<Vec<String>> {
     let syn::Data::Enum(data) = &item.data else {
         return None;
     };
-    if !item.generics.params.is_empty() || has_schemars_rename(&item.attrs) {
+    let configured = |attrs: &[syn::Attribute]| {
+        attrs
+            .iter()
+            .any(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr"))
+    };
+    if !item.generics.params.is_empty()
+        || has_schemars_rename(&item.attrs)
+        || configured(&item.attrs)
+        || data
+            .variants
+            .iter()
+            .any(|variant| configured(&variant.attrs))
+    {
         return None;
     }
     let serde = SerdeAttrs::of(&item.attrs);
@@ -418,6 +463,10 @@ pub struct Argument<'a> {
     pub ty: &'a syn::Type,
     /// Whether it has a default (so it may be left out).
     pub defaulted: bool,
+    /// Whether it is under `#[cfg]`.
+    pub configured: bool,
+    /// Whether a function of its own reads it (`#[serde(with = ..)]`).
+    pub read_by_function: bool,
 }
 
 /// `r#type` -> `type`.
@@ -524,9 +573,13 @@ fn type_agrees(property: &Value, expected: &str) -> Option<String> {
         Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).collect(),
         _ => return None,
     };
+    // Every type the file allows must be readable (`null` aside: whether
+    // an argument may be null or left out is `required`'s business), as
+    // registration compares them.
     let fits = types
         .iter()
-        .any(|kind| *kind == expected || (expected == "number" && *kind == "integer"));
+        .filter(|kind| **kind != "null")
+        .all(|kind| *kind == expected || (expected == "number" && *kind == "integer"));
     (!fits).then(|| {
         let listed: Vec<String> = types.iter().map(|kind| format!("`{kind}`")).collect();
         format!("of type {}", listed.join(" or "))
@@ -570,6 +623,8 @@ struct SerdeAttrs {
     unchecked: bool,
     /// `alias` or `other`: more names read than the schema shows.
     other_names: bool,
+    /// `with` or `deserialize_with`: a function reads the value.
+    read_by_function: bool,
 }
 
 impl SerdeAttrs {
@@ -599,6 +654,7 @@ impl SerdeAttrs {
                     },
                     "skip" | "skip_deserializing" => found.skip = true,
                     "alias" | "other" => found.other_names = true,
+                    "with" | "deserialize_with" => found.read_by_function = true,
                     "default" => found.default = true,
                     "flatten" | "tag" | "untagged" | "transparent" | "from" | "try_from" => {
                         found.unchecked = true;
@@ -741,6 +797,8 @@ mod tests {
             "enum Mode { A, #[serde(other)] Unknown }",
             "#[serde(rename_all(deserialize = \"lowercase\"))] enum Mode { A }",
             "enum Mode<T> { A, B(T) }",
+            "enum Mode { A, #[cfg(unix)] B }",
+            "enum Mode { #[cfg_attr(unix, serde(rename = \"b\"))] A }",
             "struct Mode { a: u32 }",
         ] {
             assert_eq!(variants(item), None, "{item}");

@@ -31,7 +31,11 @@ pub fn generate(suite: Option<&Path>, out: &Path) {
     let mut cases = String::new();
     if let Some(suite) = suite {
         let dir = suite.join("tests/draft2020-12");
-        println!("cargo::rerun-if-changed={}", dir.display());
+        // Naming a folder that does not exist would rerun the script on
+        // every build.
+        if dir.is_dir() {
+            println!("cargo::rerun-if-changed={}", dir.display());
+        }
         let mut files: Vec<_> = std::fs::read_dir(&dir)
             .map(|entries| entries.filter_map(Result::ok).map(|e| e.path()).collect())
             .unwrap_or_default();
@@ -53,8 +57,7 @@ pub fn generate(suite: Option<&Path>, out: &Path) {
                 };
                 let number = cases.matches("Case {").count();
                 let json = schemas.join(format!("case_{number}.json"));
-                std::fs::write(&json, serde_json::to_string_pretty(&schema).unwrap())
-                    .expect("write a schema file");
+                write_if_changed(&json, &serde_json::to_string_pretty(&schema).unwrap());
                 write_case(&mut code, number, &file_name, index, &schema, &json);
                 writeln!(
                     cases,
@@ -69,7 +72,16 @@ pub fn generate(suite: Option<&Path>, out: &Path) {
         "/// Every generated pair.\npub fn cases() -> Vec<Case> {{\n    vec![\n{cases}    ]\n}}"
     )
     .unwrap();
-    std::fs::write(out.join("spec_round_trip.rs"), code).expect("write the generated pairs");
+    write_if_changed(&out.join("spec_round_trip.rs"), &code);
+}
+
+/// Writes `text` unless the file holds it already, so that an unchanged
+/// output does not rebuild what includes it.
+fn write_if_changed(path: &Path, text: &str) {
+    if std::fs::read_to_string(path).is_ok_and(|old| old == text) {
+        return;
+    }
+    std::fs::write(path, text).expect("write a generated file");
 }
 
 /// The schema as a spec file when a struct can express it: an object with

@@ -64,6 +64,13 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
 /// that a spec file's `enum` can be compared with them when the crate
 /// builds (`#[external_tool(schema = ..)]`).
 fn wire_variants(item: &DeriveInput) -> Option<TokenStream> {
+    // Only serde's derive reads the names its attributes say.
+    let derives_deserialize = item.attrs.iter().any(|attr| {
+        attr.path().is_ident("derive") && quote!(#attr).to_string().contains("Deserialize")
+    });
+    if !derives_deserialize {
+        return None;
+    }
     let names = crate::spec_file::wire_variants(item)?;
     let ident = &item.ident;
     Some(quote! {
@@ -71,7 +78,7 @@ fn wire_variants(item: &DeriveInput) -> Option<TokenStream> {
         impl #ident {
             /// The wire names of the variants, for spec-file checks.
             #[doc(hidden)]
-            #[allow(dead_code)]
+            #[allow(dead_code, unreachable_pub)]
             pub const __BEHEST_WIRE_VARIANTS: ::core::option::Option<&'static [&'static str]> =
                 ::core::option::Option::Some(&[#(#names),*]);
         }

@@ -230,12 +230,13 @@ fn expand_impls(
             let path = file.path.to_string_lossy().into_owned();
             let pointer = &file.schema_pointer;
             let shown = &file.shown;
+            let fields = file.compared_fields();
             let enum_checks = file.enum_check_items(&private);
             (
                 quote!(parts.build_from_file(::core::include_str!(#path), #pointer, ::core::option::Option::None)),
                 quote! {
                     fn __spec_conflict() -> ::core::option::Option<#private::String> {
-                        #private::spec_conflict::<Self>(::core::include_str!(#path), #pointer, #shown)
+                        #private::spec_conflict::<Self>(::core::include_str!(#path), #pointer, #shown, #fields)
                     }
                 },
                 enum_checks,

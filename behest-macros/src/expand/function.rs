@@ -231,6 +231,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
             let path = file.path.to_string_lossy().into_owned();
             let pointer = &file.schema_pointer;
             let shown = &file.shown;
+            let fields = file.compared_fields();
             (
                 quote! {
                     <Self as #private::TypedTool>::PARTS.build_from_file(
@@ -241,7 +242,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 },
                 quote! {
                     fn spec_conflict(&self) -> ::core::option::Option<#private::String> {
-                        #private::spec_conflict::<#args_ident>(::core::include_str!(#path), #pointer, #shown)
+                        #private::spec_conflict::<#args_ident>(::core::include_str!(#path), #pointer, #shown, #fields)
                     }
                 },
                 file.enum_check_items(&private),

@@ -23,7 +23,7 @@ pub mod schema;
 mod spec_check;
 mod typed;
 
-pub use spec_check::{same_names, spec_conflict, NoWireVariants};
+pub use spec_check::{reads_value, spec_conflict, NoWireVariants};
 pub use typed::TypedTool;
 
 /// The parts of a spec the macro knows from the tokens.

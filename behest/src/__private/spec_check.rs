@@ -24,29 +24,21 @@ pub trait NoWireVariants {
 
 impl<T: ?Sized> NoWireVariants for T {}
 
-/// Whether `a` and `b` hold the same names, in any order (for the `const`
-/// check of an enum against a spec file's `enum`).
-pub const fn same_names(a: &[&str], b: &[&str]) -> bool {
-    contains_all(a, b) && contains_all(b, a)
-}
-
-const fn contains_all(haystack: &[&str], needles: &[&str]) -> bool {
-    let mut n = 0;
-    while n < needles.len() {
-        let mut found = false;
-        let mut h = 0;
-        while h < haystack.len() {
-            if same_text(haystack[h], needles[n]) {
-                found = true;
-            }
-            h += 1;
+/// Whether an enum whose variants are `variants` (`None`: not known when
+/// the crate builds) reads `value`: for the `const` check of each value of
+/// a spec file's `enum` against the enum of its field.
+pub const fn reads_value(variants: Option<&[&str]>, value: &str) -> bool {
+    let Some(variants) = variants else {
+        return true;
+    };
+    let mut i = 0;
+    while i < variants.len() {
+        if same_text(variants[i], value) {
+            return true;
         }
-        if !found {
-            return false;
-        }
-        n += 1;
+        i += 1;
     }
-    true
+    false
 }
 
 const fn same_text(a: &str, b: &str) -> bool {
@@ -66,33 +58,51 @@ const fn same_text(a: &str, b: &str) -> bool {
 
 /// Where the schema at `pointer` in the spec file `text` (named `shown`)
 /// and the type `A` that reads the arguments disagree, in a message for
-/// the registry's error; `None` when they agree.
-pub fn spec_conflict<A: JsonSchema>(text: &str, pointer: &str, shown: &str) -> Option<String> {
+/// the registry's error; `None` when they agree. `fields` are the
+/// properties to compare, each with the Rust type that reads it as the
+/// code spells it (a field read by a function of its own, `with = ..`, is
+/// left out).
+pub fn spec_conflict<A: JsonSchema>(
+    text: &str,
+    pointer: &str,
+    shown: &str,
+    fields: &[(&str, &str)],
+) -> Option<String> {
     let file: Value = serde_json::from_str(text).ok()?;
     let file = file.pointer(pointer).unwrap_or(&file);
-    conflict(file, &super::schema_of::<A>(), shown, pointer)
+    conflict(file, &super::schema_of::<A>(), shown, pointer, fields)
 }
 
 /// See [`spec_conflict`]; `file` and `rust` are the two arguments schemas.
-fn conflict(file: &Value, rust: &Value, shown: &str, pointer: &str) -> Option<String> {
+fn conflict(
+    file: &Value,
+    rust: &Value,
+    shown: &str,
+    pointer: &str,
+    fields: &[(&str, &str)],
+) -> Option<String> {
     let file_properties = file.get("properties")?.as_object()?;
     let rust_properties = rust.get("properties")?.as_object()?;
     let mut problems = Vec::new();
-    for (name, in_file) in file_properties {
+    for (name, type_text) in fields {
         // Names and `required` were compared when the crate was built.
-        let Some(in_rust) = rust_properties.get(name) else {
+        let (Some(in_file), Some(in_rust)) =
+            (file_properties.get(*name), rust_properties.get(*name))
+        else {
             continue;
         };
-        let at = format!("`{name}` in `{shown}` (`{pointer}/properties/{name}`)");
-        let type_name = type_name(in_rust).unwrap_or_else(|| "its type".to_owned());
-        if let Some(problem) = disagreement(in_file, file, in_rust, rust, &type_name) {
+        let escaped = name.replace('~', "~0").replace('/', "~1");
+        let at = format!("`{name}` in `{shown}` (`{pointer}/properties/{escaped}`)");
+        if let Some(problem) = disagreement(in_file, file, in_rust, rust, type_text) {
             problems.push(format!("{at} {problem}"));
         }
     }
     (!problems.is_empty()).then(|| problems.join("; "))
 }
 
-/// How one property's schema in the file and in Rust disagree, if they do.
+/// How one property's schema in the file and in Rust disagree, if they
+/// do: the file lets through something the type cannot read. The file may
+/// allow less than the type reads (fewer variants, a pattern).
 fn disagreement(
     file_schema: &Value,
     file_root: &Value,
@@ -100,34 +110,22 @@ fn disagreement(
     rust_root: &Value,
     type_name: &str,
 ) -> Option<String> {
-    let file_values = values(file_schema, file_root, 0);
     let rust_values = values(rust_schema, rust_root, 0);
-    match (file_values, rust_values) {
-        (Some(file_values), Some(rust_values)) => {
-            let extra = listed(file_values.difference(&rust_values));
-            let missing = listed(rust_values.difference(&file_values));
-            match (extra, missing) {
-                (None, None) => None,
-                (Some(extra), None) => Some(format!(
-                    "allows {extra}, which `{type_name}` cannot read: add the variant, or remove the value from the file"
-                )),
-                (None, Some(missing)) => Some(format!(
-                    "does not allow {missing}, which `{type_name}` has: add the value to the file's `enum`, or remove the variant"
-                )),
-                (Some(extra), Some(missing)) => Some(format!(
-                    "allows {extra}, which `{type_name}` cannot read, and not {missing}, which it has: make the file's `enum` and the variants the same"
-                )),
-            }
-        }
-        (None, Some(rust_values)) => {
-            let all = listed(rust_values.iter()).unwrap_or_default();
+    match (values(file_schema, file_root, 0), rust_values) {
+        (Listed::Values(file_values), Listed::Values(rust_values)) => {
+            let extra = listed(file_values.difference(&rust_values))?;
+            let readable = listed(rust_values.iter()).unwrap_or_default();
             Some(format!(
-                "takes any value of its type, but `{type_name}` reads only {all}: list them in the file's `enum`"
+                "allows {extra}, which `{type_name}` cannot read (it reads {readable}): add the variant, or remove the value from the file"
             ))
         }
-        // The file narrows what the type reads: fine.
-        (Some(_), None) => None,
-        (None, None) => {
+        (Listed::Any, Listed::Values(rust_values)) => {
+            let readable = listed(rust_values.iter()).unwrap_or_default();
+            Some(format!(
+                "takes any value of its type, but `{type_name}` reads only {readable}: list them in the file's `enum`"
+            ))
+        }
+        (Listed::Any | Listed::Values(_), Listed::Any) => {
             let file_types = types(file_schema, file_root, 0)?;
             let rust_types = types(rust_schema, rust_root, 0)?;
             let unreadable: Vec<String> = file_types
@@ -149,6 +147,8 @@ fn disagreement(
                 )
             })
         }
+        // A shape this comparison does not follow: validation decides.
+        (Listed::Unknown, _) | (_, Listed::Unknown) => None,
     }
 }
 
@@ -156,19 +156,6 @@ fn disagreement(
 fn listed<'a>(values: impl Iterator<Item = &'a String>) -> Option<String> {
     let values: Vec<&str> = values.map(String::as_str).collect();
     (!values.is_empty()).then(|| values.join(", "))
-}
-
-/// The name of the Rust type a property's schema refers to (`Mode` for
-/// `{"$ref": "#/$defs/Mode"}`, or an `Option` of it).
-fn type_name(schema: &Value) -> Option<String> {
-    if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
-        return reference.rsplit('/').next().map(str::to_owned);
-    }
-    ["anyOf", "oneOf"]
-        .iter()
-        .filter_map(|key| schema.get(*key)?.as_array())
-        .flatten()
-        .find_map(type_name)
 }
 
 /// Deep enough for any schema schemars writes; a deeper `$ref` chain is
@@ -187,28 +174,80 @@ fn resolved<'a>(schema: &'a Value, root: &'a Value, depth: usize) -> Option<&'a 
     }
 }
 
-/// The values a schema allows when it lists them (`enum`, `const`, or a
-/// choice of those), as JSON text, without `null` (whether an argument may
-/// be left out or null is `required`'s business).
-fn values(schema: &Value, root: &Value, depth: usize) -> Option<BTreeSet<String>> {
-    let schema = resolved(schema, root, depth)?;
+/// What a schema says of the values it allows.
+enum Listed {
+    /// Exactly these (`enum`, `const`, or a choice of those), as JSON
+    /// text, without `null` (whether an argument may be left out or null
+    /// is `required`'s business).
+    Values(BTreeSet<String>),
+    /// Any value of its type: no keyword that narrows the values to a few.
+    Any,
+    /// Narrowed some other way (`pattern`, `allOf`, `not`, a reference not
+    /// followed): not compared.
+    Unknown,
+}
+
+/// Keywords that leave a schema's values open: they describe, or bound
+/// sizes, but do not name the values.
+const OPEN_KEYWORDS: &[&str] = &[
+    "type",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+    "format",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+];
+
+fn values(schema: &Value, root: &Value, depth: usize) -> Listed {
+    let Some(schema) = resolved(schema, root, depth) else {
+        return Listed::Unknown;
+    };
     if let Some(value) = schema.get("const") {
-        return Some(without_null(std::slice::from_ref(value)));
+        return Listed::Values(without_null(std::slice::from_ref(value)));
     }
     if let Some(Value::Array(values)) = schema.get("enum") {
-        return Some(without_null(values));
+        return Listed::Values(without_null(values));
     }
-    let branches = ["oneOf", "anyOf"]
+    let Some(object) = schema.as_object() else {
+        // `true`: anything.
+        return if schema == &Value::Bool(true) {
+            Listed::Any
+        } else {
+            Listed::Unknown
+        };
+    };
+    if let Some(branches) = ["oneOf", "anyOf"]
         .iter()
-        .find_map(|key| schema.get(*key)?.as_array())?;
-    let mut all = BTreeSet::new();
-    for branch in branches {
-        if is_null(branch) {
-            continue;
+        .find_map(|key| object.get(*key)?.as_array())
+    {
+        let mut all = BTreeSet::new();
+        for branch in branches.iter().filter(|branch| !is_null(branch)) {
+            match values(branch, root, depth + 1) {
+                Listed::Values(values) => all.extend(values),
+                other => return other,
+            }
         }
-        all.extend(values(branch, root, depth + 1)?);
+        return Listed::Values(all);
     }
-    Some(all)
+    if object
+        .keys()
+        .all(|key| OPEN_KEYWORDS.contains(&key.as_str()))
+    {
+        Listed::Any
+    } else {
+        Listed::Unknown
+    }
 }
 
 fn without_null(values: &[Value]) -> BTreeSet<String> {
@@ -262,7 +301,13 @@ mod tests {
     use super::*;
 
     fn check(file: Value, rust: Value) -> Option<String> {
-        conflict(&file, &rust, "x.json", "")
+        let fields = [
+            ("mode", "Mode"),
+            ("count", "Count"),
+            ("v", "V"),
+            ("x", "f64"),
+        ];
+        conflict(&file, &rust, "x.json", "", &fields)
     }
 
     fn with_mode(mode: Value) -> Value {
@@ -292,19 +337,19 @@ mod tests {
             "{problem}"
         );
         assert!(
-            problem.contains("allows \"auto\", which `Mode` cannot read"),
+            problem.contains(
+                "allows \"auto\", which `Mode` cannot read (it reads \"fast\", \"slow\")"
+            ),
             "{problem}"
         );
     }
 
     #[test]
-    fn a_variant_the_file_leaves_out_is_named() {
+    fn a_file_may_offer_fewer_variants_than_the_type_reads() {
+        // The model cannot choose `slow`; nothing it sends goes unread
+        // (an `other` variant or an alias read more than the schema says).
         let file = with_mode(json!({"enum": ["fast"]}));
-        let problem = check(file, rust_mode(json!(["fast", "slow"]))).unwrap();
-        assert!(
-            problem.contains("does not allow \"slow\", which `Mode` has"),
-            "{problem}"
-        );
+        assert_eq!(check(file, rust_mode(json!(["fast", "slow"]))), None);
     }
 
     #[test]
@@ -319,15 +364,15 @@ mod tests {
                 {"type": "string", "const": "slow", "description": "Careful."}
             ]}}
         });
-        let agreeing = with_mode(json!({"enum": ["fast", "slow"]}));
+        let agreeing = with_mode(json!({"enum": ["fast", "slow", null]}));
         assert_eq!(check(agreeing, rust.clone()), None);
-        let problem = check(with_mode(json!({"enum": ["fast"]})), rust).unwrap();
-        assert!(problem.contains("\"slow\""), "{problem}");
+        let problem = check(with_mode(json!({"enum": ["fast", "quick"]})), rust).unwrap();
+        assert!(problem.contains("\"quick\""), "{problem}");
     }
 
     #[test]
     fn a_free_string_for_an_enum_is_refused() {
-        let file = with_mode(json!({"type": "string"}));
+        let file = with_mode(json!({"type": "string", "minLength": 1}));
         let problem = check(file, rust_mode(json!(["fast", "slow"]))).unwrap();
         assert!(
             problem
@@ -365,9 +410,20 @@ mod tests {
     }
 
     #[test]
-    fn shapes_it_cannot_compare_are_left_to_validation() {
-        let file = with_mode(json!({"allOf": [{"minLength": 1}]}));
-        assert!(check(file, rust_mode(json!(["a"]))).is_some());
+    fn shapes_it_cannot_follow_are_left_to_validation() {
+        let narrowed = [
+            json!({"allOf": [{"$ref": "#/$defs/Mode"}]}),
+            json!({"type": "string", "pattern": "^(fast|slow)$"}),
+            json!({"not": {"const": "auto"}}),
+            json!({"$ref": "#/$defs/Elsewhere"}),
+        ];
+        for mode in narrowed {
+            assert_eq!(
+                check(with_mode(mode.clone()), rust_mode(json!(["fast"]))),
+                None,
+                "{mode}"
+            );
+        }
         let file = json!({"type": "object", "properties": {"v": {"type": "string"}}});
         let rust = json!({"type": "object", "properties": {"v": true}});
         assert_eq!(check(file, rust), None);
@@ -380,10 +436,18 @@ mod tests {
     }
 
     #[test]
-    fn names_compare_as_sets_when_the_crate_builds() {
-        assert!(same_names(&["a", "b"], &["b", "a"]));
-        assert!(!same_names(&["a", "b"], &["a"]));
-        assert!(!same_names(&["a"], &["a", "ab"]));
-        assert!(same_names(&[], &[]));
+    fn only_the_fields_the_macro_lists_are_compared() {
+        // A field read by a function of its own is not listed.
+        let file = with_mode(json!({"type": "string"}));
+        let rust = rust_mode(json!(["fast"]));
+        assert_eq!(conflict(&file, &rust, "x.json", "", &[]), None);
+    }
+
+    #[test]
+    fn a_value_is_read_when_a_variant_has_its_name() {
+        assert!(reads_value(Some(&["a", "bc"]), "bc"));
+        assert!(!reads_value(Some(&["a", "bc"]), "b"));
+        assert!(!reads_value(Some(&[]), "a"));
+        assert!(reads_value(None, "anything"));
     }
 }

@@ -138,24 +138,70 @@ pub(crate) async fn read_events(
             }
             Ok(Some(Ok(event))) => event,
         };
-        let data = event.data.trim();
-        if data.is_empty() {
-            continue;
+        match event_data(&event.data)
+            .map_err(|error| with_request_id(error, request_id.as_deref()))?
+        {
+            EventData::Empty => {}
+            EventData::Done => return Ok(()),
+            EventData::Json(value) => on_event(&event.event, value)?,
         }
-        if data == "[DONE]" {
-            return Ok(());
-        }
-        let value: Value = serde_json::from_str(data).map_err(|error| {
-            with_request_id(
-                ModelError::new(format!(
-                    "the model's stream sent an event that is not JSON: {error}"
-                ))
-                .with_source(error),
-                request_id.as_deref(),
-            )
-        })?;
-        on_event(&event.event, value)?;
     }
+}
+
+/// What one event's `data` holds.
+enum EventData {
+    /// Nothing (a keep-alive).
+    Empty,
+    /// The `[DONE]` marker that ends OpenAI's streams.
+    Done,
+    Json(Value),
+}
+
+fn event_data(data: &str) -> Result<EventData, ModelError> {
+    let data = data.trim();
+    if data.is_empty() {
+        return Ok(EventData::Empty);
+    }
+    if data == "[DONE]" {
+        return Ok(EventData::Done);
+    }
+    serde_json::from_str(data)
+        .map(EventData::Json)
+        .map_err(|error| {
+            ModelError::new(format!(
+                "the model's stream sent an event that is not JSON: {error}"
+            ))
+            .with_source(error)
+        })
+}
+
+/// The events a streamed body arriving in `chunks` holds, as
+/// [`read_events`] hands them on: the same SSE parser, slicing and JSON
+/// reading, without the network. For fuzzing the stream path.
+#[doc(hidden)]
+pub fn sse_events(chunks: Vec<bytes::Bytes>) -> Result<Vec<(String, Value)>, ModelError> {
+    let stream = futures::stream::iter(chunks)
+        .flat_map(|chunk| {
+            futures::stream::iter(in_slices(Ok::<_, std::convert::Infallible>(chunk)))
+        })
+        .eventsource();
+    // Every chunk is there already: one poll finishes.
+    let read = async move {
+        futures::pin_mut!(stream);
+        let mut events = Vec::new();
+        while let Some(event) = stream.next().await {
+            let event = event.map_err(|error| {
+                ModelError::new(format!("the model's stream broke off: {error}"))
+            })?;
+            match event_data(&event.data)? {
+                EventData::Empty => {}
+                EventData::Done => break,
+                EventData::Json(value) => events.push((event.event, value)),
+            }
+        }
+        Ok(events)
+    };
+    futures::FutureExt::now_or_never(read).expect("nothing in a stream of ready chunks waits")
 }
 
 /// How much of a network chunk the SSE parser is handed at once.
@@ -165,9 +211,7 @@ const SSE_SLICE: usize = 1024;
 /// parser moves what is left of its buffer after every line it reads, so
 /// a chunk of `n` bytes costs it `n²/line`: a 16 KiB chunk of short events
 /// costs 16 times a 1 KiB one, byte for byte.
-fn in_slices(
-    chunk: Result<bytes::Bytes, reqwest::Error>,
-) -> Vec<Result<bytes::Bytes, reqwest::Error>> {
+fn in_slices<E>(chunk: Result<bytes::Bytes, E>) -> Vec<Result<bytes::Bytes, E>> {
     match chunk {
         Ok(bytes) if bytes.len() > SSE_SLICE => (0..bytes.len())
             .step_by(SSE_SLICE)
@@ -413,7 +457,7 @@ mod tests {
     #[test]
     fn a_large_chunk_is_handed_over_in_slices_that_add_up_to_it() {
         let text: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
-        let slices = in_slices(Ok(bytes::Bytes::from(text.clone())));
+        let slices = in_slices(Ok::<_, ()>(bytes::Bytes::from(text.clone())));
         assert_eq!(slices.len(), 5);
         let mut joined = Vec::new();
         for slice in slices {
@@ -422,7 +466,10 @@ mod tests {
             joined.extend_from_slice(&slice);
         }
         assert_eq!(joined, text);
-        assert_eq!(in_slices(Ok(bytes::Bytes::from_static(b"short"))).len(), 1);
+        assert_eq!(
+            in_slices(Ok::<_, ()>(bytes::Bytes::from_static(b"short"))).len(),
+            1
+        );
     }
 
     #[test]
@@ -450,5 +497,27 @@ mod tests {
                 "{status}"
             );
         }
+    }
+
+    #[test]
+    fn a_body_in_any_chunking_gives_the_same_events() {
+        let body = "event: a\ndata: {\"n\": 1}\n\n: keep-alive\n\ndata: {\"n\": 2}\n\ndata: [DONE]\n\ndata: {\"n\": 3}\n\n";
+        let whole = sse_events(vec![bytes::Bytes::from(body)]).unwrap();
+        assert_eq!(
+            whole,
+            vec![
+                ("a".to_owned(), serde_json::json!({"n": 1})),
+                ("message".to_owned(), serde_json::json!({"n": 2})),
+            ]
+        );
+        for cut in 1..body.len() {
+            let chunks = vec![
+                bytes::Bytes::copy_from_slice(&body.as_bytes()[..cut]),
+                bytes::Bytes::copy_from_slice(&body.as_bytes()[cut..]),
+            ];
+            assert_eq!(sse_events(chunks).unwrap(), whole, "cut at {cut}");
+        }
+        let broken = sse_events(vec![bytes::Bytes::from_static(b"data: {oops\n\n")]);
+        assert!(broken.unwrap_err().to_string().contains("not JSON"));
     }
 }

@@ -32,6 +32,8 @@ pub mod openai;
 
 pub(crate) use config::{config_methods, Config};
 pub use config::{ApiKey, RetryPolicy, ToolChoice};
+#[doc(hidden)]
+pub use http::sse_events;
 
 /// Runs one model request in a span with the OpenTelemetry GenAI semantic
 /// names (`gen_ai.system`, `gen_ai.request.model`,
