@@ -187,17 +187,10 @@ enum Listed {
     Unknown,
 }
 
-/// Keywords that leave a schema's values open: they describe, or bound
-/// sizes, but do not name the values.
+/// Keywords that leave a schema's values open besides the annotations:
+/// they bound sizes but do not name the values.
 const OPEN_KEYWORDS: &[&str] = &[
     "type",
-    "title",
-    "description",
-    "default",
-    "examples",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
     "$comment",
     "format",
     "minLength",
@@ -240,10 +233,10 @@ fn values(schema: &Value, root: &Value, depth: usize) -> Listed {
         }
         return Listed::Values(all);
     }
-    if object
-        .keys()
-        .all(|key| OPEN_KEYWORDS.contains(&key.as_str()))
-    {
+    if object.keys().all(|key| {
+        OPEN_KEYWORDS.contains(&key.as_str())
+            || crate::providers::schema::ANNOTATIONS.contains(&key.as_str())
+    }) {
         Listed::Any
     } else {
         Listed::Unknown

@@ -503,7 +503,7 @@ fn is_recursive(root: &Value, reference: &str) -> bool {
 }
 
 /// Keywords that describe and do not validate.
-const ANNOTATIONS: &[&str] = &[
+pub(crate) const ANNOTATIONS: &[&str] = &[
     "title",
     "description",
     "default",
