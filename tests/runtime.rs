@@ -401,28 +401,37 @@ mod spans {
         }
     }
 
-    #[test]
-    fn each_call_has_one_span_with_tool_call_id_outcome_and_duration() {
-        let spans = Spans::default();
-        let subscriber = tracing_subscriber::registry().with(spans.clone());
-        tracing::subscriber::with_default(subscriber, || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async {
-                let runtime = ToolRuntime::new(registry_with(vec![Arc::new(Add)]));
-                runtime
-                    .call(ToolCall::new("ok_1", "add", json!({"a": 1, "b": 2})))
-                    .await;
-                runtime
-                    .call(ToolCall::new("bad_1", "add", json!({"a": 1})))
-                    .await;
-            });
-        });
+    #[tokio::test]
+    async fn each_call_has_one_span_with_tool_call_id_outcome_and_duration() {
+        // The process's subscriber, not a scoped one: tracing caches whether
+        // a callsite is wanted, and a test on another thread that met it
+        // first, with no subscriber, would have it cached as unwanted. Other
+        // tests' spans are recorded too; the call ids below are this test's.
+        static SPANS: std::sync::OnceLock<Spans> = std::sync::OnceLock::new();
+        let spans = SPANS
+            .get_or_init(|| {
+                let spans = Spans::default();
+                tracing::subscriber::set_global_default(
+                    tracing_subscriber::registry().with(spans.clone()),
+                )
+                .expect("no other test sets the global subscriber");
+                spans
+            })
+            .clone();
+        let runtime = ToolRuntime::new(registry_with(vec![Arc::new(Add)]));
+        runtime
+            .call(ToolCall::new("ok_1", "add", json!({"a": 1, "b": 2})))
+            .await;
+        runtime
+            .call(ToolCall::new("bad_1", "add", json!({"a": 1})))
+            .await;
         let spans = spans.0.lock().unwrap();
         let mut seen: Vec<(String, String, String, bool)> = spans
             .values()
+            .filter(|f| {
+                f.get("call_id")
+                    .is_some_and(|id| id == "ok_1" || id == "bad_1")
+            })
             .map(|f| {
                 (
                     f["call_id"].clone(),
@@ -446,4 +455,39 @@ mod spans {
             ]
         );
     }
+}
+
+/// Cancels its call's token (kept in the runtime's state), then finishes
+/// as if nothing happened: what a tool does when its call is cancelled from
+/// another thread while it runs.
+#[behest::tool]
+async fn cancel_and_finish(#[ctx] context: behest::ToolContext) -> String {
+    if let Some(token) = context.state::<CancellationToken>() {
+        token.cancel();
+    }
+    "finished anyway".to_owned()
+}
+
+#[tokio::test]
+async fn a_call_cancelled_while_its_tool_ran_answers_cancelled() {
+    let token = CancellationToken::new();
+    let runtime = ToolRuntime::builder(ToolRegistry::new().with(CancelAndFinish).unwrap())
+        .state(token.clone())
+        .build();
+    let options = CallOptions {
+        cancellation: Some(token),
+        ..CallOptions::default()
+    };
+    let result = runtime
+        .call_with(ToolCall::new("c1", "cancel_and_finish", json!({})), options)
+        .await;
+    assert!(
+        matches!(result.outcome, Err(ToolError::Cancelled)),
+        "{result:?}"
+    );
+    // A call without the token just finishes.
+    let plain = runtime
+        .call(ToolCall::new("c2", "cancel_and_finish", json!({})))
+        .await;
+    assert_eq!(plain.outcome.unwrap().to_text(), "finished anyway");
 }

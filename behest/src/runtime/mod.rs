@@ -440,6 +440,12 @@ impl ToolRuntime {
             // Boxed so that its timers do not weigh on every call's future.
             None => Box::pin(self.wait(future, timeout, cancellation)).await?,
         };
+        // Cancelled from another thread while the tool was polled: it may
+        // have finished because it saw its token. A cancelled call answers
+        // `Cancelled`, however the race went.
+        if cancellation.is_some_and(CancellationToken::is_cancelled) {
+            return Err(ToolError::Cancelled);
+        }
         match finished {
             Ok(Ok(result)) => result,
             Ok(Err(payload)) => Err(panicked(payload.as_ref(), reveal)),
@@ -525,7 +531,16 @@ fn panicked(payload: &(dyn Any + Send), reveal: bool) -> ToolError {
         .map(|text| (*text).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic with a payload that is not a string".to_owned());
-    tracing::error!(panic = %payload, "tool panicked");
+    // The message is the tool's to reveal (it can carry what the tool was
+    // handling); the trace says it panicked, and shows it only then.
+    if reveal {
+        tracing::error!(panic = %payload, "tool panicked");
+    } else {
+        tracing::error!(
+            panic_bytes = payload.len(),
+            "tool panicked (its message is hidden: the tool does not reveal panics)"
+        );
+    }
     ToolError::Panicked { payload, reveal }
 }
 

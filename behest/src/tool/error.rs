@@ -13,7 +13,9 @@ pub type ToolResult<T> = Result<T, ToolError>;
 /// `Display` is the text sent to the model: it says what went wrong and how
 /// to fix the call, and never contains internals such as panic payloads
 /// unless the tool opted in ([`Tool::reveals_panics`](crate::Tool::reveals_panics)).
-#[derive(Debug, Clone, thiserror::Error)]
+/// `Debug` hides such a payload too (it tells its length): a panic message
+/// can carry what was being handled, keys included.
+#[derive(Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum ToolError {
     /// The tool has no local implementation: it runs elsewhere (an
@@ -89,6 +91,62 @@ pub enum ToolError {
         /// The measured value, when it was measured in full.
         actual: Option<usize>,
     },
+}
+
+impl fmt::Debug for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotImplemented => f.write_str("NotImplemented"),
+            Self::NotFound {
+                name,
+                suggestions,
+                available,
+            } => f
+                .debug_struct("NotFound")
+                .field("name", &crate::suggest::shown(name))
+                .field("suggestions", suggestions)
+                .field("available", available)
+                .finish(),
+            Self::InvalidArguments { issues, omitted } => f
+                .debug_struct("InvalidArguments")
+                .field("issues", issues)
+                .field("omitted", omitted)
+                .finish(),
+            Self::Execution { message, source } => f
+                .debug_struct("Execution")
+                .field("message", message)
+                .field("source", source)
+                .finish(),
+            Self::Timeout { after } => f.debug_struct("Timeout").field("after", after).finish(),
+            Self::Cancelled => f.write_str("Cancelled"),
+            Self::Panicked { payload, reveal } => {
+                let mut shown = f.debug_struct("Panicked");
+                if *reveal {
+                    shown.field("payload", payload);
+                } else {
+                    shown.field(
+                        "payload",
+                        &format_args!("<hidden: {} bytes>", payload.len()),
+                    );
+                }
+                shown.field("reveal", reveal).finish()
+            }
+            Self::ApprovalDenied { reason } => f
+                .debug_struct("ApprovalDenied")
+                .field("reason", reason)
+                .finish(),
+            Self::LimitExceeded {
+                kind,
+                limit,
+                actual,
+            } => f
+                .debug_struct("LimitExceeded")
+                .field("kind", kind)
+                .field("limit", limit)
+                .field("actual", actual)
+                .finish(),
+        }
+    }
 }
 
 impl ToolError {

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs every fuzz target (or those named) for SECONDS each, one after the
+# other, with the committed corpus, the JSON dictionary and, when
+# BEHEST_SHARED_DIR names the shared data folder, its provider fixtures and
+# JSON-Schema-Test-Suite as read-only seeds. New inputs land in
+# fuzz/corpus/<target>; crashes in fuzz/artifacts/<target>.
+#
+#   fuzz/run.sh 600                 # ten minutes per target
+#   fuzz/run.sh 60 call_pipeline    # one target
+#
+# Needs cargo-fuzz (`cargo install cargo-fuzz`); runs on stable Rust with
+# `--sanitizer none`.
+set -euo pipefail
+cd "$(dirname "$0")"
+seconds="${1:?usage: fuzz/run.sh SECONDS [TARGET...]}"
+shift
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  targets=(call_pipeline schemas providers sse mcp_messages)
+fi
+for target in "${targets[@]}"; do
+  mkdir -p "corpus/$target"
+  seeds=()
+  if [ -n "${BEHEST_SHARED_DIR:-}" ]; then
+    case "$target" in
+      providers|sse) seeds=("$BEHEST_SHARED_DIR/data/provider-fixtures") ;;
+      schemas) seeds=("$BEHEST_SHARED_DIR/data/json-schema-test-suite/tests") ;;
+    esac
+  fi
+  echo "== $target: ${seconds}s"
+  cargo fuzz run --sanitizer none "$target" "corpus/$target" "${seeds[@]}" -- \
+    -dict=json.dict -max_total_time="$seconds" -max_len=65536 -timeout=20 \
+    -print_final_stats=1 2>&1 | tee "$target.log" | grep -E "^(#[0-9]+ +(INITED|DONE)|stat::|==|SUMMARY)" || true
+done

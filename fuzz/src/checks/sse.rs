@@ -1,0 +1,44 @@
+//! A streamed body in arbitrary bytes and chunking through the SSE path
+//! the model clients read (the same parser, slicing and JSON reading), its
+//! events then to every stream assembler. The events do not depend on how
+//! the body was cut.
+
+use behest::providers::{anthropic, gemini, openai};
+
+/// The first byte says where to cut the rest into two chunks.
+pub fn check(data: &[u8]) {
+    let Some((&cut, body)) = data.split_first() else {
+        return;
+    };
+    let whole = behest::models::sse_events(vec![bytes::Bytes::copy_from_slice(body)]);
+    let at = usize::from(cut).min(body.len());
+    let chunks = vec![
+        bytes::Bytes::copy_from_slice(&body[..at]),
+        bytes::Bytes::copy_from_slice(&body[at..]),
+    ];
+    let cut_events = behest::models::sse_events(chunks);
+    match (&whole, &cut_events) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "cut at {at}"),
+        (Err(_), Err(_)) => {}
+        _ => panic!("cut at {at}: {whole:?} / {cut_events:?}"),
+    }
+    let Ok(events) = whole else {
+        return;
+    };
+    let mut chat = openai::ChatStream::new();
+    let mut responses = openai::ResponsesStream::new();
+    let mut messages = anthropic::Stream::new();
+    let mut gemini_stream = gemini::Stream::new();
+    for (_name, event) in &events {
+        let _ = chat.push(event);
+        let _ = responses.push(event);
+        let _ = messages.push(event);
+        let _ = gemini_stream.push(event);
+    }
+    let _ = (
+        chat.finish(),
+        responses.finish(),
+        messages.finish(),
+        gemini_stream.finish(),
+    );
+}
