@@ -212,3 +212,39 @@ async fn a_huge_unknown_argument_name_is_answered_short() {
     assert!(text.len() < 400, "{} bytes: {}", text.len(), &text[..200]);
     assert!(text.contains("is not an accepted field"), "{text}");
 }
+
+#[test]
+fn pattern_limits_count_keywords_not_data_and_add_up() {
+    // `pattern` inside `enum`, `const` or `default` values is data.
+    let long = "a".repeat(MAX_PATTERN_BYTES + 1);
+    let data = json!({
+        "type": "object",
+        "properties": {"p": {"enum": [{"pattern": long}], "default": {"pattern": long}}}
+    });
+    ArgumentValidator::compile(&data).unwrap();
+    // Many patterns, each short enough, are capped together.
+    let properties: serde_json::Map<String, Value> = (0..20)
+        .map(|i| (format!("p{i}"), json!({"type": "string", "pattern": "b".repeat(4000)})))
+        .collect();
+    let many = json!({"type": "object", "properties": properties});
+    let error = ArgumentValidator::compile(&many).unwrap_err();
+    assert!(error.message.contains("for all of the schema's patterns"), "{error:?}");
+}
+
+#[tokio::test]
+async fn formats_asserted_by_older_drafts_stay_bounded_on_huge_strings() {
+    // Draft 7 checks `format`; a 1 MiB string is refused or accepted, once.
+    let runtime = runtime_with(json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "when": {"type": "string", "format": "date-time"},
+            "mail": {"type": "string", "format": "email"}
+        }
+    }));
+    let huge = "9".repeat(1024 * 1024 - 64);
+    let refused = outcome(&runtime, json!({ "when": huge })).await.unwrap_err();
+    assert!(matches!(refused, ToolError::InvalidArguments { .. }), "{refused:?}");
+    let mail = format!("{}@example.com", "a".repeat(512 * 1024));
+    let _ = outcome(&runtime, json!({ "mail": mail })).await;
+}

@@ -181,6 +181,7 @@ async fn a_panic_message_stays_out_of_model_text_debug_and_traces() {
 
 #[tokio::test]
 async fn file_paths_and_environment_values_stay_out_of_model_text() {
+    let _ = traced();
     std::env::set_var("BEHEST_LEAK_TEST_CREDENTIAL", "cred-5501");
     let runtime = runtime();
     let settings = runtime

@@ -371,9 +371,16 @@ mod spans {
     use tracing_subscriber::layer::{Context, SubscriberExt};
     use tracing_subscriber::Layer;
 
-    /// Collects the fields of every `tool_call` span.
+    /// Collects the fields of every `tool_call` span: open ones by id, and
+    /// closed ones apart (span ids are reused once a span closes).
     #[derive(Clone, Default)]
-    struct Spans(Arc<Mutex<HashMap<u64, HashMap<String, String>>>>);
+    struct Spans(Arc<Mutex<SpanFields>>);
+
+    #[derive(Default)]
+    struct SpanFields {
+        open: HashMap<u64, HashMap<String, String>>,
+        closed: Vec<HashMap<String, String>>,
+    }
 
     struct Fields<'a>(&'a mut HashMap<String, String>);
 
@@ -391,12 +398,18 @@ mod spans {
             if attrs.metadata().name() == "tool_call" {
                 let mut fields = HashMap::new();
                 attrs.record(&mut Fields(&mut fields));
-                self.0.lock().unwrap().insert(id.into_u64(), fields);
+                self.0.lock().unwrap().open.insert(id.into_u64(), fields);
             }
         }
         fn on_record(&self, id: &Id, values: &Record<'_>, _ctx: Context<'_, S>) {
-            if let Some(fields) = self.0.lock().unwrap().get_mut(&id.into_u64()) {
+            if let Some(fields) = self.0.lock().unwrap().open.get_mut(&id.into_u64()) {
                 values.record(&mut Fields(fields));
+            }
+        }
+        fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
+            let mut spans = self.0.lock().unwrap();
+            if let Some(fields) = spans.open.remove(&id.into_u64()) {
+                spans.closed.push(fields);
             }
         }
     }
@@ -427,7 +440,8 @@ mod spans {
             .await;
         let spans = spans.0.lock().unwrap();
         let mut seen: Vec<(String, String, String, bool)> = spans
-            .values()
+            .closed
+            .iter()
             .filter(|f| {
                 f.get("call_id")
                     .is_some_and(|id| id == "ok_1" || id == "bad_1")

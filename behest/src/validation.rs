@@ -36,6 +36,10 @@ pub const MAX_SCHEMA_VALUES: usize = 200_000;
 /// but compiling grows with the pattern.
 pub const MAX_PATTERN_BYTES: usize = 4096;
 
+/// The most bytes all of a schema's patterns may have together: each
+/// compiles to its own program.
+pub const MAX_PATTERN_BYTES_IN_ALL: usize = 64 * 1024;
+
 /// A JSON Schema compiled for validating tool arguments.
 ///
 /// This is the validator the registry builds for each tool, exposed so that
@@ -194,10 +198,11 @@ fn check_bounds(schema: &Value) -> Result<(), SchemaError> {
         path: path_to(schema, at),
         message,
     };
-    // (value, its depth, whether its keys are patterns)
-    let mut pending: Vec<(&Value, usize, bool)> = vec![(schema, 1, false)];
+    // (value, its depth, what its keys are)
+    let mut pending: Vec<(&Value, usize, Keys)> = vec![(schema, 1, Keys::Keywords)];
     let mut values = 0usize;
-    while let Some((value, depth, keys_are_patterns)) = pending.pop() {
+    let mut pattern_bytes = 0usize;
+    while let Some((value, depth, keys)) = pending.pop() {
         values += 1;
         if values > MAX_SCHEMA_VALUES {
             return Err(SchemaError {
@@ -216,27 +221,58 @@ fn check_bounds(schema: &Value) -> Result<(), SchemaError> {
         match value {
             Value::Object(object) => {
                 for (key, child) in object {
-                    let pattern = match (key.as_str(), child) {
-                        _ if keys_are_patterns => Some(key.len()),
-                        ("pattern", Value::String(pattern)) => Some(pattern.len()),
+                    let pattern = match (keys, key.as_str(), child) {
+                        (Keys::Patterns, _, _) => Some(key.len()),
+                        (Keys::Keywords, "pattern", Value::String(pattern)) => Some(pattern.len()),
                         _ => None,
                     };
-                    if pattern.is_some_and(|length| length > MAX_PATTERN_BYTES) {
-                        return Err(refused(
-                            child,
-                            format!("the pattern is too long: more than {MAX_PATTERN_BYTES} bytes"),
-                        ));
+                    if let Some(length) = pattern {
+                        pattern_bytes += length;
+                        if length > MAX_PATTERN_BYTES || pattern_bytes > MAX_PATTERN_BYTES_IN_ALL {
+                            return Err(refused(
+                                child,
+                                format!(
+                                    "the pattern is too long: more than {MAX_PATTERN_BYTES} bytes, or {MAX_PATTERN_BYTES_IN_ALL} for all of the schema's patterns"
+                                ),
+                            ));
+                        }
                     }
-                    pending.push((child, depth + 1, key == "patternProperties"));
+                    let child_keys = match (keys, key.as_str()) {
+                        (Keys::Data, _) => Keys::Data,
+                        (Keys::Keywords, "patternProperties") => Keys::Patterns,
+                        // Values, not schemas: a `pattern` key there is data.
+                        (Keys::Keywords, "enum" | "const" | "default" | "examples") => Keys::Data,
+                        _ => Keys::Keywords,
+                    };
+                    pending.push((child, depth + 1, child_keys));
                 }
             }
             Value::Array(items) => {
-                pending.extend(items.iter().map(|child| (child, depth + 1, false)));
+                // The items of `enum` and `examples` stay data; those of
+                // `allOf` and the like are schemas.
+                let item_keys = if keys == Keys::Data {
+                    Keys::Data
+                } else {
+                    Keys::Keywords
+                };
+                pending.extend(items.iter().map(|child| (child, depth + 1, item_keys)));
             }
             _ => {}
         }
     }
     Ok(())
+}
+
+/// What the keys of an object met in a schema are.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keys {
+    /// Keywords, or property names under `properties` (whose values are
+    /// schemas, so keywords again one level down).
+    Keywords,
+    /// The regular expressions of `patternProperties`.
+    Patterns,
+    /// Values of `enum`, `const`, `default`, `examples`: not a schema.
+    Data,
 }
 
 /// The JSON pointer of `target` (found by address) in `root`; built only

@@ -111,8 +111,7 @@ pub(crate) async fn read_events(
     mut on_event: impl FnMut(&str, Value) -> Result<(), ModelError>,
 ) -> Result<(), ModelError> {
     let request_id = request_id(response.headers());
-    let mut events = response
-        .bytes_stream()
+    let mut events = without_bom(response.bytes_stream())
         .flat_map(|chunk| futures::stream::iter(in_slices(chunk)))
         .eventsource();
     loop {
@@ -180,10 +179,9 @@ fn event_data(data: &str) -> Result<EventData, ModelError> {
 /// reading, without the network. For fuzzing the stream path.
 #[doc(hidden)]
 pub fn sse_events(chunks: Vec<bytes::Bytes>) -> Result<Vec<(String, Value)>, ModelError> {
-    let stream = futures::stream::iter(chunks)
-        .flat_map(|chunk| {
-            futures::stream::iter(in_slices(Ok::<_, std::convert::Infallible>(chunk)))
-        })
+    let chunks = futures::stream::iter(chunks.into_iter().map(Ok::<_, std::convert::Infallible>));
+    let stream = without_bom(chunks)
+        .flat_map(|chunk| futures::stream::iter(in_slices(chunk)))
         .eventsource();
     // Every chunk is there already: one poll finishes.
     let read = async move {
@@ -202,6 +200,39 @@ pub fn sse_events(chunks: Vec<bytes::Bytes>) -> Result<Vec<(String, Value)>, Mod
         Ok(events)
     };
     futures::FutureExt::now_or_never(read).expect("nothing in a stream of ready chunks waits")
+}
+
+/// The body without a leading byte-order mark, which SSE allows: the SSE
+/// parser (eventsource-stream 0.2) slices one byte off a leading U+FEFF,
+/// which takes three, and panics. The mark may come split over chunks.
+fn without_bom<E>(
+    chunks: impl futures::Stream<Item = Result<bytes::Bytes, E>>,
+) -> impl futures::Stream<Item = Result<bytes::Bytes, E>> {
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    // The first bytes, until they tell whether they start with the mark.
+    let mut head: Option<Vec<u8>> = Some(Vec::new());
+    chunks
+        .map(Some)
+        .chain(futures::stream::iter([None]))
+        .flat_map(move |chunk| {
+            let out = match (chunk, head.as_mut()) {
+                (Some(Ok(chunk)), Some(start)) => {
+                    start.extend_from_slice(&chunk);
+                    if start.len() < BOM.len() && BOM.starts_with(start) {
+                        Vec::new()
+                    } else {
+                        let start = head.take().unwrap_or_default();
+                        let body = start.strip_prefix(BOM).unwrap_or(&start);
+                        vec![Ok(bytes::Bytes::copy_from_slice(body))]
+                    }
+                }
+                (Some(chunk), _) => vec![chunk],
+                // A body shorter than the mark: as it came.
+                (None, Some(_)) => vec![Ok(bytes::Bytes::from(head.take().unwrap_or_default()))],
+                (None, None) => Vec::new(),
+            };
+            futures::stream::iter(out)
+        })
 }
 
 /// How much of a network chunk the SSE parser is handed at once.
@@ -519,5 +550,19 @@ mod tests {
         }
         let broken = sse_events(vec![bytes::Bytes::from_static(b"data: {oops\n\n")]);
         assert!(broken.unwrap_err().to_string().contains("not JSON"));
+        // A leading byte-order mark, whole or split, is skipped.
+        let marked = format!("\u{feff}{body}");
+        for cut in 0..=4 {
+            let chunks = vec![
+                bytes::Bytes::copy_from_slice(&marked.as_bytes()[..cut]),
+                bytes::Bytes::copy_from_slice(&marked.as_bytes()[cut..]),
+            ];
+            assert_eq!(sse_events(chunks).unwrap(), whole, "cut at {cut}");
+        }
+        assert_eq!(
+            sse_events(vec![bytes::Bytes::from_static(b"\xEF\xBB\xBF")]).unwrap(),
+            []
+        );
+        assert!(sse_events(vec![bytes::Bytes::from_static(b"\xEF\xBB")]).is_err());
     }
 }

@@ -440,17 +440,18 @@ impl ToolRuntime {
             // Boxed so that its timers do not weigh on every call's future.
             None => Box::pin(self.wait(future, timeout, cancellation)).await?,
         };
-        // Cancelled from another thread while the tool was polled: it may
-        // have finished because it saw its token. A cancelled call answers
-        // `Cancelled`, however the race went.
-        if cancellation.is_some_and(CancellationToken::is_cancelled) {
-            return Err(ToolError::Cancelled);
-        }
-        match finished {
+        let outcome = match finished {
             Ok(Ok(result)) => result,
             Ok(Err(payload)) => Err(panicked(payload.as_ref(), reveal)),
             Err(_elapsed) => Err(ToolError::Timeout { after: timeout }),
+        };
+        // Cancelled from another thread while the tool was polled: it may
+        // have finished because it saw its token. A cancelled call answers
+        // `Cancelled`, however the race went (a panic was traced above).
+        if cancellation.is_some_and(CancellationToken::is_cancelled) {
+            return Err(ToolError::Cancelled);
         }
+        outcome
     }
 
     /// Waits for a permit, or for the call to be cancelled first.

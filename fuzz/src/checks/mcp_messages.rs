@@ -53,6 +53,14 @@ pub fn check(data: &[u8]) {
             .await
             .expect("the server ends when the client closes");
         ended.expect("the server does not panic").ok();
-        let _ = drain.await;
+        let answers = drain.await.expect("the reader does not panic");
+        // The session started: `initialize` was answered.
+        let text = String::from_utf8_lossy(&answers);
+        assert!(
+            text.lines()
+                .next()
+                .is_some_and(|line| line.contains(r#""id":0"#) && line.contains("result")),
+            "initialize was not answered: {text}"
+        );
     });
 }

@@ -5,22 +5,23 @@
 
 use behest::providers::{anthropic, gemini, openai};
 
-/// The first byte says where to cut the rest into two chunks.
+/// The first byte says how long the pieces are that the rest is cut into
+/// (1 to 256 bytes), besides the body whole.
 pub fn check(data: &[u8]) {
-    let Some((&cut, body)) = data.split_first() else {
+    let Some((&piece, body)) = data.split_first() else {
         return;
     };
     let whole = behest::models::sse_events(vec![bytes::Bytes::copy_from_slice(body)]);
-    let at = usize::from(cut).min(body.len());
-    let chunks = vec![
-        bytes::Bytes::copy_from_slice(&body[..at]),
-        bytes::Bytes::copy_from_slice(&body[at..]),
-    ];
+    let piece = usize::from(piece) + 1;
+    let chunks = body
+        .chunks(piece)
+        .map(bytes::Bytes::copy_from_slice)
+        .collect();
     let cut_events = behest::models::sse_events(chunks);
     match (&whole, &cut_events) {
-        (Ok(a), Ok(b)) => assert_eq!(a, b, "cut at {at}"),
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "pieces of {piece}"),
         (Err(_), Err(_)) => {}
-        _ => panic!("cut at {at}: {whole:?} / {cut_events:?}"),
+        _ => panic!("pieces of {piece}: {whole:?} / {cut_events:?}"),
     }
     let Ok(events) = whole else {
         return;
