@@ -51,6 +51,12 @@ fn pick(mode: Mode, limit: Option<u8>, ratio: f32, note: Option<String>) -> Stri
     format!("{mode:?} {limit:?} {ratio} {note:?}")
 }
 
+/// Count words.
+#[behest::tool]
+fn tally(words: Vec<String>, weights: Option<Vec<f64>>, strict: bool, cap: Option<u16>) -> String {
+    format!("{} words, {weights:?}, {strict}, {cap:?}", words.len())
+}
+
 /// Always panics.
 #[behest::tool]
 fn explode(reason: String) -> String {
@@ -94,7 +100,7 @@ impl<T: Tool> Tool for Checked<T> {
     }
 }
 
-const NAMES: [&str; 4] = ["add", "shape", "pick", "explode"];
+const NAMES: [&str; 5] = ["add", "shape", "pick", "explode", "tally"];
 
 fn runtimes() -> &'static (ToolRuntime, ToolRuntime) {
     static RUNTIMES: OnceLock<(ToolRuntime, ToolRuntime)> = OnceLock::new();
@@ -113,8 +119,10 @@ fn runtimes() -> &'static (ToolRuntime, ToolRuntime) {
                 previous(info);
             }
         }));
-        // The differential needs the first runtime to take the text route.
-        for tool in [&Add as &dyn Tool, &Shape, &Pick, &Explode] {
+        // The differential needs the first runtime to take the text route
+        // for the tools whose arguments are all plain (`shape` and `pick`
+        // read structs and enums: both runtimes check them).
+        for tool in [&Add as &dyn Tool, &Tally, &Explode] {
             assert!(
                 tool.__text_route().is_some(),
                 "{} has no text route",
@@ -126,12 +134,14 @@ fn runtimes() -> &'static (ToolRuntime, ToolRuntime) {
             .and_then(|r| r.with(Shape))
             .and_then(|r| r.with(Pick))
             .and_then(|r| r.with(Explode))
+            .and_then(|r| r.with(Tally))
             .expect("the tools register");
         let checked = ToolRegistry::new()
             .with(Checked(Add))
             .and_then(|r| r.with(Checked(Shape)))
             .and_then(|r| r.with(Checked(Pick)))
             .and_then(|r| r.with(Checked(Explode)))
+            .and_then(|r| r.with(Checked(Tally)))
             .expect("the tools register");
         (ToolRuntime::new(text), ToolRuntime::new(checked))
     })
@@ -145,8 +155,8 @@ pub fn check(data: &[u8]) {
     };
     let text = String::from_utf8_lossy(rest).into_owned();
     let name = match usize::from(selector % 8) {
-        index @ 0..=3 => NAMES[index].to_owned(),
-        4 => text.chars().take(80).collect(),
+        index @ 0..=4 => NAMES[index].to_owned(),
+        5 => text.chars().take(80).collect(),
         _ => NAMES[usize::from(selector) % NAMES.len()].to_owned(),
     };
     let arguments = match serde_json::from_str::<Value>(&text) {
