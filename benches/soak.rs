@@ -95,16 +95,16 @@ fn call_of(kind: Kind, id: String) -> ToolCall {
 }
 
 fn matches_kind(kind: Kind, outcome: &Result<ToolOutput, ToolError>) -> bool {
-    match (kind, outcome) {
-        (Kind::Good, Ok(_)) => true,
-        (Kind::Invalid, Err(ToolError::InvalidArguments { .. })) => true,
-        (Kind::Unknown, Err(ToolError::NotFound { .. })) => true,
-        (Kind::Panicked, Err(ToolError::Panicked { .. })) => true,
-        (Kind::TimedOut, Err(ToolError::Timeout { .. })) => true,
-        (Kind::Cancelled, Err(ToolError::Cancelled)) => true,
-        (Kind::External, Err(ToolError::NotImplemented)) => true,
-        _ => false,
-    }
+    matches!(
+        (kind, outcome),
+        (Kind::Good, Ok(_))
+            | (Kind::Invalid, Err(ToolError::InvalidArguments { .. }))
+            | (Kind::Unknown, Err(ToolError::NotFound { .. }))
+            | (Kind::Panicked, Err(ToolError::Panicked { .. }))
+            | (Kind::TimedOut, Err(ToolError::Timeout { .. }))
+            | (Kind::Cancelled, Err(ToolError::Cancelled))
+            | (Kind::External, Err(ToolError::NotImplemented))
+    )
 }
 
 fn resident_kib() -> u64 {
@@ -195,7 +195,7 @@ fn main() {
                 }
             }
             let done = (batch + 1) * BATCH;
-            if done % SAMPLE_EVERY == 0 {
+            if done.is_multiple_of(SAMPLE_EVERY) {
                 samples.push((done, resident_kib()));
             }
         }

@@ -224,11 +224,19 @@ fn pattern_limits_count_keywords_not_data_and_add_up() {
     ArgumentValidator::compile(&data).unwrap();
     // Many patterns, each short enough, are capped together.
     let properties: serde_json::Map<String, Value> = (0..20)
-        .map(|i| (format!("p{i}"), json!({"type": "string", "pattern": "b".repeat(4000)})))
+        .map(|i| {
+            (
+                format!("p{i}"),
+                json!({"type": "string", "pattern": "b".repeat(4000)}),
+            )
+        })
         .collect();
     let many = json!({"type": "object", "properties": properties});
     let error = ArgumentValidator::compile(&many).unwrap_err();
-    assert!(error.message.contains("for all of the schema's patterns"), "{error:?}");
+    assert!(
+        error.message.contains("for all of the schema's patterns"),
+        "{error:?}"
+    );
 }
 
 #[tokio::test]
@@ -243,8 +251,13 @@ async fn formats_asserted_by_older_drafts_stay_bounded_on_huge_strings() {
         }
     }));
     let huge = "9".repeat(1024 * 1024 - 64);
-    let refused = outcome(&runtime, json!({ "when": huge })).await.unwrap_err();
-    assert!(matches!(refused, ToolError::InvalidArguments { .. }), "{refused:?}");
+    let refused = outcome(&runtime, json!({ "when": huge }))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, ToolError::InvalidArguments { .. }),
+        "{refused:?}"
+    );
     let mail = format!("{}@example.com", "a".repeat(512 * 1024));
     let _ = outcome(&runtime, json!({ "mail": mail })).await;
 }
