@@ -18,6 +18,7 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(call_pipeline schemas providers sse mcp_messages)
 fi
+crashed=()
 for target in "${targets[@]}"; do
   mkdir -p "corpus/$target"
   seeds=()
@@ -28,7 +29,14 @@ for target in "${targets[@]}"; do
     esac
   fi
   echo "== $target: ${seconds}s"
-  cargo fuzz run --sanitizer none "$target" "corpus/$target" "${seeds[@]}" -- \
+  # A crash stops the target; the others still run. `grep` only shows
+  # the figures.
+  cargo fuzz run --sanitizer none "$target" "corpus/$target" ${seeds[@]+"${seeds[@]}"} -- \
     -dict=json.dict -max_total_time="$seconds" -max_len=65536 -timeout=20 \
-    -print_final_stats=1 2>&1 | tee "$target.log" | grep -E "^(#[0-9]+ +(INITED|DONE)|stat::|==|SUMMARY)" || true
+    -print_final_stats=1 > "$target.log" 2>&1 || crashed+=("$target")
+  grep -E "^(stat::|==[0-9]+== ERROR|SUMMARY)" "$target.log" || true
 done
+if [ ${#crashed[@]} -gt 0 ]; then
+  echo "crashed: ${crashed[*]} (inputs in fuzz/artifacts/<target>/)"
+  exit 1
+fi
