@@ -261,3 +261,29 @@ async fn formats_asserted_by_older_drafts_stay_bounded_on_huge_strings() {
     let mail = format!("{}@example.com", "a".repeat(512 * 1024));
     let _ = outcome(&runtime, json!({ "mail": mail })).await;
 }
+
+#[tokio::test]
+async fn the_deepest_schema_a_parser_gives_compiles_validates_and_exports() {
+    // serde_json stops at 128 levels: a `not` chain as deep as it reads,
+    // on a test thread's 2 MiB stack, in whatever build runs the tests.
+    let mut text = String::from(r#"{"type": "string"}"#);
+    for _ in 0..62 {
+        text = format!(r#"{{"not": {{"not": {text}}}}}"#);
+    }
+    let text = format!(r#"{{"type": "object", "properties": {{"v": {text}}}}}"#);
+    let schema: Value = serde_json::from_str(&text).expect("within the parser's depth");
+    let runtime = runtime_with(schema.clone());
+    outcome(&runtime, json!({"v": "text"})).await.unwrap();
+    assert!(outcome(&runtime, json!({"v": 1})).await.is_err());
+    let registry = ToolRegistry::new()
+        .with(ExternalTool::new("deep", "Deep.", schema))
+        .unwrap();
+    for provider in [
+        behest::providers::Provider::OpenAiChat,
+        behest::providers::Provider::Anthropic,
+        behest::providers::Provider::Gemini,
+        behest::providers::Provider::Mcp,
+    ] {
+        let _ = behest::providers::export(&registry, provider, &Default::default());
+    }
+}
