@@ -174,10 +174,7 @@ impl SpecFile {
                 .rename
                 .clone()
                 .unwrap_or_else(|| serde.rename_all.apply(&rust_name));
-            let configured = field
-                .attrs
-                .iter()
-                .any(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr"));
+            let configured = is_configured(&field.attrs);
             arguments.push(Argument {
                 ident,
                 rust_name,
@@ -279,17 +276,12 @@ impl SpecFile {
                 continue;
             }
             let inner = option_inner(ty).unwrap_or(ty);
-            let type_text = quote::ToTokens::to_token_stream(*ty)
-                .to_string()
-                .replace(' ', "");
-            self.compared.push((wire.clone(), type_text));
+            self.compared.push((wire.clone(), compact(ty)));
             let values = string_values(property);
             // Under `#[cfg]`, the type may not exist where the check is.
             if let (None, Some(values), false) = (json_type(inner), values, *configured) {
                 if !mentions_self(inner) {
-                    let inner_text = quote::ToTokens::to_token_stream(inner)
-                        .to_string()
-                        .replace(' ', "");
+                    let inner_text = inner_text(ty);
                     for (index, value) in values {
                         let pointer =
                             self.pointer(&format!("/properties/{}/enum/{index}", escape(wire)));
@@ -401,18 +393,13 @@ pub fn wire_variants(item: &syn::DeriveInput) -> Option<Vec<String>> {
     let syn::Data::Enum(data) = &item.data else {
         return None;
     };
-    let configured = |attrs: &[syn::Attribute]| {
-        attrs
-            .iter()
-            .any(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr"))
-    };
     if !item.generics.params.is_empty()
         || has_schemars_rename(&item.attrs)
-        || configured(&item.attrs)
+        || is_configured(&item.attrs)
         || data
             .variants
             .iter()
-            .any(|variant| configured(&variant.attrs))
+            .any(|variant| is_configured(&variant.attrs))
     {
         return None;
     }
@@ -440,6 +427,14 @@ pub fn wire_variants(item: &syn::DeriveInput) -> Option<Vec<String>> {
         );
     }
     Some(names)
+}
+
+/// Whether an item is under `#[cfg]` (or `#[cfg_attr]`, which may add
+/// attributes the macro cannot see).
+fn is_configured(attrs: &[syn::Attribute]) -> bool {
+    attrs
+        .iter()
+        .any(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr"))
 }
 
 /// `#[schemars(rename ..)]`, which would make the schema's names differ
@@ -604,9 +599,14 @@ fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
     }
 }
 
+/// `T` of `Option<T>` (or the type itself) as code, without spaces.
 fn inner_text(ty: &syn::Type) -> String {
-    let inner = option_inner(ty).unwrap_or(ty);
-    quote::ToTokens::to_token_stream(inner)
+    compact(option_inner(ty).unwrap_or(ty))
+}
+
+/// A type as code, without spaces: `Vec<u32>`.
+fn compact(ty: &syn::Type) -> String {
+    quote::ToTokens::to_token_stream(ty)
         .to_string()
         .replace(' ', "")
 }

@@ -606,7 +606,7 @@ fn known_properties(schema: &Value, keyword_path: &str) -> Vec<String> {
 }
 
 /// `path` joined with one more JSON Pointer segment.
-fn join_pointer(path: &str, segment: &str) -> String {
+pub(crate) fn join_pointer(path: &str, segment: &str) -> String {
     format!("{path}/{}", segment.replace('~', "~0").replace('/', "~1"))
 }
 

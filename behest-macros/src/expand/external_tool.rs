@@ -236,7 +236,8 @@ fn expand_impls(
                 quote!(parts.build_from_file(::core::include_str!(#path), #pointer, ::core::option::Option::None)),
                 quote! {
                     fn __spec_conflict() -> ::core::option::Option<#private::String> {
-                        #private::spec_conflict::<Self>(::core::include_str!(#path), #pointer, #shown, #fields)
+                        let spec = <Self as #krate::ExternalToolArgs>::spec();
+                        #private::spec_conflict::<Self>(&spec.parameters, #pointer, #shown, #fields)
                     }
                 },
                 enum_checks,

@@ -242,7 +242,8 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 },
                 quote! {
                     fn spec_conflict(&self) -> ::core::option::Option<#private::String> {
-                        #private::spec_conflict::<#args_ident>(::core::include_str!(#path), #pointer, #shown, #fields)
+                        let spec = <Self as #private::TypedTool>::build_spec(self);
+                        #private::spec_conflict::<#args_ident>(&spec.parameters, #pointer, #shown, #fields)
                     }
                 },
                 file.enum_check_items(&private),

@@ -56,21 +56,19 @@ const fn same_text(a: &str, b: &str) -> bool {
     true
 }
 
-/// Where the schema at `pointer` in the spec file `text` (named `shown`)
-/// and the type `A` that reads the arguments disagree, in a message for
-/// the registry's error; `None` when they agree. `fields` are the
-/// properties to compare, each with the Rust type that reads it as the
-/// code spells it (a field read by a function of its own, `with = ..`, is
-/// left out).
+/// Where `parameters`, the schema at `pointer` in the spec file `shown`
+/// (as the tool's spec registers it), and the type `A` that reads the
+/// arguments disagree, in a message for the registry's error; `None` when
+/// they agree. `fields` are the properties to compare, each with the Rust
+/// type that reads it as the code spells it (a field read by a function of
+/// its own, `with = ..`, is left out).
 pub fn spec_conflict<A: JsonSchema>(
-    text: &str,
+    parameters: &Value,
     pointer: &str,
     shown: &str,
     fields: &[(&str, &str)],
 ) -> Option<String> {
-    let file: Value = serde_json::from_str(text).ok()?;
-    let file = file.pointer(pointer).unwrap_or(&file);
-    conflict(file, &super::schema_of::<A>(), shown, pointer, fields)
+    conflict(parameters, &super::schema_of::<A>(), shown, pointer, fields)
 }
 
 /// See [`spec_conflict`]; `file` and `rust` are the two arguments schemas.
@@ -91,8 +89,10 @@ fn conflict(
         else {
             continue;
         };
-        let escaped = name.replace('~', "~0").replace('/', "~1");
-        let at = format!("`{name}` in `{shown}` (`{pointer}/properties/{escaped}`)");
+        let at = format!(
+            "`{name}` in `{shown}` (`{}`)",
+            crate::validation::join_pointer(&format!("{pointer}/properties"), name)
+        );
         if let Some(problem) = disagreement(in_file, file, in_rust, rust, type_text) {
             problems.push(format!("{at} {problem}"));
         }
