@@ -111,9 +111,7 @@ pub(crate) async fn read_events(
     mut on_event: impl FnMut(&str, Value) -> Result<(), ModelError>,
 ) -> Result<(), ModelError> {
     let request_id = request_id(response.headers());
-    let mut events = without_bom(response.bytes_stream())
-        .flat_map(|chunk| futures::stream::iter(in_slices(chunk)))
-        .eventsource();
+    let mut events = event_stream(response.bytes_stream());
     loop {
         let next = tokio::time::timeout(config.timeout, events.next()).await;
         let event = match next {
@@ -180,9 +178,7 @@ fn event_data(data: &str) -> Result<EventData, ModelError> {
 #[doc(hidden)]
 pub fn sse_events(chunks: Vec<bytes::Bytes>) -> Result<Vec<(String, Value)>, ModelError> {
     let chunks = futures::stream::iter(chunks.into_iter().map(Ok::<_, std::convert::Infallible>));
-    let stream = without_bom(chunks)
-        .flat_map(|chunk| futures::stream::iter(in_slices(chunk)))
-        .eventsource();
+    let stream = event_stream(chunks);
     // Every chunk is there already: one poll finishes.
     let read = async move {
         futures::pin_mut!(stream);
@@ -200,6 +196,16 @@ pub fn sse_events(chunks: Vec<bytes::Bytes>) -> Result<Vec<(String, Value)>, Mod
         Ok(events)
     };
     futures::FutureExt::now_or_never(read).expect("nothing in a stream of ready chunks waits")
+}
+
+/// The server-sent events of a body arriving in `chunks`: the one parser
+/// pipeline of the clients and of [`sse_events`].
+fn event_stream<E>(
+    chunks: impl futures::Stream<Item = Result<bytes::Bytes, E>>,
+) -> eventsource_stream::EventStream<impl futures::Stream<Item = Result<bytes::Bytes, E>>> {
+    without_bom(chunks)
+        .flat_map(|chunk| futures::stream::iter(in_slices(chunk)))
+        .eventsource()
 }
 
 /// The body without a leading byte-order mark, which SSE allows: the SSE
