@@ -5,6 +5,8 @@
 //! runs, the text route under the depth limit, `#[external_tool(strict)]`,
 //! prepared calls across runtimes) and the seed's `Arc<dyn Tool>` contract.
 
+mod tracing_support;
+
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -582,8 +584,6 @@ async fn external_answers_are_held_to_the_output_limit() {
 
 #[tokio::test]
 async fn calls_of_a_run_are_traced_like_direct_calls() {
-    use tracing_subscriber::layer::SubscriberExt;
-
     /// The name and `call_id` of every span.
     #[derive(Default, Clone)]
     struct Spans(Arc<Mutex<Vec<(String, String)>>>);
@@ -608,19 +608,8 @@ async fn calls_of_a_run_are_traced_like_direct_calls() {
             self.0.lock().unwrap().push((name, call_id));
         }
     }
-    // The process's subscriber: a scoped one loses to tracing's cache of
-    // callsites that a test on another thread met first, unobserved.
     static SPANS: std::sync::OnceLock<Spans> = std::sync::OnceLock::new();
-    let spans = SPANS
-        .get_or_init(|| {
-            let spans = Spans::default();
-            tracing::subscriber::set_global_default(
-                tracing_subscriber::registry().with(spans.clone()),
-            )
-            .expect("no other test sets the global subscriber");
-            spans
-        })
-        .clone();
+    let spans = tracing_support::installed(&SPANS, Spans::default);
     let registry = ToolRegistry::new().with(Add).unwrap();
     let model = ScriptedModel::new([
         Turn::tool_calls([call("traced-1", "add", r#"{"a": 1, "b": 2}"#)]),

@@ -11,7 +11,8 @@ use behest::{
     Tool, ToolCall, ToolError, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolSpec,
 };
 use serde_json::{json, Value};
-use tracing_subscriber::layer::SubscriberExt;
+
+mod tracing_support;
 
 #[cfg(feature = "models")]
 #[path = "models_support/mod.rs"]
@@ -58,23 +59,12 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Traced {
     }
 }
 
-/// The process's subscriber (a scoped one loses to tracing's callsite
-/// cache when another thread met the callsite first).
+/// What the process traced so far (its subscriber installed first).
 fn traced() -> String {
     static TRACED: OnceLock<Traced> = OnceLock::new();
-    TRACED
-        .get_or_init(|| {
-            let traced = Traced::default();
-            tracing::subscriber::set_global_default(
-                tracing_subscriber::registry().with(traced.clone()),
-            )
-            .expect("no other test sets the global subscriber");
-            traced
-        })
-        .0
-        .lock()
-        .unwrap()
-        .clone()
+    let traced = tracing_support::installed(&TRACED, Traced::default);
+    let text = traced.0.lock().unwrap().clone();
+    text
 }
 
 /// Panics with what it was handling.

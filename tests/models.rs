@@ -6,6 +6,7 @@
 #![cfg(feature = "models")]
 
 mod models_support;
+mod tracing_support;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -510,8 +511,6 @@ fn without_generated_ids(mut message: behest::AssistantMessage) -> behest::Assis
 
 #[tokio::test]
 async fn usage_is_read_traced_and_summed_over_a_run() {
-    use tracing_subscriber::layer::SubscriberExt;
-
     /// Field names and values of every `gen_ai.request` span.
     #[derive(Clone, Default)]
     struct Fields(Arc<Mutex<Vec<(String, String)>>>);
@@ -541,21 +540,10 @@ async fn usage_is_read_traced_and_summed_over_a_run() {
             values.record(&mut Visit(&mut self.0.lock().unwrap()));
         }
     }
-    // The process's subscriber, not a scoped one: tracing caches whether a
-    // callsite is wanted, and a test on another thread that met it first,
-    // with no subscriber, would have it cached as unwanted. Other tests'
-    // spans are recorded too; the model name below is this test's own.
+    // Other tests' spans are recorded too; the model name below is this
+    // test's own.
     static FIELDS: std::sync::OnceLock<Fields> = std::sync::OnceLock::new();
-    let fields = FIELDS
-        .get_or_init(|| {
-            let fields = Fields::default();
-            tracing::subscriber::set_global_default(
-                tracing_subscriber::registry().with(fields.clone()),
-            )
-            .expect("no other test sets the global subscriber");
-            fields
-        })
-        .clone();
+    let fields = tracing_support::installed(&FIELDS, Fields::default);
 
     let with_usage = |mut body: Value, input: u64, output: u64| {
         body["usage"] = json!({"prompt_tokens": input, "completion_tokens": output,

@@ -2,6 +2,7 @@
 //! progress, shared state, output limits, ordering and tracing.
 
 mod support;
+mod tracing_support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -368,7 +369,7 @@ mod spans {
     use std::collections::HashMap;
     use tracing::field::{Field, Visit};
     use tracing::span::{Attributes, Id, Record};
-    use tracing_subscriber::layer::{Context, SubscriberExt};
+    use tracing_subscriber::layer::Context;
     use tracing_subscriber::Layer;
 
     /// Collects the fields of every `tool_call` span: open ones by id, and
@@ -416,21 +417,10 @@ mod spans {
 
     #[tokio::test]
     async fn each_call_has_one_span_with_tool_call_id_outcome_and_duration() {
-        // The process's subscriber, not a scoped one: tracing caches whether
-        // a callsite is wanted, and a test on another thread that met it
-        // first, with no subscriber, would have it cached as unwanted. Other
-        // tests' spans are recorded too; the call ids below are this test's.
+        // Other tests' spans are recorded too; the call ids below are this
+        // test's.
         static SPANS: std::sync::OnceLock<Spans> = std::sync::OnceLock::new();
-        let spans = SPANS
-            .get_or_init(|| {
-                let spans = Spans::default();
-                tracing::subscriber::set_global_default(
-                    tracing_subscriber::registry().with(spans.clone()),
-                )
-                .expect("no other test sets the global subscriber");
-                spans
-            })
-            .clone();
+        let spans = tracing_support::installed(&SPANS, Spans::default);
         let runtime = ToolRuntime::new(registry_with(vec![Arc::new(Add)]));
         runtime
             .call(ToolCall::new("ok_1", "add", json!({"a": 1, "b": 2})))
