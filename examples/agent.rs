@@ -5,8 +5,9 @@
 //! - `OPENAI_API_KEY` (and optionally `OPENAI_MODEL`): OpenAI Chat Completions;
 //! - `ANTHROPIC_API_KEY` (and `ANTHROPIC_MODEL`): Anthropic Messages;
 //! - `GEMINI_API_KEY` or `GOOGLE_API_KEY` (and `GEMINI_MODEL`): Gemini;
-//! - `BEHEST_BASE_URL` and `BEHEST_MODEL`: any OpenAI-compatible server, a
-//!   local Ollama for instance, with no key.
+//! - `BEHEST_BASE_URL` and `BEHEST_MODEL` (and `BEHEST_API_KEY` if the
+//!   server wants one): any OpenAI-compatible server, a local Ollama for
+//!   instance. `OPENAI_API_KEY` is never sent to it.
 //!
 //! Without any of them it says how to run it and exits.
 //!
@@ -45,7 +46,11 @@ fn env(name: &str) -> Option<String> {
 fn model_from_env() -> Option<(Arc<dyn Model>, String)> {
     if let (Some(url), Some(model)) = (env("BEHEST_BASE_URL"), env("BEHEST_MODEL")) {
         let label = format!("{model} at {url}");
-        return Some((Arc::new(Chat::new(model).base_url(url)), label));
+        let mut chat = Chat::new(model).base_url(url);
+        if let Some(key) = env("BEHEST_API_KEY") {
+            chat = chat.api_key(key);
+        }
+        return Some((Arc::new(chat), label));
     }
     if env("OPENAI_API_KEY").is_some() {
         let model = env("OPENAI_MODEL").unwrap_or_else(|| "gpt-4.1-mini".into());
@@ -110,9 +115,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ => {}
     });
     match invocation.await {
-        RunOutcome::Completed { text, .. } => println!("\n\nanswer: {text}"),
-        RunOutcome::Failed { error, .. } => println!("\n\nthe run failed: {error}"),
-        RunOutcome::Cancelled { .. } => println!("\n\ncancelled"),
+        RunOutcome::Completed { text, .. } => {
+            println!("\n\nanswer: {text}");
+            Ok(())
+        }
+        RunOutcome::Failed { error, .. } => Err(format!("the run failed: {error}").into()),
+        RunOutcome::Cancelled { .. } => Err("the run was cancelled".into()),
     }
-    Ok(())
 }

@@ -1010,6 +1010,62 @@ async fn a_typed_answer_that_does_not_fit_is_sent_back_and_corrected() {
 }
 
 #[tokio::test]
+async fn a_final_answer_that_never_fits_fails_after_the_allowed_corrections() {
+    let wrong = |id: &str| Turn::tool_calls([call(id, "final_answer", r#"{"ok": "yes"}"#)]);
+    // Default: one correction, then the run fails; the refused calls and a
+    // call beside the last one are all answered in the transcript.
+    let model = ScriptedModel::new([
+        wrong("f1"),
+        Turn::tool_calls([
+            call("a1", "add", json!({"a": 1, "b": 2})),
+            call("f2", "final_answer", r#"{"ok": 1}"#),
+        ])
+        .expect_error("f1", "`/ok`: expected a boolean"),
+        wrong("f3"),
+    ]);
+    let registry = ToolRegistry::new().with(Add).unwrap();
+    let agent = Agent::new(model, ToolRuntime::new(registry)).with_output::<Verdict>();
+    let outcome = agent.invoke([Message::user("ok?")]).await;
+    let RunOutcome::Failed {
+        error: RunError::Output { message },
+        transcript,
+    } = &outcome
+    else {
+        panic!("{outcome:?}");
+    };
+    assert!(
+        message.contains("`final_answer` does not match") && message.contains("`/ok`"),
+        "{message}"
+    );
+    every_call_answered_once(transcript);
+    // The third answer was never asked for.
+    assert!(!format!("{transcript:?}").contains("f3"));
+
+    // `output_reminders` set before `output` holds: two corrections.
+    let model = ScriptedModel::new([
+        wrong("f1"),
+        wrong("f2"),
+        Turn::tool_calls([call(
+            "f3",
+            "final_answer",
+            r#"{"ok": true, "reason": "third time"}"#,
+        )]),
+    ]);
+    let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new())).output_reminders(2);
+    let verdict: Verdict = agent.output([Message::user("ok?")]).await.unwrap();
+    assert_eq!(verdict.reason, "third time");
+
+    // None allowed: the first mismatch fails.
+    let model = ScriptedModel::new([wrong("f1")]);
+    let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new())).output_reminders(0);
+    let error = agent
+        .output::<Verdict>([Message::user("ok?")])
+        .await
+        .unwrap_err();
+    assert!(matches!(error, RunError::Output { .. }), "{error}");
+}
+
+#[tokio::test]
 async fn a_typed_run_reminds_a_text_answer_once_then_fails() {
     let model = ScriptedModel::new([Turn::text("It is fine."), Turn::text("Really, it is.")]);
     let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()));

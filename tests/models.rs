@@ -1125,7 +1125,7 @@ async fn typed_answers_are_asked_for_the_way_each_provider_offers() {
                 .structured_output(true),
         ),
         Arc::new(Responses::new("m").base_url(&url).stream(false)),
-        Arc::new(Gemini::new("m").base_url(&url).stream(false)),
+        Arc::new(Gemini::new("gemini-3-flash-preview").base_url(&url).stream(false)),
         Arc::new(Messages::new("m").base_url(&url).stream(false)),
     ];
     let mut answers = Vec::new();

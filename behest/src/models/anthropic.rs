@@ -89,7 +89,7 @@ impl Messages {
     fn headers(&self) -> Result<HeaderMap, ModelError> {
         let mut headers = HeaderMap::new();
         headers.insert("anthropic-version", HeaderValue::from_static(VERSION));
-        if let Some(key) = &self.config.api_key {
+        if let Some(key) = self.config.key() {
             headers.insert("x-api-key", http::secret_header(key.expose())?);
         }
         Ok(headers)

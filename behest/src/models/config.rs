@@ -110,13 +110,34 @@ fn jitter() -> f64 {
     (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// Extra headers, by name and value. `Debug` shows the names only: a value
+/// may be a key (`api-key`, `x-api-key`).
+#[derive(Clone, Default)]
+pub(crate) struct Headers(pub Vec<(String, String)>);
+
+impl fmt::Debug for Headers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|(name, _)| format!("{name}: ***")))
+            .finish()
+    }
+}
+
 /// The settings every client has.
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
     pub model: String,
+    /// The key given with `api_key`: sent wherever the client points.
     pub api_key: Option<ApiKey>,
+    /// The key of the provider's environment variable: sent only to the
+    /// provider's own API, never to another base URL (a compatible server
+    /// or proxy must be given its key), so that an `OPENAI_API_KEY` set
+    /// for OpenAI never reaches a third party.
+    pub env_key: Option<ApiKey>,
+    /// The provider's own base URL.
+    pub default_base_url: &'static str,
     pub base_url: String,
-    pub headers: Vec<(String, String)>,
+    pub headers: Headers,
     pub temperature: Option<f64>,
     pub max_tokens: Option<u32>,
     pub tool_choice: ToolChoice,
@@ -132,12 +153,14 @@ pub(crate) struct Config {
 }
 
 impl Config {
-    pub fn new(model: String, base_url: &str, key_variables: &[&str]) -> Self {
+    pub fn new(model: String, base_url: &'static str, key_variables: &[&str]) -> Self {
         Self {
             model,
-            api_key: ApiKey::from_env(key_variables),
+            api_key: None,
+            env_key: ApiKey::from_env(key_variables),
+            default_base_url: base_url,
             base_url: base_url.to_owned(),
-            headers: Vec::new(),
+            headers: Headers::default(),
             temperature: None,
             max_tokens: None,
             tool_choice: ToolChoice::Auto,
@@ -151,13 +174,33 @@ impl Config {
         }
     }
 
-    /// `base_url` joined with `path`, one `/` between them.
+    /// The key to send: the one given, or the environment's when the
+    /// client talks to the provider's own API.
+    pub fn key(&self) -> Option<&ApiKey> {
+        let own_api =
+            self.base_url.trim_end_matches('/') == self.default_base_url.trim_end_matches('/');
+        self.api_key
+            .as_ref()
+            .or(self.env_key.as_ref().filter(|_| own_api))
+    }
+
+    /// `base_url` joined with `path`, one `/` between them. A query on
+    /// either is kept (the base URL's first), so a base URL may carry what
+    /// a server wants on every request, such as Azure's `api-version`.
     pub fn url(&self, path: &str) -> String {
-        format!(
+        let (base, base_query) = split_query(&self.base_url);
+        let (path, path_query) = split_query(path);
+        let mut url = format!(
             "{}/{}",
-            self.base_url.trim_end_matches('/'),
+            base.trim_end_matches('/'),
             path.trim_start_matches('/')
-        )
+        );
+        let queries = [base_query, path_query].into_iter().flatten();
+        for (i, query) in queries.filter(|query| !query.is_empty()).enumerate() {
+            url.push(if i == 0 { '?' } else { '&' });
+            url.push_str(query);
+        }
+        url
     }
 
     /// The extra body fields, over what the client wrote.
@@ -168,6 +211,14 @@ impl Config {
             }
         }
         body
+    }
+}
+
+/// `url` before its `?`, and the query after it.
+fn split_query(url: &str) -> (&str, Option<&str>) {
+    match url.split_once('?') {
+        Some((url, query)) => (url, Some(query)),
+        None => (url, None),
     }
 }
 
@@ -197,16 +248,23 @@ macro_rules! config_methods {
         }
 
         /// Sends requests to this base URL (a proxy, a compatible server).
+        /// A query on it goes on every request (Azure OpenAI:
+        /// `https://NAME.openai.azure.com/openai/deployments/DEPLOYMENT?api-version=2024-10-21`,
+        /// with `.header("api-key", ..)`).
+        /// The key from the provider's environment variable is not sent to
+        /// another base URL: give that server its own with
+        /// [`api_key`](Self::api_key).
         #[must_use]
         pub fn base_url(mut self, url: impl Into<String>) -> Self {
             self.config.base_url = url.into();
             self
         }
 
-        /// Adds a header to every request.
+        /// Adds a header to every request. Its value is not shown by
+        /// `Debug` and is marked sensitive, as it may be a key.
         #[must_use]
         pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-            self.config.headers.push((name.into(), value.into()));
+            self.config.headers.0.push((name.into(), value.into()));
             self
         }
 
@@ -238,8 +296,10 @@ macro_rules! config_methods {
             self
         }
 
-        /// How long one request may take (for a stream: the longest pause
-        /// between two pieces). Default 120 s.
+        /// How long the API may take to answer: to send the response's
+        /// headers, then its whole body, or (for a stream) each piece after
+        /// the one before, however long the whole stream lasts. Default
+        /// 120 s.
         #[must_use]
         pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
             self.config.timeout = timeout;
@@ -278,3 +338,48 @@ macro_rules! config_methods {
 }
 
 pub(crate) use config_methods;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The environment's key goes to the provider's own API only; a key
+    /// given goes wherever the client points.
+    #[test]
+    fn the_environment_s_key_is_sent_only_to_the_provider() {
+        let mut config = Config::new("m".into(), "https://api.example.com/v1", &[]);
+        config.env_key = Some(ApiKey::new("from-env"));
+        let sent = |config: &Config| config.key().map(|key| key.expose().to_owned());
+        assert_eq!(sent(&config).as_deref(), Some("from-env"));
+        config.base_url = "https://api.example.com/v1/".into();
+        assert_eq!(sent(&config).as_deref(), Some("from-env"));
+        config.base_url = "https://compatible.example.net/v1".into();
+        assert_eq!(sent(&config), None);
+        config.api_key = Some(ApiKey::new("given"));
+        assert_eq!(sent(&config).as_deref(), Some("given"));
+    }
+
+    #[test]
+    fn urls_keep_the_queries_of_base_and_path() {
+        let mut config = Config::new("m".into(), "https://api.example.com/v1/", &[]);
+        assert_eq!(config.url("/chat"), "https://api.example.com/v1/chat");
+        assert_eq!(config.url("x:stream?alt=sse"), "https://api.example.com/v1/x:stream?alt=sse");
+        config.base_url = "https://a.example.com/openai/deployments/d?api-version=1".into();
+        assert_eq!(
+            config.url("chat/completions"),
+            "https://a.example.com/openai/deployments/d/chat/completions?api-version=1"
+        );
+        assert_eq!(
+            config.url("x:stream?alt=sse"),
+            "https://a.example.com/openai/deployments/d/x:stream?api-version=1&alt=sse"
+        );
+    }
+
+    #[test]
+    fn header_values_are_not_shown() {
+        let mut config = Config::new("m".into(), "https://api.example.com", &[]);
+        config.headers.0.push(("api-key".into(), "secret-value".into()));
+        let shown = format!("{config:?}");
+        assert!(shown.contains("api-key") && !shown.contains("secret-value"), "{shown}");
+    }
+}

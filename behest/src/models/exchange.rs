@@ -67,7 +67,7 @@ pub(crate) async fn exchange<S: Assemble>(
 ) -> Result<AssistantMessage, ModelError> {
     let response = http::post(config, url, headers, body).await?;
     if !config.stream {
-        let value = http::read_json(response).await?;
+        let value = http::read_json(config, response).await?;
         return (format.whole)(&value).map_err(parse_error);
     }
     let mut stream = format.stream;

@@ -46,12 +46,23 @@ impl Gemini {
     config_methods!(structured_output);
 
     /// Whether typed runs get a `responseSchema`: unless set, for Gemini 3
-    /// and later, the first to combine it with function calling.
+    /// and later, the first to combine it with function calling. A name
+    /// without a version (`gemini-flash-latest`) may mean an older model:
+    /// it gets the `final_answer` tool, which every version takes.
     fn answers_natively(&self) -> bool {
         self.config.structured_output.unwrap_or_else(|| {
-            let model = self.config.model.trim_start_matches("models/");
-            !(model.starts_with("gemini-1") || model.starts_with("gemini-2"))
+            let version = self
+                .model()
+                .strip_prefix("gemini-")
+                .map(|rest| rest.split(['-', '.']).next().unwrap_or_default())
+                .and_then(|major| major.parse::<u32>().ok());
+            version.is_some_and(|major| major >= 3)
         })
+    }
+
+    /// The model's name without the `models/` the API's own names carry.
+    fn model(&self) -> &str {
+        self.config.model.trim_start_matches("models/")
     }
 
     /// The request body of a turn. Thought signatures of earlier turns go
@@ -104,7 +115,7 @@ impl Gemini {
 
     fn headers(&self) -> Result<HeaderMap, ModelError> {
         let mut headers = HeaderMap::new();
-        if let Some(key) = &self.config.api_key {
+        if let Some(key) = self.config.key() {
             headers.insert("x-goog-api-key", http::secret_header(key.expose())?);
         }
         Ok(headers)
@@ -117,7 +128,7 @@ impl Gemini {
         deltas: &DeltaSink,
     ) -> Result<AssistantMessage, ModelError> {
         let body = self.request_body(conversation, tools)?;
-        let model = &self.config.model;
+        let model = self.model();
         let url = if self.config.stream {
             self.config
                 .url(&format!("models/{model}:streamGenerateContent?alt=sse"))
@@ -183,4 +194,28 @@ fn deltas_of(chunk: &Value, calls: &mut usize) -> Vec<ModelDelta> {
         }
     }
     deltas
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Gemini;
+
+    #[test]
+    fn only_versioned_gemini_3_names_get_a_response_schema() {
+        for (model, native) in [
+            ("gemini-3-pro-preview", true),
+            ("models/gemini-3.5-flash", true),
+            ("gemini-2.5-flash", false),
+            ("models/gemini-1.5-pro", false),
+            ("gemini-flash-latest", false),
+            ("gemma-3-27b-it", false),
+        ] {
+            assert_eq!(Gemini::new(model).answers_natively(), native, "{model}");
+        }
+        assert!(Gemini::new("gemini-flash-latest")
+            .structured_output(true)
+            .answers_natively());
+        // The API's own `models/` prefix is not doubled in the URL.
+        assert_eq!(Gemini::new("models/gemini-2.5-flash").model(), "gemini-2.5-flash");
+    }
 }

@@ -24,16 +24,21 @@ const RETRYABLE: &[u16] = &[408, 409, 429, 500, 502, 503, 504, 529];
 const REQUEST_ID_HEADERS: &[&str] = &["x-request-id", "request-id", "x-goog-request-id"];
 
 /// The process's HTTP client: one connection pool for every model client.
-pub(crate) fn client() -> &'static reqwest::Client {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(|| {
-        // rustls needs a crypto provider; ring is the one compiled in. An
-        // application that installed its own keeps it.
-        let _installed = rustls::crypto::ring::default_provider().install_default();
-        reqwest::Client::builder()
-            .build()
-            .unwrap_or_else(|_| reqwest::Client::new())
-    })
+/// Building it fails only when its TLS setup does; that is then every
+/// request's error, not a panic.
+fn client() -> Result<&'static reqwest::Client, ModelError> {
+    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            // rustls needs a crypto provider; ring is the one compiled in.
+            // An application that installed its own keeps it.
+            let _installed = rustls::crypto::ring::default_provider().install_default();
+            reqwest::Client::builder()
+                .build()
+                .map_err(|error| error.to_string())
+        })
+        .as_ref()
+        .map_err(|error| ModelError::new(format!("the HTTP client could not start: {error}")))
 }
 
 /// Sends `body` to `url` with the client's headers, trying again on the
@@ -49,21 +54,23 @@ pub(crate) async fn post(
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     let body = serde_json::to_vec(body)
         .map_err(|error| ModelError::new("the request could not be encoded").with_source(error))?;
+    let client = client()?;
     retrying(&config.retry, || async {
-        let sent = client()
+        // The timeout covers the answer's head only: reqwest's own would
+        // also cover the body, and so cut a long stream off.
+        let sent = client
             .post(url)
             .headers(headers.clone())
             .body(body.clone())
-            .timeout(config.timeout)
-            .send()
-            .await;
-        match sent {
-            Ok(response) if response.status().is_success() => Ok(response),
-            Ok(response) => {
+            .send();
+        match tokio::time::timeout(config.timeout, sent).await {
+            Err(_elapsed) => Err((not_in_time(config), None)),
+            Ok(Ok(response)) if response.status().is_success() => Ok(response),
+            Ok(Ok(response)) => {
                 let wait = retry_after(response.headers());
-                Err((failure(response).await, wait))
+                Err((failure(config, response).await, wait))
             }
-            Err(error) => Err((connection_error(&error), None)),
+            Ok(Err(error)) => Err((connection_error(&error), None)),
         }
     })
     .await
@@ -258,13 +265,15 @@ fn in_slices<E>(chunk: Result<bytes::Bytes, E>) -> Vec<Result<bytes::Bytes, E>> 
     }
 }
 
-/// The JSON body of a whole (not streamed) response.
-pub(crate) async fn read_json(response: Response) -> Result<Value, ModelError> {
+/// The JSON body of a whole (not streamed) response, read within the
+/// timeout.
+pub(crate) async fn read_json(config: &Config, response: Response) -> Result<Value, ModelError> {
     let request_id = request_id(response.headers());
-    let text = response
-        .text()
-        .await
-        .map_err(|error| with_request_id(connection_error(&error), request_id.as_deref()))?;
+    let text = match tokio::time::timeout(config.timeout, response.text()).await {
+        Err(_elapsed) => Err(not_in_time(config)),
+        Ok(read) => read.map_err(|error| connection_error(&error)),
+    }
+    .map_err(|error| with_request_id(error, request_id.as_deref()))?;
     serde_json::from_str(&text).map_err(|error| {
         with_request_id(
             ModelError::new(format!("the model's answer is not JSON: {error}")).with_source(error),
@@ -274,11 +283,12 @@ pub(crate) async fn read_json(response: Response) -> Result<Value, ModelError> {
 }
 
 fn with_config_headers(mut headers: HeaderMap, config: &Config) -> Result<HeaderMap, ModelError> {
-    for (name, value) in &config.headers {
+    for (name, value) in &config.headers.0 {
         let name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| ModelError::new(format!("`{name}` is not a valid header name")))?;
-        let value = HeaderValue::from_str(value)
+        let mut value = HeaderValue::from_str(value)
             .map_err(|_| ModelError::new(format!("the value of header `{name}` is not valid")))?;
+        value.set_sensitive(true);
         headers.insert(name, value);
     }
     Ok(headers)
@@ -294,10 +304,14 @@ pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, ModelError> {
 
 /// The error of a response that failed, with the provider's message, type
 /// and request id.
-async fn failure(response: Response) -> ModelError {
+async fn failure(config: &Config, response: Response) -> ModelError {
     let status = response.status();
     let request_id = request_id(response.headers());
-    let body = response.text().await.unwrap_or_default();
+    let body = tokio::time::timeout(config.timeout, response.text())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
     let parsed: Option<Value> = serde_json::from_str(&body).ok();
     // OpenAI and Gemini: {"error": {...}}; Anthropic: {"type": "error", "error": {...}}.
     let detail = parsed.as_ref().and_then(|value| value.get("error"));
@@ -328,6 +342,16 @@ async fn failure(response: Response) -> ModelError {
         error = error.with_kind(kind);
     }
     with_request_id(error, request_id.as_deref())
+}
+
+/// The API sent nothing within the timeout: the same request may go
+/// through later.
+fn not_in_time(config: &Config) -> ModelError {
+    ModelError::new(format!(
+        "the model's API did not answer in time ({:?})",
+        config.timeout
+    ))
+    .retryable(true)
 }
 
 fn connection_error(error: &reqwest::Error) -> ModelError {
@@ -388,21 +412,28 @@ fn request_id(headers: &HeaderMap) -> Option<String> {
 }
 
 /// The wait a server asks for: `retry-after-ms`, or `Retry-After` in
-/// seconds.
+/// seconds or as an HTTP date. A number too large for a `Duration` is
+/// the longest one (the policy caps it).
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let number = |name: &str| -> Option<f64> {
-        headers
-            .get(name)?
-            .to_str()
-            .ok()?
-            .trim()
-            .parse::<f64>()
+    let text = |name: &str| headers.get(name)?.to_str().ok().map(str::trim);
+    let seconds = |text: &str| {
+        text.parse::<f64>()
             .ok()
-            .filter(|value| value.is_finite() && *value >= 0.0)
+            .filter(|value| *value >= 0.0)
+            .map(|seconds| Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX))
     };
-    number("retry-after-ms")
-        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
-        .or_else(|| number("retry-after").map(Duration::from_secs_f64))
+    if let Some(wait) = text("retry-after-ms").and_then(|ms| seconds(ms).map(|wait| wait / 1000)) {
+        return Some(wait);
+    }
+    let value = text("retry-after")?;
+    seconds(value).or_else(|| {
+        let at = httpdate::parse_http_date(value).ok()?;
+        // A date already past asks for no wait.
+        Some(
+            at.duration_since(std::time::SystemTime::now())
+                .unwrap_or_default(),
+        )
+    })
 }
 
 /// Whether a status is one the clients retry.
@@ -518,6 +549,34 @@ mod tests {
         assert_eq!(retry_after(&headers), Some(Duration::from_millis(1500)));
         headers.insert("retry-after-ms", HeaderValue::from_static("-1"));
         assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn retry_after_reads_dates_and_survives_huge_numbers() {
+        let mut headers = HeaderMap::new();
+        let later = std::time::SystemTime::now() + Duration::from_secs(120);
+        let date = httpdate::fmt_http_date(later);
+        headers.insert("retry-after", HeaderValue::from_str(&date).unwrap());
+        let wait = retry_after(&headers).unwrap();
+        assert!(
+            wait > Duration::from_secs(100) && wait <= Duration::from_secs(120),
+            "{wait:?}"
+        );
+        headers.insert(
+            "retry-after",
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
+        assert_eq!(retry_after(&headers), Some(Duration::ZERO));
+        for huge in ["1e300", "inf", "NaN", "soon"] {
+            headers.insert("retry-after", HeaderValue::from_static(huge));
+            let wait = retry_after(&headers);
+            assert!(
+                wait.is_none() || wait == Some(Duration::MAX),
+                "{huge}: {wait:?}"
+            );
+        }
+        headers.insert("retry-after-ms", HeaderValue::from_static("1e300"));
+        assert!(retry_after(&headers).is_some());
     }
 
     #[test]

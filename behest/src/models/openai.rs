@@ -257,7 +257,7 @@ super::model_over_turn!(Responses, "openai", structured_output);
 /// none).
 fn bearer(config: &Config) -> Result<HeaderMap, ModelError> {
     let mut headers = HeaderMap::new();
-    if let Some(key) = &config.api_key {
+    if let Some(key) = config.key() {
         headers.insert(
             AUTHORIZATION,
             http::secret_header(&format!("Bearer {}", key.expose()))?,

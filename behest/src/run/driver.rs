@@ -29,7 +29,7 @@ impl Run<'_> {
     pub async fn drive(&self, mut transcript: Vec<Message>) -> RunOutcome {
         let mut specs: Vec<ToolSpec> = self.agent.runtime.registry().specs().cloned().collect();
         let final_output = self.agent.options.final_output.clone();
-        let mut reminders = final_output.as_ref().map_or(0, |output| output.reminders);
+        let mut reminders = self.agent.options.output_reminders;
         // A model that answers in a schema's shape is asked for the answer
         // so; any other is offered the `final_answer` tool.
         let native = final_output.is_some() && self.agent.model.supports_structured_output();
@@ -91,17 +91,33 @@ impl Run<'_> {
                         return failed(RunError::Output { message: failure }, transcript);
                     }
                     Final::NotYet => {}
+                    Final::Refused { failure } if reminders == 0 => {
+                        // Every call in a transcript gets its result.
+                        let skipped = calls.drain(..).map(|call| {
+                            let outcome = Err(ToolError::execution(
+                                "not run: the run ended on a final answer that does not match",
+                            ));
+                            self.finished(call, outcome)
+                        });
+                        transcript.extend(skipped.map(|result| result_message(&result)));
+                        return failed(RunError::Output { message: failure }, transcript);
+                    }
                     // The model reads why its answer was refused; with no
                     // other call in the turn, it answers again at once.
-                    Final::Refused if calls.is_empty() => {
-                        rounds += 1;
-                        if rounds > self.agent.options.max_steps {
-                            let max_steps = self.agent.options.max_steps;
-                            return failed(RunError::MaxStepsExceeded { max_steps }, transcript);
+                    Final::Refused { .. } => {
+                        reminders -= 1;
+                        if calls.is_empty() {
+                            rounds += 1;
+                            if rounds > self.agent.options.max_steps {
+                                let max_steps = self.agent.options.max_steps;
+                                return failed(
+                                    RunError::MaxStepsExceeded { max_steps },
+                                    transcript,
+                                );
+                            }
+                            continue;
                         }
-                        continue;
                     }
-                    Final::Refused => {}
                 }
             }
             if calls.is_empty() {
@@ -194,9 +210,10 @@ impl Run<'_> {
             Err(error) => {
                 // The model reads why and tries again, with the other calls'
                 // results beside it.
+                let failure = format!("the model's `{FINAL_ANSWER}` does not match the type: {error}");
                 let result = self.finished(final_call, Err(error));
                 transcript.push(result_message(&result));
-                Final::Refused
+                Final::Refused { failure }
             }
         }
     }
@@ -440,8 +457,9 @@ enum Final {
     /// No answer yet: the run goes on.
     NotYet,
     /// A `final_answer` call was refused (its result is in the
-    /// transcript); the turn's other calls, if any, still run.
-    Refused,
+    /// transcript): with a reminder left, the turn's other calls still run
+    /// and the model answers again; without, the run fails with `failure`.
+    Refused { failure: String },
 }
 
 /// A natively typed run's look at a reply: tool calls are not the answer

@@ -64,6 +64,11 @@ pub struct RunOptions {
     /// How long a call waits for a handler before the run says so (a
     /// [`ToolStreamEvent::Waiting`] event and a warning trace). Default 5 s.
     pub waiting_notice: Duration,
+    /// How many times a typed run ([`Agent::with_output`]) sends an answer
+    /// back for correction before it fails: a `final_answer` call or a
+    /// structured answer that does not match the type, or a text instead of
+    /// a `final_answer` call. Default 1.
+    pub output_reminders: usize,
     /// The typed final answer asked for ([`Agent::with_output`]).
     pub(crate) final_output: Option<output::FinalOutput>,
 }
@@ -77,6 +82,7 @@ impl Default for RunOptions {
             approval_required: HashSet::new(),
             approve_destructive: false,
             waiting_notice: Duration::from_secs(5),
+            output_reminders: 1,
             final_output: None,
         }
     }
@@ -148,7 +154,9 @@ impl Agent {
     /// asked for it in that shape, and a final text that does not match is
     /// sent back with the reason; any other model gives it by calling the
     /// `final_answer` tool (offered besides the agent's tools), and a
-    /// mismatch goes back as an argument error to correct. The answer is
+    /// mismatch goes back as an argument error to correct. A mismatch is
+    /// sent back [`output_reminders`](Self::output_reminders) times (once by
+    /// default); the next one fails the run with [`RunError::Output`]. The answer is
     /// the completed run's text as JSON; [`RunOutcome::output`] reads it as
     /// `T`. See also [`output`](Self::output).
     #[must_use]
@@ -157,14 +165,15 @@ impl Agent {
         self
     }
 
-    /// How many times a typed run sends an answer back before it fails: a
-    /// text that does not match the schema (structured output), or a text
-    /// instead of a `final_answer` call. Default 1.
+    /// How many times a typed run sends an answer back for correction
+    /// before it fails with [`RunError::Output`]: a `final_answer` call or a
+    /// structured answer that does not match the type, or a text instead
+    /// of a `final_answer` call. Default 1; 0 fails at the first mismatch.
+    /// Holds for [`with_output`](Self::with_output) and
+    /// [`output`](Self::output), in either order.
     #[must_use]
     pub fn output_reminders(mut self, reminders: usize) -> Self {
-        if let Some(output) = &mut Arc::make_mut(&mut self.options).final_output {
-            output.reminders = reminders;
-        }
+        Arc::make_mut(&mut self.options).output_reminders = reminders;
         self
     }
 

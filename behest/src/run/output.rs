@@ -31,17 +31,12 @@ pub(crate) struct FinalOutput {
     /// schema is not an object).
     pub wrapped: bool,
     pub validator: ArgumentValidator,
-    /// How many times an answer is sent back: a text instead of a
-    /// `final_answer` call, or (structured output) a text that does not
-    /// match.
-    pub reminders: usize,
 }
 
 impl std::fmt::Debug for FinalOutput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FinalOutput")
             .field("spec", &self.spec)
-            .field("reminders", &self.reminders)
             .finish_non_exhaustive()
     }
 }
@@ -80,7 +75,6 @@ impl FinalOutput {
             ),
             wrapped,
             validator,
-            reminders: 1,
         }
     }
 
