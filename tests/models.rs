@@ -5,6 +5,7 @@
 
 #![cfg(feature = "models")]
 
+#[allow(dead_code)]
 mod models_support;
 mod tracing_support;
 
@@ -170,6 +171,37 @@ async fn a_rate_limit_is_waited_out_as_the_server_asks() {
     assert!(started.elapsed() >= Duration::from_millis(200));
 }
 
+/// The same through HTTP on tokio's paused clock: the client waits the
+/// 30 s the server asks for (the clock moves only when nothing else can),
+/// then tries again.
+#[tokio::test(start_paused = true)]
+async fn a_rate_limit_wait_is_honoured_on_the_paused_clock() {
+    let limited = json!({"error": {"message": "Rate limit reached", "type": "rate_limit_error"}});
+    let server = Server::start([
+        Reply::error(429, &limited).header("retry-after", "30"),
+        Reply::json(&chat_text("ok")),
+    ])
+    .await;
+    let model = Chat::new("m")
+        .base_url(server.url())
+        .stream(false)
+        .retry(RetryPolicy::default());
+    let started = tokio::time::Instant::now();
+    let real = Instant::now();
+    let answer = model.respond(&user("x"), &[]).await.unwrap();
+    assert_eq!(answer.text.as_deref(), Some("ok"));
+    assert_eq!(server.received().len(), 2);
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(30) && waited < Duration::from_secs(31),
+        "{waited:?}"
+    );
+    assert!(
+        real.elapsed() < Duration::from_secs(20),
+        "the wait was not on the paused clock"
+    );
+}
+
 #[tokio::test]
 async fn server_errors_are_retried_with_backoff() {
     let failing = json!({"error": {"message": "upstream failed", "type": "server_error"}});
@@ -238,12 +270,7 @@ async fn a_stream_cut_short_is_an_error_and_no_partial_message_is_kept() {
 
 #[tokio::test]
 async fn a_malformed_event_is_an_error() {
-    let server = Server::start([Reply::Events {
-        text: "data: {\"choices\": [\n\n".to_owned(),
-        chunk: usize::MAX,
-        cut: None,
-    }])
-    .await;
+    let server = Server::start([Reply::sse("data: {\"choices\": [\n\n")]).await;
     let model = Chat::new("m").base_url(server.url()).retry(no_retries());
     let error = model.respond(&user("x"), &[]).await.unwrap_err();
     assert!(error.message.contains("not JSON"), "{error}");
@@ -678,18 +705,10 @@ async fn an_anthropic_run_sends_its_thinking_back() {
 
 #[tokio::test]
 async fn events_framed_with_crlf_and_cut_anywhere_read_the_same() {
-    let events = Reply::events(&chat_chunks(&[r#"{"a":"#, r#"4,"b":5}"#]), false, true);
-    let Reply::Events { text, .. } = events else {
-        unreachable!()
-    };
-    let crlf = text.replace('\n', "\r\n");
+    let events = Reply::events(&chat_chunks(&[r#"{"a":"#, r#"4,"b":5}"#]), false, true).crlf();
     let mut replies = Vec::new();
     for chunk in [1, 2, 7] {
-        replies.push(Reply::Events {
-            text: crlf.clone(),
-            chunk,
-            cut: None,
-        });
+        replies.push(events.clone().in_chunks(chunk));
     }
     let server = Server::start(replies).await;
     for _ in 0..3 {
@@ -1125,7 +1144,11 @@ async fn typed_answers_are_asked_for_the_way_each_provider_offers() {
                 .structured_output(true),
         ),
         Arc::new(Responses::new("m").base_url(&url).stream(false)),
-        Arc::new(Gemini::new("gemini-3-flash-preview").base_url(&url).stream(false)),
+        Arc::new(
+            Gemini::new("gemini-3-flash-preview")
+                .base_url(&url)
+                .stream(false),
+        ),
         Arc::new(Messages::new("m").base_url(&url).stream(false)),
     ];
     let mut answers = Vec::new();

@@ -11,7 +11,19 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
+use futures::StreamExt;
 use serde_json::Value;
+
+/// How a body cut short goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterCut {
+    /// It ends, as if complete.
+    Ends,
+    /// The connection breaks: the body is not finished.
+    Breaks,
+    /// Nothing more comes, and the connection stays open.
+    Stalls,
+}
 
 /// One canned reply.
 #[derive(Clone)]
@@ -22,12 +34,16 @@ pub enum Reply {
         headers: Vec<(&'static str, String)>,
         body: String,
     },
-    /// Server-sent events, sent in pieces of `chunk` bytes; the body stops
-    /// after `cut` bytes when set (a connection closed mid-stream).
+    /// Server-sent events, sent in pieces of `chunk` bytes (or split at
+    /// `splits`, when not empty), `pace` apart; after `cut` bytes, when
+    /// set, the body does what `after_cut` says.
     Events {
         text: String,
         chunk: usize,
+        splits: Vec<usize>,
+        pace: Duration,
         cut: Option<usize>,
+        after_cut: AfterCut,
     },
     /// No answer for this long.
     Silent(Duration),
@@ -78,8 +94,70 @@ impl Reply {
         Self::Events {
             text,
             chunk: usize::MAX,
+            splits: Vec::new(),
+            pace: Duration::ZERO,
             cut: None,
+            after_cut: AfterCut::Ends,
         }
+    }
+
+    /// A body of server-sent events as written.
+    pub fn sse(text: &str) -> Self {
+        let mut reply = Self::events(&[], false, false);
+        if let Self::Events { text: body, .. } = &mut reply {
+            *body = text.to_owned();
+        }
+        reply
+    }
+
+    /// The events' text (for a `Reply::events`).
+    pub fn text(&self) -> &str {
+        match self {
+            Self::Events { text, .. } => text,
+            _ => "",
+        }
+    }
+
+    /// The same events with the lines ended by `\r\n`.
+    pub fn crlf(mut self) -> Self {
+        if let Self::Events { text, .. } = &mut self {
+            *text = text.replace('\n', "\r\n");
+        }
+        self
+    }
+
+    /// Sends the events in pieces that end at these byte offsets.
+    pub fn split_at(mut self, at: impl IntoIterator<Item = usize>) -> Self {
+        if let Self::Events { splits, .. } = &mut self {
+            *splits = at.into_iter().collect();
+        }
+        self
+    }
+
+    /// Waits this long before each piece.
+    pub fn paced(mut self, every: Duration) -> Self {
+        if let Self::Events { pace, .. } = &mut self {
+            *pace = every;
+        }
+        self
+    }
+
+    /// After `at` bytes, the connection breaks.
+    pub fn broken_at(self, at: usize) -> Self {
+        self.cut_then(at, AfterCut::Breaks)
+    }
+
+    /// After `at` bytes, nothing more comes.
+    pub fn stalled_at(self, at: usize) -> Self {
+        self.cut_then(at, AfterCut::Stalls)
+    }
+
+    fn cut_then(mut self, at: usize, then: AfterCut) -> Self {
+        if let Self::Events { cut, after_cut, .. } = &mut self {
+            *cut = Some(at);
+            *after_cut = then;
+        }
+        self
     }
 
     /// Sends the events in pieces of `size` bytes.
@@ -91,11 +169,8 @@ impl Reply {
     }
 
     /// Ends the body after `at` bytes.
-    pub fn cut_at(mut self, at: usize) -> Self {
-        if let Self::Events { cut, .. } = &mut self {
-            *cut = Some(at);
-        }
-        self
+    pub fn cut_at(self, at: usize) -> Self {
+        self.cut_then(at, AfterCut::Ends)
     }
 }
 
@@ -141,6 +216,11 @@ impl Server {
         format!("http://{}/v1", self.addr)
     }
 
+    /// Queues another reply.
+    pub fn push(&self, reply: Reply) {
+        self.shared.replies.lock().unwrap().push_back(reply);
+    }
+
     /// What the server received so far.
     pub fn received(&self) -> Vec<Received> {
         self.shared.received.lock().unwrap().clone()
@@ -180,17 +260,51 @@ async fn answer(
             }
             response.body(Body::from(body)).unwrap()
         }
-        Some(Reply::Events { text, chunk, cut }) => {
+        Some(Reply::Events {
+            text,
+            chunk,
+            splits,
+            pace,
+            cut,
+            after_cut,
+        }) => {
             let bytes = text.into_bytes();
             let end = cut.unwrap_or(bytes.len()).min(bytes.len());
-            let pieces: Vec<Result<Vec<u8>, std::io::Error>> = bytes[..end]
-                .chunks(chunk.min(end.max(1)))
-                .map(|piece| Ok(piece.to_vec()))
-                .collect();
+            let mut bounds: Vec<usize> = if splits.is_empty() {
+                (1..=end.div_ceil(chunk.max(1)))
+                    .map(|i| (i.saturating_mul(chunk)).min(end))
+                    .collect()
+            } else {
+                splits
+                    .into_iter()
+                    .filter(|&at| at > 0 && at < end)
+                    .collect()
+            };
+            bounds.push(end);
+            bounds.sort_unstable();
+            bounds.dedup();
+            let mut start = 0;
+            let mut pieces: Vec<Result<Vec<u8>, std::io::Error>> = Vec::new();
+            for bound in bounds {
+                pieces.push(Ok(bytes[start..bound].to_vec()));
+                start = bound;
+            }
+            if after_cut == AfterCut::Breaks && cut.is_some() {
+                pieces.push(Err(std::io::Error::other("connection broken")));
+            }
+            let body = futures::stream::iter(pieces).then(move |piece| async move {
+                tokio::time::sleep(pace).await;
+                piece
+            });
+            let body = if after_cut == AfterCut::Stalls && cut.is_some() {
+                body.chain(futures::stream::pending()).boxed()
+            } else {
+                body.boxed()
+            };
             Response::builder()
                 .status(200)
                 .header("content-type", "text/event-stream")
-                .body(Body::from_stream(futures::stream::iter(pieces)))
+                .body(Body::from_stream(body))
                 .unwrap()
         }
         Some(Reply::Silent(wait)) => {

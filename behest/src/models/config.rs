@@ -363,7 +363,10 @@ mod tests {
     fn urls_keep_the_queries_of_base_and_path() {
         let mut config = Config::new("m".into(), "https://api.example.com/v1/", &[]);
         assert_eq!(config.url("/chat"), "https://api.example.com/v1/chat");
-        assert_eq!(config.url("x:stream?alt=sse"), "https://api.example.com/v1/x:stream?alt=sse");
+        assert_eq!(
+            config.url("x:stream?alt=sse"),
+            "https://api.example.com/v1/x:stream?alt=sse"
+        );
         config.base_url = "https://a.example.com/openai/deployments/d?api-version=1".into();
         assert_eq!(
             config.url("chat/completions"),
@@ -378,8 +381,14 @@ mod tests {
     #[test]
     fn header_values_are_not_shown() {
         let mut config = Config::new("m".into(), "https://api.example.com", &[]);
-        config.headers.0.push(("api-key".into(), "secret-value".into()));
+        config
+            .headers
+            .0
+            .push(("api-key".into(), "secret-value".into()));
         let shown = format!("{config:?}");
-        assert!(shown.contains("api-key") && !shown.contains("secret-value"), "{shown}");
+        assert!(
+            shown.contains("api-key") && !shown.contains("secret-value"),
+            "{shown}"
+        );
     }
 }

@@ -140,7 +140,7 @@ impl Gemini {
             stream: gemini::Stream::new(),
             end_marker: "a `finishReason`",
         };
-        let mut calls = 0;
+        let mut calls = DeltaCalls::default();
         exchange(
             &self.config,
             &url,
@@ -167,9 +167,46 @@ impl Gemini {
 
 super::model_over_turn!(Gemini, "gemini", structured_output);
 
+/// How the deltas of a turn number its function calls: as the stream's
+/// assembler counts them, so a delta's index is its call's place in the
+/// assembled message. A part continues the open call when that one said
+/// `willContinue` and this one names no other function (or none).
+#[derive(Default)]
+struct DeltaCalls {
+    started: usize,
+    /// The open call's name and id, while it continues.
+    open: Option<(String, Option<String>)>,
+}
+
+impl DeltaCalls {
+    fn index_of(&mut self, call: &Value) -> usize {
+        let name = call
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|name| !name.is_empty());
+        let id = call
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty());
+        let continues_open = self.open.as_ref().is_some_and(|(open, open_id)| {
+            name.is_none_or(|name| name == open)
+                && (id.is_none() || open_id.is_none() || open_id.as_deref() == id)
+        });
+        if !continues_open {
+            self.started += 1;
+            self.open = Some((name.unwrap_or_default().to_owned(), id.map(str::to_owned)));
+        }
+        let index = self.started - 1;
+        if call.get("willContinue").and_then(Value::as_bool) != Some(true) {
+            self.open = None;
+        }
+        index
+    }
+}
+
 /// The pieces of a streamed chunk; `calls` numbers the function calls of
 /// the turn.
-fn deltas_of(chunk: &Value, calls: &mut usize) -> Vec<ModelDelta> {
+fn deltas_of(chunk: &Value, calls: &mut DeltaCalls) -> Vec<ModelDelta> {
     let mut deltas = Vec::new();
     let parts = chunk
         .pointer("/candidates/0/content/parts")
@@ -185,12 +222,11 @@ fn deltas_of(chunk: &Value, calls: &mut usize) -> Vec<ModelDelta> {
         }
         if let Some(call) = part.get("functionCall") {
             deltas.push(ModelDelta::ToolCall {
-                index: *calls,
+                index: calls.index_of(call),
                 id: call.get("id").and_then(Value::as_str).map(str::to_owned),
                 name: call.get("name").and_then(Value::as_str).map(str::to_owned),
                 arguments: call.get("args").map(Value::to_string).unwrap_or_default(),
             });
-            *calls += 1;
         }
     }
     deltas
@@ -216,6 +252,33 @@ mod tests {
             .structured_output(true)
             .answers_natively());
         // The API's own `models/` prefix is not doubled in the URL.
-        assert_eq!(Gemini::new("models/gemini-2.5-flash").model(), "gemini-2.5-flash");
+    }
+
+    /// A call continued over parts keeps its delta index; the next call
+    /// gets the next one, as the assembled message numbers them.
+    #[test]
+    fn continued_calls_keep_their_delta_index() {
+        use serde_json::json;
+        let chunk =
+            |parts: serde_json::Value| json!({"candidates": [{"content": {"parts": parts}}]});
+        let mut calls = super::DeltaCalls::default();
+        let mut indices = Vec::new();
+        for parts in [
+            json!([{"functionCall": {"name": "search", "willContinue": true}}]),
+            json!([{"functionCall": {"partialArgs": [{"jsonPath": "$.q", "stringValue": "ru"}], "willContinue": true}}]),
+            json!([{"functionCall": {"name": "search", "args": {"q": "rust"}}}]),
+            json!([{"functionCall": {"name": "search", "args": {"q": "go"}}}, {"functionCall": {"name": "add", "args": {}}}]),
+        ] {
+            for delta in super::deltas_of(&chunk(parts), &mut calls) {
+                if let crate::ModelDelta::ToolCall { index, .. } = delta {
+                    indices.push(index);
+                }
+            }
+        }
+        assert_eq!(indices, [0, 0, 0, 1, 2]);
+        assert_eq!(
+            Gemini::new("models/gemini-2.5-flash").model(),
+            "gemini-2.5-flash"
+        );
     }
 }

@@ -210,7 +210,8 @@ impl Run<'_> {
             Err(error) => {
                 // The model reads why and tries again, with the other calls'
                 // results beside it.
-                let failure = format!("the model's `{FINAL_ANSWER}` does not match the type: {error}");
+                let failure =
+                    format!("the model's `{FINAL_ANSWER}` does not match the type: {error}");
                 let result = self.finished(final_call, Err(error));
                 transcript.push(result_message(&result));
                 Final::Refused { failure }
