@@ -596,9 +596,11 @@ async fn usage_is_read_traced_and_summed_over_a_run() {
     let recorded = fields.0.lock().unwrap().clone();
     for (name, value) in [
         ("gen_ai.system", "\"openai\""),
+        ("gen_ai.provider.name", "\"openai\""),
         ("gen_ai.request.model", "\"gpt-usage\""),
         ("gen_ai.usage.input_tokens", "30"),
         ("gen_ai.usage.output_tokens", "5"),
+        ("gen_ai.usage.cache_read.input_tokens", "1"),
     ] {
         assert!(
             recorded.iter().any(|(n, v)| n == name && v == value),

@@ -165,7 +165,7 @@ impl Gemini {
     }
 }
 
-super::model_over_turn!(Gemini, "gemini", structured_output);
+super::model_over_turn!(Gemini, "gcp.gemini", structured_output);
 
 /// How the deltas of a turn number its function calls: as the stream's
 /// assembler counts them, so a delta's index is its call's place in the

@@ -36,8 +36,12 @@ pub use config::{ApiKey, RetryPolicy, ToolChoice};
 pub use http::sse_events;
 
 /// Runs one model request in a span with the OpenTelemetry GenAI semantic
-/// names (`gen_ai.system`, `gen_ai.request.model`,
-/// `gen_ai.usage.input_tokens`, …), recording the usage or the error.
+/// names (`gen_ai.system` and its newer name `gen_ai.provider.name`,
+/// `gen_ai.request.model`, `gen_ai.usage.input_tokens`,
+/// `gen_ai.usage.cache_read.input_tokens`,
+/// `gen_ai.usage.reasoning.output_tokens`, …), recording the usage or the
+/// error. `system` is the conventions' value (`openai`, `anthropic`,
+/// `gcp.gemini`).
 pub(crate) async fn traced(
     system: &'static str,
     model: &str,
@@ -49,12 +53,13 @@ pub(crate) async fn traced(
     let span = tracing::info_span!(
         "gen_ai.request",
         gen_ai.system = system,
+        gen_ai.provider.name = system,
         gen_ai.operation.name = "chat",
         gen_ai.request.model = model,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
-        gen_ai.usage.cached_tokens = Empty,
-        gen_ai.usage.reasoning_tokens = Empty,
+        gen_ai.usage.cache_read.input_tokens = Empty,
+        gen_ai.usage.reasoning.output_tokens = Empty,
         "error.type" = Empty,
     );
     let result = turn.instrument(span.clone()).await;
@@ -63,8 +68,8 @@ pub(crate) async fn traced(
             if let Some(usage) = message.usage {
                 span.record("gen_ai.usage.input_tokens", usage.input_tokens);
                 span.record("gen_ai.usage.output_tokens", usage.output_tokens);
-                span.record("gen_ai.usage.cached_tokens", usage.cached_tokens);
-                span.record("gen_ai.usage.reasoning_tokens", usage.reasoning_tokens);
+                span.record("gen_ai.usage.cache_read.input_tokens", usage.cached_tokens);
+                span.record("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens);
             }
         }
         Err(error) => {
