@@ -181,6 +181,69 @@ fn without_generated_ids(mut message: AssistantMessage) -> AssistantMessage {
     message
 }
 
+/// The whole (not streamed) answer that says what [`stream`] says.
+fn whole(format: Format) -> Value {
+    let text = TEXT.concat();
+    match format {
+        Format::Chat => json!({"id": "chatcmpl-1", "object": "chat.completion", "choices": [{
+            "index": 0, "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": text, "reasoning_content": "Überlegt.",
+                "tool_calls": [{"id": "call_1", "type": "function",
+                    "function": {"name": "add", "arguments": "{\"a\": 1, \"b\": 2}"}}]}}]}),
+        Format::Responses => json!({"id": "resp_1", "status": "completed", "output": [
+            {"type": "reasoning", "id": "rs_1",
+                "summary": [{"type": "summary_text", "text": "Überlegt."}],
+                "encrypted_content": "gAAAA-öpaque"},
+            {"type": "message", "role": "assistant",
+                "content": [{"type": "output_text", "text": text}]},
+            {"type": "function_call", "id": "fc_2", "call_id": "call_1", "name": "add",
+                "arguments": "{\"a\": 1, \"b\": 2}"}],
+            "usage": {"input_tokens": 9, "output_tokens": 4}}),
+        Format::Anthropic => json!({"id": "msg_1", "type": "message", "role": "assistant",
+            "model": "m", "stop_reason": "tool_use", "content": [
+                {"type": "thinking", "thinking": "Überlegt.", "signature": "c2lnbmF0dXJl"},
+                {"type": "text", "text": text},
+                {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 1, "b": 2}}],
+            "usage": {"input_tokens": 9, "output_tokens": 12}}),
+        Format::Gemini => json!({"candidates": [{"content": {"role": "model", "parts": [
+                {"text": "Überlegt.", "thought": true},
+                {"text": text},
+                {"functionCall": {"name": "add", "args": {"a": 1, "b": 2}},
+                    "thoughtSignature": "c2lnbmF0dXJl"}]},
+            "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": 9, "candidatesTokenCount": 4}}),
+    }
+}
+
+/// Each client's streamed answer is the message its whole answer gives.
+#[tokio::test]
+async fn streamed_and_whole_answers_are_the_same_message() {
+    let server = Server::start([]).await;
+    for format in FORMATS {
+        server.push(stream(format));
+        let streamed = read(format, &server).await.unwrap();
+        server.push(Reply::json(&whole(format)));
+        let retry = RetryPolicy::none();
+        let url = server.url();
+        let whole_client: Arc<dyn Model> = match format {
+            Format::Chat => Arc::new(Chat::new("m").base_url(url).retry(retry).stream(false)),
+            Format::Responses => {
+                Arc::new(Responses::new("m").base_url(url).retry(retry).stream(false))
+            }
+            Format::Anthropic => {
+                Arc::new(Messages::new("m").base_url(url).retry(retry).stream(false))
+            }
+            Format::Gemini => Arc::new(Gemini::new("m").base_url(url).retry(retry).stream(false)),
+        };
+        let whole = whole_client
+            .respond_dyn(&[Message::user("x")], &[])
+            .await
+            .map(without_generated_ids)
+            .unwrap();
+        assert_eq!(streamed, whole, "{format:?}");
+    }
+}
+
 /// A runtime and a server for the property test's cases, made once.
 fn shared() -> &'static (tokio::runtime::Runtime, Server, Vec<AssistantMessage>) {
     static SHARED: OnceLock<(tokio::runtime::Runtime, Server, Vec<AssistantMessage>)> =

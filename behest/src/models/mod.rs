@@ -69,7 +69,10 @@ pub(crate) async fn traced(
                 span.record("gen_ai.usage.input_tokens", usage.input_tokens);
                 span.record("gen_ai.usage.output_tokens", usage.output_tokens);
                 span.record("gen_ai.usage.cache_read.input_tokens", usage.cached_tokens);
-                span.record("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens);
+                span.record(
+                    "gen_ai.usage.reasoning.output_tokens",
+                    usage.reasoning_tokens,
+                );
             }
         }
         Err(error) => {

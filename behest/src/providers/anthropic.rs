@@ -207,8 +207,10 @@ impl Stream {
     }
 
     /// The assembled message. A block whose JSON stayed empty keeps the
-    /// input it started with (`{}`); otherwise its text is decoded by the
-    /// runtime, which reports a truncated stream as an argument error.
+    /// input it started with (`{}`); one whose JSON reads as an object has
+    /// it, as the whole answer would; otherwise its text is left for the
+    /// runtime to decode, which reports a truncated stream as an argument
+    /// error.
     fn assemble(self) -> AssistantMessage {
         let mut message = AssistantMessage::default();
         let mut text = String::new();
@@ -216,10 +218,15 @@ impl Stream {
             match block {
                 Block::Text(part) => text.push_str(&part),
                 Block::ToolUse(block) => {
+                    // The whole answer's `input` is an object: a joined text
+                    // that reads as one gives the same message.
                     let arguments = if block.json.trim().is_empty() {
                         block.start_input
                     } else {
-                        Value::String(block.json)
+                        match serde_json::from_str::<Value>(&block.json) {
+                            Ok(object @ Value::Object(_)) => object,
+                            _ => Value::String(block.json),
+                        }
                     };
                     message
                         .tool_calls
