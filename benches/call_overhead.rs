@@ -13,11 +13,17 @@
 //!     `Value`: decode into a `Value`, validate it, typed parse, and the rest
 //!     of (c).
 //!
+//! (d) `value_route/N`: `ToolRuntime::call` with the arguments as a parsed
+//!     `Value` object, as MCP delivers them, for the `#[tool]` of (c).
+//!
 //! Inputs are made and outputs dropped outside the timed part in all cases.
 //!
 //! `parts/*` measure the checked route's unavoidable steps alone, to read
 //! (c') against; `parts/floor` is all of them together: what any runtime
 //! that hands a tool a validated `serde_json::Value` pays at the least.
+//! `parts/value_floor` is the same from a parsed `Value`: what (d) is read
+//! against (`serde_json::from_value`, a compiled `jsonschema` check, the
+//! call).
 //!
 //! Run: `cargo bench --bench call_overhead`.
 
@@ -155,6 +161,20 @@ fn call_overhead(c: &mut Criterion) {
             });
         }
     }
+    for tools in [10, 10_000] {
+        let runtime = runtime_with(tools, Arc::new(Describe));
+        group.bench_function(format!("d_value_route/{tools}_tools"), |b| {
+            b.to_async(&rt).iter_batched(
+                || ToolCall::new("call_1", "describe", serde_json::from_str::<Value>(TEXT).unwrap()),
+                |call| async {
+                    let result = runtime.call(black_box(call)).await;
+                    assert!(result.outcome.is_ok());
+                    result
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
     group.finish();
 }
 
@@ -188,6 +208,23 @@ fn pipeline_parts(c: &mut Criterion) {
                     let value: Value = serde_json::from_str(black_box(&text)).unwrap();
                     assert!(validator.is_valid(&value));
                     DescribeByHand.execute(value).await.unwrap()
+                }
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    // The same from a parsed `Value`, as MCP delivers arguments: the
+    // tool's typed read of it, a compiled `jsonschema` check, the call.
+    let compiled = jsonschema::validator_for(&schema()).unwrap();
+    group.bench_function("value_floor", |b| {
+        b.to_async(&rt).iter_batched(
+            || serde_json::from_str::<Value>(TEXT).unwrap(),
+            |value| {
+                let compiled = &compiled;
+                async move {
+                    assert!(compiled.is_valid(black_box(&value)));
+                    let args: Args = serde_json::from_value(value).unwrap();
+                    describe(args.count, args.label, args.verbose).await
                 }
             },
             BatchSize::SmallInput,

@@ -1,7 +1,9 @@
 //! The text route: a `#[tool]` whose argument types are all plain parses the
 //! model's text with its own types and skips building and validating a
 //! `Value`. It must never accept what the schema refuses, and every call
-//! must end exactly as it would on the checked route.
+//! must end exactly as it would on the checked route. The same holds for
+//! its twin, the value route, which reads arguments that arrive parsed
+//! (as MCP sends them) with the tool's types and skips the validation.
 
 mod support;
 
@@ -229,6 +231,34 @@ fn both_routes(runtime: &ToolRuntime, tool: &str, text: &str) -> (String, String
     })
 }
 
+/// The call with its arguments as a parsed object, on the runtime's own
+/// route (the value route where it applies) and on the checked route
+/// alone.
+fn both_value_routes(runtime: &ToolRuntime, tool: &str, arguments: &Value) -> (String, String) {
+    let executor = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    executor.block_on(async {
+        let call = ToolCall::new("c", tool, arguments.clone());
+        let routed = runtime.call(call).await.outcome;
+        let checked = match runtime.prepare(tool, arguments.clone()) {
+            Ok(prepared) => {
+                runtime
+                    .execute_prepared(prepared, "c", CallOptions::default())
+                    .await
+            }
+            Err(error) => Err(error),
+        };
+        (ending(routed), ending(checked))
+    })
+}
+
+fn takes_value_route(tool: &dyn Tool, arguments: &Value) -> bool {
+    tool.__invoke_value(arguments, &|| ToolContext::new("c"))
+        .is_some()
+}
+
 fn takes_text_route(tool: &dyn Tool, text: &str) -> bool {
     tool.__invoke_text(text, &|| ToolContext::new("c"))
         .is_some()
@@ -411,4 +441,66 @@ fn the_text_route_accepts_nothing_the_schema_refuses_and_changes_no_result() {
     let (taken, left) = (taken.get(), left.get());
     println!("text route taken {taken} times, left {left} times");
     assert!(taken >= 150 && left >= 150, "taken {taken}, left {left}");
+}
+
+#[test]
+fn the_value_route_accepts_nothing_the_schema_refuses_and_changes_no_result() {
+    let runtime = runtime();
+    let validator = ArgumentValidator::compile(&Plain.spec().parameters).unwrap();
+    let mut runner = TestRunner::new(Config {
+        cases: 1_000,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let taken = Cell::new(0u32);
+    let left = Cell::new(0u32);
+    runner
+        .run(&call_text(), |text| {
+            // Only objects arrive parsed; the rest is the text route's.
+            let Ok(arguments @ Value::Object(_)) = serde_json::from_str::<Value>(&text) else {
+                return Ok(());
+            };
+            if takes_value_route(&Plain, &arguments) {
+                taken.set(taken.get() + 1);
+                prop_assert!(validator.is_valid(&arguments), "the schema refuses {arguments}");
+            } else {
+                left.set(left.get() + 1);
+            }
+            let (routed, checked) = both_value_routes(&runtime, "plain", &arguments);
+            prop_assert_eq!(routed, checked, "{}", arguments);
+            Ok(())
+        })
+        .unwrap();
+    let (taken, left) = (taken.get(), left.get());
+    println!("value route taken {taken} times, left {left} times");
+    assert!(taken >= 100 && left >= 50, "taken {taken}, left {left}");
+}
+
+/// Integral floats, a negative zero and nulls for optional fields end as
+/// on the checked route; limits still hold on the value route.
+#[test]
+fn parsed_arguments_the_value_route_must_normalise_or_leave() {
+    let runtime = runtime();
+    for arguments in [
+        serde_json::json!({"count": 1.0, "label": "a", "tags": [], "small": 2}),
+        serde_json::json!({"count": -0.0, "label": "a", "tags": [], "small": 2, "ratio": -0.0}),
+        serde_json::json!({"count": 1, "label": "a", "tags": [], "small": 2, "verbose": null}),
+        serde_json::json!({"count": 1, "label": "a", "tags": [], "small": 300}),
+        serde_json::json!({"count": 1, "label": "a", "tags": [], "small": 2, "extra": 1}),
+        serde_json::json!({"count": 9007199254740993.0, "label": "a", "tags": [], "small": 2}),
+    ] {
+        let (routed, checked) = both_value_routes(&runtime, "plain", &arguments);
+        assert_eq!(routed, checked, "{arguments}");
+    }
+    let limited = {
+        let mut registry = ToolRegistry::new();
+        registry.register_tool(Arc::new(Plain)).unwrap();
+        let mut limits = behest::Limits::default();
+        limits.max_argument_bytes = 64;
+        ToolRuntime::builder(registry).limits(limits).build()
+    };
+    let long = serde_json::json!({"count": 1, "label": "a".repeat(100), "tags": [], "small": 2});
+    let (routed, checked) = both_value_routes(&limited, "plain", &long);
+    assert_eq!(routed, checked);
+    assert!(routed.starts_with("limit_exceeded"), "{routed}");
 }

@@ -115,13 +115,38 @@ fn syntax_hint(error: &serde_json::Error) -> &'static str {
 /// parsed), without recursion: checks the nesting depth (the value itself is
 /// level 1) and the approximate encoded size, and turns integral floats into
 /// integers.
-fn walk(value: &mut Value, limits: DecodeLimits) -> ToolResult<()> {
+pub(crate) fn walk(value: &mut Value, limits: DecodeLimits) -> ToolResult<()> {
     let DecodeLimits {
         max_bytes,
         max_depth,
     } = limits;
+    // Most arguments are one object of scalars: no stack for those.
+    if let Value::Object(map) = value {
+        if max_depth >= 1 && map.values().all(|item| !item.is_array() && !item.is_object()) {
+            // As the walk below counts an object: 1 for itself, 1 more.
+            let mut size = 2usize;
+            for (key, item) in map.iter_mut() {
+                size += key.len() + 4 + scalar_len(item);
+                if let Value::Number(number) = item {
+                    if let Some(integer) = integral(number) {
+                        *number = integer;
+                    }
+                }
+            }
+            return if size > max_bytes {
+                Err(ToolError::LimitExceeded {
+                    kind: LimitKind::ArgumentBytes,
+                    limit: max_bytes,
+                    actual: None,
+                })
+            } else {
+                Ok(())
+            };
+        }
+    }
     let mut size = 0usize;
-    let mut stack: Vec<(&mut Value, usize)> = vec![(value, 1)];
+    let mut stack: Vec<(&mut Value, usize)> = Vec::with_capacity(8);
+    stack.push((value, 1));
     while let Some((value, depth)) = stack.pop() {
         size += scalar_len(value);
         match value {

@@ -94,6 +94,14 @@ impl<T: TypedTool> crate::Tool for T {
     ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
         invoke_text(self, text, context)
     }
+
+    fn __invoke_value(
+        &self,
+        arguments: &Value,
+        context: &dyn Fn() -> ToolContext,
+    ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
+        invoke_value(self, arguments, context)
+    }
 }
 
 /// `Tool::execute_with_context` of a `#[tool]`: arguments the runtime has
@@ -123,6 +131,24 @@ fn invoke_text<'a, T: TypedTool>(
     }
     let arguments = serde_json::from_str::<T::Arguments>(text).ok()?;
     // An empty context costs nothing to make; the body ignores it.
+    let context = if T::READS_CONTEXT {
+        context()
+    } else {
+        ToolContext::new("")
+    };
+    Some(Box::pin(tool.run(arguments, context)))
+}
+
+/// `Tool::__invoke_value` of a `#[tool]` whose argument types are all
+/// [`plain`](super::plain): as [`invoke_text`], from an arguments object
+/// the runtime has bounded and normalised as the checked route does
+/// (integral floats, negative zero included, are integers by then).
+fn invoke_value<'a, T: TypedTool>(
+    tool: &'a T,
+    arguments: &Value,
+    context: &dyn Fn() -> ToolContext,
+) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>> {
+    let arguments = <T::Arguments as serde::Deserialize>::deserialize(arguments).ok()?;
     let context = if T::READS_CONTEXT {
         context()
     } else {

@@ -216,14 +216,27 @@ impl ToolRuntime {
         // An approval is asked with the validated arguments: the checked
         // route.
         let approval = hooks.is_some_and(|hooks| hooks.needs_approval(tool_name));
-        if let (Value::String(text), false) = (&arguments, approval) {
-            if let Some(output) = self
-                .run_text(call_id, tool_name, text, &options, hooks)
-                .await
-            {
-                return output;
+        let arguments = match (arguments, approval) {
+            (Value::String(text), false) => {
+                if let Some(output) = self
+                    .run_text(call_id, tool_name, &text, &options, hooks)
+                    .await
+                {
+                    return output;
+                }
+                Value::String(text)
             }
-        }
+            (object @ Value::Object(_), false) => {
+                match self
+                    .run_value(call_id, tool_name, object, &options, hooks)
+                    .await
+                {
+                    Ok(output) => return output,
+                    Err(object) => object,
+                }
+            }
+            (arguments, _) => arguments,
+        };
         let prepared = self.prepare(tool_name, arguments)?;
         if let Some(hooks) = hooks {
             let validated = || ToolCall {
@@ -265,6 +278,73 @@ impl ToolRuntime {
         if depth > inner.limits.max_argument_depth || text.len() > inner.limits.max_argument_bytes {
             return None;
         }
+        // The typed parse happens before the permit: it runs none of the
+        // tool's body (generated code, `async` throughout).
+        let invoke = |context: &dyn Fn() -> ToolContext| entry.tool.__invoke_text(text, context);
+        // Observers see the arguments as the checked route gives them.
+        let shown = || self.decoded(entry, text);
+        self.run_typed(entry, call_id, tool_name, options, hooks, invoke, shown)
+            .await
+    }
+
+    /// The same route for arguments that arrive as a parsed object (MCP
+    /// sends them so): bounded and normalised as the checked route does
+    /// it, then read with the tool's own types, with no schema validation
+    /// for the same reason. `Err` gives the object back for the checked
+    /// route.
+    async fn run_value(
+        &self,
+        call_id: &str,
+        tool_name: &str,
+        mut arguments: Value,
+        options: &CallOptions,
+        hooks: Option<&dyn RunHooks>,
+    ) -> Result<ToolResult<ToolOutput>, Value> {
+        let inner = &*self.inner;
+        let Some(index) = inner.registry.index_of(tool_name) else {
+            return Err(arguments);
+        };
+        let entry = inner.registry.entry_at(index);
+        if !entry
+            .text_route
+            .is_some_and(|depth| depth <= inner.limits.max_argument_depth)
+        {
+            return Err(arguments);
+        }
+        let limits = DecodeLimits {
+            max_bytes: inner.limits.max_argument_bytes,
+            max_depth: inner.limits.max_argument_depth,
+        };
+        // Over a limit: the checked route says which.
+        if crate::arguments::walk(&mut arguments, limits).is_err() {
+            return Err(arguments);
+        }
+        let invoke =
+            |context: &dyn Fn() -> ToolContext| entry.tool.__invoke_value(&arguments, context);
+        let shown = || arguments.clone();
+        let output = self
+            .run_typed(entry, call_id, tool_name, options, hooks, invoke, shown)
+            .await;
+        output.ok_or(arguments)
+    }
+
+    /// Runs a call of a plain `#[tool]` whose arguments `invoke` reads with
+    /// the tool's types (`None`: they do not read, and the call takes the
+    /// checked route), under the same guard, limits and events as the
+    /// checked route; `shown` gives observers the arguments.
+    #[allow(clippy::too_many_arguments)]
+    async fn run_typed<'a>(
+        &'a self,
+        entry: &'a Entry,
+        call_id: &str,
+        tool_name: &str,
+        options: &CallOptions,
+        hooks: Option<&dyn RunHooks>,
+        invoke: impl FnOnce(
+            &dyn Fn() -> ToolContext,
+        ) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>>,
+        shown: impl Fn() -> Value,
+    ) -> Option<ToolResult<ToolOutput>> {
         let guard = CallGuard::default();
         let future = {
             let context = || {
@@ -272,19 +352,16 @@ impl ToolRuntime {
                 guard.watch(&context);
                 context
             };
-            // The typed parse happens here, before the permit: it runs none
-            // of the tool's body (generated code, `async` throughout).
-            match guarded(entry, || entry.tool.__invoke_text(text, &context)) {
+            match guarded(entry, || invoke(&context)) {
                 Ok(future) => future?,
                 Err(panicked) => return Some(Err(panicked)),
             }
         };
         if let Some(hooks) = hooks {
-            // Observers see the arguments as the checked route gives them.
             hooks.starting(&|| ToolCall {
                 call_id: call_id.to_owned(),
                 tool_name: tool_name.to_owned(),
-                arguments: self.decoded(entry, text),
+                arguments: shown(),
             });
         }
         let cancellation = options.cancellation.as_ref();

@@ -131,6 +131,22 @@ pub trait Tool: Send + Sync + 'static + erased::ErasedTool {
         None
     }
 
+    /// Reads an arguments object the runtime has bounded (size, depth)
+    /// and normalised (integral floats as integers) with the tool's own
+    /// types and, if that succeeds, returns the running call: the text
+    /// route for arguments that arrive parsed, as MCP sends them. `None`
+    /// sends the call down the checked route. Only called when
+    /// [`__text_route`](Tool::__text_route) is `Some`.
+    #[doc(hidden)]
+    fn __invoke_value(
+        &self,
+        arguments: &Value,
+        context: &dyn Fn() -> ToolContext,
+    ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
+        let _unused = (arguments, context);
+        None
+    }
+
     /// Where the tool's spec file and the Rust type that reads its
     /// arguments disagree in what the macro could not see when the crate
     /// was built (an enum's values, a type defined elsewhere): registration
@@ -227,6 +243,14 @@ impl<T: Tool + ?Sized> Tool for std::sync::Arc<T> {
         context: &dyn Fn() -> ToolContext,
     ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
         (**self).__invoke_text(text, context)
+    }
+
+    fn __invoke_value(
+        &self,
+        arguments: &Value,
+        context: &dyn Fn() -> ToolContext,
+    ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
+        (**self).__invoke_value(arguments, context)
     }
 
     fn __spec_conflict(&self) -> Option<String> {
