@@ -165,7 +165,13 @@ fn call_overhead(c: &mut Criterion) {
         let runtime = runtime_with(tools, Arc::new(Describe));
         group.bench_function(format!("d_value_route/{tools}_tools"), |b| {
             b.to_async(&rt).iter_batched(
-                || ToolCall::new("call_1", "describe", serde_json::from_str::<Value>(TEXT).unwrap()),
+                || {
+                    ToolCall::new(
+                        "call_1",
+                        "describe",
+                        serde_json::from_str::<Value>(TEXT).unwrap(),
+                    )
+                },
                 |call| async {
                     let result = runtime.call(black_box(call)).await;
                     assert!(result.outcome.is_ok());

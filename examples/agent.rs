@@ -7,7 +7,7 @@
 //! - `GEMINI_API_KEY` or `GOOGLE_API_KEY` (and `GEMINI_MODEL`): Gemini;
 //! - `BEHEST_BASE_URL` and `BEHEST_MODEL` (and `BEHEST_API_KEY` if the
 //!   server wants one): any OpenAI-compatible server, a local Ollama for
-//!   instance. `OPENAI_API_KEY` is never sent to it.
+//!   instance. `OPENAI_API_KEY` is sent only to OpenAI's own API.
 //!
 //! Without any of them it says how to run it and exits.
 //!
@@ -89,6 +89,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
              \x20 GEMINI_API_KEY=...            (optionally GEMINI_MODEL)\n\
              or, for a local Ollama (`ollama pull llama3.2`):\n\
              \x20 BEHEST_BASE_URL=http://127.0.0.1:11434/v1 BEHEST_MODEL=llama3.2\n\
+             (another OpenAI-compatible server: add BEHEST_API_KEY=... if it wants a key)\n\
              then run `cargo run --example agent --features models`."
         );
         return Ok(());

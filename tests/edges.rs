@@ -1038,6 +1038,15 @@ async fn a_final_answer_that_never_fits_fails_after_the_allowed_corrections() {
         "{message}"
     );
     every_call_answered_once(transcript);
+    // The last turn's results in the order of its calls.
+    let last: Vec<&str> = transcript[transcript.len() - 2..]
+        .iter()
+        .filter_map(|message| match message {
+            Message::ToolResult(result) => Some(result.call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(last, ["a1", "f2"]);
     // The third answer was never asked for.
     assert!(!format!("{transcript:?}").contains("f3"));
 

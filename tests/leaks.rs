@@ -203,6 +203,7 @@ async fn an_api_key_stays_out_of_debug_errors_and_traces() {
 
     let _ = traced();
     let key = "sk-leak-check-90210";
+    let header_key = "azure-leak-check-31337";
     let server = Server::start([Reply::error(
         401,
         &json!({"error": {"type": "invalid_request_error", "message": "Incorrect API key provided"}}),
@@ -210,20 +211,31 @@ async fn an_api_key_stays_out_of_debug_errors_and_traces() {
     .await;
     let model = Chat::new("gpt-leaks")
         .api_key(key)
+        .header("api-key", header_key)
         .base_url(server.url())
         .stream(false);
-    assert!(!format!("{model:?}").contains(key));
+    let debug = format!("{model:?}");
+    assert!(
+        !debug.contains(key) && !debug.contains(header_key),
+        "{debug}"
+    );
     let registry = ToolRegistry::new();
     let outcome = Agent::new(model, ToolRuntime::new(registry))
         .invoke([Message::user("hi")])
         .await;
     let shown = format!("{outcome:?}");
     assert!(shown.contains("401"), "{shown}");
-    assert!(!shown.contains(key), "{shown}");
+    assert!(
+        !shown.contains(key) && !shown.contains(header_key),
+        "{shown}"
+    );
     let traces = traced();
     assert!(
         traces.contains("gpt-leaks"),
         "the request was traced: {traces}"
     );
-    assert!(!traces.contains(key), "{traces}");
+    assert!(
+        !traces.contains(key) && !traces.contains(header_key),
+        "{traces}"
+    );
 }

@@ -358,30 +358,50 @@ async fn a_connection_broken_mid_stream_fails_the_run_and_keeps_nothing_of_the_t
 }
 
 /// The timeout bounds each pause, not the whole stream: a stream that
-/// lasts longer than it is read while its pieces keep coming; one that
-/// stops coming fails with the pause named.
+/// lasts longer than it is read while its pieces keep coming, comment
+/// lines a server sends to keep it open included; one that stops coming
+/// fails with the pause named.
 #[tokio::test]
 async fn a_stream_may_outlast_the_timeout_but_not_pause_past_it() {
-    let timeout = Duration::from_millis(400);
+    let timeout = Duration::from_secs(1);
+    let pace = Duration::from_millis(150);
     let server = Server::start([]).await;
     let reply = stream(Format::Chat);
-    let pieces = 8;
     let length = reply.text().len();
-    server.push(
-        reply
-            .clone()
-            .split_at((1..pieces).map(|i| i * length / pieces))
-            .paced(Duration::from_millis(100)),
-    );
     let model = Chat::new("m")
         .base_url(server.url())
         .timeout(timeout)
         .retry(RetryPolicy::none());
+
+    let pieces = 12;
+    server.push(
+        reply
+            .clone()
+            .split_at((1..pieces).map(|i| i * length / pieces))
+            .paced(pace),
+    );
     let started = Instant::now();
     let message = model.respond(&[Message::user("x")], &[]).await.unwrap();
     assert!(
         started.elapsed() > timeout,
         "the stream was not slow enough"
+    );
+    assert_eq!(message.text.as_deref(), Some(TEXT.concat().as_str()));
+
+    // Only keep-alive comments, for longer than the timeout, then the turn.
+    let keep_alive = ": keep-alive\n\n";
+    let comments = 10;
+    let body = format!("{}{}", keep_alive.repeat(comments), reply.text());
+    server.push(
+        Reply::sse(&body)
+            .split_at((1..=comments).map(|i| i * keep_alive.len()))
+            .paced(pace),
+    );
+    let started = Instant::now();
+    let message = model.respond(&[Message::user("x")], &[]).await.unwrap();
+    assert!(
+        started.elapsed() > timeout,
+        "the comments were not slow enough"
     );
     assert_eq!(message.text.as_deref(), Some(TEXT.concat().as_str()));
 

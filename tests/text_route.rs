@@ -462,7 +462,10 @@ fn the_value_route_accepts_nothing_the_schema_refuses_and_changes_no_result() {
             };
             if takes_value_route(&Plain, &arguments) {
                 taken.set(taken.get() + 1);
-                prop_assert!(validator.is_valid(&arguments), "the schema refuses {arguments}");
+                prop_assert!(
+                    validator.is_valid(&arguments),
+                    "the schema refuses {arguments}"
+                );
             } else {
                 left.set(left.get() + 1);
             }

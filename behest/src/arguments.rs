@@ -122,7 +122,11 @@ pub(crate) fn walk(value: &mut Value, limits: DecodeLimits) -> ToolResult<()> {
     } = limits;
     // Most arguments are one object of scalars: no stack for those.
     if let Value::Object(map) = value {
-        if max_depth >= 1 && map.values().all(|item| !item.is_array() && !item.is_object()) {
+        if max_depth >= 1
+            && map
+                .values()
+                .all(|item| !item.is_array() && !item.is_object())
+        {
             // As the walk below counts an object: 1 for itself, 1 more.
             let mut size = 2usize;
             for (key, item) in map.iter_mut() {

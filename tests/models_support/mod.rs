@@ -293,9 +293,15 @@ async fn answer(
                 pieces.push(Err(std::io::Error::other("connection broken")));
             }
             let body = futures::stream::iter(pieces).then(move |piece| async move {
-                // Even a zero sleep waits for the timer's next tick.
-                if !pace.is_zero() {
-                    tokio::time::sleep(pace).await;
+                // Even a zero sleep waits for the timer's next tick. The
+                // break waits for what came before it to be sent: the
+                // server drops unsent bytes with the connection.
+                let wait = match &piece {
+                    Err(_) => pace.max(Duration::from_millis(50)),
+                    Ok(_) => pace,
+                };
+                if !wait.is_zero() {
+                    tokio::time::sleep(wait).await;
                 }
                 piece
             });

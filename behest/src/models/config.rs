@@ -177,11 +177,25 @@ impl Config {
     /// The key to send: the one given, or the environment's when the
     /// client talks to the provider's own API.
     pub fn key(&self) -> Option<&ApiKey> {
-        let own_api =
-            self.base_url.trim_end_matches('/') == self.default_base_url.trim_end_matches('/');
         self.api_key
             .as_ref()
-            .or(self.env_key.as_ref().filter(|_| own_api))
+            .or(self.env_key.as_ref().filter(|_| self.is_own_api()))
+    }
+
+    /// Whether the base URL is on the provider's own API (its scheme, host
+    /// and port), whatever its path: another version of the API is still
+    /// the provider's.
+    pub fn is_own_api(&self) -> bool {
+        let origin = |url: &str| {
+            let url = reqwest::Url::parse(url).ok()?;
+            Some((
+                url.scheme().to_owned(),
+                url.host_str()?.to_ascii_lowercase(),
+                url.port_or_known_default(),
+            ))
+        };
+        let own = origin(self.default_base_url);
+        own.is_some() && origin(&self.base_url) == own
     }
 
     /// `base_url` joined with `path`, one `/` between them. A query on
@@ -251,8 +265,8 @@ macro_rules! config_methods {
         /// A query on it goes on every request (Azure OpenAI:
         /// `https://NAME.openai.azure.com/openai/deployments/DEPLOYMENT?api-version=2024-10-21`,
         /// with `.header("api-key", ..)`).
-        /// The key from the provider's environment variable is not sent to
-        /// another base URL: give that server its own with
+        /// The key from the provider's environment variable is sent only to
+        /// the provider's own host: give another server its key with
         /// [`api_key`](Self::api_key).
         #[must_use]
         pub fn base_url(mut self, url: impl Into<String>) -> Self {
@@ -297,9 +311,9 @@ macro_rules! config_methods {
         }
 
         /// How long the API may take to answer: to send the response's
-        /// headers, then its whole body, or (for a stream) each piece after
-        /// the one before, however long the whole stream lasts. Default
-        /// 120 s.
+        /// headers, then (again) its whole body, or (for a stream) each
+        /// piece after the one before, however long the whole stream lasts.
+        /// Default 120 s.
         #[must_use]
         pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
             self.config.timeout = timeout;
@@ -353,8 +367,18 @@ mod tests {
         assert_eq!(sent(&config).as_deref(), Some("from-env"));
         config.base_url = "https://api.example.com/v1/".into();
         assert_eq!(sent(&config).as_deref(), Some("from-env"));
-        config.base_url = "https://compatible.example.net/v1".into();
-        assert_eq!(sent(&config), None);
+        config.base_url = "https://API.example.com:443/v2".into();
+        assert_eq!(sent(&config).as_deref(), Some("from-env"));
+        for elsewhere in [
+            "https://compatible.example.net/v1",
+            "http://api.example.com/v1",
+            "https://api.example.com:8443/v1",
+            "https://api.example.com.evil.net/v1",
+            "not a url",
+        ] {
+            config.base_url = elsewhere.into();
+            assert_eq!(sent(&config), None, "{elsewhere}");
+        }
         config.api_key = Some(ApiKey::new("given"));
         assert_eq!(sent(&config).as_deref(), Some("given"));
     }

@@ -179,7 +179,9 @@ struct DeltaCalls {
 }
 
 impl DeltaCalls {
-    fn index_of(&mut self, call: &Value) -> usize {
+    /// The index of the call `call` is a part of, or `None` for a part
+    /// the assembler drops (a nameless one with no call open).
+    fn index_of(&mut self, call: &Value) -> Option<usize> {
         let name = call
             .get("name")
             .and_then(Value::as_str)
@@ -188,19 +190,32 @@ impl DeltaCalls {
             .get("id")
             .and_then(Value::as_str)
             .filter(|id| !id.is_empty());
-        let continues_open = self.open.as_ref().is_some_and(|(open, open_id)| {
-            name.is_none_or(|name| name == open)
-                && (id.is_none() || open_id.is_none() || open_id.as_deref() == id)
-        });
-        if !continues_open {
-            self.started += 1;
-            self.open = Some((name.unwrap_or_default().to_owned(), id.map(str::to_owned)));
+        match (&mut self.open, name) {
+            // A nameless part continues the open call.
+            (Some((_, open_id)), None) => {
+                if open_id.is_none() {
+                    *open_id = id.map(str::to_owned);
+                }
+            }
+            (None, None) => return None,
+            (Some((open, open_id)), Some(name))
+                if open == name
+                    && (id.is_none() || open_id.is_none() || open_id.as_deref() == id) =>
+            {
+                if open_id.is_none() {
+                    *open_id = id.map(str::to_owned);
+                }
+            }
+            (_, Some(name)) => {
+                self.started += 1;
+                self.open = Some((name.to_owned(), id.map(str::to_owned)));
+            }
         }
         let index = self.started - 1;
         if call.get("willContinue").and_then(Value::as_bool) != Some(true) {
             self.open = None;
         }
-        index
+        Some(index)
     }
 }
 
@@ -220,9 +235,12 @@ fn deltas_of(chunk: &Value, calls: &mut DeltaCalls) -> Vec<ModelDelta> {
                 ModelDelta::Text(text.to_owned())
             });
         }
-        if let Some(call) = part.get("functionCall") {
+        if let Some((call, index)) = part
+            .get("functionCall")
+            .and_then(|call| Some((call, calls.index_of(call)?)))
+        {
             deltas.push(ModelDelta::ToolCall {
-                index: calls.index_of(call),
+                index,
                 id: call.get("id").and_then(Value::as_str).map(str::to_owned),
                 name: call.get("name").and_then(Value::as_str).map(str::to_owned),
                 arguments: call.get("args").map(Value::to_string).unwrap_or_default(),
@@ -276,6 +294,10 @@ mod tests {
             }
         }
         assert_eq!(indices, [0, 0, 0, 1, 2]);
+        // A nameless part with no call open makes no call, and no delta.
+        let mut calls = super::DeltaCalls::default();
+        let stray = chunk(json!([{"functionCall": {"args": {"q": "x"}}}]));
+        assert!(super::deltas_of(&stray, &mut calls).is_empty());
         assert_eq!(
             Gemini::new("models/gemini-2.5-flash").model(),
             "gemini-2.5-flash"

@@ -118,29 +118,29 @@ pub(crate) async fn read_events(
     mut on_event: impl FnMut(&str, Value) -> Result<(), ModelError>,
 ) -> Result<(), ModelError> {
     let request_id = request_id(response.headers());
-    let mut events = event_stream(response.bytes_stream());
+    let fail = |error: ModelError| with_request_id(error, request_id.as_deref());
+    // The pause is timed on the bytes, not the events: comment lines a
+    // server sends to keep a slow stream open count as signs of life.
+    let chunks = within_pauses(Box::pin(response.bytes_stream()), config.timeout);
+    let events = event_stream(chunks);
+    futures::pin_mut!(events);
     loop {
-        let next = tokio::time::timeout(config.timeout, events.next()).await;
-        let event = match next {
-            Err(_elapsed) => {
-                return Err(with_request_id(
+        let event = match events.next().await {
+            None => return Ok(()),
+            Some(Err(eventsource_stream::EventStreamError::Transport(Fault::Paused))) => {
+                return Err(fail(
                     ModelError::new(format!(
                         "the model's stream paused for more than {:?}",
                         config.timeout
                     ))
                     .retryable(true),
-                    request_id.as_deref(),
                 ))
             }
-            Ok(None) => return Ok(()),
-            Ok(Some(Err(error))) => {
+            Some(Err(error)) => {
                 let message = format!("the model's stream broke off: {error}");
-                return Err(with_request_id(
-                    ModelError::new(message).retryable(true),
-                    request_id.as_deref(),
-                ));
+                return Err(fail(ModelError::new(message).retryable(true)));
             }
-            Ok(Some(Ok(event))) => event,
+            Some(Ok(event)) => event,
         };
         match event_data(&event.data)
             .map_err(|error| with_request_id(error, request_id.as_deref()))?
@@ -150,6 +150,41 @@ pub(crate) async fn read_events(
             EventData::Json(value) => on_event(&event.event, value)?,
         }
     }
+}
+
+/// Why a streamed body stopped short.
+#[derive(Debug)]
+enum Fault {
+    /// Nothing arrived within the timeout.
+    Paused,
+    /// The connection failed.
+    Broken(reqwest::Error),
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Paused => f.write_str("no data within the timeout"),
+            Self::Broken(error) => write!(f, "{}", error.without_url_text()),
+        }
+    }
+}
+
+/// The body's chunks, each to come within `limit` of the one before; the
+/// first failure ends the stream.
+fn within_pauses(
+    chunks: impl futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin,
+    limit: Duration,
+) -> impl futures::Stream<Item = Result<bytes::Bytes, Fault>> {
+    futures::stream::unfold(Some(chunks), move |state| async move {
+        let mut chunks = state?;
+        match tokio::time::timeout(limit, chunks.next()).await {
+            Err(_elapsed) => Some((Err(Fault::Paused), None)),
+            Ok(None) => None,
+            Ok(Some(Ok(bytes))) => Some((Ok(bytes), Some(chunks))),
+            Ok(Some(Err(error))) => Some((Err(Fault::Broken(error)), None)),
+        }
+    })
 }
 
 /// What one event's `data` holds.
@@ -328,8 +363,15 @@ async fn failure(config: &Config, response: Response) -> ModelError {
             .and_then(Value::as_str)
             .map(str::to_owned)
     });
+    // A key held back from another server is the likely cause: say so.
+    let held_back = config.api_key.is_none() && config.env_key.is_some() && !config.is_own_api();
+    let hint = if matches!(status.as_u16(), 401 | 403) && held_back {
+        " (the key from the provider's environment variable is sent only to the provider's own API; give this server its key with `.api_key(..)`)"
+    } else {
+        ""
+    };
     let mut error = ModelError::new(format!(
-        "the model's API answered {status}: {}",
+        "the model's API answered {status}: {}{hint}",
         if message.is_empty() {
             "no message"
         } else {
@@ -567,16 +609,17 @@ mod tests {
             HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
         );
         assert_eq!(retry_after(&headers), Some(Duration::ZERO));
-        for huge in ["1e300", "inf", "NaN", "soon"] {
-            headers.insert("retry-after", HeaderValue::from_static(huge));
-            let wait = retry_after(&headers);
-            assert!(
-                wait.is_none() || wait == Some(Duration::MAX),
-                "{huge}: {wait:?}"
-            );
+        for (value, wait) in [
+            ("1e300", Some(Duration::MAX)),
+            ("inf", Some(Duration::MAX)),
+            ("NaN", None),
+            ("soon", None),
+        ] {
+            headers.insert("retry-after", HeaderValue::from_static(value));
+            assert_eq!(retry_after(&headers), wait, "{value}");
         }
         headers.insert("retry-after-ms", HeaderValue::from_static("1e300"));
-        assert!(retry_after(&headers).is_some());
+        assert_eq!(retry_after(&headers), Some(Duration::MAX / 1000));
     }
 
     #[test]

@@ -65,7 +65,7 @@ impl Chat {
         let config = &self.config;
         config
             .structured_output
-            .unwrap_or_else(|| config.base_url.contains("api.openai.com"))
+            .unwrap_or_else(|| config.is_own_api())
     }
 
     /// The request body of a turn.

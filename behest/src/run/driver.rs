@@ -92,14 +92,25 @@ impl Run<'_> {
                     }
                     Final::NotYet => {}
                     Final::Refused { failure } if reminders == 0 => {
-                        // Every call in a transcript gets its result.
-                        let skipped = calls.drain(..).map(|call| {
-                            let outcome = Err(ToolError::execution(
-                                "not run: the run ended on a final answer that does not match",
-                            ));
-                            self.finished(call, outcome)
-                        });
-                        transcript.extend(skipped.map(|result| result_message(&result)));
+                        // Every call in a transcript gets its result, in
+                        // the order of the calls (the refused one's is in).
+                        let refused = transcript.pop();
+                        let mut answered: Vec<(usize, Message)> = calls
+                            .drain(..)
+                            .map(|call| {
+                                let outcome = Err(ToolError::execution(
+                                    "not run: the run ended on a final answer that does not match",
+                                ));
+                                let result = self.finished(call, outcome);
+                                (position(&reply, &result.call_id), result_message(&result))
+                            })
+                            .collect();
+                        if let Some(Message::ToolResult(result)) = refused {
+                            let at = position(&reply, &result.call_id);
+                            answered.push((at, Message::ToolResult(result)));
+                        }
+                        answered.sort_by_key(|(at, _)| *at);
+                        transcript.extend(answered.into_iter().map(|(_, message)| message));
                         return failed(RunError::Output { message: failure }, transcript);
                     }
                     // The model reads why its answer was refused; with no
@@ -163,8 +174,9 @@ impl Run<'_> {
 
     /// A typed run's look at a reply: an accepted `final_answer` call ends
     /// the run (the turn's other calls are answered, not run); a refused
-    /// one gets its argument error, and the other calls go on; a text-only
-    /// reply is taken if it is the answer as JSON, else reminded.
+    /// one gets its argument error (the caller decides whether the other
+    /// calls run: only while a reminder is left); a text-only reply is
+    /// taken if it is the answer as JSON, else reminded.
     fn final_answer(
         &self,
         output: &FinalOutput,
@@ -461,6 +473,15 @@ enum Final {
     /// transcript): with a reminder left, the turn's other calls still run
     /// and the model answers again; without, the run fails with `failure`.
     Refused { failure: String },
+}
+
+/// Where the call `call_id` stands among a reply's calls.
+fn position(reply: &AssistantMessage, call_id: &str) -> usize {
+    reply
+        .tool_calls
+        .iter()
+        .position(|call| call.call_id == call_id)
+        .unwrap_or(usize::MAX)
 }
 
 /// A natively typed run's look at a reply: tool calls are not the answer

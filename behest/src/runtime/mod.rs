@@ -340,9 +340,7 @@ impl ToolRuntime {
         tool_name: &str,
         options: &CallOptions,
         hooks: Option<&dyn RunHooks>,
-        invoke: impl FnOnce(
-            &dyn Fn() -> ToolContext,
-        ) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>>,
+        invoke: impl FnOnce(&dyn Fn() -> ToolContext) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>>,
         shown: impl Fn() -> Value,
     ) -> Option<ToolResult<ToolOutput>> {
         let guard = CallGuard::default();
