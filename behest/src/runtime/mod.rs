@@ -305,9 +305,9 @@ impl ToolRuntime {
             return Err(arguments);
         };
         let entry = inner.registry.entry_at(index);
-        if !entry
+        if entry
             .text_route
-            .is_some_and(|depth| depth <= inner.limits.max_argument_depth)
+            .is_none_or(|depth| depth > inner.limits.max_argument_depth)
         {
             return Err(arguments);
         }
