@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CancelledNotificationParam, ClientCapabilities, ClientConfig,
-    ClientRequest, ContentBlock, Implementation, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, Request, ServerResult,
+    ClientRequest, Implementation, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    Request, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
@@ -19,6 +19,7 @@ use crate::context::{Progress, ToolContext};
 use crate::providers;
 use crate::registry::{RegistryError, ToolRegistry};
 use crate::tool::{Tool, ToolError, ToolOutput, ToolResult, ToolSpec};
+use crate::validation::ArgumentValidator;
 
 /// Why a connection or an import failed.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -56,34 +57,77 @@ impl ImportOptions {
 struct ClientState {
     /// Each waiting call's context and the last progress it reported.
     progress: Mutex<HashMap<ProgressToken, (ToolContext, f64)>>,
+    /// Reports for a token no call watches yet: a report can arrive
+    /// before the call that sent the request starts watching it. The last
+    /// few are kept.
+    early: Mutex<std::collections::VecDeque<ProgressNotificationParam>>,
     tools_changed: std::sync::atomic::AtomicBool,
     /// Wakes whoever waits for the next `tools/list_changed`.
     changed: tokio::sync::Notify,
 }
 
 impl ClientState {
+    /// Sends the progress reported for `token` to `context` from now on,
+    /// and what arrived for it before.
     fn watch(&self, token: ProgressToken, context: ToolContext) {
-        self.calls().insert(token, (context, f64::NEG_INFINITY));
+        self.calls()
+            .insert(token.clone(), (context, f64::NEG_INFINITY));
+        let arrived: Vec<ProgressNotificationParam> = {
+            let mut early = lock(&self.early);
+            let (mine, others): (Vec<_>, Vec<_>) = early
+                .drain(..)
+                .partition(|params| params.progress_token == token);
+            *early = others.into();
+            mine
+        };
+        for params in arrived {
+            self.deliver(params);
+        }
     }
 
-    /// The context of the call `params` is about, if the report moves it
-    /// on: rmcp hands each notification to its own task, so one can
-    /// overtake another, and progress only increases.
-    fn advance(&self, params: &ProgressNotificationParam) -> Option<ToolContext> {
-        let mut calls = self.calls();
-        let (context, last) = calls.get_mut(&params.progress_token)?;
-        if params.progress <= *last {
-            return None;
+    /// Hands a report to the call it is about, or keeps it until that call
+    /// watches its token.
+    fn deliver(&self, params: ProgressNotificationParam) {
+        /// How many early reports are kept for calls still starting.
+        const EARLY: usize = 64;
+        let context = {
+            let mut calls = self.calls();
+            match calls.get_mut(&params.progress_token) {
+                // rmcp hands each notification to its own task, so one can
+                // overtake another: progress only increases.
+                Some((context, last)) if params.progress > *last => {
+                    *last = params.progress;
+                    Some(context.clone())
+                }
+                Some(_) => None,
+                None => {
+                    let mut early = lock(&self.early);
+                    if early.len() == EARLY {
+                        early.pop_front();
+                    }
+                    early.push_back(params);
+                    return;
+                }
+            }
+        };
+        if let Some(context) = context {
+            let mut progress = Progress::new(params.progress, params.total);
+            progress.message = params.message;
+            context.report_progress(progress);
         }
-        *last = params.progress;
-        Some(context.clone())
     }
 
     fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, (ToolContext, f64)>> {
-        self.progress
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.progress)
     }
+}
+
+/// A lock that outlives a panic elsewhere: the maps stay consistent
+/// between statements.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A call on its way: its progress is watched until it ends, and a call
@@ -131,19 +175,16 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let context = self.0.advance(&params);
-        if let Some(context) = context {
-            let mut progress = Progress::new(params.progress, params.total);
-            progress.message = params.message;
-            context.report_progress(progress);
-        }
+        self.0.deliver(params);
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.0
             .tools_changed
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-        self.0.changed.notify_one();
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        // Every waiter, and no permit kept for later: a later wait sees
+        // the flag instead, which `tools` clears.
+        self.0.changed.notify_waiters();
     }
 }
 
@@ -225,15 +266,20 @@ impl McpClient {
             .service()
             .0
             .tools_changed
-            .load(std::sync::atomic::Ordering::Relaxed)
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Waits until the server says its tools changed (at once if it said
     /// so since the last [`tools`](Self::tools)); then import again to
     /// serve the new list.
     pub async fn tools_change(&self) {
+        let notified = self.service.service().0.changed.notified();
+        tokio::pin!(notified);
+        // Registered before the flag is read, so a change in between is
+        // not missed.
+        notified.as_mut().enable();
         if !self.tools_changed() {
-            self.service.service().0.changed.notified().await;
+            notified.await;
         }
     }
 
@@ -243,7 +289,7 @@ impl McpClient {
             .service()
             .0
             .tools_changed
-            .store(false, std::sync::atomic::Ordering::Relaxed);
+            .store(false, std::sync::atomic::Ordering::SeqCst);
         let tools = self
             .service
             .peer()
@@ -261,11 +307,26 @@ impl McpClient {
                 if let Some(prefix) = &options.prefix {
                     spec.name = format!("{prefix}{}", spec.name);
                 }
-                // The server checks its own output; behest passes it on.
-                spec.output_schema = None;
+                // Never trust either side: results are checked against the
+                // output schema the server declares. One behest cannot
+                // compile is not listed again, nor checked.
+                let output = match spec.output_schema.as_ref().map(ArgumentValidator::compile) {
+                    Some(Ok(validator)) => Some(Arc::new(validator)),
+                    Some(Err(error)) => {
+                        tracing::warn!(
+                            tool = %spec.name,
+                            %error,
+                            "the MCP tool's output schema cannot be compiled; its results are not checked"
+                        );
+                        spec.output_schema = None;
+                        None
+                    }
+                    None => None,
+                };
                 Ok(McpTool {
                     spec,
                     remote_name,
+                    output,
                     service: self.service.clone(),
                 })
             })
@@ -317,6 +378,8 @@ where
 pub struct McpTool {
     spec: ToolSpec,
     remote_name: String,
+    /// The declared output schema, compiled.
+    output: Option<Arc<ArgumentValidator>>,
     service: Arc<RunningService<RoleClient, Handler>>,
 }
 
@@ -333,6 +396,86 @@ impl McpTool {
     /// The tool's name on its server (without the prefix).
     pub fn remote_name(&self) -> &str {
         &self.remote_name
+    }
+}
+
+impl McpTool {
+    /// What a remote result gives the model: its content as text (every
+    /// kind of block said, none dropped) and its structured content,
+    /// checked against the declared output schema.
+    fn output_of(&self, result: rmcp::model::CallToolResult) -> ToolResult<ToolOutput> {
+        let text: Vec<String> = result
+            .content
+            .iter()
+            .filter_map(|block| serde_json::to_value(block).ok())
+            .filter_map(|block| content_text(&block))
+            .collect();
+        let text = text.join("\n");
+        if result.is_error == Some(true) {
+            let message = match (&result.structured_content, text.is_empty()) {
+                (_, false) => text,
+                (Some(structured), true) => structured.to_string(),
+                (None, true) => "the MCP server reported an error and no text".to_owned(),
+            };
+            return Err(ToolError::execution(message));
+        }
+        if let Some(validator) = &self.output {
+            let Some(structured) = &result.structured_content else {
+                return Err(ToolError::execution(format!(
+                    "the MCP server sent no structured result, though `{}` declares an output schema",
+                    self.remote_name
+                )));
+            };
+            if let Err((issues, _)) = validator.validate(structured) {
+                let issues: Vec<String> = issues
+                    .iter()
+                    .map(|issue| format!("`{}`: {}", issue.path, issue.message))
+                    .collect();
+                return Err(ToolError::execution(format!(
+                    "the MCP server's result does not match the output schema of `{}`: {}",
+                    self.remote_name,
+                    issues.join("; ")
+                )));
+            }
+        }
+        let mut output = match result.structured_content {
+            Some(structured) => ToolOutput::json(structured),
+            None => ToolOutput::empty(),
+        };
+        if !text.is_empty() {
+            output = output.with_text(text);
+        }
+        Ok(output)
+    }
+}
+
+/// A content block as the model can read it in text: text as it is, an
+/// embedded text resource's text, and a line saying what any other block
+/// (an image, audio, a link, binary data) was.
+fn content_text(block: &Value) -> Option<String> {
+    let field =
+        |value: &Value, name: &str| value.get(name).and_then(Value::as_str).map(str::to_owned);
+    let kind = block.get("type").and_then(Value::as_str)?;
+    match kind {
+        "text" => field(block, "text"),
+        "image" | "audio" => Some(format!(
+            "[{kind}: {}]",
+            field(block, "mimeType").unwrap_or_else(|| "unknown type".to_owned())
+        )),
+        "resource_link" => Some(format!(
+            "[resource link: {}]",
+            field(block, "uri").unwrap_or_default()
+        )),
+        "resource" => {
+            let resource = block.get("resource")?;
+            field(resource, "text").or_else(|| {
+                Some(format!(
+                    "[resource: {}]",
+                    field(resource, "uri").unwrap_or_default()
+                ))
+            })
+        }
+        other => Some(format!("[{other} content]")),
     }
 }
 
@@ -389,31 +532,7 @@ impl Tool for McpTool {
         };
         pending.cancel = None;
         match answer {
-            Ok(ServerResult::CallToolResult(result)) => {
-                let text: Vec<String> = result
-                    .content
-                    .iter()
-                    .filter_map(ContentBlock::as_text)
-                    .map(|text| text.text.clone())
-                    .collect();
-                let text = text.join("\n");
-                if result.is_error == Some(true) {
-                    let message = match (&result.structured_content, text.is_empty()) {
-                        (_, false) => text,
-                        (Some(structured), true) => structured.to_string(),
-                        (None, true) => "the MCP server reported an error and no text".to_owned(),
-                    };
-                    return Err(ToolError::execution(message));
-                }
-                let mut output = match result.structured_content {
-                    Some(structured) => ToolOutput::json(structured),
-                    None => ToolOutput::empty(),
-                };
-                if !text.is_empty() {
-                    output = output.with_text(text);
-                }
-                Ok(output)
-            }
+            Ok(ServerResult::CallToolResult(result)) => self.output_of(result),
             Ok(_) => Err(ToolError::execution(
                 "the MCP server answered the call with something else than a result",
             )),

@@ -41,6 +41,8 @@ const PAGE_SIZE: usize = 100;
 pub struct McpServer {
     runtime: ToolRuntime,
     tools: Arc<Vec<Tool>>,
+    /// Where each tool is in `tools`.
+    by_name: Arc<std::collections::HashMap<String, usize>>,
     implementation: Implementation,
     instructions: Option<String>,
     page_size: usize,
@@ -76,9 +78,15 @@ impl McpServer {
             })?;
             tools.push(tool);
         }
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(index, tool)| (tool.name.to_string(), index))
+            .collect();
         Ok(Self {
             runtime,
             tools: Arc::new(tools),
+            by_name: Arc::new(by_name),
             implementation: Implementation::new("behest", env!("CARGO_PKG_VERSION")),
             instructions: None,
             page_size: PAGE_SIZE,
@@ -179,17 +187,22 @@ impl McpServer {
     }
 }
 
+/// How many progress reports of one call may wait for a slow client;
+/// past that, new reports are dropped (progress is advisory, and a tool
+/// reporting in a loop must not grow the server's memory).
+const PROGRESS_BACKLOG: usize = 256;
+
 /// Sends a call's progress reports as `notifications/progress`, one task
 /// for the call so they reach the client in order.
 struct ProgressForwarder {
-    sender: mpsc::UnboundedSender<crate::Progress>,
+    sender: mpsc::Sender<crate::Progress>,
     done: oneshot::Sender<()>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl ProgressForwarder {
     fn start(token: ProgressToken, peer: Peer<RoleServer>) -> Self {
-        let (sender, mut reports) = mpsc::unbounded_channel::<crate::Progress>();
+        let (sender, mut reports) = mpsc::channel::<crate::Progress>(PROGRESS_BACKLOG);
         let (done, mut finished) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             loop {
@@ -223,7 +236,7 @@ impl ProgressForwarder {
     fn sink(&self) -> ProgressSink {
         let sender = self.sender.clone();
         ProgressSink::new(move |_, report| {
-            let _closed = sender.send(report);
+            let _full_or_closed = sender.try_send(report);
         })
     }
 
@@ -284,7 +297,7 @@ impl ServerHandler for McpServer {
                     ErrorData::invalid_params(format!("invalid cursor `{cursor}`"), None)
                 })?,
         };
-        let end = (start + self.page_size).min(self.tools.len());
+        let end = start.saturating_add(self.page_size).min(self.tools.len());
         let mut result = ListToolsResult::with_all_items(self.tools[start..end].to_vec());
         if end < self.tools.len() {
             result.next_cursor = Some(end.to_string());
@@ -294,7 +307,9 @@ impl ServerHandler for McpServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|tool| tool.name == name).cloned()
+        // rmcp asks this for every call over HTTP: a lookup, not a scan.
+        let index = *self.by_name.get(name)?;
+        self.tools.get(index).cloned()
     }
 
     async fn call_tool(
