@@ -14,6 +14,7 @@
 //! place, to the format they came from, and to no other.
 
 pub mod anthropic;
+mod drafts;
 pub mod gemini;
 mod lint;
 pub mod mcp;
@@ -184,6 +185,8 @@ pub(crate) fn convert(
     passes: &[fn(&mut Value, &mut Vec<Lint>)],
 ) -> (Value, Vec<Lint>) {
     let mut schema = spec.parameters.clone();
+    // Every pass reads 2020-12; imported tools may declare an older draft.
+    drafts::to_2020_12(&mut schema);
     let mut lints = Vec::new();
     if let Err(lint) = provider.check_name(&spec.name) {
         lints.push(lint);
