@@ -391,6 +391,13 @@ async fn serve_http(options: &behest::mcp::http::HttpOptions) -> std::net::Socke
     addr
 }
 
+/// An HTTP client for raw requests (its TLS needs a crypto provider, even
+/// for plain HTTP).
+fn http_client() -> reqwest::Client {
+    let _installed = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 /// The tools of the server at `addr`, imported into a runtime.
 async fn import_over_http(addr: std::net::SocketAddr, token: Option<&str>) -> ToolRuntime {
     let client = McpClient::http_with_token(&format!("http://{addr}/mcp"), token)
@@ -427,7 +434,7 @@ async fn the_runtime_is_served_over_streamable_http() {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "probe", "version": "0"}}});
     let post = |addr: std::net::SocketAddr, host: &str, token: Option<&str>| {
-        let mut request = reqwest::Client::new()
+        let mut request = http_client()
             .post(format!("http://{addr}/mcp"))
             .header("host", host)
             .header("accept", "application/json, text/event-stream")
@@ -455,7 +462,7 @@ async fn the_runtime_is_served_over_streamable_http() {
     guarded.max_body_bytes = 1024;
     let guarded_addr = serve_http(&guarded).await;
     let from = |origin: &str| {
-        reqwest::Client::new()
+        http_client()
             .post(format!("http://{guarded_addr}/mcp"))
             .header("origin", origin)
             .header("accept", "application/json, text/event-stream")
@@ -466,7 +473,7 @@ async fn the_runtime_is_served_over_streamable_http() {
     assert_eq!(from("http://localhost:3000").await.unwrap().status(), 200);
     let mut huge = initialize.clone();
     huge["params"]["clientInfo"]["name"] = json!("x".repeat(4096));
-    let too_big = reqwest::Client::new()
+    let too_big = http_client()
         .post(format!("http://{guarded_addr}/mcp"))
         .header("accept", "application/json, text/event-stream")
         .json(&huge)
@@ -768,4 +775,223 @@ async fn a_changed_tool_list_is_noticed_and_imported_again() {
         .unwrap();
     assert_eq!(names, ["grow", "added"]);
     assert!(!client.tools_changed());
+}
+
+// Client gone, server stopping, own checks -----------------------------------
+
+static HELD_CANCELLED: AtomicBool = AtomicBool::new(false);
+
+/// Hold the call until cancelled.
+#[tool]
+async fn hold(#[ctx] cx: ToolContext) -> &'static str {
+    cx.cancellation().cancelled().await;
+    HELD_CANCELLED.store(true, Ordering::SeqCst);
+    "released"
+}
+
+/// Stateless HTTP: a client that disconnects while its call runs cancels
+/// it (nobody can receive the answer), and the call's permit is free
+/// again: with one call admitted at a time, the next call runs. The
+/// server then stops gracefully.
+#[tokio::test]
+async fn a_stateless_client_that_disconnects_mid_call_cancels_it_and_frees_its_permit() {
+    use behest::mcp::http::{serve_http_until, HttpOptions};
+
+    let registry = ToolRegistry::new().with(Hold).unwrap().with(Add).unwrap();
+    let mut limits = behest::Limits::default();
+    limits.max_concurrent_calls = 1;
+    let runtime = ToolRuntime::builder(registry).limits(limits).build();
+    let mut options = HttpOptions::default();
+    options.stateless = true;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        serve_http_until(runtime, listener, &options, async {
+            let _ = stopped.await;
+        })
+        .await
+    });
+
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "hold", "arguments": {}}});
+    let request = http_client()
+        .post(format!("http://{addr}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .json(&call)
+        .send();
+    // The client gives up and closes its connection while `hold` runs.
+    let gave_up = tokio::time::timeout(Duration::from_millis(300), request).await;
+    assert!(gave_up.is_err(), "the held call answered: {gave_up:?}");
+    eventually(|| HELD_CANCELLED.load(Ordering::SeqCst)).await;
+    assert!(
+        HELD_CANCELLED.load(Ordering::SeqCst),
+        "the tool never saw its call cancelled"
+    );
+
+    let imported = import_over_http(addr, None).await;
+    let sum = tokio::time::timeout(
+        Duration::from_secs(10),
+        imported.call(ToolCall::new("c1", "add", json!({"a": 2, "b": 3}))),
+    )
+    .await
+    .expect("the permit of the abandoned call was freed");
+    assert_eq!(sum.outcome.unwrap().to_text(), "5");
+
+    stop.send(()).unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .expect("the server stops when asked");
+    assert!(ended.unwrap().is_ok());
+}
+
+/// A bearer check of the application's own (several tokens here) guards
+/// the endpoint beside or instead of a fixed token.
+#[tokio::test]
+async fn a_bearer_check_of_the_application_guards_the_endpoint() {
+    use behest::mcp::http::HttpOptions;
+
+    let options =
+        HttpOptions::default().bearer_check(|token| ["team-a", "team-b"].contains(&token));
+    assert!(format!("{options:?}").contains("bearer_check"));
+    let addr = serve_http(&options).await;
+    let status = |token: Option<&'static str>| {
+        let mut request = http_client()
+            .post(format!("http://{addr}/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .json(
+                &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "probe", "version": "0"}}}),
+            );
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        async move { request.send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(status(None).await, 401);
+    assert_eq!(status(Some("team-c")).await, 401);
+    assert_eq!(status(Some("team-b")).await, 200);
+    let imported = import_over_http(addr, Some("team-a")).await;
+    assert!(imported.registry().get("add").is_some());
+}
+
+/// rmcp asks a server for one tool by name (it does for every call over
+/// HTTP): the declaration listed, or nothing.
+#[tokio::test]
+async fn get_tool_finds_the_listed_declaration() {
+    use behest::mcp::rmcp::ServerHandler;
+
+    let server = McpServer::new(runtime()).unwrap();
+    let listed = behest::providers::mcp::tools(server.runtime().registry()).unwrap();
+    let forecast = server.get_tool("forecast").expect("forecast is served");
+    let declared = listed
+        .tools
+        .iter()
+        .find(|tool| tool["name"] == "forecast")
+        .unwrap();
+    assert_eq!(serde_json::to_value(&forecast).unwrap(), *declared);
+    assert!(server.get_tool("nope").is_none());
+}
+
+/// behest's client against behest's server: a remote panic, a remote
+/// timeout and a remote structured result reach the local caller as they
+/// would locally; a thousand concurrent imported calls get one result
+/// each; a run mixes local, external and imported tools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behest_to_behest_keeps_every_outcome_and_mixes_tools_in_a_run() {
+    let (server_end, client_end) = tokio::io::duplex(256 * 1024);
+    let server = McpServer::new(runtime()).unwrap();
+    tokio::spawn(async move { server.serve_on(server_end).await });
+    let client = McpClient::connect(client_end).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    client
+        .import_into(&mut registry, &ImportOptions::prefixed("remote_"))
+        .await
+        .unwrap();
+    // The output schema came along, so a re-export lists it too.
+    assert!(registry
+        .get("remote_forecast")
+        .unwrap()
+        .spec()
+        .output_schema
+        .is_some());
+    registry
+        .register(
+            "approve",
+            Arc::new(behest::ExternalTool::new(
+                "approve",
+                "Ask a person to approve.",
+                json!({"type": "object", "properties": {"what": {"type": "string"}},
+                    "required": ["what"]}),
+            )),
+        )
+        .unwrap();
+    let registry = registry.with(Add).unwrap();
+    let runtime = ToolRuntime::new(registry);
+
+    // The model reads what it would read from the tools run locally.
+    let local = self::runtime();
+    for name in ["explode", "dawdle"] {
+        let here = local.call(ToolCall::new("l", name, json!({}))).await;
+        let there = runtime
+            .call(ToolCall::new("r", format!("remote_{name}"), json!({})))
+            .await;
+        assert!(there.is_error(), "{name}");
+        assert_eq!(there.to_model_text(), here.to_model_text(), "{name}");
+    }
+    let weather = runtime
+        .call(ToolCall::new(
+            "w",
+            "remote_forecast",
+            json!({"city": "Oslo"}),
+        ))
+        .await
+        .outcome
+        .unwrap();
+    assert_eq!(
+        weather.structured,
+        Some(json!({"city": "Oslo", "celsius": 21.5}))
+    );
+
+    let calls =
+        (0..1000).map(|n| ToolCall::new(format!("c{n}"), "remote_add", json!({"a": n, "b": 1})));
+    let results = runtime.call_batch(calls).await;
+    assert_eq!(results.len(), 1000);
+    for (n, result) in results.iter().enumerate() {
+        assert_eq!(result.call_id, format!("c{n}"));
+        assert_eq!(result.to_model_text(), (n + 1).to_string());
+    }
+
+    // One run: a local tool, an imported one and an external one.
+    let model = ScriptedModel::new([
+        Turn::tool_calls([
+            ToolCall::new("r1", "add", json!({"a": 1, "b": 1})),
+            ToolCall::new("r2", "remote_add", json!({"a": 2, "b": 2})),
+            ToolCall::new("r3", "approve", json!({"what": "ship it"})),
+        ]),
+        Turn::text("2, 4, approved")
+            .expect_ok("r1", "2")
+            .expect_ok("r2", "4")
+            .expect_ok("r3", "approved: ship it"),
+    ]);
+    let invocation = Agent::new(model, runtime).invoke([Message::user("go")]);
+    invocation.on(|envelope, control| {
+        if let behest::EventKind::Tool(behest::ToolStreamEvent::Call {
+            call,
+            external: true,
+        }) = envelope.kind
+        {
+            let what = call.arguments["what"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            let _ = control.resolve(
+                &call.call_id,
+                Ok(behest::ToolOutput::text(format!("approved: {what}"))),
+            );
+        }
+    });
+    let outcome = invocation.await;
+    assert_eq!(outcome.text(), Some("2, 4, approved"), "{outcome:?}");
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
 
 use super::{McpServeError, McpServer};
 use crate::runtime::ToolRuntime;
@@ -33,11 +34,51 @@ pub struct HttpOptions {
     pub max_body_bytes: usize,
     /// No session: every request stands alone, so several replicas can
     /// serve behind a load balancer with no affinity. Default off.
+    ///
+    /// It also decides what a client that disconnects mid-call means.
+    /// Stateless, nobody can receive the answer any more: the call is
+    /// cancelled (its tool sees its token, then is dropped after the
+    /// grace period) and its permit freed. With sessions, MCP says a
+    /// disconnect is not a cancellation (the client may come back for the
+    /// answer); a client cancels with `notifications/cancelled`.
     pub stateless: bool,
     /// A bearer token every request must carry (`Authorization: Bearer ..`),
     /// checked by [`router`]. For other schemes, mount [`service`] behind
     /// your own axum middleware.
     pub bearer_token: Option<String>,
+    /// A check of the bearer token a request carries (several tokens, a
+    /// signed token, a lookup), run by [`router`] besides
+    /// [`bearer_token`](Self::bearer_token): a request passes when it
+    /// carries a token both accept. Set with
+    /// [`bearer_check`](Self::bearer_check).
+    pub bearer_check: Option<Arc<dyn Fn(&str) -> bool + Send + Sync>>,
+}
+
+impl HttpOptions {
+    /// Lets through only requests whose bearer token `check` accepts.
+    #[must_use]
+    pub fn bearer_check(mut self, check: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
+        self.bearer_check = Some(Arc::new(check));
+        self
+    }
+
+    /// Whether a request carrying `presented` (its bearer token, if any)
+    /// may pass.
+    fn admits(&self, presented: Option<&str>) -> bool {
+        if self.bearer_token.is_none() && self.bearer_check.is_none() {
+            return true;
+        }
+        let Some(presented) = presented else {
+            return false;
+        };
+        self.bearer_token
+            .as_deref()
+            .is_none_or(|token| same_secret(presented, token))
+            && self
+                .bearer_check
+                .as_ref()
+                .is_none_or(|check| check(presented))
+    }
 }
 
 /// Shows everything but the token.
@@ -49,6 +90,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("stateless", &self.stateless)
             .field("bearer_token", &self.bearer_token.as_ref().map(|_| "***"))
+            .field("bearer_check", &self.bearer_check.as_ref().map(|_| ".."))
             .finish()
     }
 }
@@ -65,6 +107,7 @@ impl Default for HttpOptions {
             max_body_bytes: 4 * 1024 * 1024,
             stateless: false,
             bearer_token: None,
+            bearer_check: None,
         }
     }
 }
@@ -76,7 +119,17 @@ pub fn service(
     server: McpServer,
     options: &HttpOptions,
 ) -> StreamableHttpService<McpServer, LocalSessionManager> {
+    service_until(server, options, CancellationToken::new())
+}
+
+/// [`service`], whose sessions and streams end when `stop` is cancelled.
+fn service_until(
+    server: McpServer,
+    options: &HttpOptions,
+    stop: CancellationToken,
+) -> StreamableHttpService<McpServer, LocalSessionManager> {
     let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stop)
         .with_allowed_hosts(options.allowed_hosts.clone())
         .with_allowed_origins(options.allowed_origins.clone())
         .with_max_request_body_bytes(options.max_body_bytes)
@@ -93,14 +146,23 @@ pub fn service(
 /// axum cannot nest), with the bearer token checked when one is set. Merge
 /// it into your own router.
 pub fn router(server: McpServer, path: &str, options: &HttpOptions) -> axum::Router {
-    let router = axum::Router::new().nest_service(path, service(server, options));
-    let Some(token) = options.bearer_token.clone() else {
+    router_until(server, path, options, CancellationToken::new())
+}
+
+fn router_until(
+    server: McpServer,
+    path: &str,
+    options: &HttpOptions,
+    stop: CancellationToken,
+) -> axum::Router {
+    let router = axum::Router::new().nest_service(path, service_until(server, options, stop));
+    if options.bearer_token.is_none() && options.bearer_check.is_none() {
         return router;
-    };
-    let token: Arc<str> = token.into();
+    }
+    let options = Arc::new(options.clone());
     router.layer(axum::middleware::from_fn(
         move |request: axum::extract::Request, next: axum::middleware::Next| {
-            let token = token.clone();
+            let options = options.clone();
             async move {
                 let presented = request
                     .headers()
@@ -109,7 +171,7 @@ pub fn router(server: McpServer, path: &str, options: &HttpOptions) -> axum::Rou
                     .and_then(|value| value.split_once(' '))
                     .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
                     .map(|(_, presented)| presented.trim());
-                if presented.is_some_and(|presented| same_secret(presented, &token)) {
+                if options.admits(presented) {
                     next.run(request).await
                 } else {
                     let mut refused = axum::response::IntoResponse::into_response(
@@ -147,12 +209,44 @@ pub async fn serve_http(
     addr: SocketAddr,
     options: &HttpOptions,
 ) -> Result<(), McpServeError> {
+    let listener = listen(addr).await?;
+    serve_http_until(runtime, listener, options, std::future::pending()).await
+}
+
+/// [`serve_http`] on `127.0.0.1:{port}`: reachable from this machine only.
+pub async fn serve_http_local(
+    runtime: ToolRuntime,
+    port: u16,
+    options: &HttpOptions,
+) -> Result<(), McpServeError> {
+    serve_http(runtime, SocketAddr::from(([127, 0, 0, 1], port)), options).await
+}
+
+/// Serves `runtime`'s tools at `/mcp` on a listener already bound (port 0
+/// for any free one: read it from the listener first) until `shutdown`
+/// completes; requests in flight are then finished.
+pub async fn serve_http_until(
+    runtime: ToolRuntime,
+    listener: tokio::net::TcpListener,
+    options: &HttpOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), McpServeError> {
     let server = McpServer::new(runtime)?;
-    let app = router(server, "/mcp", options);
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|error| McpServeError::new(format!("cannot listen on {addr}: {error}")))?;
+    // Open sessions' streams would hold the graceful shutdown for ever:
+    // they end with it.
+    let stop = CancellationToken::new();
+    let app = router_until(server, "/mcp", options, stop.clone());
     axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            stop.cancel();
+        })
         .await
         .map_err(|error| McpServeError::new(format!("the HTTP server failed: {error}")))
+}
+
+async fn listen(addr: SocketAddr) -> Result<tokio::net::TcpListener, McpServeError> {
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|error| McpServeError::new(format!("cannot listen on {addr}: {error}")))
 }
