@@ -12,11 +12,29 @@ mod spec_round_trip;
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(behest_shared)");
-    println!("cargo::rustc-check-cfg=cfg(behest_python)");
+    println!("cargo::rustc-check-cfg=cfg(behest_python_mcp)");
+    println!("cargo::rustc-check-cfg=cfg(behest_python_genai)");
     println!("cargo::rerun-if-env-changed=BEHEST_PYTHON");
-    // A Python with the third-party packages (`.ci/run` installs them).
-    if std::env::var_os("BEHEST_PYTHON").is_some_and(|python| !python.is_empty()) {
-        println!("cargo::rustc-cfg=behest_python");
+    // A Python with the third-party packages (`.ci/run` installs them):
+    // each group of tests runs when its package imports.
+    if let Some(python) = std::env::var_os("BEHEST_PYTHON").filter(|python| !python.is_empty()) {
+        println!("cargo::rerun-if-changed={}", python.to_string_lossy());
+        for (module, cfg) in [
+            ("mcp", "behest_python_mcp"),
+            ("google.genai", "behest_python_genai"),
+        ] {
+            let imports = std::process::Command::new(&python)
+                .args(["-c", &format!("import {module}")])
+                .output()
+                .is_ok_and(|output| output.status.success());
+            if imports {
+                println!("cargo::rustc-cfg={cfg}");
+            } else {
+                println!(
+                    "cargo::warning=BEHEST_PYTHON cannot import `{module}`: its tests are skipped"
+                );
+            }
+        }
     }
     println!("cargo::rerun-if-env-changed=BEHEST_SHARED_DIR");
     let shared = std::env::var_os("BEHEST_SHARED_DIR")

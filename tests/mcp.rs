@@ -556,7 +556,7 @@ fn assert_python_saw_the_server(seen: &Value) {
 
 #[tokio::test]
 #[cfg_attr(
-    not(behest_python),
+    not(behest_python_mcp),
     ignore = "skipped: BEHEST_PYTHON does not name a Python with the mcp package (.ci/run installs it)"
 )]
 async fn the_official_python_client_uses_the_stdio_server() {
@@ -567,7 +567,7 @@ async fn the_official_python_client_uses_the_stdio_server() {
 
 #[tokio::test]
 #[cfg_attr(
-    not(behest_python),
+    not(behest_python_mcp),
     ignore = "skipped: BEHEST_PYTHON does not name a Python with the mcp package (.ci/run installs it)"
 )]
 async fn the_official_python_client_uses_the_http_server() {
@@ -586,7 +586,7 @@ async fn the_official_python_client_uses_the_http_server() {
 
 #[tokio::test]
 #[cfg_attr(
-    not(behest_python),
+    not(behest_python_mcp),
     ignore = "skipped: BEHEST_PYTHON does not name a Python with the mcp package (.ci/run installs it)"
 )]
 async fn a_fastmcp_servers_tools_are_imported_and_used_in_a_run() {

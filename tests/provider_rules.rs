@@ -299,7 +299,7 @@ fn gemini_declarations_keep_to_its_schema_fields() {
 
 #[test]
 #[cfg_attr(
-    not(behest_python),
+    not(behest_python_genai),
     ignore = "skipped: BEHEST_PYTHON does not name a Python with google-genai (.ci/run installs it)"
 )]
 fn gemini_declarations_pass_the_google_genai_models() {
