@@ -1,30 +1,51 @@
-//! A behest runtime as an MCP server: two tools, every call validated
-//! against its schema before it runs.
+//! The quickstart's tools as an MCP server: every call validated against
+//! its schema before it runs.
 //!
 //! - `cargo run --example mcp_server --features mcp` serves over stdio, for
 //!   a client that starts it (Claude Desktop, the MCP Inspector, an SDK's
 //!   stdio client);
-//! - `cargo run --example mcp_server --features mcp -- --http 127.0.0.1:8000`
-//!   serves streamable HTTP at `http://127.0.0.1:8000/mcp`.
+//! - `cargo run --example mcp_server --features mcp -- --http 8000`
+//!   serves streamable HTTP at `http://127.0.0.1:8000/mcp`, reachable from
+//!   this machine only.
 //!
-//! With `--http`, the endpoint checks the `Host` header against DNS
-//! rebinding and caps request bodies; set `BEHEST_MCP_TOKEN` to require
-//! `Authorization: Bearer <token>` too.
+//! With `--http`, the endpoint checks the `Host` and `Origin` headers
+//! against DNS rebinding and caps request bodies; set `BEHEST_MCP_TOKEN`
+//! to require `Authorization: Bearer <token>` too.
+//!
+//! A desktop client starts it from its configuration, for Claude Desktop
+//! `claude_desktop_config.json` (build it first with `cargo build
+//! --example mcp_server --features mcp`):
+//!
+//! ```json
+//! {
+//!   "mcpServers": {
+//!     "behest-example": {
+//!       "command": "/path/to/behest/target/debug/examples/mcp_server"
+//!     }
+//!   }
+//! }
+//! ```
 
-use behest::mcp::http::{router, HttpOptions};
+use behest::mcp::http::{serve_http_local, HttpOptions};
 use behest::mcp::McpServer;
 use behest::prelude::*;
 
-/// Count the words of a text.
+/// Get the current weather for a city.
 #[tool(read_only)]
-fn word_count(
-    /// The text to count.
-    text: String,
-) -> usize {
-    text.split_whitespace().count()
+async fn get_weather(
+    /// City name, e.g. "Paris".
+    city: String,
+) -> String {
+    format!("Sunny and 21 °C in {city}.")
 }
 
-/// Tell where a tool's long work stands while it runs.
+/// Convert an amount of euros to US dollars.
+#[tool]
+fn euros_to_dollars(amount: f64) -> f64 {
+    (amount * 1.08 * 100.0).round() / 100.0
+}
+
+/// Count down, telling the client where it stands as it goes.
 #[tool]
 async fn countdown(
     /// Seconds to count down from (at most 10).
@@ -45,21 +66,31 @@ async fn countdown(
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let registry = ToolRegistry::new().with(WordCount)?.with(Countdown)?;
-    let server = McpServer::new(ToolRuntime::new(registry))?
-        .named("behest-example", env!("CARGO_PKG_VERSION"))
-        .instructions("Count words, or count down.");
+    let registry = ToolRegistry::new()
+        .with(GetWeather)?
+        .with(EurosToDollars)?
+        .with(Countdown)?;
+    let runtime = ToolRuntime::new(registry);
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
-        [flag, addr] if flag == "--http" => {
+        [flag, port] if flag == "--http" => {
+            let port: u16 = port.parse()?;
             let mut options = HttpOptions::default();
             options.bearer_token = std::env::var("BEHEST_MCP_TOKEN").ok();
-            let listener = tokio::net::TcpListener::bind(addr.as_str()).await?;
-            eprintln!("serving MCP at http://{}/mcp", listener.local_addr()?);
-            axum::serve(listener, router(server, "/mcp", &options)).await?;
+            eprintln!("serving MCP at http://127.0.0.1:{port}/mcp");
+            serve_http_local(runtime, port, &options).await?;
         }
-        [] => server.serve_stdio().await?,
-        _ => eprintln!("usage: mcp_server [--http ADDR]"),
+        [] => {
+            McpServer::new(runtime)?
+                .named("behest-example", env!("CARGO_PKG_VERSION"))
+                .instructions("Weather, euros to dollars, and a countdown.")
+                .serve_stdio()
+                .await?;
+        }
+        _ => {
+            eprintln!("usage: mcp_server [--http PORT]");
+            std::process::exit(2);
+        }
     }
     Ok(())
 }
