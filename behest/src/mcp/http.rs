@@ -51,8 +51,11 @@ pub struct HttpOptions {
     /// [`bearer_token`](Self::bearer_token): a request passes when it
     /// carries a token both accept. Set with
     /// [`bearer_check`](Self::bearer_check).
-    pub bearer_check: Option<Arc<dyn Fn(&str) -> bool + Send + Sync>>,
+    pub bearer_check: Option<BearerCheck>,
 }
+
+/// A check of a request's bearer token: whether it may pass.
+pub type BearerCheck = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 impl HttpOptions {
     /// Lets through only requests whose bearer token `check` accepts.
