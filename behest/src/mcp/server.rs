@@ -324,10 +324,14 @@ impl ServerHandler for McpServer {
         if let Err(error @ ToolError::NotFound { .. }) = &result.outcome {
             return Err(ErrorData::invalid_params(error.to_string(), None));
         }
-        let value = providers::mcp::call_result(&result);
-        let result: CallToolResult = serde_json::from_value(value).map_err(|error| {
-            ErrorData::internal_error(format!("the result could not be sent: {error}"), None)
-        })?;
-        Ok(result.into())
+        // What `providers::mcp::call_result` writes, built as rmcp's type.
+        let content = vec![rmcp::model::ContentBlock::text(result.to_model_text())];
+        let mut answer = if result.is_error() {
+            CallToolResult::error(content)
+        } else {
+            CallToolResult::success(content)
+        };
+        answer.structured_content = providers::mcp::structured_content(&result);
+        Ok(answer.into())
     }
 }

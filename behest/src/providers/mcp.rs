@@ -125,15 +125,20 @@ pub fn call_result(result: &ToolCallResult) -> Value {
         "content": [{"type": "text", "text": result.to_model_text()}],
         "isError": result.is_error(),
     });
-    if let Ok(output) = &result.outcome {
-        if let Some(structured) = &output.structured {
-            value["structuredContent"] = match structured {
-                Value::Object(_) => structured.clone(),
-                other => json!({"result": other}),
-            };
-        }
+    if let Some(structured) = structured_content(result) {
+        value["structuredContent"] = structured;
     }
     value
+}
+
+/// A result's `structuredContent`: its structured output, an object as it
+/// is, anything else wrapped as `{"result": ..}`.
+pub(crate) fn structured_content(result: &ToolCallResult) -> Option<Value> {
+    let structured = result.outcome.as_ref().ok()?.structured.as_ref()?;
+    Some(match structured {
+        Value::Object(_) => structured.clone(),
+        other => json!({"result": other}),
+    })
 }
 
 /// The JSON-RPC response to a `tools/call` request: an error for an

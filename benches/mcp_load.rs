@@ -1,0 +1,264 @@
+//! `tools/call` under load, over loopback: behest's MCP server against an
+//! rmcp `#[tool_router]` server with the same three-argument tool, side by
+//! side in one run.
+//!
+//! Each server runs in a child process (this binary, started again with
+//! `--serve KIND TRANSPORT`), so that its work and the client's do not
+//! share a runtime. The client is rmcp's own, over stdio (the child's
+//! stdin and stdout) and over streamable HTTP on 127.0.0.1 (sessions, as
+//! both serve by default). For each, `CALLS` calls run with `CONCURRENCY`
+//! in flight; throughput is calls per second of wall time, latencies are
+//! per call. Each case runs `ROUNDS` times, alternating the servers, and
+//! the median round is reported. behest validates every call against the
+//! tool's schema; rmcp's server deserializes it into the tool's type.
+//!
+//! Run: `cargo bench --bench mcp_load --features mcp`
+
+use std::time::{Duration, Instant};
+
+use behest::mcp::rmcp::model::CallToolRequestParams;
+use behest::mcp::rmcp::service::RunningService;
+use behest::mcp::rmcp::{RoleClient, ServiceExt};
+use behest::mcp::McpServer;
+use behest::{ToolRegistry, ToolRuntime};
+use serde_json::{json, Map, Value};
+
+const CALLS: usize = 20_000;
+const CONCURRENCY: usize = 16;
+const WARM_UP: usize = 1_000;
+const ROUNDS: usize = 3;
+
+/// Describe a count.
+#[behest::tool]
+async fn describe(count: i64, label: String, verbose: Option<bool>) -> String {
+    describe_text(count, label, verbose)
+}
+
+fn describe_text(count: i64, label: String, verbose: Option<bool>) -> String {
+    let sep = if verbose.unwrap_or(false) {
+        ": many "
+    } else {
+        ": "
+    };
+    format!("{label}{sep}{count}")
+}
+
+/// The same tool, the way rmcp's macros write it.
+mod baseline {
+    use rmcp::handler::server::wrapper::Parameters;
+    use rmcp::{tool, tool_router};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    pub struct DescribeArgs {
+        count: i64,
+        label: String,
+        verbose: Option<bool>,
+    }
+
+    #[derive(Clone)]
+    pub struct Server;
+
+    #[tool_router(server_handler)]
+    impl Server {
+        #[tool(description = "Describe a count.")]
+        async fn describe(&self, Parameters(args): Parameters<DescribeArgs>) -> String {
+            super::describe_text(args.count, args.label, args.verbose)
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Behest,
+    Rmcp,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Behest => "behest",
+            Kind::Rmcp => "rmcp",
+        }
+    }
+}
+
+fn behest_server() -> McpServer {
+    let registry = ToolRegistry::new()
+        .with(Describe)
+        .expect("the tool registers");
+    McpServer::new(ToolRuntime::new(registry)).expect("the tool can be served")
+}
+
+/// The child: serves one kind over one transport until its client leaves.
+async fn serve(kind: &str, transport: &str) {
+    match (kind, transport) {
+        ("behest", "stdio") => behest_server().serve_stdio().await.unwrap(),
+        ("rmcp", "stdio") => {
+            let running = baseline::Server
+                .serve((tokio::io::stdin(), tokio::io::stdout()))
+                .await
+                .unwrap();
+            let _ = running.waiting().await;
+        }
+        (kind, "http") => {
+            use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+            use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            println!("{}", listener.local_addr().unwrap());
+            let app = if kind == "behest" {
+                let options = behest::mcp::http::HttpOptions::default();
+                behest::mcp::http::router(behest_server(), "/mcp", &options)
+            } else {
+                let service = StreamableHttpService::new(
+                    || Ok(baseline::Server),
+                    std::sync::Arc::new(LocalSessionManager::default()),
+                    StreamableHttpServerConfig::default(),
+                );
+                axum::Router::new().nest_service("/mcp", service)
+            };
+            axum::serve(listener, app).await.unwrap();
+        }
+        other => panic!("unknown server {other:?}"),
+    }
+}
+
+/// A server of `kind` in a child process, and rmcp's client connected to
+/// it (the child goes with the client).
+async fn connect(
+    kind: Kind,
+    transport: &str,
+) -> (RunningService<RoleClient, ()>, tokio::process::Child) {
+    let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--serve", kind.name(), transport])
+        .kill_on_drop(true);
+    if transport == "stdio" {
+        command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let client = ().serve((stdout, stdin)).await.unwrap();
+        return (client, child);
+    }
+    command.stdout(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+    let addr = lines.next_line().await.unwrap().unwrap();
+    let _installed = rustls::crypto::ring::default_provider().install_default();
+    let transport =
+        rmcp::transport::StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
+    let client = ().serve(transport).await.unwrap();
+    (client, child)
+}
+
+fn arguments(n: usize) -> Map<String, Value> {
+    let value = json!({"count": n, "label": "apples", "verbose": n % 2 == 0});
+    value.as_object().cloned().unwrap()
+}
+
+/// Runs `calls` calls, `CONCURRENCY` at a time; returns the wall time and
+/// each call's latency.
+async fn load(client: &RunningService<RoleClient, ()>, calls: usize) -> (Duration, Vec<Duration>) {
+    use futures::StreamExt;
+
+    let started = Instant::now();
+    let latencies: Vec<Duration> = futures::stream::iter(0..calls)
+        .map(|n| async move {
+            let sent = Instant::now();
+            let result = client
+                .call_tool(CallToolRequestParams::new("describe").with_arguments(arguments(n)))
+                .await
+                .expect("the call is answered");
+            assert_ne!(result.is_error, Some(true), "{result:?}");
+            sent.elapsed()
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await;
+    (started.elapsed(), latencies)
+}
+
+struct Round {
+    per_second: f64,
+    p50: Duration,
+    p99: Duration,
+}
+
+async fn round(kind: Kind, transport: &str) -> Round {
+    let (client, _child) = connect(kind, transport).await;
+    load(&client, WARM_UP).await;
+    let (wall, mut latencies) = load(&client, CALLS).await;
+    latencies.sort_unstable();
+    let at = |quantile: f64| {
+        latencies[((latencies.len() as f64 * quantile) as usize).min(latencies.len() - 1)]
+    };
+    let _ = client.cancel().await;
+    Round {
+        per_second: CALLS as f64 / wall.as_secs_f64(),
+        p50: at(0.50),
+        p99: at(0.99),
+    }
+}
+
+fn median_round(mut rounds: Vec<Round>) -> Round {
+    rounds.sort_by(|a, b| a.per_second.total_cmp(&b.per_second));
+    rounds.swap_remove(rounds.len() / 2)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    if let [flag, kind, transport] = args.as_slice() {
+        if flag == "--serve" {
+            runtime.block_on(serve(kind, transport));
+            return;
+        }
+    }
+    // `cargo bench` passes `--bench`; `cargo test --benches` passes
+    // nothing: a test run only checks that both servers answer.
+    let quick = !args.iter().any(|arg| arg == "--bench");
+    println!(
+        "tools/call, {} calls, {CONCURRENCY} in flight, median of {ROUNDS} rounds",
+        if quick { 100 } else { CALLS }
+    );
+    println!("| transport | server | calls/s | p50 | p99 | throughput vs rmcp |");
+    println!("|---|---|---|---|---|---|");
+    for transport in ["stdio", "http"] {
+        if quick {
+            for kind in [Kind::Behest, Kind::Rmcp] {
+                runtime.block_on(async {
+                    let (client, _child) = connect(kind, transport).await;
+                    load(&client, 100).await;
+                    let _ = client.cancel().await;
+                });
+            }
+            println!("| {transport} | both answered 100 calls | | | | |");
+            continue;
+        }
+        let mut behest = Vec::new();
+        let mut rmcp = Vec::new();
+        for _ in 0..ROUNDS {
+            behest.push(runtime.block_on(round(Kind::Behest, transport)));
+            rmcp.push(runtime.block_on(round(Kind::Rmcp, transport)));
+        }
+        let (behest, rmcp) = (median_round(behest), median_round(rmcp));
+        for (kind, result) in [(Kind::Behest, &behest), (Kind::Rmcp, &rmcp)] {
+            println!(
+                "| {transport} | {} | {:.0} | {:.0} µs | {:.0} µs | {:.2} |",
+                kind.name(),
+                result.per_second,
+                result.p50.as_secs_f64() * 1e6,
+                result.p99.as_secs_f64() * 1e6,
+                result.per_second / rmcp.per_second
+            );
+        }
+    }
+}
