@@ -156,7 +156,7 @@ async fn connect(
 }
 
 fn arguments(n: usize) -> Map<String, Value> {
-    let value = json!({"count": n, "label": "apples", "verbose": n % 2 == 0});
+    let value = json!({"count": n, "label": "apples", "verbose": n.is_multiple_of(2)});
     value.as_object().cloned().unwrap()
 }
 
