@@ -710,7 +710,7 @@ async fn a_changed_tool_list_is_noticed_and_imported_again() {
     #[derive(Clone)]
     struct Growing(Arc<Mutex<Vec<Tool>>>);
 
-    fn declared(name: &'static str) -> Tool {
+    fn declared(name: String) -> Tool {
         let schema = json!({"type": "object", "properties": {}});
         Tool::new(
             name,
@@ -744,13 +744,17 @@ async fn a_changed_tool_list_is_noticed_and_imported_again() {
             _request: CallToolRequestParams,
             context: RequestContext<RoleServer>,
         ) -> Result<CallToolResponse, ErrorData> {
-            self.0.lock().unwrap().push(declared("added"));
+            {
+                let mut tools = self.0.lock().unwrap();
+                let added = declared(format!("added_{}", tools.len()));
+                tools.push(added);
+            }
             let _ = context.peer.notify_tool_list_changed().await;
             Ok(CallToolResult::success(vec![ContentBlock::text("grew")]).into())
         }
     }
 
-    let server = Growing(Arc::new(Mutex::new(vec![declared("grow")])));
+    let server = Growing(Arc::new(Mutex::new(vec![declared("grow".into())])));
     let (server_end, client_end) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move { server.serve(server_end).await.unwrap().waiting().await });
     let client = McpClient::connect(client_end).await.unwrap();
@@ -773,8 +777,29 @@ async fn a_changed_tool_list_is_noticed_and_imported_again() {
         .import_into(&mut registry, &ImportOptions::default())
         .await
         .unwrap();
-    assert_eq!(names, ["grow", "added"]);
+    assert_eq!(names, ["grow", "added_1"]);
     assert!(!client.tools_changed());
+
+    // Watched: the registry follows the server's list by itself, over
+    // the local tools it started from.
+    let base = ToolRegistry::new().with(Add).unwrap();
+    let mut tools = client
+        .watch_tools(base, ImportOptions::prefixed("r_"))
+        .await
+        .unwrap();
+    let names = |registry: &ToolRegistry| registry.names().map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(names(&tools.borrow()), ["add", "r_grow", "r_added_1"]);
+    let runtime = ToolRuntime::new(tools.borrow().clone());
+    let grew = runtime.call(ToolCall::new("c2", "r_grow", json!({}))).await;
+    assert_eq!(grew.outcome.unwrap().to_text(), "grew");
+    tokio::time::timeout(Duration::from_secs(5), tools.changed())
+        .await
+        .expect("the new list arrives")
+        .unwrap();
+    assert_eq!(
+        names(&tools.borrow()),
+        ["add", "r_grow", "r_added_1", "r_added_2"]
+    );
 }
 
 // Client gone, server stopping, own checks -----------------------------------

@@ -189,7 +189,8 @@ impl ClientHandler for Handler {
 }
 
 /// A connection to an MCP server. Its tools stay usable while it (or any
-/// tool imported from it) lives.
+/// tool imported from it) lives. Clones share the connection.
+#[derive(Clone)]
 pub struct McpClient {
     service: Arc<RunningService<RoleClient, Handler>>,
 }
@@ -356,6 +357,64 @@ impl McpClient {
         }
         *registry = grown;
         Ok(names)
+    }
+}
+
+impl McpClient {
+    /// A registry kept up to date with the server's tools: `base`'s tools
+    /// and the server's, imported now and again after every
+    /// `tools/list_changed`. A runtime's registry does not change under
+    /// it, so build each run's runtime from the latest value:
+    ///
+    /// ```no_run
+    /// # async fn run(client: behest::mcp::McpClient, model: behest::ScriptedModel)
+    /// # -> Result<(), behest::mcp::McpClientError> {
+    /// use behest::mcp::ImportOptions;
+    /// use behest::{Agent, Message, ToolRegistry, ToolRuntime};
+    ///
+    /// let tools = client
+    ///     .watch_tools(ToolRegistry::new(), ImportOptions::prefixed("remote_"))
+    ///     .await?;
+    /// let registry = tools.borrow().clone();
+    /// let agent = Agent::new(model, ToolRuntime::new(registry));
+    /// agent.invoke([Message::user("go")]).await;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// The first import's error is returned; a later one keeps the last
+    /// registry and is traced. The watch stops when every receiver is
+    /// dropped.
+    pub async fn watch_tools(
+        &self,
+        base: ToolRegistry,
+        options: ImportOptions,
+    ) -> Result<tokio::sync::watch::Receiver<ToolRegistry>, McpClientError> {
+        let mut first = base.clone();
+        self.import_into(&mut first, &options).await?;
+        let (sender, receiver) = tokio::sync::watch::channel(first);
+        let client = self.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = client.tools_change() => {}
+                    () = sender.closed() => return,
+                }
+                let mut next = base.clone();
+                match client.import_into(&mut next, &options).await {
+                    Ok(_) => {
+                        if sender.send(next).is_err() {
+                            return;
+                        }
+                    }
+                    Err(error) => tracing::warn!(
+                        %error,
+                        "the MCP server's new tool list could not be imported; the last one stays"
+                    ),
+                }
+            }
+        });
+        Ok(receiver)
     }
 }
 
