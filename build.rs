@@ -18,7 +18,23 @@ fn main() {
     // A Python with the third-party packages (`.ci/run` installs them):
     // each group of tests runs when its package imports.
     if let Some(python) = std::env::var_os("BEHEST_PYTHON").filter(|python| !python.is_empty()) {
-        println!("cargo::rerun-if-changed={}", python.to_string_lossy());
+        // Asked again when the packages wanted or installed change.
+        println!("cargo::rerun-if-changed=.ci/python-requirements.txt");
+        let site = std::process::Command::new(&python)
+            .args([
+                "-c",
+                "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+            ])
+            .output()
+            .ok()
+            .filter(|output| output.status.success())
+            .and_then(|output| String::from_utf8(output.stdout).ok());
+        if let Some(site) = site
+            .map(|site| site.trim().to_owned())
+            .filter(|site| std::path::Path::new(site).exists())
+        {
+            println!("cargo::rerun-if-changed={site}");
+        }
         for (module, cfg) in [
             ("mcp", "behest_python_mcp"),
             ("google.genai", "behest_python_genai"),

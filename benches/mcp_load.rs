@@ -8,9 +8,12 @@
 //! stdin and stdout) and over streamable HTTP on 127.0.0.1 (sessions, as
 //! both serve by default). For each, `CALLS` calls run with `CONCURRENCY`
 //! in flight; throughput is calls per second of wall time, latencies are
-//! per call. Each case runs `ROUNDS` times, alternating the servers, and
-//! the median round is reported. behest validates every call against the
-//! tool's schema; rmcp's server deserializes it into the tool's type.
+//! per call. Each case runs `ROUNDS` times, alternating the servers (and
+//! which goes first), and the median round is reported. behest checks
+//! every call against the tool's schema: for this tool, whose argument
+//! types say exactly what the schema says, by its typed read of the
+//! arguments (the value route); rmcp's server deserializes them into the
+//! tool's type.
 //!
 //! Run: `cargo bench --bench mcp_load --features mcp`
 
@@ -26,7 +29,7 @@ use serde_json::{json, Map, Value};
 const CALLS: usize = 20_000;
 const CONCURRENCY: usize = 16;
 const WARM_UP: usize = 1_000;
-const ROUNDS: usize = 3;
+const ROUNDS: usize = 5;
 
 /// Describe a count.
 #[behest::tool]
@@ -245,9 +248,19 @@ fn main() {
         }
         let mut behest = Vec::new();
         let mut rmcp = Vec::new();
-        for _ in 0..ROUNDS {
-            behest.push(runtime.block_on(round(Kind::Behest, transport)));
-            rmcp.push(runtime.block_on(round(Kind::Rmcp, transport)));
+        for n in 0..ROUNDS {
+            let order = if n % 2 == 0 {
+                [Kind::Behest, Kind::Rmcp]
+            } else {
+                [Kind::Rmcp, Kind::Behest]
+            };
+            for kind in order {
+                let result = runtime.block_on(round(kind, transport));
+                match kind {
+                    Kind::Behest => behest.push(result),
+                    Kind::Rmcp => rmcp.push(result),
+                }
+            }
         }
         let (behest, rmcp) = (median_round(behest), median_round(rmcp));
         for (kind, result) in [(Kind::Behest, &behest), (Kind::Rmcp, &rmcp)] {

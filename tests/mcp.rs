@@ -804,11 +804,13 @@ async fn a_changed_tool_list_is_noticed_and_imported_again() {
 
 // Client gone, server stopping, own checks -----------------------------------
 
+static HELD: AtomicBool = AtomicBool::new(false);
 static HELD_CANCELLED: AtomicBool = AtomicBool::new(false);
 
 /// Hold the call until cancelled.
 #[tool]
 async fn hold(#[ctx] cx: ToolContext) -> &'static str {
+    HELD.store(true, Ordering::SeqCst);
     cx.cancellation().cancelled().await;
     HELD_CANCELLED.store(true, Ordering::SeqCst);
     "released"
@@ -845,10 +847,23 @@ async fn a_stateless_client_that_disconnects_mid_call_cancels_it_and_frees_its_p
         .header("accept", "application/json, text/event-stream")
         .json(&call)
         .send();
+    let request = tokio::spawn(request);
     // The client gives up and closes its connection while `hold` runs.
-    let gave_up = tokio::time::timeout(Duration::from_millis(300), request).await;
-    assert!(gave_up.is_err(), "the held call answered: {gave_up:?}");
-    eventually(|| HELD_CANCELLED.load(Ordering::SeqCst)).await;
+    for _ in 0..1000 {
+        if HELD.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(HELD.load(Ordering::SeqCst), "the call never started");
+    assert!(!request.is_finished(), "the held call answered");
+    request.abort();
+    for _ in 0..1000 {
+        if HELD_CANCELLED.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     assert!(
         HELD_CANCELLED.load(Ordering::SeqCst),
         "the tool never saw its call cancelled"
@@ -1019,4 +1034,96 @@ async fn behest_to_behest_keeps_every_outcome_and_mixes_tools_in_a_run() {
     });
     let outcome = invocation.await;
     assert_eq!(outcome.text(), Some("2, 4, approved"), "{outcome:?}");
+}
+
+/// Never trust either side: a remote result that does not match the
+/// tool's declared output schema, or leaves out the structured content it
+/// declares, is an error; content that is not text is named, not dropped.
+#[tokio::test]
+async fn remote_results_are_checked_and_every_content_block_is_read() {
+    use behest::mcp::rmcp::model::{
+        CallToolResponse, ContentBlock, ListToolsResult, PaginatedRequestParams,
+        ServerCapabilities, ServerConfig, Tool,
+    };
+    use behest::mcp::rmcp::service::RequestContext;
+    use behest::mcp::rmcp::{ErrorData, RoleServer, ServerHandler};
+
+    /// An rmcp server whose tools answer as their names say.
+    #[derive(Clone)]
+    struct Careless;
+
+    impl ServerHandler for Careless {
+        fn get_info(&self) -> ServerConfig {
+            ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        }
+
+        async fn list_tools(
+            &self,
+            _request: Option<PaginatedRequestParams>,
+            _context: RequestContext<RoleServer>,
+        ) -> Result<ListToolsResult, ErrorData> {
+            let input = Arc::new(json!({"type": "object"}).as_object().unwrap().clone());
+            let output = Arc::new(
+                json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                    "properties": {"n": {"type": "integer"}, "site": {"type": "string", "format": "uri"}},
+                    "required": ["n"]})
+                .as_object()
+                .unwrap()
+                .clone(),
+            );
+            let typed = |name: &'static str| {
+                Tool::new(name, "A tool.", input.clone()).with_raw_output_schema(output.clone())
+            };
+            Ok(ListToolsResult::with_all_items(vec![
+                typed("fits"),
+                typed("misfits"),
+                typed("unstructured"),
+                Tool::new("picture", "A tool.", input.clone()),
+            ]))
+        }
+
+        async fn call_tool(
+            &self,
+            request: CallToolRequestParams,
+            _context: RequestContext<RoleServer>,
+        ) -> Result<CallToolResponse, ErrorData> {
+            let result = match request.name.as_ref() {
+                // A `format` the SDKs do not assert passes here too.
+                "fits" => CallToolResult::structured(json!({"n": 1, "site": "not a uri"})),
+                "misfits" => CallToolResult::structured(json!({"n": "one"})),
+                "unstructured" => CallToolResult::success(vec![ContentBlock::text("n is 1")]),
+                _ => CallToolResult::success(vec![
+                    ContentBlock::text("a chart:"),
+                    ContentBlock::image("aGVsbG8=", "image/png"),
+                ]),
+            };
+            Ok(result.into())
+        }
+    }
+
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move { Careless.serve(server_end).await.unwrap().waiting().await });
+    let client = McpClient::connect(client_end).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    client
+        .import_into(&mut registry, &ImportOptions::default())
+        .await
+        .unwrap();
+    let runtime = ToolRuntime::new(registry);
+    let call = |name: &'static str| runtime.call(ToolCall::new("c", name, json!({})));
+
+    let fits = call("fits").await.outcome.unwrap();
+    assert_eq!(fits.structured, Some(json!({"n": 1, "site": "not a uri"})));
+    let misfits = call("misfits").await.outcome.unwrap_err().to_string();
+    assert!(
+        misfits.contains("does not match the output schema") && misfits.contains("`/n`"),
+        "{misfits}"
+    );
+    let unstructured = call("unstructured").await.outcome.unwrap_err().to_string();
+    assert!(
+        unstructured.contains("no structured result"),
+        "{unstructured}"
+    );
+    let picture = call("picture").await.outcome.unwrap().to_text();
+    assert_eq!(picture, "a chart:\n[image: image/png]");
 }

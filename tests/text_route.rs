@@ -479,6 +479,11 @@ fn parsed_arguments_the_value_route_must_normalise_or_leave() {
         let (routed, checked) = both_routes(&runtime, "plain", arguments.clone());
         assert_eq!(routed, checked, "{arguments}");
     }
+    // The route is taken where the tool's types read the object as it
+    // comes, so the comparisons above are not the checked route twice.
+    let plain =
+        serde_json::json!({"count": 1, "label": "a", "tags": [], "small": 2, "verbose": null});
+    assert!(takes_value_route(&Plain, &plain));
     let limited = {
         let mut registry = ToolRegistry::new();
         registry.register_tool(Arc::new(Plain)).unwrap();

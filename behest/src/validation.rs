@@ -76,6 +76,22 @@ impl ArgumentValidator {
         schema: &Value,
         documents: HashMap<String, Value>,
     ) -> Result<Self, SchemaError> {
+        Self::build(schema, documents, None)
+    }
+
+    /// Compiles `schema` to check what another party sends: `format` is an
+    /// annotation whatever the draft, as the official MCP SDKs treat it
+    /// (drafts up to 7 would otherwise assert it).
+    pub(crate) fn compile_lenient(schema: &Value) -> Result<Self, SchemaError> {
+        Self::build(schema, HashMap::new(), Some(false))
+    }
+
+    /// `formats`: whether `format` asserts (`None`: as the draft says).
+    fn build(
+        schema: &Value,
+        documents: HashMap<String, Value>,
+        formats: Option<bool>,
+    ) -> Result<Self, SchemaError> {
         check_bounds(schema)?;
         // A custom meta-schema given among the documents is written in a
         // draft too: the schema is read in that one.
@@ -102,15 +118,17 @@ impl ArgumentValidator {
                 message: format!("not a valid JSON Schema ({}): {error}", draft_name(draft)),
             });
         }
-        let validator = jsonschema::options()
+        let mut options = jsonschema::options()
             .with_draft(draft)
             .with_pattern_options(pattern_options())
-            .with_retriever(Documents(documents))
-            .build(schema)
-            .map_err(|error| SchemaError {
-                path: error.instance_path().as_str().to_owned(),
-                message: format!("the schema cannot be compiled: {error}"),
-            })?;
+            .with_retriever(Documents(documents));
+        if let Some(formats) = formats {
+            options = options.should_validate_formats(formats);
+        }
+        let validator = options.build(schema).map_err(|error| SchemaError {
+            path: error.instance_path().as_str().to_owned(),
+            message: format!("the schema cannot be compiled: {error}"),
+        })?;
         Ok(Self {
             validator: Arc::new(validator),
             schema: Arc::new(schema.clone()),

@@ -61,12 +61,35 @@ struct ClientState {
     /// before the call that sent the request starts watching it. The last
     /// few are kept.
     early: Mutex<std::collections::VecDeque<ProgressNotificationParam>>,
+    /// The last calls that ended, with their context while its report may
+    /// still come (rmcp runs each notification in a task of its own, and
+    /// hands the answer straight to the call: a report sent before the
+    /// answer can arrive after it). `None`: the call was abandoned, and
+    /// its reports go nowhere.
+    ended: Mutex<std::collections::VecDeque<Ended>>,
     tools_changed: std::sync::atomic::AtomicBool,
     /// Wakes whoever waits for the next `tools/list_changed`.
     changed: tokio::sync::Notify,
 }
 
+/// A call that ended: its token, and its context and last progress if it
+/// was answered.
+type Ended = (ProgressToken, Option<(ToolContext, f64)>);
+
+/// How many early reports, and how many ended calls, are kept.
+const KEPT: usize = 64;
+
 impl ClientState {
+    /// The call of `token` ended; `answered` keeps its late reports coming.
+    fn end(&self, token: &ProgressToken, answered: bool) {
+        let watched = self.calls().remove(token);
+        let mut ended = lock(&self.ended);
+        if ended.len() == KEPT {
+            ended.pop_front();
+        }
+        ended.push_back((token.clone(), watched.filter(|_| answered)));
+    }
+
     /// Sends the progress reported for `token` to `context` from now on,
     /// and what arrived for it before.
     fn watch(&self, token: ProgressToken, context: ToolContext) {
@@ -88,25 +111,34 @@ impl ClientState {
     /// Hands a report to the call it is about, or keeps it until that call
     /// watches its token.
     fn deliver(&self, params: ProgressNotificationParam) {
-        /// How many early reports are kept for calls still starting.
-        const EARLY: usize = 64;
+        // rmcp hands each notification to its own task, so one can overtake
+        // another: progress only increases.
+        let moves_on = |(context, last): &mut (ToolContext, f64)| {
+            (params.progress > *last).then(|| {
+                *last = params.progress;
+                context.clone()
+            })
+        };
         let context = {
             let mut calls = self.calls();
             match calls.get_mut(&params.progress_token) {
-                // rmcp hands each notification to its own task, so one can
-                // overtake another: progress only increases.
-                Some((context, last)) if params.progress > *last => {
-                    *last = params.progress;
-                    Some(context.clone())
-                }
-                Some(_) => None,
+                Some(watched) => moves_on(watched),
                 None => {
-                    let mut early = lock(&self.early);
-                    if early.len() == EARLY {
-                        early.pop_front();
+                    let mut ended = lock(&self.ended);
+                    match ended
+                        .iter_mut()
+                        .find(|(token, _)| *token == params.progress_token)
+                    {
+                        Some((_, watched)) => watched.as_mut().and_then(moves_on),
+                        None => {
+                            let mut early = lock(&self.early);
+                            if early.len() == KEPT {
+                                early.pop_front();
+                            }
+                            early.push_back(params);
+                            return;
+                        }
                     }
-                    early.push_back(params);
-                    return;
                 }
             }
         };
@@ -141,7 +173,7 @@ struct Pending {
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        self.state.calls().remove(&self.token);
+        self.state.end(&self.token, self.cancel.is_none());
         if let Some((peer, id)) = self.cancel.take() {
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
                 runtime.spawn(async move {
@@ -311,7 +343,11 @@ impl McpClient {
                 // Never trust either side: results are checked against the
                 // output schema the server declares. One behest cannot
                 // compile is not listed again, nor checked.
-                let output = match spec.output_schema.as_ref().map(ArgumentValidator::compile) {
+                let output = match spec
+                    .output_schema
+                    .as_ref()
+                    .map(ArgumentValidator::compile_lenient)
+                {
                     Some(Ok(validator)) => Some(Arc::new(validator)),
                     Some(Err(error)) => {
                         tracing::warn!(
@@ -384,7 +420,9 @@ impl McpClient {
     ///
     /// The first import's error is returned; a later one keeps the last
     /// registry and is traced. The watch stops when every receiver is
-    /// dropped.
+    /// dropped. It shares [`tools_changed`](Self::tools_changed) with the
+    /// client's clones: while it runs, read the tools through it rather
+    /// than [`tools`](Self::tools), which would take the news first.
     pub async fn watch_tools(
         &self,
         base: ToolRegistry,
@@ -590,6 +628,9 @@ impl Tool for McpTool {
             () = context.cancellation().cancelled() => return Err(ToolError::Cancelled),
         };
         pending.cancel = None;
+        // Reports the server sent before its answer may still be in their
+        // own tasks: give them a turn before the result goes back.
+        tokio::task::yield_now().await;
         match answer {
             Ok(ServerResult::CallToolResult(result)) => self.output_of(result),
             Ok(_) => Err(ToolError::execution(

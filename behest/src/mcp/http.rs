@@ -227,7 +227,9 @@ pub async fn serve_http_local(
 
 /// Serves `runtime`'s tools at `/mcp` on a listener already bound (port 0
 /// for any free one: read it from the listener first) until `shutdown`
-/// completes; requests in flight are then finished.
+/// completes. Then no request is taken, every session ends, and calls
+/// still running are cancelled (their tools see their tokens); the
+/// function returns once the connections have closed.
 pub async fn serve_http_until(
     runtime: ToolRuntime,
     listener: tokio::net::TcpListener,

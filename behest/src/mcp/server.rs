@@ -161,7 +161,7 @@ impl McpServer {
         let forwarder = context
             .meta
             .get_progress_token()
-            .map(|token| ProgressForwarder::start(token, context.peer.clone()));
+            .map(|token| ProgressForwarder::new(token, context.peer.clone()));
         // The call's own token: rmcp cancels `ct` after every response too,
         // which must not reach what a finished tool left running.
         let token = CancellationToken::new();
@@ -187,24 +187,89 @@ impl McpServer {
     }
 }
 
-/// How many progress reports of one call may wait for a slow client;
-/// past that, new reports are dropped (progress is advisory, and a tool
-/// reporting in a loop must not grow the server's memory).
+/// How many progress reports of one call may wait for a slow client; past
+/// that, the newest replaces the one waiting beside the queue, so a tool
+/// reporting in a loop cannot grow the server's memory and the client
+/// still gets the last word.
 const PROGRESS_BACKLOG: usize = 256;
 
-/// Sends a call's progress reports as `notifications/progress`, one task
-/// for the call so they reach the client in order.
+/// Sends a call's progress reports as `notifications/progress`, in order,
+/// from one task started at the first report (rmcp's clients send a
+/// `progressToken` with every call; most tools never report).
 struct ProgressForwarder {
+    relay: Arc<Relay>,
+}
+
+struct Relay {
+    token: ProgressToken,
+    peer: Peer<RoleServer>,
+    runtime: tokio::runtime::Handle,
+    running: std::sync::Mutex<Option<Running>>,
+    /// The newest report while the queue is full.
+    overflow: std::sync::Mutex<Option<crate::Progress>>,
+}
+
+struct Running {
     sender: mpsc::Sender<crate::Progress>,
     done: oneshot::Sender<()>,
     task: tokio::task::JoinHandle<()>,
 }
 
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 impl ProgressForwarder {
-    fn start(token: ProgressToken, peer: Peer<RoleServer>) -> Self {
+    fn new(token: ProgressToken, peer: Peer<RoleServer>) -> Self {
+        let relay = Relay {
+            token,
+            peer,
+            runtime: tokio::runtime::Handle::current(),
+            running: std::sync::Mutex::new(None),
+            overflow: std::sync::Mutex::new(None),
+        };
+        Self {
+            relay: Arc::new(relay),
+        }
+    }
+
+    fn sink(&self) -> ProgressSink {
+        let relay = self.relay.clone();
+        ProgressSink::new(move |_, report| relay.report(report))
+    }
+
+    /// Sends what is left, before the call's result goes out.
+    async fn finish(self) {
+        let running = lock(&self.relay.running).take();
+        if let Some(running) = running {
+            let _gone = running.done.send(());
+            let _ended = running.task.await;
+        }
+    }
+}
+
+impl Relay {
+    fn report(self: &Arc<Self>, report: crate::Progress) {
+        let mut running = lock(&self.running);
+        let running = running.get_or_insert_with(|| self.start());
+        // While a report waits beside the queue, newer ones replace it:
+        // order holds, and the last one is never lost.
+        let mut overflow = lock(&self.overflow);
+        if overflow.is_some() {
+            *overflow = Some(report);
+        } else if let Err(mpsc::error::TrySendError::Full(report)) = running.sender.try_send(report)
+        {
+            *overflow = Some(report);
+        }
+    }
+
+    fn start(self: &Arc<Self>) -> Running {
         let (sender, mut reports) = mpsc::channel::<crate::Progress>(PROGRESS_BACKLOG);
         let (done, mut finished) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
+        let relay = self.clone();
+        let task = self.runtime.spawn(async move {
             loop {
                 let report = tokio::select! {
                     biased;
@@ -216,34 +281,36 @@ impl ProgressForwarder {
                         reports.recv().await
                     }
                 };
-                let Some(report) = report else { break };
-                let mut notification =
-                    ProgressNotificationParam::new(token.clone(), report.progress);
-                if let Some(total) = report.total {
-                    notification = notification.with_total(total);
-                }
-                if let Some(message) = report.message {
-                    notification = notification.with_message(message);
-                }
-                if peer.notify_progress(notification).await.is_err() {
+                let report = match report.or_else(|| lock(&relay.overflow).take()) {
+                    Some(report) => report,
+                    None => break,
+                };
+                if !relay.send(report).await {
                     break;
+                }
+                if reports.is_empty() {
+                    let waiting = lock(&relay.overflow).take();
+                    if let Some(report) = waiting {
+                        if !relay.send(report).await {
+                            break;
+                        }
+                    }
                 }
             }
         });
-        Self { sender, done, task }
+        Running { sender, done, task }
     }
 
-    fn sink(&self) -> ProgressSink {
-        let sender = self.sender.clone();
-        ProgressSink::new(move |_, report| {
-            let _full_or_closed = sender.try_send(report);
-        })
-    }
-
-    /// Sends what is left, before the call's result goes out.
-    async fn finish(self) {
-        let _gone = self.done.send(());
-        let _ended = self.task.await;
+    /// Whether the client could be sent `report`.
+    async fn send(&self, report: crate::Progress) -> bool {
+        let mut notification = ProgressNotificationParam::new(self.token.clone(), report.progress);
+        if let Some(total) = report.total {
+            notification = notification.with_total(total);
+        }
+        if let Some(message) = report.message {
+            notification = notification.with_message(message);
+        }
+        self.peer.notify_progress(notification).await.is_ok()
     }
 }
 

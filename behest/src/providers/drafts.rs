@@ -30,9 +30,12 @@ const ANNOTATIONS: &[&str] = &[
 /// - `dependencies` becomes `dependentRequired` (lists of names) and
 ///   `dependentSchemas` (schemas);
 /// - draft 4's boolean `exclusiveMinimum`/`exclusiveMaximum` become the
-///   bound itself, and `id` becomes `$id`;
+///   bound itself, and `id` becomes `$id` (or `$anchor` for `#name`);
 /// - up to draft 7, the siblings of a `$ref` that are not annotations go,
-///   since those drafts ignore them.
+///   since those drafts ignore them (but the root keeps its `type`).
+///
+/// Not rewritten: 2019-09's `$recursiveRef`, and `$ref` pointers into the
+/// places that move (`#/items/0`), which no tool schema seen uses.
 ///
 /// A schema without `$schema`, in 2020-12 or in a draft behest does not
 /// know is left as it is.
@@ -57,15 +60,36 @@ pub(crate) fn to_2020_12(schema: &mut Value) {
 /// Rewrites one subschema, then those it holds. Depth is bounded by what
 /// registration accepts (`MAX_SCHEMA_DEPTH`).
 fn rewrite(schema: &mut Value, draft: Draft) {
+    rewrite_node(schema, draft, true);
+}
+
+fn rewrite_node(schema: &mut Value, draft: Draft, root: bool) {
     let Value::Object(node) = schema else {
         return;
     };
     if draft != Draft::Draft201909 && node.contains_key("$ref") {
-        node.retain(|key, _| key == "$ref" || ANNOTATIONS.contains(&key.as_str()));
+        // The root's `type` stays: every export pass needs the root to
+        // say `object` (registration checked that it is one).
+        node.retain(|key, _| {
+            key == "$ref" || ANNOTATIONS.contains(&key.as_str()) || (root && key == "type")
+        });
     }
     if draft == Draft::Draft4 {
-        if let Some(Value::String(id)) = node.remove("id") {
-            node.insert("$id".into(), Value::String(id));
+        // A plain-name fragment is an anchor in 2020-12, where `$id` may
+        // not hold one.
+        match node.remove("id") {
+            Some(Value::String(id)) => match id.strip_prefix('#') {
+                Some(anchor) => {
+                    node.insert("$anchor".into(), Value::String(anchor.to_owned()));
+                }
+                None => {
+                    node.insert("$id".into(), Value::String(id));
+                }
+            },
+            Some(other) => {
+                node.insert("id".into(), other);
+            }
+            None => {}
         }
         exclusive_bound(node, "exclusiveMinimum", "minimum");
         exclusive_bound(node, "exclusiveMaximum", "maximum");
@@ -103,17 +127,19 @@ fn rewrite(schema: &mut Value, draft: Draft) {
             | "contains"
             | "propertyNames"
             | "unevaluatedItems"
-            | "unevaluatedProperties" => rewrite(child, draft),
+            | "unevaluatedProperties" => rewrite_node(child, draft, false),
             "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
                 if let Value::Array(items) = child {
-                    items.iter_mut().for_each(|item| rewrite(item, draft));
+                    items
+                        .iter_mut()
+                        .for_each(|item| rewrite_node(item, draft, false));
                 }
             }
             "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
                 if let Value::Object(members) = child {
                     members
                         .values_mut()
-                        .for_each(|member| rewrite(member, draft));
+                        .for_each(|member| rewrite_node(member, draft, false));
                 }
             }
             _ => {}
@@ -242,6 +268,21 @@ mod tests {
             schema["properties"]["pair"]["prefixItems"][1]["type"],
             "integer"
         );
+    }
+
+    #[test]
+    fn draft_4_anchors_and_a_root_ref_keep_their_meaning() {
+        let mut schema = json!({"$schema": "http://json-schema.org/draft-04/schema#",
+            "type": "object", "$ref": "#/definitions/args",
+            "definitions": {"args": {"id": "#args", "type": "object",
+                "properties": {"n": {"type": "integer"}}}}});
+        to_2020_12(&mut schema);
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["definitions"]["args"]["$anchor"], "args");
+        assert!(schema["definitions"]["args"].get("id").is_none());
+        let validator = ArgumentValidator::compile(&schema).unwrap();
+        assert!(validator.is_valid(&json!({"n": 1})));
+        assert!(!validator.is_valid(&json!({"n": "x"})));
     }
 
     #[test]

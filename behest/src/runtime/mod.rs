@@ -321,7 +321,12 @@ impl ToolRuntime {
         }
         let invoke =
             |context: &dyn Fn() -> ToolContext| entry.tool.__invoke_value(&arguments, context);
-        let shown = || arguments.clone();
+        // Observers see the arguments as the checked route gives them.
+        let shown = || {
+            let mut shown = arguments.clone();
+            crate::arguments::drop_optional_nulls(&mut shown, entry.validator.schema());
+            shown
+        };
         let output = self
             .run_typed(entry, call_id, tool_name, options, hooks, invoke, shown)
             .await;
