@@ -1127,3 +1127,39 @@ async fn remote_results_are_checked_and_every_content_block_is_read() {
     let picture = call("picture").await.outcome.unwrap().to_text();
     assert_eq!(picture, "a chart:\n[image: image/png]");
 }
+
+/// Report in a tight loop, far faster than a client reads.
+#[tool]
+fn flood(#[ctx] cx: ToolContext) -> &'static str {
+    for step in 1..=20_000 {
+        cx.report_progress(Progress::new(f64::from(step), Some(20_000.0)));
+    }
+    "flooded"
+}
+
+/// A tool that reports faster than the client reads does not grow the
+/// server's queue past its bound, and the client still gets the last
+/// report, before the result.
+#[tokio::test]
+async fn a_flood_of_progress_is_bounded_and_keeps_its_last_report() {
+    let registry = ToolRegistry::new().with(Flood).unwrap();
+    let client = connect(McpServer::new(ToolRuntime::new(registry)).unwrap()).await;
+    let done = call(&client, "flood", json!({})).await;
+    assert_eq!(text_of(&done), "flooded");
+    let last = || {
+        client
+            .service()
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|report| report.progress)
+            .fold(0.0, f64::max)
+    };
+    eventually(|| last() == 20_000.0).await;
+    assert_eq!(last(), 20_000.0);
+    let received = client.service().0.lock().unwrap().len();
+    // The tool ran to its end before the relay could send much: most
+    // reports were replaced while the queue was full.
+    assert!(received < 20_000, "{received} reports: nothing was bounded");
+}
