@@ -82,6 +82,7 @@ impl ArgumentValidator {
     /// Compiles `schema` to check what another party sends: `format` is an
     /// annotation whatever the draft, as the official MCP SDKs treat it
     /// (drafts up to 7 would otherwise assert it).
+    #[cfg(feature = "mcp")]
     pub(crate) fn compile_lenient(schema: &Value) -> Result<Self, SchemaError> {
         Self::build(schema, HashMap::new(), Some(false))
     }
