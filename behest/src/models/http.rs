@@ -622,6 +622,29 @@ mod tests {
         assert_eq!(retry_after(&headers), Some(Duration::MAX / 1000));
     }
 
+    /// A 401 from another server, when the environment's key was held
+    /// back from it, says so; the provider's own API's does not.
+    #[tokio::test]
+    async fn a_refusal_says_when_the_environment_s_key_was_held_back() {
+        let refused = || {
+            let response = http::Response::builder()
+                .status(401)
+                .body(r#"{"error": {"message": "no key"}}"#)
+                .unwrap();
+            Response::from(response)
+        };
+        let mut config = Config::new("m".into(), "https://api.example.com/v1", &[]);
+        config.env_key = Some(super::super::ApiKey::new("from-env"));
+        config.base_url = "https://compatible.example.net/v1".into();
+        let error = failure(&config, refused()).await;
+        assert!(error.message.contains("`.api_key(..)`"), "{error}");
+        assert!(!error.message.contains("from-env"), "{error}");
+        assert_eq!(error.status, Some(401));
+        config.base_url = "https://api.example.com/v1".into();
+        let error = failure(&config, refused()).await;
+        assert!(!error.message.contains("api_key"), "{error}");
+    }
+
     #[test]
     fn statuses_that_are_retried() {
         for status in [408, 409, 429, 500, 502, 503, 504, 529] {
