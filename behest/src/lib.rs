@@ -14,6 +14,7 @@ pub mod registry;
 pub mod run;
 pub mod runtime;
 mod suggest;
+mod sync;
 pub mod tool;
 pub mod typed;
 pub mod validation;

@@ -18,6 +18,7 @@ use serde_json::Value;
 use crate::context::{Progress, ToolContext};
 use crate::providers;
 use crate::registry::{RegistryError, ToolRegistry};
+use crate::sync::lock;
 use crate::tool::{Tool, ToolError, ToolOutput, ToolResult, ToolSpec};
 use crate::validation::ArgumentValidator;
 
@@ -152,14 +153,6 @@ impl ClientState {
     fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, (ToolContext, f64)>> {
         lock(&self.progress)
     }
-}
-
-/// A lock that outlives a panic elsewhere: the maps stay consistent
-/// between statements.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A call on its way: its progress is watched until it ends, and a call

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::context::ProgressSink;
 use crate::providers::{self, ExportError};
 use crate::runtime::{CallOptions, ToolCall, ToolCallResult, ToolRuntime};
+use crate::sync::lock;
 use crate::tool::ToolError;
 
 /// How many tools a `tools/list` page holds unless set.
@@ -213,12 +214,6 @@ struct Running {
     sender: mpsc::Sender<crate::Progress>,
     done: oneshot::Sender<()>,
     task: tokio::task::JoinHandle<()>,
-}
-
-fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl ProgressForwarder {

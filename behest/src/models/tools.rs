@@ -38,10 +38,7 @@ impl ExportCache {
     ) -> Result<Arc<Vec<Value>>, ModelError> {
         // `#[tool(strict)]` lives in the run's registry, not in the specs.
         let strict = crate::run::strict_tools();
-        let mut last = self
-            .last
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut last = crate::sync::lock(&self.last);
         if let Some((cached, cached_strict, declarations)) = &*last {
             if cached == specs && *cached_strict == strict {
                 return Ok(declarations.clone());

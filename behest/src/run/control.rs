@@ -238,10 +238,7 @@ impl RunControl {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
-        self.shared
-            .waiting
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::sync::lock(&self.shared.waiting)
     }
 }
 

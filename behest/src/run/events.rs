@@ -173,9 +173,7 @@ impl Emitter {
     fn lock(&self) -> std::sync::MutexGuard<'_, EmitterState> {
         // A poisoned lock only means a panic elsewhere while sending; the
         // state itself is always consistent.
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::sync::lock(&self.state)
     }
 }
 

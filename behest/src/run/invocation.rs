@@ -45,10 +45,7 @@ impl RuntimeInvocation {
     /// panics is logged and keeps receiving; the run goes on.
     pub fn on(&self, handler: impl Fn(Envelope, RunControl) + Send + Sync + 'static) -> &Self {
         let events = self.emitter.subscribe();
-        self.handlers
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .push((Arc::new(handler), events));
+        crate::sync::lock(&self.handlers).push((Arc::new(handler), events));
         self
     }
 

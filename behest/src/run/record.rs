@@ -107,9 +107,7 @@ impl<M: Model> Recorder<M> {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Recording> {
-        self.recording
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::sync::lock(&self.recording)
     }
 
     fn record(
