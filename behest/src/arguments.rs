@@ -21,6 +21,15 @@ pub(crate) struct DecodeLimits {
     pub max_depth: usize,
 }
 
+impl From<&Limits> for DecodeLimits {
+    fn from(limits: &Limits) -> Self {
+        Self {
+            max_bytes: limits.max_argument_bytes,
+            max_depth: limits.max_argument_depth,
+        }
+    }
+}
+
 /// Decodes a call's arguments into a JSON object.
 ///
 /// `arguments` is either the value itself or the JSON text a provider sends
@@ -132,17 +141,11 @@ pub(crate) fn walk(value: &mut Value, limits: DecodeLimits) -> ToolResult<()> {
             for (key, item) in map.iter_mut() {
                 size += key.len() + 4 + scalar_len(item);
                 if let Value::Number(number) = item {
-                    if let Some(integer) = integral(number) {
-                        *number = integer;
-                    }
+                    normalise(number);
                 }
             }
             return if size > max_bytes {
-                Err(ToolError::LimitExceeded {
-                    kind: LimitKind::ArgumentBytes,
-                    limit: max_bytes,
-                    actual: None,
-                })
+                Err(size_error(max_bytes))
             } else {
                 Ok(())
             };
@@ -171,26 +174,33 @@ pub(crate) fn walk(value: &mut Value, limits: DecodeLimits) -> ToolResult<()> {
                     stack.push((item, depth + 1));
                 }
             }
-            Value::Number(number) => {
-                if let Some(integer) = integral(number) {
-                    *number = integer;
-                }
-            }
+            Value::Number(number) => normalise(number),
             _ => {}
         }
         if size > max_bytes {
-            return Err(ToolError::LimitExceeded {
-                kind: LimitKind::ArgumentBytes,
-                limit: max_bytes,
-                actual: None,
-            });
+            return Err(size_error(max_bytes));
         }
     }
     Ok(())
 }
 
-fn integral(number: &Number) -> Option<Number> {
-    bounded::integral(number.as_f64().filter(|_| number.is_f64())?)
+/// An integral float (within ±2^53) becomes the integer it is.
+fn normalise(number: &mut Number) {
+    let integer = number
+        .as_f64()
+        .filter(|_| number.is_f64())
+        .and_then(bounded::integral);
+    if let Some(integer) = integer {
+        *number = integer;
+    }
+}
+
+fn size_error(max_bytes: usize) -> ToolError {
+    ToolError::LimitExceeded {
+        kind: LimitKind::ArgumentBytes,
+        limit: max_bytes,
+        actual: None,
+    }
 }
 
 fn depth_error(max_depth: usize) -> ToolError {
@@ -260,10 +270,7 @@ pub fn parse_validated_with<T: DeserializeOwned>(
     validator: &ArgumentValidator,
     limits: &Limits,
 ) -> ToolResult<T> {
-    let limits = DecodeLimits {
-        max_bytes: limits.max_argument_bytes,
-        max_depth: limits.max_argument_depth,
-    };
+    let limits = DecodeLimits::from(limits);
     let required = crate::validation::required_names(validator.schema());
     let mut arguments = Value::Object(decode(arguments, limits, &required)?);
     drop_optional_nulls(&mut arguments, validator.schema());

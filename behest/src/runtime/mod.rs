@@ -311,10 +311,7 @@ impl ToolRuntime {
         {
             return Err(arguments);
         }
-        let limits = DecodeLimits {
-            max_bytes: inner.limits.max_argument_bytes,
-            max_depth: inner.limits.max_argument_depth,
-        };
+        let limits = DecodeLimits::from(&self.inner.limits);
         // Over a limit: the checked route says which.
         if crate::arguments::walk(&mut arguments, limits).is_err() {
             return Err(arguments);
@@ -377,10 +374,7 @@ impl ToolRuntime {
     /// checked route decodes it (integral floats as integers, `null` for
     /// optional fields left out).
     fn decoded(&self, entry: &Entry, text: &str) -> Value {
-        let limits = DecodeLimits {
-            max_bytes: self.inner.limits.max_argument_bytes,
-            max_depth: self.inner.limits.max_argument_depth,
-        };
+        let limits = DecodeLimits::from(&self.inner.limits);
         match decode(Value::String(text.to_owned()), limits, &entry.required) {
             Ok(object) => {
                 let mut arguments = Value::Object(object);
@@ -401,10 +395,7 @@ impl ToolRuntime {
             .index_of(tool_name)
             .ok_or_else(|| not_found(&inner.registry, tool_name))?;
         let entry = inner.registry.entry_at(index);
-        let limits = DecodeLimits {
-            max_bytes: inner.limits.max_argument_bytes,
-            max_depth: inner.limits.max_argument_depth,
-        };
+        let limits = DecodeLimits::from(&self.inner.limits);
         let mut arguments = Value::Object(decode(arguments, limits, &entry.required)?);
         // Any tool may be exported in strict mode (`Strictness::All`), which
         // makes optional fields required and nullable on the wire: `null`
