@@ -168,9 +168,8 @@ impl Gemini {
 super::model_over_turn!(Gemini, "gcp.gemini", structured_output);
 
 /// How the deltas of a turn number its function calls: as the stream's
-/// assembler counts them, so a delta's index is its call's place in the
-/// assembled message. A part continues the open call when that one said
-/// `willContinue` and this one names no other function (or none).
+/// assembler counts them (the same [`gemini::Fragment`] reading), so a
+/// delta's index is its call's place in the assembled message.
 #[derive(Default)]
 struct DeltaCalls {
     started: usize,
@@ -182,40 +181,25 @@ impl DeltaCalls {
     /// The index of the call `call` is a part of, or `None` for a part
     /// the assembler drops (a nameless one with no call open).
     fn index_of(&mut self, call: &Value) -> Option<usize> {
-        let name = call
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|name| !name.is_empty());
-        let id = call
-            .get("id")
-            .and_then(Value::as_str)
-            .filter(|id| !id.is_empty());
-        match (&mut self.open, name) {
-            // A nameless part continues the open call.
-            (Some((_, open_id)), None) => {
-                if open_id.is_none() {
-                    *open_id = id.map(str::to_owned);
-                }
-            }
+        let fragment = gemini::Fragment::of(call);
+        match (&mut self.open, fragment.name) {
             (None, None) => return None,
-            (Some((open, open_id)), Some(name))
-                if open == name
-                    && (id.is_none() || open_id.is_none() || open_id.as_deref() == id) =>
-            {
+            // A nameless part continues the open call.
+            (Some(_), None) => {}
+            (Some((open, open_id)), Some(_)) if fragment.repeats(open, open_id.as_deref()) => {
                 if open_id.is_none() {
-                    *open_id = id.map(str::to_owned);
+                    *open_id = fragment.id.map(str::to_owned);
                 }
             }
             (_, Some(name)) => {
                 self.started += 1;
-                self.open = Some((name.to_owned(), id.map(str::to_owned)));
+                self.open = Some((name.to_owned(), fragment.id.map(str::to_owned)));
             }
         }
-        let index = self.started - 1;
-        if call.get("willContinue").and_then(Value::as_bool) != Some(true) {
+        if !fragment.continues {
             self.open = None;
         }
-        Some(index)
+        Some(self.started - 1)
     }
 }
 

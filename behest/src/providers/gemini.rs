@@ -256,12 +256,40 @@ struct OpenCall {
     signature: Option<Value>,
 }
 
-impl OpenCall {
-    /// Whether a fragment naming `name` (and `id`) repeats this call
+/// What a `functionCall` part says of the call it belongs to: read the
+/// same way by the stream's assembler and by the client numbering its
+/// deltas, so both count the same calls.
+pub(crate) struct Fragment<'a> {
+    /// The function named, if any (an empty name is none).
+    pub name: Option<&'a str>,
+    /// The call's id, if any (an empty id is none).
+    pub id: Option<&'a str>,
+    /// Whether more of the call follows (`willContinue`).
+    pub continues: bool,
+}
+
+impl<'a> Fragment<'a> {
+    pub(crate) fn of(call: &'a Value) -> Self {
+        let text = |key: &str| {
+            call.get(key)
+                .and_then(Value::as_str)
+                .filter(|text| !text.is_empty())
+        };
+        Self {
+            name: text("name"),
+            id: text("id"),
+            continues: call
+                .get("willContinue")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        }
+    }
+
+    /// Whether this part repeats the open call named `name` (with `id`)
     /// rather than starting the next one: a call closes before the next
     /// starts, so only a different name or id means a new call.
-    fn is_repeated_by(&self, name: &str, id: Option<&str>) -> bool {
-        self.name == name && (id.is_none() || self.id.is_none() || self.id.as_deref() == id)
+    pub(crate) fn repeats(&self, name: &str, id: Option<&str>) -> bool {
+        self.name == Some(name) && (self.id.is_none() || id.is_none() || id == self.id)
     }
 }
 
@@ -318,21 +346,15 @@ impl Stream {
     }
 
     fn function_call(&mut self, call: &Value, signature: Option<Value>) -> Result<(), ParseError> {
-        let continues = call
-            .get("willContinue")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let id = call
-            .get("id")
-            .and_then(Value::as_str)
-            .filter(|id| !id.is_empty());
-        if let Some(name) = call
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|name| !name.is_empty())
-        {
+        let fragment = Fragment::of(call);
+        let Fragment {
+            name,
+            id,
+            continues,
+        } = fragment;
+        if let Some(name) = name {
             match &mut self.open {
-                Some(open) if open.is_repeated_by(name, id) => {
+                Some(open) if fragment.repeats(&open.name, open.id.as_deref()) => {
                     open.id = open.id.take().or_else(|| id.map(str::to_owned));
                 }
                 _ => {
