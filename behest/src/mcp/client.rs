@@ -80,15 +80,22 @@ type Ended = (ProgressToken, Option<(ToolContext, f64)>);
 /// How many early reports, and how many ended calls, are kept.
 const KEPT: usize = 64;
 
+/// Adds `item` to `kept`, dropping the oldest past [`KEPT`].
+fn keep<T>(kept: &mut std::collections::VecDeque<T>, item: T) {
+    if kept.len() == KEPT {
+        kept.pop_front();
+    }
+    kept.push_back(item);
+}
+
 impl ClientState {
     /// The call of `token` ended; `answered` keeps its late reports coming.
     fn end(&self, token: &ProgressToken, answered: bool) {
         let watched = self.calls().remove(token);
-        let mut ended = lock(&self.ended);
-        if ended.len() == KEPT {
-            ended.pop_front();
-        }
-        ended.push_back((token.clone(), watched.filter(|_| answered)));
+        keep(
+            &mut lock(&self.ended),
+            (token.clone(), watched.filter(|_| answered)),
+        );
     }
 
     /// Sends the progress reported for `token` to `context` from now on,
@@ -132,11 +139,7 @@ impl ClientState {
                     {
                         Some((_, watched)) => watched.as_mut().and_then(moves_on),
                         None => {
-                            let mut early = lock(&self.early);
-                            if early.len() == KEPT {
-                                early.pop_front();
-                            }
-                            early.push_back(params);
+                            keep(&mut lock(&self.early), params);
                             return;
                         }
                     }

@@ -142,9 +142,7 @@ pub(crate) async fn read_events(
             }
             Some(Ok(event)) => event,
         };
-        match event_data(&event.data)
-            .map_err(|error| with_request_id(error, request_id.as_deref()))?
-        {
+        match event_data(&event.data).map_err(fail)? {
             EventData::Empty => {}
             EventData::Done => return Ok(()),
             EventData::Json(value) => on_event(&event.event, value)?,
@@ -364,7 +362,7 @@ async fn failure(config: &Config, response: Response) -> ModelError {
             .map(str::to_owned)
     });
     // A key held back from another server is the likely cause: say so.
-    let held_back = config.api_key.is_none() && config.env_key.is_some() && !config.is_own_api();
+    let held_back = config.key().is_none() && config.env_key.is_some();
     let hint = if matches!(status.as_u16(), 401 | 403) && held_back {
         " (the key from the provider's environment variable is sent only to the provider's own API; give this server its key with `.api_key(..)`)"
     } else {

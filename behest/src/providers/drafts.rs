@@ -48,7 +48,7 @@ pub(crate) fn to_2020_12(schema: &mut Value) {
         Some(draft @ (Draft::Draft4 | Draft::Draft6 | Draft::Draft7 | Draft::Draft201909)) => draft,
         _ => return,
     };
-    rewrite(schema, draft);
+    rewrite(schema, draft, true);
     if let Value::Object(root) = schema {
         root.insert(
             "$schema".into(),
@@ -57,13 +57,10 @@ pub(crate) fn to_2020_12(schema: &mut Value) {
     }
 }
 
-/// Rewrites one subschema, then those it holds. Depth is bounded by what
+/// Rewrites one subschema (`root`: the whole schema), then those it holds.
+/// Depth is bounded by what
 /// registration accepts (`MAX_SCHEMA_DEPTH`).
-fn rewrite(schema: &mut Value, draft: Draft) {
-    rewrite_node(schema, draft, true);
-}
-
-fn rewrite_node(schema: &mut Value, draft: Draft, root: bool) {
+fn rewrite(schema: &mut Value, draft: Draft, root: bool) {
     let Value::Object(node) = schema else {
         return;
     };
@@ -127,19 +124,19 @@ fn rewrite_node(schema: &mut Value, draft: Draft, root: bool) {
             | "contains"
             | "propertyNames"
             | "unevaluatedItems"
-            | "unevaluatedProperties" => rewrite_node(child, draft, false),
+            | "unevaluatedProperties" => rewrite(child, draft, false),
             "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
                 if let Value::Array(items) = child {
                     items
                         .iter_mut()
-                        .for_each(|item| rewrite_node(item, draft, false));
+                        .for_each(|item| rewrite(item, draft, false));
                 }
             }
             "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
                 if let Value::Object(members) = child {
                     members
                         .values_mut()
-                        .for_each(|member| rewrite_node(member, draft, false));
+                        .for_each(|member| rewrite(member, draft, false));
                 }
             }
             _ => {}
