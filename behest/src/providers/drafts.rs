@@ -58,8 +58,7 @@ pub(crate) fn to_2020_12(schema: &mut Value) {
 }
 
 /// Rewrites one subschema (`root`: the whole schema), then those it holds.
-/// Depth is bounded by what
-/// registration accepts (`MAX_SCHEMA_DEPTH`).
+/// Depth is bounded by what registration accepts (`MAX_SCHEMA_DEPTH`).
 fn rewrite(schema: &mut Value, draft: Draft, root: bool) {
     let Value::Object(node) = schema else {
         return;
