@@ -373,37 +373,32 @@ async fn a_stream_may_outlast_the_timeout_but_not_pause_past_it() {
         .timeout(timeout)
         .retry(RetryPolicy::none());
 
+    // Each slow reply must be read whole, however long it takes.
+    let read_slowly = |slow: Reply, what: &'static str| {
+        server.push(slow);
+        let model = &model;
+        async move {
+            let started = Instant::now();
+            let message = model.respond(&[Message::user("x")], &[]).await.unwrap();
+            assert!(started.elapsed() > timeout, "{what} was not slow enough");
+            assert_eq!(message.text.as_deref(), Some(TEXT.concat().as_str()));
+        }
+    };
     let pieces = 12;
-    server.push(
-        reply
-            .clone()
-            .split_at((1..pieces).map(|i| i * length / pieces))
-            .paced(pace),
-    );
-    let started = Instant::now();
-    let message = model.respond(&[Message::user("x")], &[]).await.unwrap();
-    assert!(
-        started.elapsed() > timeout,
-        "the stream was not slow enough"
-    );
-    assert_eq!(message.text.as_deref(), Some(TEXT.concat().as_str()));
+    let slow = reply
+        .clone()
+        .split_at((1..pieces).map(|i| i * length / pieces))
+        .paced(pace);
+    read_slowly(slow, "the stream").await;
 
     // Only keep-alive comments, for longer than the timeout, then the turn.
     let keep_alive = ": keep-alive\n\n";
     let comments = 10;
     let body = format!("{}{}", keep_alive.repeat(comments), reply.text());
-    server.push(
-        Reply::sse(&body)
-            .split_at((1..=comments).map(|i| i * keep_alive.len()))
-            .paced(pace),
-    );
-    let started = Instant::now();
-    let message = model.respond(&[Message::user("x")], &[]).await.unwrap();
-    assert!(
-        started.elapsed() > timeout,
-        "the comments were not slow enough"
-    );
-    assert_eq!(message.text.as_deref(), Some(TEXT.concat().as_str()));
+    let slow = Reply::sse(&body)
+        .split_at((1..=comments).map(|i| i * keep_alive.len()))
+        .paced(pace);
+    read_slowly(slow, "the comments").await;
 
     server.push(reply.stalled_at(length / 2));
     let error = model.respond(&[Message::user("x")], &[]).await.unwrap_err();

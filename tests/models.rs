@@ -154,46 +154,35 @@ async fn chat_requests_carry_what_the_api_requires() {
     assert!(!format!("{model:?}").contains("sk-secret-value"));
 }
 
+/// A 429 is waited out as the server asks, in `retry-after-ms` or in
+/// `Retry-After` seconds (below the policy's cap), then tried again. The
+/// wait is a lower bound here, not a speed claim; it is checked exactly on
+/// tokio's paused clock in `models::http`'s tests (over real sockets the
+/// paused clock could jump past the request's own timeout while a reply
+/// is in flight, so this one reads the real clock).
 #[tokio::test]
 async fn a_rate_limit_is_waited_out_as_the_server_asks() {
     let limited = json!({"error": {"message": "Rate limit reached", "type": "rate_limit_error"}});
-    let server = Server::start([
-        Reply::error(429, &limited).header("retry-after-ms", "200"),
-        Reply::json(&chat_text("ok")),
-    ])
-    .await;
-    let model = Chat::new("m").base_url(server.url()).stream(false);
-    let started = Instant::now();
-    let answer = model.respond(&user("x"), &[]).await.unwrap();
-    assert_eq!(answer.text.as_deref(), Some("ok"));
-    assert_eq!(server.received().len(), 2);
-    // The server's wait is a lower bound, not a speed claim.
-    assert!(started.elapsed() >= Duration::from_millis(200));
-}
-
-/// `Retry-After` in seconds, through HTTP: the client waits what the
-/// server asks (below the policy's cap), then tries again. The wait
-/// itself is checked on tokio's paused clock in `models::http`'s tests;
-/// over real sockets the paused clock could jump past the request's own
-/// timeout while a reply is in flight, so this one reads the real clock.
-#[tokio::test]
-async fn a_rate_limit_wait_in_seconds_is_honoured() {
-    let limited = json!({"error": {"message": "Rate limit reached", "type": "rate_limit_error"}});
-    let server = Server::start([
-        Reply::error(429, &limited).header("retry-after", "1"),
-        Reply::json(&chat_text("ok")),
-    ])
-    .await;
-    let model = Chat::new("m")
-        .base_url(server.url())
-        .stream(false)
-        .retry(RetryPolicy::default());
-    let started = Instant::now();
-    let answer = model.respond(&user("x"), &[]).await.unwrap();
-    assert_eq!(answer.text.as_deref(), Some("ok"));
-    assert_eq!(server.received().len(), 2);
-    // Backoff alone would have waited at most 500 ms.
-    assert!(started.elapsed() >= Duration::from_secs(1));
+    // Backoff alone would wait at most 500 ms before the second attempt.
+    for (header, value, wait) in [
+        ("retry-after-ms", "200", Duration::from_millis(200)),
+        ("retry-after", "1", Duration::from_secs(1)),
+    ] {
+        let server = Server::start([
+            Reply::error(429, &limited).header(header, value),
+            Reply::json(&chat_text("ok")),
+        ])
+        .await;
+        let model = Chat::new("m")
+            .base_url(server.url())
+            .stream(false)
+            .retry(RetryPolicy::default());
+        let started = Instant::now();
+        let answer = model.respond(&user("x"), &[]).await.unwrap();
+        assert_eq!(answer.text.as_deref(), Some("ok"), "{header}");
+        assert_eq!(server.received().len(), 2, "{header}");
+        assert!(started.elapsed() >= wait, "{header}");
+    }
 }
 
 #[tokio::test]
