@@ -130,13 +130,7 @@ fn invoke_text<'a, T: TypedTool>(
         return None;
     }
     let arguments = serde_json::from_str::<T::Arguments>(text).ok()?;
-    // An empty context costs nothing to make; the body ignores it.
-    let context = if T::READS_CONTEXT {
-        context()
-    } else {
-        ToolContext::new("")
-    };
-    Some(Box::pin(tool.run(arguments, context)))
+    Some(running(tool, arguments, context))
 }
 
 /// `Tool::__invoke_value` of a `#[tool]` whose argument types are all
@@ -149,12 +143,23 @@ fn invoke_value<'a, T: TypedTool>(
     context: &dyn Fn() -> ToolContext,
 ) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>> {
     let arguments = <T::Arguments as serde::Deserialize>::deserialize(arguments).ok()?;
+    Some(running(tool, arguments, context))
+}
+
+/// The running call of arguments the tool's own types read; the call's
+/// context is made only for a body that reads it (an empty one costs
+/// nothing, and the body ignores it).
+fn running<'a, T: TypedTool>(
+    tool: &'a T,
+    arguments: T::Arguments,
+    context: &dyn Fn() -> ToolContext,
+) -> BoxFuture<'a, ToolResult<ToolOutput>> {
     let context = if T::READS_CONTEXT {
         context()
     } else {
         ToolContext::new("")
     };
-    Some(Box::pin(tool.run(arguments, context)))
+    Box::pin(tool.run(arguments, context))
 }
 
 /// Whether `text` may hold a negative zero (`-0`, `-0.0`, `-0e5`): the
