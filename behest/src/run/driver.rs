@@ -91,31 +91,17 @@ impl Run<'_> {
                         return failed(RunError::Output { message: failure }, transcript);
                     }
                     Final::NotYet => {}
-                    Final::Refused { failure } if reminders == 0 => {
-                        // Every call in a transcript gets its result, in
-                        // the order of the calls (the refused one's is in).
-                        let refused = transcript.pop();
-                        let mut answered: Vec<(usize, Message)> = calls
-                            .drain(..)
-                            .map(|call| {
-                                let outcome = Err(ToolError::execution(
-                                    "not run: the run ended on a final answer that does not match",
-                                ));
-                                let result = self.finished(call, outcome);
-                                (position(&reply, &result.call_id), result_message(&result))
-                            })
-                            .collect();
-                        if let Some(Message::ToolResult(result)) = refused {
-                            let at = position(&reply, &result.call_id);
-                            answered.push((at, Message::ToolResult(result)));
-                        }
-                        answered.sort_by_key(|(at, _)| *at);
-                        transcript.extend(answered.into_iter().map(|(_, message)| message));
+                    Final::Refused { failure, result } if reminders == 0 => {
+                        // Every call in a transcript gets its result.
+                        let why = "not run: the run ended on a final answer that does not match";
+                        transcript.extend(self.close_turn(&reply, result, calls.drain(..), why));
                         return failed(RunError::Output { message: failure }, transcript);
                     }
-                    // The model reads why its answer was refused; with no
-                    // other call in the turn, it answers again at once.
-                    Final::Refused { .. } => {
+                    // The model reads why its answer was refused, with the
+                    // other calls' results beside it; with no other call
+                    // in the turn, it answers again at once.
+                    Final::Refused { result, .. } => {
+                        transcript.push(result_message(&result));
                         reminders -= 1;
                         if calls.is_empty() {
                             rounds += 1;
@@ -172,11 +158,32 @@ impl Run<'_> {
         }
     }
 
+    /// The results that end a turn on its `final_answer`: `given`, that
+    /// call's own, and every call in `rest` answered as not run, for `why`;
+    /// in the order of the reply's calls, as providers expect.
+    fn close_turn(
+        &self,
+        reply: &AssistantMessage,
+        given: ToolCallResult,
+        rest: impl Iterator<Item = ToolCall>,
+        why: &str,
+    ) -> Vec<Message> {
+        let mut answered = vec![given];
+        answered.extend(rest.map(|call| self.finished(call, Err(ToolError::execution(why)))));
+        answered.sort_by_key(|result| {
+            reply
+                .tool_calls
+                .iter()
+                .position(|call| call.call_id == result.call_id)
+        });
+        answered.iter().map(result_message).collect()
+    }
+
     /// A typed run's look at a reply: an accepted `final_answer` call ends
     /// the run (the turn's other calls are answered, not run); a refused
-    /// one gets its argument error (the caller decides whether the other
-    /// calls run: only while a reminder is left); a text-only reply is
-    /// taken if it is the answer as JSON, else reminded.
+    /// one gets its argument error, which the caller puts in the transcript
+    /// (and runs the other calls) while a reminder is left; a text-only
+    /// reply is taken if it is the answer as JSON, else reminded.
     fn final_answer(
         &self,
         output: &FinalOutput,
@@ -207,26 +214,16 @@ impl Run<'_> {
         let final_call = calls.remove(position);
         match output.accept(&final_call.arguments) {
             Ok(value) => {
-                let mut answered = vec![self.finished(final_call, Ok(FinalOutput::accepted()))];
-                answered.extend(calls.drain(..).map(|call| {
-                    let skipped = ToolError::execution("not run: the final answer was given");
-                    self.finished(call, Err(skipped))
-                }));
-                // Results in the order of the calls, as providers expect.
-                let order: Vec<String> =
-                    reply.tool_calls.iter().map(|c| c.call_id.clone()).collect();
-                answered.sort_by_key(|result| order.iter().position(|id| *id == result.call_id));
-                transcript.extend(answered.iter().map(result_message));
+                let given = self.finished(final_call, Ok(FinalOutput::accepted()));
+                let why = "not run: the final answer was given";
+                transcript.extend(self.close_turn(reply, given, calls.drain(..), why));
                 Final::Given(value.to_string())
             }
             Err(error) => {
-                // The model reads why and tries again, with the other calls'
-                // results beside it.
                 let failure =
                     format!("the model's `{FINAL_ANSWER}` does not match the type: {error}");
                 let result = self.finished(final_call, Err(error));
-                transcript.push(result_message(&result));
-                Final::Refused { failure }
+                Final::Refused { failure, result }
             }
         }
     }
@@ -469,19 +466,13 @@ enum Final {
     Remind { reminder: String, failure: String },
     /// No answer yet: the run goes on.
     NotYet,
-    /// A `final_answer` call was refused (its result is in the
-    /// transcript): with a reminder left, the turn's other calls still run
-    /// and the model answers again; without, the run fails with `failure`.
-    Refused { failure: String },
-}
-
-/// Where the call `call_id` stands among a reply's calls.
-fn position(reply: &AssistantMessage, call_id: &str) -> usize {
-    reply
-        .tool_calls
-        .iter()
-        .position(|call| call.call_id == call_id)
-        .unwrap_or(usize::MAX)
+    /// A `final_answer` call was refused with `result`: with a reminder
+    /// left, the model reads it, the turn's other calls still run and the
+    /// model answers again; without, the run fails with `failure`.
+    Refused {
+        failure: String,
+        result: ToolCallResult,
+    },
 }
 
 /// A natively typed run's look at a reply: tool calls are not the answer
