@@ -2,7 +2,14 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod arguments;
-pub mod context;
+pub mod conversation;
+/// The context of a tool call; now in [`tool`].
+#[doc(hidden)]
+pub mod context {
+    pub use crate::tool::{
+        FromToolContext, MissingState, Progress, ProgressSink, SharedState, State, ToolContext,
+    };
+}
 mod json_text;
 mod limits;
 #[cfg(feature = "mcp")]
@@ -16,13 +23,16 @@ pub mod runtime;
 mod suggest;
 mod sync;
 pub mod tool;
-pub mod typed;
+/// The typed traits of tools; now in [`tool`].
+#[doc(hidden)]
+pub mod typed {
+    pub use crate::tool::{ExternalToolArgs, FromToolContext, IntoToolOutput, State};
+}
 pub mod validation;
 
 #[doc(hidden)]
 pub mod __private;
 
-pub use context::{Progress, ProgressSink, SharedState, ToolContext};
 pub use registry::{RegistryError, ToolRegistry};
 pub use run::{
     Agent, AssistantMessage, ControlError, DeltaSink, Envelope, EventKind, EventStream, Message,
@@ -33,14 +43,14 @@ pub use runtime::{
     CallOptions, Limits, PreparedCall, ToolCall, ToolCallResult, ToolRuntime, ToolRuntimeBuilder,
 };
 pub use tokio_util::sync::CancellationToken;
-pub use typed::{ExternalToolArgs, FromToolContext, IntoToolOutput, State};
 
 #[cfg(feature = "macros")]
 #[doc(inline)]
 pub use behest_macros::{data, external_tool, schema, tool, tool_spec, tools};
 pub use tool::{
-    ArgumentIssue, ExternalTool, LimitKind, Tool, ToolAnnotations, ToolError, ToolOutput,
-    ToolResult, ToolSpec,
+    ArgumentIssue, ExternalTool, ExternalToolArgs, FromToolContext, IntoToolOutput, LimitKind,
+    Progress, ProgressSink, SharedState, State, Tool, ToolAnnotations, ToolContext, ToolError,
+    ToolOutput, ToolResult, ToolSpec,
 };
 
 /// The JSON value type and `json!` macro, so tools need no `serde_json` of

@@ -296,9 +296,13 @@ fn expand_impls(
                     let _ = (#(&self.#field_names,)*);
                 }
 
-                fn validator() -> &'static #krate::validation::ArgumentValidator {
+                fn __parse(
+                    arguments: #krate::Value,
+                    limits: &#krate::Limits,
+                ) -> #krate::ToolResult<Self> {
                     static VALIDATOR: #private::OnceLock<#krate::validation::ArgumentValidator> = #private::OnceLock::new();
-                    VALIDATOR.get_or_init(|| #private::compile_validator(<Self as #krate::ExternalToolArgs>::spec()))
+                    let validator = VALIDATOR.get_or_init(|| #private::compile_validator(<Self as #krate::ExternalToolArgs>::spec()));
+                    #krate::arguments::parse_validated_with(arguments, validator, limits)
                 }
             }
         };

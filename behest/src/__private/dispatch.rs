@@ -25,8 +25,8 @@ use serde_json::Value;
 use super::de::Fields;
 use super::plain::AllPlain;
 use super::schema_of;
+use crate::tool::IntoToolOutput;
 use crate::tool::{ToolError, ToolOutput, ToolResult};
-use crate::typed::IntoToolOutput;
 
 /// Carries a type for dispatch; holds no value.
 pub struct Probe<T>(PhantomData<fn() -> T>);

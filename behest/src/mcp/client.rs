@@ -15,10 +15,10 @@ use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde_json::Value;
 
-use crate::context::{Progress, ToolContext};
 use crate::providers;
 use crate::registry::{RegistryError, ToolRegistry};
 use crate::sync::lock;
+use crate::tool::{Progress, ToolContext};
 use crate::tool::{Tool, ToolError, ToolOutput, ToolResult, ToolSpec};
 use crate::validation::ArgumentValidator;
 

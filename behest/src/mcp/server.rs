@@ -15,10 +15,10 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::context::ProgressSink;
 use crate::providers::{self, ExportError};
 use crate::runtime::{CallOptions, ToolCall, ToolCallResult, ToolRuntime};
 use crate::sync::lock;
+use crate::tool::ProgressSink;
 use crate::tool::ToolError;
 
 /// How many tools a `tools/list` page holds unless set.

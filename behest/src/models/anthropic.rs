@@ -7,8 +7,9 @@ use super::exchange::{exchange, stream_error, Event, Format};
 use super::http;
 use super::tools::ExportCache;
 use super::{config_methods, Config, ToolChoice};
-use crate::providers::{anthropic, Provider};
-use crate::run::{AssistantMessage, DeltaSink, Message, ModelDelta, ModelError};
+use crate::conversation::{AssistantMessage, DeltaSink, Message, ModelDelta};
+use crate::providers::{anthropic, WireFormat};
+use crate::run::ModelError;
 use crate::tool::ToolSpec;
 
 const BASE_URL: &str = "https://api.anthropic.com/v1";
@@ -64,7 +65,7 @@ impl Messages {
         if !tools.is_empty() {
             let declarations =
                 self.tools
-                    .declarations(tools, Provider::Anthropic, &config.export)?;
+                    .declarations(tools, WireFormat::Anthropic, &config.export)?;
             object.insert("tools".into(), Value::Array(declarations.to_vec()));
             let mut choice = match &config.tool_choice {
                 ToolChoice::Auto => json!({"type": "auto"}),

@@ -7,8 +7,9 @@ use serde_json::Value;
 
 use super::config::Config;
 use super::http;
+use crate::conversation::{AssistantMessage, DeltaSink, ModelDelta};
 use crate::providers::{anthropic, gemini, openai, ParseError};
-use crate::run::{AssistantMessage, DeltaSink, ModelDelta, ModelError};
+use crate::run::ModelError;
 
 /// A format's stream assembler.
 pub(crate) trait Assemble {

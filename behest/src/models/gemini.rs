@@ -7,8 +7,9 @@ use super::exchange::{exchange, stream_error, Event, Format};
 use super::http;
 use super::tools::{answer_schema, ExportCache};
 use super::{config_methods, Config, ToolChoice};
-use crate::providers::{gemini, Provider};
-use crate::run::{AssistantMessage, DeltaSink, Message, ModelDelta, ModelError};
+use crate::conversation::{AssistantMessage, DeltaSink, Message, ModelDelta};
+use crate::providers::{gemini, WireFormat};
+use crate::run::ModelError;
 use crate::tool::ToolSpec;
 
 const BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
@@ -80,9 +81,9 @@ impl Gemini {
             object.insert("systemInstruction".into(), system);
         }
         if !tools.is_empty() {
-            let declarations = self
-                .tools
-                .declarations(tools, Provider::Gemini, &config.export)?;
+            let declarations =
+                self.tools
+                    .declarations(tools, WireFormat::Gemini, &config.export)?;
             object.insert("tools".into(), Value::Array(declarations.to_vec()));
             let calling = match &config.tool_choice {
                 ToolChoice::Auto => json!({"mode": "AUTO"}),
@@ -103,7 +104,7 @@ impl Gemini {
             generation.insert("maxOutputTokens".into(), json!(tokens));
         }
         if let Some(answer) = crate::run::requested_output() {
-            let (schema, _) = answer_schema(&answer, Provider::Gemini, &config.export)?;
+            let (schema, _) = answer_schema(&answer, WireFormat::Gemini, &config.export)?;
             generation.insert("responseMimeType".into(), json!("application/json"));
             generation.insert("responseSchema".into(), schema);
         }

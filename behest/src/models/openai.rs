@@ -10,8 +10,9 @@ use super::exchange::{exchange, stream_error, Event, Format};
 use super::http;
 use super::tools::{answer_schema, ExportCache};
 use super::{config_methods, Config, ToolChoice};
-use crate::providers::{openai, Provider};
-use crate::run::{AssistantMessage, DeltaSink, Message, ModelDelta, ModelError};
+use crate::conversation::{AssistantMessage, DeltaSink, Message, ModelDelta};
+use crate::providers::{openai, WireFormat};
+use crate::run::ModelError;
 use crate::tool::ToolSpec;
 
 const BASE_URL: &str = "https://api.openai.com/v1";
@@ -83,7 +84,7 @@ impl Chat {
         if !tools.is_empty() {
             let declarations =
                 self.tools
-                    .declarations(tools, Provider::OpenAiChat, &config.export)?;
+                    .declarations(tools, WireFormat::OpenAiChat, &config.export)?;
             object.insert("tools".into(), Value::Array(declarations.to_vec()));
             object.insert("tool_choice".into(), chat_tool_choice(&config.tool_choice));
             if let Some(parallel) = config.parallel_tool_calls {
@@ -91,7 +92,7 @@ impl Chat {
             }
         }
         if let Some(answer) = crate::run::requested_output() {
-            let (schema, strict) = answer_schema(&answer, Provider::OpenAiChat, &config.export)?;
+            let (schema, strict) = answer_schema(&answer, WireFormat::OpenAiChat, &config.export)?;
             object.insert(
                 "response_format".into(),
                 json!({"type": "json_schema", "json_schema": {
@@ -185,7 +186,7 @@ impl Responses {
         if !tools.is_empty() {
             let declarations =
                 self.tools
-                    .declarations(tools, Provider::OpenAiResponses, &config.export)?;
+                    .declarations(tools, WireFormat::OpenAiResponses, &config.export)?;
             object.insert("tools".into(), Value::Array(declarations.to_vec()));
             object.insert(
                 "tool_choice".into(),
@@ -197,7 +198,7 @@ impl Responses {
         }
         if let Some(answer) = crate::run::requested_output() {
             let (schema, strict) =
-                answer_schema(&answer, Provider::OpenAiResponses, &config.export)?;
+                answer_schema(&answer, WireFormat::OpenAiResponses, &config.export)?;
             object.insert(
                 "text".into(),
                 json!({"format": {

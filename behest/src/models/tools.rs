@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::providers::{self, ExportOptions, Provider};
+use crate::providers::{self, ExportOptions, WireFormat};
 use crate::run::ModelError;
 use crate::tool::{ExternalTool, ToolSpec};
 use crate::ToolRegistry;
@@ -33,7 +33,7 @@ impl ExportCache {
     pub fn declarations(
         &self,
         specs: &[ToolSpec],
-        provider: Provider,
+        provider: WireFormat,
         options: &ExportOptions,
     ) -> Result<Arc<Vec<Value>>, ModelError> {
         // `#[tool(strict)]` lives in the run's registry, not in the specs.
@@ -68,7 +68,7 @@ impl ExportCache {
 /// (OpenAI); a schema that cannot is sent non-strict rather than refused.
 pub(crate) fn answer_schema(
     spec: &ToolSpec,
-    provider: Provider,
+    provider: WireFormat,
     options: &ExportOptions,
 ) -> Result<(Value, bool), ModelError> {
     let mut registry = ToolRegistry::new();

@@ -4,15 +4,16 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::openai::tool_name_of;
 use super::{
-    arguments_object, content_text, convert, finish, push_entry, schema, str_field, turn_parts,
-    Export, ExportError, ParseError, Provider, TurnPart,
+    arguments_object, content_text, convert, finish, schema, str_field, Export, ExportError,
+    ParseError,
+};
+use crate::conversation::{
+    tool_name_of, AssistantMessage, Message, ToolResultMessage, TurnPart, WireFormat,
 };
 use crate::registry::ToolRegistry;
-use crate::run::{AssistantMessage, Message, ToolResultMessage};
-use crate::runtime::{ToolCall, ToolCallResult};
 use crate::tool::ToolSpec;
+use crate::tool::{ToolCall, ToolCallResult};
 
 /// The registry as Messages `tools`.
 pub fn tools(registry: &ToolRegistry) -> Result<Export, ExportError> {
@@ -22,7 +23,7 @@ pub fn tools(registry: &ToolRegistry) -> Result<Export, ExportError> {
             .map(|spec| {
                 let (schema, lints) = convert(
                     spec,
-                    Provider::Anthropic,
+                    WireFormat::Anthropic,
                     &[schema::common, schema::anthropic],
                 );
                 let declaration = json!({
@@ -93,7 +94,7 @@ fn assistant_blocks(blocks: &[Value]) -> Result<AssistantMessage, ParseError> {
                 block.get("input").cloned().unwrap_or_else(|| json!({})),
             )),
             Some(kind) if THINKING.contains(&kind) => {
-                push_entry(&mut message, Provider::Anthropic, block.clone());
+                message.push_reasoning_entry(WireFormat::Anthropic, block.clone());
             }
             _ => {}
         }
@@ -108,7 +109,7 @@ fn assistant_blocks(blocks: &[Value]) -> Result<AssistantMessage, ParseError> {
 #[derive(Debug, Default)]
 pub struct Stream {
     /// The token counts seen so far.
-    usage: Option<crate::run::Usage>,
+    usage: Option<crate::conversation::Usage>,
     blocks: BTreeMap<u64, Block>,
 }
 
@@ -232,7 +233,9 @@ impl Stream {
                         .tool_calls
                         .push(ToolCall::new(block.id, block.name, arguments));
                 }
-                Block::Thinking(block) => push_entry(&mut message, Provider::Anthropic, block),
+                Block::Thinking(block) => {
+                    message.push_reasoning_entry(WireFormat::Anthropic, block)
+                }
                 Block::Other => {}
             }
         }
@@ -320,7 +323,8 @@ pub fn messages(conversation: &[Message]) -> (Option<String>, Vec<Value>) {
 /// The blocks of a model turn: its thinking blocks as they came and where
 /// they came, then text and `tool_use` blocks.
 fn assistant_content(assistant: &AssistantMessage) -> Vec<Value> {
-    turn_parts(assistant, Provider::Anthropic)
+    assistant
+        .turn_parts(WireFormat::Anthropic)
         .into_iter()
         .map(|part| match part {
             TurnPart::Reasoning(block) => block.clone(),

@@ -5,16 +5,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{json, Map, Value};
 
-use super::openai::{last_call, tool_name_of};
 use super::{
-    add_call_fields, add_turn_fields, arguments_object, convert, finish, push_call_fields,
-    push_entry, push_turn_fields, schema, str_field, turn_parts, Export, ExportError, ParseError,
-    Provider, TurnPart,
+    arguments_object, convert, finish, schema, str_field, Export, ExportError, ParseError,
+};
+use crate::conversation::{
+    last_call, tool_name_of, AssistantMessage, Message, ToolResultMessage, TurnPart, WireFormat,
 };
 use crate::registry::ToolRegistry;
-use crate::run::{AssistantMessage, Message, ToolResultMessage};
-use crate::runtime::{ToolCall, ToolCallResult};
 use crate::tool::ToolSpec;
+use crate::tool::{ToolCall, ToolCallResult};
 
 /// Call ids made up for calls that came without one; such calls and their
 /// results go back without an id, as they came.
@@ -50,7 +49,7 @@ pub fn tools(registry: &ToolRegistry) -> Result<Export, ExportError> {
             .specs()
             .map(|spec| {
                 let (schema, lints) =
-                    convert(spec, Provider::Gemini, &[schema::common, schema::gemini]);
+                    convert(spec, WireFormat::Gemini, &[schema::common, schema::gemini]);
                 let mut declaration = json!({"name": spec.name, "description": spec.description});
                 let has_parameters = schema
                     .get("properties")
@@ -181,15 +180,15 @@ fn model_parts(parts: &[Value]) -> Result<AssistantMessage, ParseError> {
         if let Some(call) = part.get("functionCall") {
             let call = function_call(call, &mut ids)?;
             if let Some(fields) = signature(part) {
-                push_call_fields(&mut message, Provider::Gemini, &call.call_id, fields);
+                message.push_call_fields(WireFormat::Gemini, &call.call_id, fields);
             }
             message.tool_calls.push(call);
         } else if is_reasoning_part(part) {
-            push_entry(&mut message, Provider::Gemini, part.clone());
+            message.push_reasoning_entry(WireFormat::Gemini, part.clone());
         } else if let Some(part_text) = part.get("text").and_then(Value::as_str) {
             text.push_str(part_text);
             if let Some(fields) = signature(part) {
-                push_turn_fields(&mut message, Provider::Gemini, fields);
+                message.push_turn_fields(WireFormat::Gemini, fields);
             }
         }
     }
@@ -237,7 +236,7 @@ fn function_call(call: &Value, ids: &mut GeneratedIds) -> Result<ToolCall, Parse
 #[derive(Debug, Default)]
 pub struct Stream {
     /// The token counts seen so far.
-    usage: Option<crate::run::Usage>,
+    usage: Option<crate::conversation::Usage>,
     message: AssistantMessage,
     text: String,
     open: Option<OpenCall>,
@@ -315,7 +314,7 @@ impl Stream {
                 self.thinking = false;
                 self.text.push_str(text);
                 if let Some(fields) = signature(part) {
-                    push_turn_fields(&mut self.message, Provider::Gemini, fields);
+                    self.message.push_turn_fields(WireFormat::Gemini, fields);
                 }
             }
         }
@@ -340,7 +339,9 @@ impl Stream {
                     joined.insert("text".into(), Value::String(text));
                 }
             }
-            None => push_entry(&mut self.message, Provider::Gemini, part.clone()),
+            None => self
+                .message
+                .push_reasoning_entry(WireFormat::Gemini, part.clone()),
         }
         self.thinking = is_thought(part);
     }
@@ -411,7 +412,8 @@ impl Stream {
         if let Some(open) = self.open.take() {
             let id = open.id.unwrap_or_else(|| self.ids.next());
             if let Some(fields) = open.signature {
-                push_call_fields(&mut self.message, Provider::Gemini, &id, fields);
+                self.message
+                    .push_call_fields(WireFormat::Gemini, &id, fields);
             }
             self.message
                 .tool_calls
@@ -487,13 +489,14 @@ pub fn contents(conversation: &[Message]) -> (Option<Value>, Vec<Value>) {
 /// came, the text, and `functionCall` parts, each part with the signature
 /// it came with.
 fn model_content(assistant: &AssistantMessage) -> Vec<Value> {
-    turn_parts(assistant, Provider::Gemini)
+    assistant
+        .turn_parts(WireFormat::Gemini)
         .into_iter()
         .map(|part| match part {
             TurnPart::Reasoning(part) => part.clone(),
             TurnPart::Text(text) => {
                 let mut part = json!({"text": text});
-                add_turn_fields(&mut part, assistant, Provider::Gemini);
+                assistant.add_turn_fields(&mut part, WireFormat::Gemini);
                 part
             }
             TurnPart::Call(call) => {
@@ -503,7 +506,7 @@ fn model_content(assistant: &AssistantMessage) -> Vec<Value> {
                     function_call["id"] = Value::String(call.call_id.clone());
                 }
                 let mut part = json!({"functionCall": function_call});
-                add_call_fields(&mut part, assistant, Provider::Gemini, &call.call_id);
+                assistant.add_call_fields(&mut part, WireFormat::Gemini, &call.call_id);
                 part
             }
         })

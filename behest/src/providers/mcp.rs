@@ -2,10 +2,11 @@
 
 use serde_json::{json, Value};
 
-use super::{arguments_object, schema, str_field, Export, ExportError, ParseError, Provider};
+use super::{arguments_object, schema, str_field, Export, ExportError, ParseError};
+use crate::conversation::WireFormat;
 use crate::registry::ToolRegistry;
-use crate::runtime::{ToolCall, ToolCallResult};
 use crate::tool::{ToolAnnotations, ToolError, ToolSpec};
+use crate::tool::{ToolCall, ToolCallResult};
 
 /// The JSON-RPC error code for an unknown tool or a malformed request.
 pub const INVALID_PARAMS: i64 = -32602;
@@ -18,7 +19,7 @@ pub fn tools(registry: &ToolRegistry) -> Result<Export, ExportError> {
     let tools = registry
         .specs()
         .map(|spec| {
-            if let Err(mut lint) = Provider::Mcp.check_name(&spec.name) {
+            if let Err(mut lint) = WireFormat::Mcp.check_name(&spec.name) {
                 lint.tool = Some(spec.name.clone());
                 errors.push(lint);
             }

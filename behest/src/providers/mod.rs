@@ -24,61 +24,35 @@ pub mod usage;
 
 use std::collections::HashSet;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use lint::{Lint, Severity};
 
+pub use crate::conversation::WireFormat;
+/// The wire formats behest speaks; the old name of [`WireFormat`].
+#[doc(hidden)]
+pub use crate::conversation::WireFormat as Provider;
 use crate::registry::ToolRegistry;
-use crate::run::{AssistantMessage, Reasoning, ReasoningPlace};
-use crate::runtime::ToolCall;
 use crate::tool::ToolSpec;
 
-/// The wire formats behest speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Provider {
-    /// OpenAI Chat Completions.
-    #[serde(rename = "openai_chat")]
-    OpenAiChat,
-    /// OpenAI Responses.
-    #[serde(rename = "openai_responses")]
-    OpenAiResponses,
-    /// Anthropic Messages.
-    Anthropic,
-    /// Google Gemini.
-    Gemini,
-    /// Model Context Protocol, 2025-11-25.
-    Mcp,
-}
-
-impl Provider {
-    /// Every provider.
-    pub const ALL: [Provider; 5] = [
-        Provider::OpenAiChat,
-        Provider::OpenAiResponses,
-        Provider::Anthropic,
-        Provider::Gemini,
-        Provider::Mcp,
-    ];
-
+impl WireFormat {
     /// Checks a tool name against this provider's rule.
     pub fn check_name(self, name: &str) -> Result<(), Lint> {
         let fits = match self {
-            Provider::OpenAiChat | Provider::OpenAiResponses | Provider::Anthropic => {
+            WireFormat::OpenAiChat | WireFormat::OpenAiResponses | WireFormat::Anthropic => {
                 name.len() <= 64
                     && name
                         .chars()
                         .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
             }
-            Provider::Gemini => {
+            WireFormat::Gemini => {
                 name.len() <= 128
                     && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
                     && name
                         .chars()
                         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-'))
             }
-            Provider::Mcp => {
+            WireFormat::Mcp => {
                 name.len() <= 128
                     && name
                         .chars()
@@ -139,15 +113,15 @@ pub struct ExportError {
 /// Exports `registry` to `provider`.
 pub fn export(
     registry: &ToolRegistry,
-    provider: Provider,
+    provider: WireFormat,
     options: &ExportOptions,
 ) -> Result<Export, ExportError> {
     match provider {
-        Provider::OpenAiChat => openai::chat_tools(registry, options),
-        Provider::OpenAiResponses => openai::responses_tools(registry, options),
-        Provider::Anthropic => anthropic::tools(registry),
-        Provider::Gemini => gemini::tools(registry),
-        Provider::Mcp => mcp::tools(registry),
+        WireFormat::OpenAiChat => openai::chat_tools(registry, options),
+        WireFormat::OpenAiResponses => openai::responses_tools(registry, options),
+        WireFormat::Anthropic => anthropic::tools(registry),
+        WireFormat::Gemini => gemini::tools(registry),
+        WireFormat::Mcp => mcp::tools(registry),
     }
 }
 
@@ -158,7 +132,7 @@ pub fn export(
 ///
 /// When an export fails, listing every lint with its tool and path.
 #[track_caller]
-pub fn assert_exports_cleanly(registry: &ToolRegistry, providers: &[Provider]) {
+pub fn assert_exports_cleanly(registry: &ToolRegistry, providers: &[WireFormat]) {
     let mut problems = Vec::new();
     for &provider in providers {
         if let Err(error) = export(registry, provider, &ExportOptions::default()) {
@@ -181,7 +155,7 @@ pub fn assert_exports_cleanly(registry: &ToolRegistry, providers: &[Provider]) {
 /// returns the schema, or the error lints tagged with the tool's name.
 pub(crate) fn convert(
     spec: &ToolSpec,
-    provider: Provider,
+    provider: WireFormat,
     passes: &[fn(&mut Value, &mut Vec<Lint>)],
 ) -> (Value, Vec<Lint>) {
     let mut schema = spec.parameters.clone();
@@ -284,150 +258,5 @@ pub(crate) fn arguments_object(arguments: &Value) -> Value {
         },
         Value::Null => Value::Object(serde_json::Map::new()),
         other => other.clone(),
-    }
-}
-
-/// Keeps `data` as a reasoning entry of its own, after the calls the
-/// message has so far.
-pub(crate) fn push_entry(message: &mut AssistantMessage, provider: Provider, data: Value) {
-    let after_calls = message.tool_calls.len();
-    push_reasoning(
-        message,
-        provider,
-        ReasoningPlace::Entry { after_calls },
-        data,
-    );
-}
-
-/// Keeps `fields` of the turn itself.
-pub(crate) fn push_turn_fields(message: &mut AssistantMessage, provider: Provider, fields: Value) {
-    push_reasoning(message, provider, ReasoningPlace::Turn, fields);
-}
-
-/// Keeps `fields` of the part that carries call `call_id`.
-pub(crate) fn push_call_fields(
-    message: &mut AssistantMessage,
-    provider: Provider,
-    call_id: &str,
-    fields: Value,
-) {
-    let place = ReasoningPlace::Call {
-        call_id: call_id.to_owned(),
-    };
-    push_reasoning(message, provider, place, fields);
-}
-
-fn push_reasoning(
-    message: &mut AssistantMessage,
-    provider: Provider,
-    place: ReasoningPlace,
-    data: Value,
-) {
-    message.reasoning.push(Reasoning {
-        provider,
-        place,
-        data,
-    });
-}
-
-/// Whether the message has reasoning entries of `provider`.
-pub(crate) fn has_entries(message: &AssistantMessage, provider: Provider) -> bool {
-    message.reasoning.iter().any(|reasoning| {
-        reasoning.provider == provider && matches!(reasoning.place, ReasoningPlace::Entry { .. })
-    })
-}
-
-/// One part of a model turn, as a provider lists them.
-pub(crate) enum TurnPart<'m> {
-    /// A reasoning entry, as it came.
-    Reasoning(&'m Value),
-    /// The turn's text.
-    Text(&'m str),
-    /// A tool call.
-    Call(&'m ToolCall),
-}
-
-/// The turn's text, calls and `provider`'s reasoning entries in the order
-/// they came: each entry after the calls that came before it, the entries
-/// that came before every call ahead of the text. Reasoning of other
-/// providers is left out. A turn without text whose provider keeps fields
-/// on the text part gets an empty text, to carry them.
-pub(crate) fn turn_parts<'m>(
-    message: &'m AssistantMessage,
-    provider: Provider,
-) -> Vec<TurnPart<'m>> {
-    let mine = || {
-        message
-            .reasoning
-            .iter()
-            .filter(move |reasoning| reasoning.provider == provider)
-    };
-    let mut entries: Vec<(usize, &Value)> = mine()
-        .filter_map(|reasoning| match reasoning.place {
-            ReasoningPlace::Entry { after_calls } => Some((after_calls, &reasoning.data)),
-            _ => None,
-        })
-        .collect();
-    entries.sort_by_key(|(after_calls, _)| *after_calls);
-    let mut entries = entries.into_iter().peekable();
-    let mut entries_after = |parts: &mut Vec<TurnPart<'m>>, calls: usize| {
-        while let Some((_, data)) = entries.next_if(|(after_calls, _)| *after_calls <= calls) {
-            parts.push(TurnPart::Reasoning(data));
-        }
-    };
-    let mut parts = Vec::new();
-    entries_after(&mut parts, 0);
-    let has_turn_fields = mine().any(|reasoning| reasoning.place == ReasoningPlace::Turn);
-    match (&message.text, has_turn_fields) {
-        (Some(text), _) => parts.push(TurnPart::Text(text)),
-        (None, true) => parts.push(TurnPart::Text("")),
-        (None, false) => {}
-    }
-    for (calls, call) in message.tool_calls.iter().enumerate() {
-        entries_after(&mut parts, calls);
-        parts.push(TurnPart::Call(call));
-    }
-    entries_after(&mut parts, usize::MAX);
-    parts
-}
-
-/// Adds `provider`'s fields of the turn to `target`.
-pub(crate) fn add_turn_fields(target: &mut Value, message: &AssistantMessage, provider: Provider) {
-    add_fields(target, message, provider, |place| {
-        *place == ReasoningPlace::Turn
-    });
-}
-
-/// Adds `provider`'s fields of call `call_id`'s part to `target`.
-pub(crate) fn add_call_fields(
-    target: &mut Value,
-    message: &AssistantMessage,
-    provider: Provider,
-    call_id: &str,
-) {
-    add_fields(
-        target,
-        message,
-        provider,
-        |place| matches!(place, ReasoningPlace::Call { call_id: id } if id == call_id),
-    );
-}
-
-fn add_fields(
-    target: &mut Value,
-    message: &AssistantMessage,
-    provider: Provider,
-    wanted: impl Fn(&ReasoningPlace) -> bool,
-) {
-    let Some(target) = target.as_object_mut() else {
-        return;
-    };
-    for reasoning in &message.reasoning {
-        if reasoning.provider != provider || !wanted(&reasoning.place) {
-            continue;
-        }
-        if let Some(fields) = reasoning.data.as_object() {
-            target.extend(fields.clone());
-        }
     }
 }

@@ -5,14 +5,15 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::{
-    add_call_fields, add_turn_fields, arguments_text, content_text, convert, finish, has_entries,
-    push_call_fields, push_entry, push_turn_fields, schema, str_field, turn_parts, Export,
-    ExportError, ExportOptions, Lint, ParseError, Provider, Strictness, TurnPart,
+    arguments_text, content_text, convert, finish, schema, str_field, Export, ExportError,
+    ExportOptions, Lint, ParseError, Strictness,
+};
+use crate::conversation::{
+    tool_name_of, AssistantMessage, Message, ToolResultMessage, TurnPart, WireFormat,
 };
 use crate::registry::ToolRegistry;
-use crate::run::{AssistantMessage, Message, ToolResultMessage};
-use crate::runtime::{ToolCall, ToolCallResult};
 use crate::tool::ToolSpec;
+use crate::tool::{ToolCall, ToolCallResult};
 
 /// The parameters of one tool and whether it goes out strict.
 fn parameters(
@@ -26,7 +27,7 @@ fn parameters(
         Strictness::None => false,
     };
     let plain = |lints: &mut Vec<Lint>| {
-        let (schema, more) = convert(spec, Provider::OpenAiChat, &[schema::common]);
+        let (schema, more) = convert(spec, WireFormat::OpenAiChat, &[schema::common]);
         lints.extend(more);
         schema
     };
@@ -37,7 +38,7 @@ fn parameters(
     }
     let (strict, lints) = convert(
         spec,
-        Provider::OpenAiChat,
+        WireFormat::OpenAiChat,
         &[schema::common, schema::openai_strict],
     );
     if !lints.iter().any(Lint::is_error) {
@@ -207,7 +208,7 @@ fn parse_chat_message(message: &Value) -> Result<AssistantMessage, ParseError> {
         .filter(|value| !value.is_null())
     {
         let fields = json!({ REASONING_CONTENT: reasoning });
-        push_turn_fields(&mut assistant, Provider::OpenAiChat, fields);
+        assistant.push_turn_fields(WireFormat::OpenAiChat, fields);
     }
     Ok(assistant)
 }
@@ -218,7 +219,7 @@ fn parse_chat_message(message: &Value) -> Result<AssistantMessage, ParseError> {
 #[derive(Debug, Default)]
 pub struct ChatStream {
     /// The token counts seen so far.
-    usage: Option<crate::run::Usage>,
+    usage: Option<crate::conversation::Usage>,
     text: String,
     reasoning: String,
     calls: BTreeMap<u64, PartialCall>,
@@ -245,12 +246,12 @@ impl PartialCall {
     /// Adds the call to `message`, unless it never got a name (no call
     /// started at its index); a Responses call after reasoning keeps its
     /// item id.
-    fn finish_into(self, message: &mut AssistantMessage, provider: Provider) {
+    fn finish_into(self, message: &mut AssistantMessage, provider: WireFormat) {
         if self.name.is_empty() {
             return;
         }
-        if !self.item_id.is_empty() && has_entries(message, provider) {
-            push_call_fields(message, provider, &self.id, json!({"id": self.item_id}));
+        if !self.item_id.is_empty() && message.has_reasoning_entries(provider) {
+            message.push_call_fields(provider, &self.id, json!({"id": self.item_id}));
         }
         let arguments = Value::String(self.arguments);
         message
@@ -324,11 +325,11 @@ impl ChatStream {
             ..AssistantMessage::default()
         };
         for call in self.calls.into_values() {
-            call.finish_into(&mut message, Provider::OpenAiChat);
+            call.finish_into(&mut message, WireFormat::OpenAiChat);
         }
         if !self.reasoning.is_empty() {
             let fields = json!({ REASONING_CONTENT: self.reasoning });
-            push_turn_fields(&mut message, Provider::OpenAiChat, fields);
+            message.push_turn_fields(WireFormat::OpenAiChat, fields);
         }
         message
     }
@@ -353,7 +354,9 @@ fn parse_responses_response_message(response: &Value) -> Result<AssistantMessage
         match item.get("type").and_then(Value::as_str) {
             Some("function_call") => push_function_call(&mut message, item)?,
             Some("message") => text.push_str(&output_text(item)),
-            Some("reasoning") => push_entry(&mut message, Provider::OpenAiResponses, item.clone()),
+            Some("reasoning") => {
+                message.push_reasoning_entry(WireFormat::OpenAiResponses, item.clone())
+            }
             _ => {}
         }
     }
@@ -367,9 +370,9 @@ fn parse_responses_response_message(response: &Value) -> Result<AssistantMessage
 fn push_function_call(message: &mut AssistantMessage, item: &Value) -> Result<(), ParseError> {
     let call = function_call(item)?;
     let item_id = item.get("id").and_then(Value::as_str).unwrap_or_default();
-    if !item_id.is_empty() && has_entries(message, Provider::OpenAiResponses) {
+    if !item_id.is_empty() && message.has_reasoning_entries(WireFormat::OpenAiResponses) {
         let fields = json!({"id": item_id});
-        push_call_fields(message, Provider::OpenAiResponses, &call.call_id, fields);
+        message.push_call_fields(WireFormat::OpenAiResponses, &call.call_id, fields);
     }
     message.tool_calls.push(call);
     Ok(())
@@ -404,7 +407,7 @@ fn output_text(item: &Value) -> String {
 #[derive(Debug, Default)]
 pub struct ResponsesStream {
     /// The token counts seen so far.
-    usage: Option<crate::run::Usage>,
+    usage: Option<crate::conversation::Usage>,
     text: String,
     calls: BTreeMap<u64, PartialCall>,
     reasoning: BTreeMap<u64, Value>,
@@ -480,12 +483,12 @@ impl ResponsesStream {
         let mut reasoning = self.reasoning.into_iter().peekable();
         for (index, call) in self.calls {
             while let Some((_, item)) = reasoning.next_if(|(at, _)| *at < index) {
-                push_entry(&mut message, Provider::OpenAiResponses, item);
+                message.push_reasoning_entry(WireFormat::OpenAiResponses, item);
             }
-            call.finish_into(&mut message, Provider::OpenAiResponses);
+            call.finish_into(&mut message, WireFormat::OpenAiResponses);
         }
         for (_, item) in reasoning {
-            push_entry(&mut message, Provider::OpenAiResponses, item);
+            message.push_reasoning_entry(WireFormat::OpenAiResponses, item);
         }
         message
     }
@@ -513,7 +516,7 @@ fn chat_message(message: &Message) -> Value {
         Message::User { text } => json!({"role": "user", "content": text}),
         Message::Assistant(assistant) => {
             let mut value = json!({"role": "assistant", "content": assistant.text});
-            add_turn_fields(&mut value, assistant, Provider::OpenAiChat);
+            assistant.add_turn_fields(&mut value, WireFormat::OpenAiChat);
             if !assistant.tool_calls.is_empty() {
                 value["tool_calls"] = assistant
                     .tool_calls
@@ -566,26 +569,6 @@ pub fn from_chat_messages(messages: &[Value]) -> Result<Vec<Message>, ParseError
     Ok(conversation)
 }
 
-/// The name of the tool that call `call_id` called, from the conversation.
-pub(crate) fn tool_name_of(conversation: &[Message], call_id: &str) -> String {
-    last_call(conversation, |call| call.call_id == call_id)
-        .map(|call| call.tool_name.clone())
-        .unwrap_or_default()
-}
-
-/// The latest call in the conversation that `wanted` accepts.
-pub(crate) fn last_call(
-    conversation: &[Message],
-    wanted: impl Fn(&ToolCall) -> bool,
-) -> Option<&ToolCall> {
-    conversation.iter().rev().find_map(|message| match message {
-        Message::Assistant(assistant) => {
-            assistant.tool_calls.iter().rev().find(|call| wanted(call))
-        }
-        _ => None,
-    })
-}
-
 /// A conversation as Responses `input` items.
 pub fn responses_input(conversation: &[Message]) -> Vec<Value> {
     conversation.iter().flat_map(responses_items).collect()
@@ -608,8 +591,9 @@ fn responses_items(message: &Message) -> Vec<Value> {
 /// came, the text, and `function_call` items. A call keeps its item id only
 /// while the reasoning it pairs with goes back too.
 fn assistant_items(assistant: &AssistantMessage) -> Vec<Value> {
-    let paired = has_entries(assistant, Provider::OpenAiResponses);
-    turn_parts(assistant, Provider::OpenAiResponses)
+    let paired = assistant.has_reasoning_entries(WireFormat::OpenAiResponses);
+    assistant
+        .turn_parts(WireFormat::OpenAiResponses)
         .into_iter()
         .map(|part| match part {
             TurnPart::Reasoning(item) => item.clone(),
@@ -622,10 +606,9 @@ fn assistant_items(assistant: &AssistantMessage) -> Vec<Value> {
                     "arguments": arguments_text(&call.arguments),
                 });
                 if paired {
-                    add_call_fields(
+                    assistant.add_call_fields(
                         &mut item,
-                        assistant,
-                        Provider::OpenAiResponses,
+                        WireFormat::OpenAiResponses,
                         &call.call_id,
                     );
                 }
@@ -648,7 +631,7 @@ pub fn from_responses_input(items: &[Value]) -> Result<Vec<Message>, ParseError>
             }
             (Some("reasoning"), _) => {
                 let turn = current_turn(&mut conversation);
-                push_entry(turn, Provider::OpenAiResponses, item.clone());
+                turn.push_reasoning_entry(WireFormat::OpenAiResponses, item.clone());
             }
             (Some("function_call_output"), _) => {
                 let call_id = str_field(item, "call_id", "function_call_output")?.to_owned();

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::run::Usage;
+use crate::conversation::Usage;
 
 /// `finish` for stream assemblers that keep a `usage` beside what their
 /// `assemble` builds: the message, with the token counts the stream
@@ -13,7 +13,7 @@ macro_rules! finish_with_usage {
     ($($stream:ty),*) => {$(
         impl $stream {
             /// The assembled message, with the token counts the stream reported.
-            pub fn finish(self) -> $crate::run::AssistantMessage {
+            pub fn finish(self) -> $crate::conversation::AssistantMessage {
                 let usage = self.usage;
                 let mut message = self.assemble();
                 message.usage = usage;

@@ -9,13 +9,14 @@ use futures::future::{join_all, BoxFuture};
 use tokio::sync::oneshot;
 
 use super::control::{Decision, RunControl};
-use super::conversation::{AssistantMessage, Message, ReasoningPlace, ToolResultMessage};
 use super::events::{Emitter, EventKind, RunState, ToolStreamEvent};
-use super::model::{in_turn, DeltaSink, TurnRequest};
+use super::model::{in_turn, TurnRequest};
 use super::output::{FinalOutput, FINAL_ANSWER};
 use super::{Agent, RunError, RunOutcome};
-use crate::context::ProgressSink;
+use crate::conversation::DeltaSink;
+use crate::conversation::{AssistantMessage, Message, ReasoningPlace, ToolResultMessage};
 use crate::runtime::{CallOptions, RunHooks, ToolCall, ToolCallResult};
+use crate::tool::ProgressSink;
 use crate::tool::{LimitKind, ToolError, ToolOutput, ToolResult, ToolSpec};
 
 /// The loop of one run, and its part in each call ([`RunHooks`]).

@@ -9,9 +9,9 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use super::control::RunControl;
-use super::conversation::AssistantMessage;
-use crate::context::Progress;
-use crate::runtime::{ToolCall, ToolCallResult};
+use crate::conversation::AssistantMessage;
+use crate::tool::Progress;
+use crate::tool::{ToolCall, ToolCallResult};
 
 /// The states a run goes through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -59,7 +59,7 @@ pub enum EventKind {
     ModelMessage(AssistantMessage),
     /// A piece of the model's message while it streams; the whole message
     /// follows as [`ModelMessage`](EventKind::ModelMessage).
-    ModelDelta(super::model::ModelDelta),
+    ModelDelta(crate::conversation::ModelDelta),
     /// A tool call progressed.
     Tool(ToolStreamEvent),
 }

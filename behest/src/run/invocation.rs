@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use super::control::RunControl;
-use super::conversation::Message;
 use super::driver::Run;
 use super::events::{spawn_handler, Emitter, Envelope, EventKind, EventStream, Handler};
 use super::{Agent, RunOutcome};
+use crate::conversation::Message;
 
 /// One run, made by [`Agent::invoke`] before it starts.
 ///

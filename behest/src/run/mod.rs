@@ -9,7 +9,6 @@
 //! cancelled (`Cancelled`).
 
 mod control;
-mod conversation;
 mod driver;
 mod events;
 mod invocation;
@@ -22,15 +21,16 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use control::{ControlError, RunControl};
-pub use conversation::{
-    AssistantMessage, Message, Reasoning, ReasoningPlace, ToolResultMessage, Usage,
+pub use crate::conversation::{
+    AssistantMessage, DeltaSink, Message, ModelDelta, Reasoning, ReasoningPlace, ToolResultMessage,
+    Usage,
 };
+pub use control::{ControlError, RunControl};
 pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
 pub use invocation::RuntimeInvocation;
 #[cfg(feature = "http")]
 pub(crate) use model::strict_tools;
-pub use model::{requested_output, DeltaSink, Model, ModelDelta, ModelError};
+pub use model::{requested_output, Model, ModelError};
 pub use output::FINAL_ANSWER;
 pub use record::{RecordedTurn, Recorder, Recording};
 pub use scripted::{ScriptedModel, Turn};

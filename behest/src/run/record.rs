@@ -8,9 +8,10 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use super::conversation::{AssistantMessage, Message};
-use super::model::{DeltaSink, Model, ModelError};
+use super::model::{Model, ModelError};
 use super::scripted::{ScriptedModel, Turn};
+use crate::conversation::DeltaSink;
+use crate::conversation::{AssistantMessage, Message};
 use crate::tool::ToolSpec;
 
 /// One recorded turn: the conversation the model was given, the names of

@@ -4,9 +4,9 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use super::conversation::{AssistantMessage, Message, ToolResultMessage};
 use super::model::{Model, ModelError};
-use crate::runtime::ToolCall;
+use crate::conversation::{AssistantMessage, Message, ToolResultMessage};
+use crate::tool::ToolCall;
 use crate::tool::ToolSpec;
 
 /// One scripted model turn: the reply, and what the model expects to have

@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::context::{CallCancellation, ToolContext};
+use crate::tool::{CallCancellation, ToolContext};
 use crate::tool::{ToolError, ToolOutput, ToolResult};
 
 /// Cancels a call's own token when the call ends without the tool's own

@@ -4,7 +4,6 @@
 //! cancellation, panic isolation) → check output. Every call yields exactly
 //! one [`ToolCallResult`], whatever the tool or the model did.
 
-mod call;
 mod guard;
 mod hooks;
 
@@ -23,15 +22,15 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 pub use crate::limits::Limits;
-pub use call::{ToolCall, ToolCallResult};
+pub use crate::tool::{ToolCall, ToolCallResult};
 use guard::CallGuard;
 pub(crate) use hooks::RunHooks;
 
 use crate::arguments::{decode, DecodeLimits};
-use crate::context::{ProgressSink, SharedState, ToolContext};
 use crate::registry::{Entry, ToolRegistry};
 use crate::suggest::closest;
 use crate::tool::{LimitKind, ToolError, ToolOutput, ToolResult};
+use crate::tool::{ProgressSink, SharedState, ToolContext};
 
 /// How many close names an unknown-tool error suggests.
 const MAX_SUGGESTIONS: usize = 3;

@@ -1,5 +1,7 @@
 //! The tool contract: what a tool is, what it returns and how it fails.
 
+mod call;
+mod context;
 mod error;
 mod external;
 mod output;
@@ -11,10 +13,14 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-pub use crate::context::ToolContext;
+pub use call::{ToolCall, ToolCallResult};
+pub(crate) use context::CallCancellation;
+pub use context::{
+    FromToolContext, MissingState, Progress, ProgressSink, SharedState, State, ToolContext,
+};
 pub use error::{ArgumentIssue, LimitKind, ToolError, ToolResult};
-pub use external::ExternalTool;
-pub use output::ToolOutput;
+pub use external::{ExternalTool, ExternalToolArgs};
+pub use output::{IntoToolOutput, ToolOutput};
 pub use spec::{ToolAnnotations, ToolSpec};
 
 /// A tool a model can call.

@@ -1,5 +1,9 @@
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde_json::Value;
+
+use super::ToolResult;
 
 /// What a tool returns: text, structured JSON, or both.
 ///
@@ -67,5 +71,57 @@ impl ToolOutput {
                 .structured
                 .as_ref()
                 .map_or(0, crate::json_text::encoded_len_estimate)
+    }
+}
+
+/// A value a tool function can return as it is, without going through
+/// `Serialize`: text, a [`ToolOutput`], `()` or a JSON [`Value`].
+///
+/// `#[tool]` functions may also return any `T: Serialize` (structured
+/// output, with an output schema when `T: JsonSchema`) and `Result<T, E>`
+/// of these, where `E` is [`ToolError`] or implements `Display`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a tool",
+    label = "this type cannot become tool output",
+    note = "return `String`, `&'static str`, `ToolOutput`, `()`, a type that implements `serde::Serialize`, or `Result<T, E>` of those with `E: Display`"
+)]
+pub trait IntoToolOutput {
+    /// Converts the value into the tool's output.
+    fn into_tool_output(self) -> ToolResult<ToolOutput>;
+}
+
+impl IntoToolOutput for ToolOutput {
+    fn into_tool_output(self) -> ToolResult<ToolOutput> {
+        Ok(self)
+    }
+}
+
+impl IntoToolOutput for String {
+    fn into_tool_output(self) -> ToolResult<ToolOutput> {
+        Ok(ToolOutput::text(self))
+    }
+}
+
+impl IntoToolOutput for &'static str {
+    fn into_tool_output(self) -> ToolResult<ToolOutput> {
+        Ok(ToolOutput::text(self))
+    }
+}
+
+impl IntoToolOutput for Cow<'static, str> {
+    fn into_tool_output(self) -> ToolResult<ToolOutput> {
+        Ok(ToolOutput::text(self))
+    }
+}
+
+impl IntoToolOutput for () {
+    fn into_tool_output(self) -> ToolResult<ToolOutput> {
+        Ok(ToolOutput::empty())
+    }
+}
+
+impl IntoToolOutput for Value {
+    fn into_tool_output(self) -> ToolResult<ToolOutput> {
+        Ok(ToolOutput::json(self))
     }
 }

@@ -4,12 +4,13 @@
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
+use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::tool::{ToolError, ToolResult};
+use super::{ToolError, ToolResult};
 
 /// The context of one tool call.
 ///
@@ -311,5 +312,78 @@ impl SharedState {
 impl fmt::Debug for SharedState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "SharedState({} values)", self.len())
+    }
+}
+
+/// A value a `#[ctx]` parameter can receive, taken from the call's
+/// [`ToolContext`].
+///
+/// Implemented for [`ToolContext`] itself, the call's
+/// [`CancellationToken`](crate::CancellationToken), [`State<T>`] (shared
+/// state added with [`ToolRuntimeBuilder::state`](crate::ToolRuntimeBuilder::state))
+/// and `Option<State<T>>`. A missing state is an error result, not a panic.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be injected with `#[ctx]`",
+    label = "not injectable",
+    note = "`#[ctx]` parameters can be `ToolContext`, `CancellationToken`, `State<T>` or `Option<State<T>>`; use `State<{Self}>` for shared state"
+)]
+pub trait FromToolContext: Sized {
+    /// Takes the value from the context.
+    fn from_tool_context(context: &ToolContext) -> ToolResult<Self>;
+}
+
+impl FromToolContext for ToolContext {
+    fn from_tool_context(context: &ToolContext) -> ToolResult<Self> {
+        Ok(context.clone())
+    }
+}
+
+impl FromToolContext for CancellationToken {
+    fn from_tool_context(context: &ToolContext) -> ToolResult<Self> {
+        Ok(context.cancellation().clone())
+    }
+}
+
+/// Shared state of type `T`, injected into a `#[ctx]` parameter.
+///
+/// ```
+/// use behest::State;
+///
+/// struct Db { url: String }
+///
+/// fn url(db: State<Db>) -> String {
+///     db.url.clone() // `State<T>` derefs to `T`
+/// }
+/// ```
+pub struct State<T>(pub Arc<T>);
+
+impl<T> Clone for State<T> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone())
+    }
+}
+
+impl<T> Deref for State<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for State<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("State").field(&self.0).finish()
+    }
+}
+
+impl<T: Any + Send + Sync> FromToolContext for State<T> {
+    fn from_tool_context(context: &ToolContext) -> ToolResult<Self> {
+        context.require_state_arc::<T>().map(State)
+    }
+}
+
+impl<T: Any + Send + Sync> FromToolContext for Option<State<T>> {
+    fn from_tool_context(context: &ToolContext) -> ToolResult<Self> {
+        Ok(context.state_arc::<T>().map(State))
     }
 }

@@ -1,7 +1,9 @@
+//! A model's call of a tool and its outcome.
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::tool::{ToolError, ToolOutput};
+use super::{ToolError, ToolOutput};
 
 /// A call of a tool by the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

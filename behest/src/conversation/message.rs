@@ -1,10 +1,10 @@
-//! A provider-neutral conversation: what providers' message lists map to.
+//! The messages of a conversation.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::providers::Provider;
-use crate::runtime::{ToolCall, ToolCallResult};
+use super::{Reasoning, Usage};
+use crate::tool::{ToolCall, ToolCallResult};
 
 /// One message of a conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -59,40 +59,6 @@ pub struct AssistantMessage {
     pub usage: Option<Usage>,
 }
 
-/// The tokens one turn used, as the provider counted them; 0 where it
-/// did not say.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Usage {
-    /// Tokens read: the conversation and the tool declarations.
-    pub input_tokens: u64,
-    /// Tokens written, reasoning included.
-    pub output_tokens: u64,
-    /// Input tokens served from the provider's cache (part of
-    /// `input_tokens` for OpenAI and Gemini, apart from it for Anthropic).
-    pub cached_tokens: u64,
-    /// Output tokens spent on reasoning (part of `output_tokens`).
-    pub reasoning_tokens: u64,
-}
-
-impl std::ops::Add for Usage {
-    type Output = Usage;
-
-    fn add(self, other: Usage) -> Usage {
-        Usage {
-            input_tokens: self.input_tokens + other.input_tokens,
-            output_tokens: self.output_tokens + other.output_tokens,
-            cached_tokens: self.cached_tokens + other.cached_tokens,
-            reasoning_tokens: self.reasoning_tokens + other.reasoning_tokens,
-        }
-    }
-}
-
-impl std::iter::Sum for Usage {
-    fn sum<I: Iterator<Item = Usage>>(iter: I) -> Usage {
-        iter.fold(Usage::default(), std::ops::Add::add)
-    }
-}
-
 impl AssistantMessage {
     /// A final answer.
     pub fn text(text: impl Into<String>) -> Self {
@@ -109,44 +75,6 @@ impl AssistantMessage {
             ..Self::default()
         }
     }
-}
-
-/// One piece of a provider's reasoning state, opaque to behest: it goes
-/// back unchanged, and only to the wire format it came in (mapping a
-/// conversation to another format drops it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Reasoning {
-    /// The wire format it came in.
-    pub provider: Provider,
-    /// Where in the turn it goes back.
-    pub place: ReasoningPlace,
-    /// The provider's JSON as it came: the whole entry for
-    /// [`ReasoningPlace::Entry`], otherwise the fields that go on the part
-    /// the place names.
-    pub data: Value,
-}
-
-/// Where a piece of reasoning goes back in its turn.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ReasoningPlace {
-    /// An entry of its own: an Anthropic thinking block, a Responses
-    /// reasoning item, a Gemini thought part. It goes after the turn's
-    /// first `after_calls` tool calls, and before the text when that is 0.
-    Entry {
-        /// How many of the turn's tool calls came before it.
-        after_calls: usize,
-    },
-    /// Fields of the turn: `reasoning_content` on a Chat message, a
-    /// `thoughtSignature` on Gemini's text part.
-    Turn,
-    /// Fields of the part that carries one call: a `thoughtSignature` on
-    /// Gemini's `functionCall` part, the item id that pairs a Responses
-    /// `function_call` with the reasoning before it.
-    Call {
-        /// The id of that call.
-        call_id: String,
-    },
 }
 
 /// A tool call's result as the model reads it.
