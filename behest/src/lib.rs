@@ -1,9 +1,10 @@
-#![doc = include_str!("../../README.md")]
+#![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod arguments;
 pub mod conversation;
-/// The context of a tool call; now in [`tool`].
+pub mod docs;
+/// The context of a tool call; now in [`tool`](mod@tool).
 #[doc(hidden)]
 pub mod context {
     pub use crate::tool::{
@@ -14,7 +15,7 @@ mod json_text;
 mod limits;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-#[cfg(feature = "http")]
+#[cfg(feature = "__http")]
 pub mod models;
 pub mod providers;
 pub mod registry;
@@ -23,7 +24,7 @@ pub mod runtime;
 mod suggest;
 mod sync;
 pub mod tool;
-/// The typed traits of tools; now in [`tool`].
+/// The typed traits of tools; now in [`tool`](mod@tool).
 #[doc(hidden)]
 pub mod typed {
     pub use crate::tool::{ExternalToolArgs, FromToolContext, IntoToolOutput, State};
@@ -36,8 +37,8 @@ pub mod __private;
 pub use registry::{RegistryError, ToolRegistry};
 pub use run::{
     Agent, AssistantMessage, ControlError, DeltaSink, Envelope, EventKind, EventStream, Message,
-    Model, ModelDelta, ModelError, RunControl, RunError, RunOptions, RunOutcome, RunState,
-    RuntimeInvocation, ScriptedModel, ToolStreamEvent, Turn, Usage,
+    Model, ModelDelta, ModelError, ModelRequest, RunControl, RunError, RunOptions, RunOutcome,
+    RunState, RuntimeInvocation, ScriptedModel, ToolStreamEvent, Turn, Usage,
 };
 pub use runtime::{
     CallOptions, Limits, PreparedCall, ToolCall, ToolCallResult, ToolRuntime, ToolRuntimeBuilder,

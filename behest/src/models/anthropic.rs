@@ -7,10 +7,9 @@ use super::exchange::{exchange, stream_error, Event, Format};
 use super::http;
 use super::tools::ExportCache;
 use super::{config_methods, Config, ToolChoice};
-use crate::conversation::{AssistantMessage, DeltaSink, Message, ModelDelta};
+use crate::conversation::{AssistantMessage, ModelDelta};
 use crate::providers::{anthropic, WireFormat};
-use crate::run::ModelError;
-use crate::tool::ToolSpec;
+use crate::run::{ModelError, ModelRequest};
 
 const BASE_URL: &str = "https://api.anthropic.com/v1";
 const KEY_VARIABLES: &[&str] = &["ANTHROPIC_API_KEY"];
@@ -46,11 +45,8 @@ impl Messages {
 
     /// The request body of a turn. Thinking blocks of earlier turns go back
     /// as they came (extended thinking with tools needs them).
-    pub fn request_body(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-    ) -> Result<Value, ModelError> {
+    pub fn request_body(&self, request: &ModelRequest<'_>) -> Result<Value, ModelError> {
+        let (conversation, tools) = (request.conversation, request.tools);
         let config = &self.config;
         let (system, messages) = anthropic::messages(conversation);
         let mut body = json!({
@@ -63,9 +59,12 @@ impl Messages {
             object.insert("system".into(), Value::String(system));
         }
         if !tools.is_empty() {
-            let declarations =
-                self.tools
-                    .declarations(tools, WireFormat::Anthropic, &config.export)?;
+            let declarations = self.tools.declarations(
+                tools,
+                request.strict,
+                WireFormat::Anthropic,
+                &config.export,
+            )?;
             object.insert("tools".into(), Value::Array(declarations.to_vec()));
             let mut choice = match &config.tool_choice {
                 ToolChoice::Auto => json!({"type": "auto"}),
@@ -96,13 +95,8 @@ impl Messages {
         Ok(headers)
     }
 
-    async fn turn(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-        deltas: &DeltaSink,
-    ) -> Result<AssistantMessage, ModelError> {
-        let body = self.request_body(conversation, tools)?;
+    async fn turn(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
+        let body = self.request_body(&request)?;
         let url = self.config.url("messages");
         let format = Format {
             whole: anthropic::parse_response,
@@ -115,7 +109,7 @@ impl Messages {
             self.headers()?,
             &body,
             format,
-            deltas,
+            request.deltas,
             |event| {
                 let kind = event.get("type").and_then(Value::as_str);
                 if kind == Some("error") {

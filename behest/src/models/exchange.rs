@@ -63,7 +63,7 @@ pub(crate) async fn exchange<S: Assemble>(
     headers: HeaderMap,
     body: &Value,
     format: Format<S>,
-    deltas: &DeltaSink,
+    deltas: Option<&DeltaSink>,
     mut read_event: impl FnMut(&Value) -> Result<Event, ModelError>,
 ) -> Result<AssistantMessage, ModelError> {
     let response = http::post(config, url, headers, body).await?;
@@ -76,8 +76,10 @@ pub(crate) async fn exchange<S: Assemble>(
     http::read_events(config, response, |_, event| {
         let read = read_event(&event)?;
         ended |= read.ends;
-        for delta in read.deltas {
-            deltas.send(delta);
+        if let Some(deltas) = deltas {
+            for delta in read.deltas {
+                deltas.send(delta);
+            }
         }
         stream.push(&event).map_err(parse_error)
     })

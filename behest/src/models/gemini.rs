@@ -7,10 +7,9 @@ use super::exchange::{exchange, stream_error, Event, Format};
 use super::http;
 use super::tools::{answer_schema, ExportCache};
 use super::{config_methods, Config, ToolChoice};
-use crate::conversation::{AssistantMessage, DeltaSink, Message, ModelDelta};
+use crate::conversation::{AssistantMessage, ModelDelta};
 use crate::providers::{gemini, WireFormat};
-use crate::run::ModelError;
-use crate::tool::ToolSpec;
+use crate::run::{ModelError, ModelRequest};
 
 const BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
 const KEY_VARIABLES: &[&str] = &["GEMINI_API_KEY", "GOOGLE_API_KEY"];
@@ -68,11 +67,8 @@ impl Gemini {
 
     /// The request body of a turn. Thought signatures of earlier turns go
     /// back on the parts they came on.
-    pub fn request_body(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-    ) -> Result<Value, ModelError> {
+    pub fn request_body(&self, request: &ModelRequest<'_>) -> Result<Value, ModelError> {
+        let (conversation, tools) = (request.conversation, request.tools);
         let config = &self.config;
         let (system, contents) = gemini::contents(conversation);
         let mut body = json!({ "contents": contents });
@@ -81,9 +77,12 @@ impl Gemini {
             object.insert("systemInstruction".into(), system);
         }
         if !tools.is_empty() {
-            let declarations =
-                self.tools
-                    .declarations(tools, WireFormat::Gemini, &config.export)?;
+            let declarations = self.tools.declarations(
+                tools,
+                request.strict,
+                WireFormat::Gemini,
+                &config.export,
+            )?;
             object.insert("tools".into(), Value::Array(declarations.to_vec()));
             let calling = match &config.tool_choice {
                 ToolChoice::Auto => json!({"mode": "AUTO"}),
@@ -103,8 +102,8 @@ impl Gemini {
         if let Some(tokens) = config.max_tokens {
             generation.insert("maxOutputTokens".into(), json!(tokens));
         }
-        if let Some(answer) = crate::run::requested_output() {
-            let (schema, _) = answer_schema(&answer, WireFormat::Gemini, &config.export)?;
+        if let Some(answer) = request.output {
+            let (schema, _) = answer_schema(answer, WireFormat::Gemini, &config.export)?;
             generation.insert("responseMimeType".into(), json!("application/json"));
             generation.insert("responseSchema".into(), schema);
         }
@@ -122,13 +121,8 @@ impl Gemini {
         Ok(headers)
     }
 
-    async fn turn(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-        deltas: &DeltaSink,
-    ) -> Result<AssistantMessage, ModelError> {
-        let body = self.request_body(conversation, tools)?;
+    async fn turn(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
+        let body = self.request_body(&request)?;
         let model = self.model();
         let url = if self.config.stream {
             self.config
@@ -148,7 +142,7 @@ impl Gemini {
             self.headers()?,
             &body,
             format,
-            deltas,
+            request.deltas,
             |chunk| {
                 if chunk.get("error").is_some() {
                     return Err(stream_error(chunk));

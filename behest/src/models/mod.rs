@@ -87,8 +87,7 @@ pub(crate) async fn traced(
     result
 }
 
-/// `Model` for a client whose `turn(conversation, tools, deltas)` makes one
-/// request: traced, with or without a sink for the stream's pieces; with
+/// `Model` for a client whose `turn(request)` makes one request: traced; with
 /// `structured_output`, a client that asks typed runs' answers natively
 /// unless configured not to.
 macro_rules! model_over_turn {
@@ -109,32 +108,11 @@ macro_rules! model_over_turn {
     };
     ($client:ty, $system:literal, { $($more:tt)* }) => {
         impl $crate::Model for $client {
-            async fn respond(
+            async fn complete(
                 &self,
-                conversation: &[$crate::Message],
-                tools: &[$crate::ToolSpec],
+                request: $crate::ModelRequest<'_>,
             ) -> Result<$crate::AssistantMessage, $crate::ModelError> {
-                let ignore = $crate::DeltaSink::ignore();
-                $crate::models::traced(
-                    $system,
-                    &self.config.model,
-                    self.turn(conversation, tools, &ignore),
-                )
-                .await
-            }
-
-            async fn respond_streaming(
-                &self,
-                conversation: &[$crate::Message],
-                tools: &[$crate::ToolSpec],
-                deltas: &$crate::DeltaSink,
-            ) -> Result<$crate::AssistantMessage, $crate::ModelError> {
-                $crate::models::traced(
-                    $system,
-                    &self.config.model,
-                    self.turn(conversation, tools, deltas),
-                )
-                .await
+                $crate::models::traced($system, &self.config.model, self.turn(request)).await
             }
 
             $($more)*

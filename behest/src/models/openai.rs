@@ -10,10 +10,9 @@ use super::exchange::{exchange, stream_error, Event, Format};
 use super::http;
 use super::tools::{answer_schema, ExportCache};
 use super::{config_methods, Config, ToolChoice};
-use crate::conversation::{AssistantMessage, DeltaSink, Message, ModelDelta};
+use crate::conversation::{AssistantMessage, ModelDelta};
 use crate::providers::{openai, WireFormat};
-use crate::run::ModelError;
-use crate::tool::ToolSpec;
+use crate::run::{ModelError, ModelRequest};
 
 const BASE_URL: &str = "https://api.openai.com/v1";
 const KEY_VARIABLES: &[&str] = &["OPENAI_API_KEY"];
@@ -70,11 +69,8 @@ impl Chat {
     }
 
     /// The request body of a turn.
-    pub fn request_body(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-    ) -> Result<Value, ModelError> {
+    pub fn request_body(&self, request: &ModelRequest<'_>) -> Result<Value, ModelError> {
+        let (conversation, tools) = (request.conversation, request.tools);
         let config = &self.config;
         let mut body = json!({
             "model": config.model,
@@ -82,17 +78,20 @@ impl Chat {
         });
         let object = body.as_object_mut().expect("an object");
         if !tools.is_empty() {
-            let declarations =
-                self.tools
-                    .declarations(tools, WireFormat::OpenAiChat, &config.export)?;
+            let declarations = self.tools.declarations(
+                tools,
+                request.strict,
+                WireFormat::OpenAiChat,
+                &config.export,
+            )?;
             object.insert("tools".into(), Value::Array(declarations.to_vec()));
             object.insert("tool_choice".into(), chat_tool_choice(&config.tool_choice));
             if let Some(parallel) = config.parallel_tool_calls {
                 object.insert("parallel_tool_calls".into(), Value::Bool(parallel));
             }
         }
-        if let Some(answer) = crate::run::requested_output() {
-            let (schema, strict) = answer_schema(&answer, WireFormat::OpenAiChat, &config.export)?;
+        if let Some(answer) = request.output {
+            let (schema, strict) = answer_schema(answer, WireFormat::OpenAiChat, &config.export)?;
             object.insert(
                 "response_format".into(),
                 json!({"type": "json_schema", "json_schema": {
@@ -111,13 +110,8 @@ impl Chat {
         Ok(config.finish_body(body))
     }
 
-    async fn turn(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-        deltas: &DeltaSink,
-    ) -> Result<AssistantMessage, ModelError> {
-        let body = self.request_body(conversation, tools)?;
+    async fn turn(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
+        let body = self.request_body(&request)?;
         let url = self.config.url("chat/completions");
         let format = Format {
             whole: openai::parse_chat_response,
@@ -130,7 +124,7 @@ impl Chat {
             bearer(&self.config)?,
             &body,
             format,
-            deltas,
+            request.deltas,
             |chunk| {
                 if chunk.get("error").is_some() {
                     return Err(stream_error(chunk));
@@ -170,11 +164,8 @@ impl Responses {
     /// The request body of a turn. Reasoning items come back with their
     /// `encrypted_content` (asked for in `include`) so they can be sent
     /// back; the request is not stored (`store: false`).
-    pub fn request_body(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-    ) -> Result<Value, ModelError> {
+    pub fn request_body(&self, request: &ModelRequest<'_>) -> Result<Value, ModelError> {
+        let (conversation, tools) = (request.conversation, request.tools);
         let config = &self.config;
         let mut body = json!({
             "model": config.model,
@@ -184,9 +175,12 @@ impl Responses {
         });
         let object = body.as_object_mut().expect("an object");
         if !tools.is_empty() {
-            let declarations =
-                self.tools
-                    .declarations(tools, WireFormat::OpenAiResponses, &config.export)?;
+            let declarations = self.tools.declarations(
+                tools,
+                request.strict,
+                WireFormat::OpenAiResponses,
+                &config.export,
+            )?;
             object.insert("tools".into(), Value::Array(declarations.to_vec()));
             object.insert(
                 "tool_choice".into(),
@@ -196,9 +190,9 @@ impl Responses {
                 object.insert("parallel_tool_calls".into(), Value::Bool(parallel));
             }
         }
-        if let Some(answer) = crate::run::requested_output() {
+        if let Some(answer) = request.output {
             let (schema, strict) =
-                answer_schema(&answer, WireFormat::OpenAiResponses, &config.export)?;
+                answer_schema(answer, WireFormat::OpenAiResponses, &config.export)?;
             object.insert(
                 "text".into(),
                 json!({"format": {
@@ -217,13 +211,8 @@ impl Responses {
         Ok(config.finish_body(body))
     }
 
-    async fn turn(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-        deltas: &DeltaSink,
-    ) -> Result<AssistantMessage, ModelError> {
-        let body = self.request_body(conversation, tools)?;
+    async fn turn(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
+        let body = self.request_body(&request)?;
         let url = self.config.url("responses");
         let format = Format {
             whole: openai::parse_responses_response,
@@ -236,7 +225,7 @@ impl Responses {
             bearer(&self.config)?,
             &body,
             format,
-            deltas,
+            request.deltas,
             |event| {
                 let kind = event.get("type").and_then(Value::as_str);
                 if matches!(kind, Some("error" | "response.failed")) {

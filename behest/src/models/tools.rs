@@ -1,18 +1,17 @@
 //! The tools of a turn in a provider's declaration format, exported once
 //! per set of tools: a run offers the same tools every turn.
 
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
 use crate::providers::{self, ExportOptions, WireFormat};
 use crate::run::ModelError;
-use crate::tool::{ExternalTool, ToolSpec};
-use crate::ToolRegistry;
+use crate::tool::ToolSpec;
 
 /// Declarations, and the specs and strict tools they were made from.
-type Exported = (Vec<ToolSpec>, Arc<HashSet<String>>, Arc<Vec<Value>>);
+type Exported = (Vec<ToolSpec>, BTreeSet<String>, Arc<Vec<Value>>);
 
 /// The last export, keyed by the specs it was made from.
 #[derive(Default)]
@@ -28,37 +27,32 @@ impl std::fmt::Debug for ExportCache {
 }
 
 impl ExportCache {
-    /// The declarations of `specs` for `provider`; an export that would not
-    /// be faithful is an error that lists every problem.
+    /// The declarations of `specs` for `provider`, `strict` naming the
+    /// tools that ask for strict mode; an export that would not be
+    /// faithful is an error that lists every problem.
     pub fn declarations(
         &self,
         specs: &[ToolSpec],
+        strict: &BTreeSet<String>,
         provider: WireFormat,
         options: &ExportOptions,
     ) -> Result<Arc<Vec<Value>>, ModelError> {
-        // `#[tool(strict)]` lives in the run's registry, not in the specs.
-        let strict = crate::run::strict_tools();
         let mut last = crate::sync::lock(&self.last);
         if let Some((cached, cached_strict, declarations)) = &*last {
-            if cached == specs && *cached_strict == strict {
+            if cached == specs && cached_strict == strict {
                 return Ok(declarations.clone());
             }
         }
-        let mut registry = ToolRegistry::new();
-        for spec in specs {
-            let tool =
-                ExternalTool::from_spec(spec.clone()).with_strict(strict.contains(&spec.name));
-            registry
-                .register_tool(Arc::new(tool))
-                .map_err(|error| ModelError::new(format!("a tool cannot be declared: {error}")))?;
-        }
-        let export = providers::export(&registry, provider, options).map_err(|error| {
-            ModelError::new(format!(
-                "the tools cannot be sent to this provider: {error}"
-            ))
-        })?;
+        let specs_ref: Vec<&ToolSpec> = specs.iter().collect();
+        let export =
+            providers::export_specs(&specs_ref, &|name| strict.contains(name), provider, options)
+                .map_err(|error| {
+                ModelError::new(format!(
+                    "the tools cannot be sent to this provider: {error}"
+                ))
+            })?;
         let declarations = Arc::new(export.tools);
-        *last = Some((specs.to_vec(), strict, declarations.clone()));
+        *last = Some((specs.to_vec(), strict.clone(), declarations.clone()));
         Ok(declarations)
     }
 }
@@ -71,18 +65,14 @@ pub(crate) fn answer_schema(
     provider: WireFormat,
     options: &ExportOptions,
 ) -> Result<(Value, bool), ModelError> {
-    let mut registry = ToolRegistry::new();
-    let tool = ExternalTool::from_spec(spec.clone()).with_strict(true);
-    registry
-        .register_tool(Arc::new(tool))
-        .map_err(|error| ModelError::new(format!("the answer's schema is refused: {error}")))?;
     let mut options = options.clone();
     options.allow_non_strict.insert(spec.name.clone());
-    let export = providers::export(&registry, provider, &options).map_err(|error| {
-        ModelError::new(format!(
-            "the answer's schema cannot be sent to this provider: {error}"
-        ))
-    })?;
+    let export =
+        providers::export_specs(&[spec], &|_| true, provider, &options).map_err(|error| {
+            ModelError::new(format!(
+                "the answer's schema cannot be sent to this provider: {error}"
+            ))
+        })?;
     // Chat nests the declaration under `function`, Gemini under
     // `functionDeclarations`; Responses has it flat.
     let declaration = export

@@ -17,9 +17,18 @@ use crate::tool::{ToolCall, ToolCallResult};
 
 /// The registry as Messages `tools`.
 pub fn tools(registry: &ToolRegistry) -> Result<Export, ExportError> {
+    super::export(
+        registry,
+        WireFormat::Anthropic,
+        &super::ExportOptions::default(),
+    )
+}
+
+/// Tools as declarations of this format.
+pub(crate) fn declare(specs: &[&ToolSpec]) -> Result<Export, ExportError> {
     finish(
-        registry
-            .specs()
+        specs
+            .iter()
             .map(|spec| {
                 let (schema, lints) = convert(
                     spec,

@@ -44,9 +44,18 @@ impl GeneratedIds {
 /// The registry as `tools`: one entry of `functionDeclarations`. A tool
 /// without parameters gets no `parameters`.
 pub fn tools(registry: &ToolRegistry) -> Result<Export, ExportError> {
+    super::export(
+        registry,
+        WireFormat::Gemini,
+        &super::ExportOptions::default(),
+    )
+}
+
+/// Tools as declarations of this format.
+pub(crate) fn declare(specs: &[&ToolSpec]) -> Result<Export, ExportError> {
     let exported = finish(
-        registry
-            .specs()
+        specs
+            .iter()
             .map(|spec| {
                 let (schema, lints) =
                     convert(spec, WireFormat::Gemini, &[schema::common, schema::gemini]);

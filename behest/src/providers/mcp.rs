@@ -15,9 +15,14 @@ pub const INVALID_PARAMS: i64 = -32602;
 /// as they are (MCP speaks draft 2020-12); an output schema that is not an
 /// object is wrapped as `{"result": ..}`.
 pub fn tools(registry: &ToolRegistry) -> Result<Export, ExportError> {
+    super::export(registry, WireFormat::Mcp, &super::ExportOptions::default())
+}
+
+/// Tools as declarations of this format.
+pub(crate) fn declare(specs: &[&ToolSpec]) -> Result<Export, ExportError> {
     let mut errors = Vec::new();
-    let tools = registry
-        .specs()
+    let tools = specs
+        .iter()
         .map(|spec| {
             if let Err(mut lint) = WireFormat::Mcp.check_name(&spec.name) {
                 lint.tool = Some(spec.name.clone());

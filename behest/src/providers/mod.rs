@@ -9,7 +9,7 @@
 //! back to non-strict mode.
 //!
 //! A model turn keeps its provider's reasoning state
-//! ([`AssistantMessage::reasoning`]): thinking blocks, reasoning items,
+//! ([`AssistantMessage::reasoning`](crate::AssistantMessage::reasoning)): thinking blocks, reasoning items,
 //! thought signatures and `reasoning_content` go back byte for byte, in
 //! place, to the format they came from, and to no other.
 
@@ -116,12 +116,26 @@ pub fn export(
     provider: WireFormat,
     options: &ExportOptions,
 ) -> Result<Export, ExportError> {
-    match provider {
-        WireFormat::OpenAiChat => openai::chat_tools(registry, options),
-        WireFormat::OpenAiResponses => openai::responses_tools(registry, options),
-        WireFormat::Anthropic => anthropic::tools(registry),
-        WireFormat::Gemini => gemini::tools(registry),
-        WireFormat::Mcp => mcp::tools(registry),
+    let specs: Vec<&ToolSpec> = registry.specs().collect();
+    export_specs(&specs, &|name| registry.is_strict(name), provider, options)
+}
+
+/// Exports tools given as specs to `format`, without a registry: what a
+/// model client does with the tools of a [`ModelRequest`](crate::ModelRequest).
+/// `is_strict` says which tools ask for strict mode (what a spec alone does
+/// not say); only OpenAI's formats read it.
+pub fn export_specs(
+    specs: &[&ToolSpec],
+    is_strict: &dyn Fn(&str) -> bool,
+    format: WireFormat,
+    options: &ExportOptions,
+) -> Result<Export, ExportError> {
+    match format {
+        WireFormat::OpenAiChat => openai::declare_chat(specs, is_strict, options),
+        WireFormat::OpenAiResponses => openai::declare_responses(specs, is_strict, options),
+        WireFormat::Anthropic => anthropic::declare(specs),
+        WireFormat::Gemini => gemini::declare(specs),
+        WireFormat::Mcp => mcp::declare(specs),
     }
 }
 

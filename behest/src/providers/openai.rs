@@ -17,12 +17,12 @@ use crate::tool::{ToolCall, ToolCallResult};
 
 /// The parameters of one tool and whether it goes out strict.
 fn parameters(
-    registry: &ToolRegistry,
     spec: &ToolSpec,
+    is_strict: &dyn Fn(&str) -> bool,
     options: &ExportOptions,
 ) -> (Value, bool, Vec<Lint>) {
     let wants_strict = match options.strict {
-        Strictness::PerTool => registry.is_strict(&spec.name),
+        Strictness::PerTool => is_strict(&spec.name),
         Strictness::All => true,
         Strictness::None => false,
     };
@@ -61,7 +61,16 @@ fn parameters(
 
 /// The registry as Chat Completions `tools`.
 pub fn chat_tools(registry: &ToolRegistry, options: &ExportOptions) -> Result<Export, ExportError> {
-    declarations(registry, options, |spec, parameters, strict| {
+    super::export(registry, WireFormat::OpenAiChat, options)
+}
+
+/// Tools as Chat Completions `tools`.
+pub(crate) fn declare_chat(
+    specs: &[&ToolSpec],
+    is_strict: &dyn Fn(&str) -> bool,
+    options: &ExportOptions,
+) -> Result<Export, ExportError> {
+    declarations(specs, is_strict, options, |spec, parameters, strict| {
         json!({
             "type": "function",
             "function": {
@@ -80,7 +89,16 @@ pub fn responses_tools(
     registry: &ToolRegistry,
     options: &ExportOptions,
 ) -> Result<Export, ExportError> {
-    declarations(registry, options, |spec, parameters, strict| {
+    super::export(registry, WireFormat::OpenAiResponses, options)
+}
+
+/// Tools as Responses `tools`.
+pub(crate) fn declare_responses(
+    specs: &[&ToolSpec],
+    is_strict: &dyn Fn(&str) -> bool,
+    options: &ExportOptions,
+) -> Result<Export, ExportError> {
+    declarations(specs, is_strict, options, |spec, parameters, strict| {
         json!({
             "type": "function",
             "name": spec.name,
@@ -93,15 +111,16 @@ pub fn responses_tools(
 
 /// Every tool's parameters and strictness, in the shape `declare` gives.
 fn declarations(
-    registry: &ToolRegistry,
+    specs: &[&ToolSpec],
+    is_strict: &dyn Fn(&str) -> bool,
     options: &ExportOptions,
     declare: impl Fn(&ToolSpec, Value, bool) -> Value,
 ) -> Result<Export, ExportError> {
     finish(
-        registry
-            .specs()
+        specs
+            .iter()
             .map(|spec| {
-                let (parameters, strict, lints) = parameters(registry, spec, options);
+                let (parameters, strict, lints) = parameters(spec, is_strict, options);
                 (declare(spec, parameters, strict), lints)
             })
             .collect(),

@@ -1,7 +1,7 @@
 //! The loop of one run: ask the model, run its tool calls through the
 //! runtime's one entry point, send every result back, repeat.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +10,7 @@ use tokio::sync::oneshot;
 
 use super::control::{Decision, RunControl};
 use super::events::{Emitter, EventKind, RunState, ToolStreamEvent};
-use super::model::{in_turn, TurnRequest};
+use super::model::ModelRequest;
 use super::output::{FinalOutput, FINAL_ANSWER};
 use super::{Agent, RunError, RunOutcome};
 use crate::conversation::DeltaSink;
@@ -43,29 +43,30 @@ impl Run<'_> {
         let emitter = self.emitter.clone();
         let deltas = DeltaSink::new(move |delta| emitter.emit(EventKind::ModelDelta(delta)));
         let registry = self.agent.runtime.registry();
-        let request = TurnRequest {
-            strict: Arc::new(
-                registry
-                    .names()
-                    .filter(|name| registry.is_strict(name))
-                    .map(str::to_owned)
-                    .collect::<HashSet<String>>(),
-            ),
-            output: final_output
-                .as_ref()
-                .filter(|_| native)
-                .map(FinalOutput::native_spec),
-        };
+        let strict: BTreeSet<String> = registry
+            .names()
+            .filter(|name| registry.is_strict(name))
+            .map(str::to_owned)
+            .collect();
+        let native_output = final_output
+            .as_ref()
+            .filter(|_| native)
+            .map(FinalOutput::native_spec);
         loop {
             self.state(RunState::AwaitingModel);
             // Dropping the model's future on cancellation aborts its request.
             let reply = tokio::select! {
                 biased;
                 () = cancellation.cancelled() => return RunOutcome::Cancelled { transcript },
-                reply = in_turn(
-                    request.clone(),
-                    self.agent.model.respond_streaming_dyn(&transcript, &specs, &deltas),
-                ) => reply,
+                reply = {
+                    let mut request = ModelRequest::new(&transcript, &specs)
+                        .with_strict(&strict)
+                        .with_deltas(&deltas);
+                    if let Some(output) = &native_output {
+                        request = request.with_output(output);
+                    }
+                    self.agent.model.complete_dyn(request)
+                } => reply,
             };
             let mut reply = match reply {
                 Ok(reply) => reply,

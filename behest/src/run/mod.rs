@@ -28,9 +28,7 @@ pub use crate::conversation::{
 pub use control::{ControlError, RunControl};
 pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
 pub use invocation::RuntimeInvocation;
-#[cfg(feature = "http")]
-pub(crate) use model::strict_tools;
-pub use model::{requested_output, Model, ModelError};
+pub use model::{Model, ModelError, ModelRequest};
 pub use output::FINAL_ANSWER;
 pub use record::{RecordedTurn, Recorder, Recording};
 pub use scripted::{ScriptedModel, Turn};

@@ -1,12 +1,13 @@
 //! The model a run talks to.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use crate::conversation::{AssistantMessage, DeltaSink, Message};
+use crate::conversation::{AssistantMessage, DeltaSink, Message, ModelDelta};
 use crate::tool::ToolSpec;
 
 /// Why the model gave no answer.
@@ -109,25 +110,124 @@ impl PartialEq for ModelError {
 
 impl Eq for ModelError {}
 
-/// A language model: given the conversation and the tools it may call, it
-/// returns its next message.
+/// Everything a run tells a model for one turn: the conversation, the tools
+/// it may call, which of them ask for strict schema adherence, the typed
+/// answer it asks for, and where the turn's pieces go as they stream.
 ///
-/// Implement [`respond`](Model::respond); a model that streams also
-/// implements [`respond_streaming`](Model::respond_streaming), which a run
-/// calls to show the turn as it comes. Runs use models as `Arc<dyn Model>`.
+/// A custom [`Model`] sees exactly what a built-in client sees. Build one
+/// with [`new`](Self::new) and the `with_*` methods; the fields may grow.
+///
+/// ```
+/// use behest::{Message, ModelRequest, ToolSpec};
+///
+/// let conversation = [Message::user("What is 2 + 2?")];
+/// let tools: [ToolSpec; 0] = [];
+/// let request = ModelRequest::new(&conversation, &tools);
+/// assert!(request.output.is_none() && request.deltas.is_none());
+/// ```
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct ModelRequest<'a> {
+    /// The conversation so far.
+    pub conversation: &'a [Message],
+    /// The tools the model may call, in the order it is offered them.
+    pub tools: &'a [ToolSpec],
+    /// The names of the tools that ask for strict schema adherence
+    /// (`#[tool(strict)]`, [`Tool::strict`](crate::Tool::strict)): what
+    /// the specs alone do not say.
+    pub strict: &'a BTreeSet<String>,
+    /// The typed answer asked for, when the model answers in a schema's
+    /// shape ([`Model::supports_structured_output`]): its name, a
+    /// description and the JSON Schema the final text must match (an
+    /// object). `None` in a run without
+    /// [`with_output`](crate::Agent::with_output), and for models that
+    /// answer through the `final_answer` tool instead.
+    pub output: Option<&'a ToolSpec>,
+    /// Where the turn's pieces go as they stream in; `None` when nobody
+    /// shows them.
+    pub deltas: Option<&'a DeltaSink>,
+}
+
+/// No tool asks for strict mode.
+static NOT_STRICT: BTreeSet<String> = BTreeSet::new();
+
+impl<'a> ModelRequest<'a> {
+    /// A request for the next turn of `conversation`, offering `tools`:
+    /// none strict, no typed answer, no streamed pieces.
+    pub fn new(conversation: &'a [Message], tools: &'a [ToolSpec]) -> Self {
+        Self {
+            conversation,
+            tools,
+            strict: &NOT_STRICT,
+            output: None,
+            deltas: None,
+        }
+    }
+
+    /// With the names of the tools that ask for strict mode.
+    #[must_use]
+    pub fn with_strict(mut self, strict: &'a BTreeSet<String>) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// Asking for the answer in `spec`'s shape.
+    #[must_use]
+    pub fn with_output(mut self, spec: &'a ToolSpec) -> Self {
+        self.output = Some(spec);
+        self
+    }
+
+    /// Sending the turn's pieces to `deltas` as they stream in.
+    #[must_use]
+    pub fn with_deltas(mut self, deltas: &'a DeltaSink) -> Self {
+        self.deltas = Some(deltas);
+        self
+    }
+
+    /// Whether tool `name` asks for strict mode.
+    pub fn is_strict(&self, name: &str) -> bool {
+        self.strict.contains(name)
+    }
+
+    /// Sends one streamed piece to the sink, if there is one.
+    pub fn send_delta(&self, delta: ModelDelta) {
+        if let Some(deltas) = self.deltas {
+            deltas.send(delta);
+        }
+    }
+}
+
+/// A language model: given a [`ModelRequest`] (the conversation, the tools
+/// it may call and what else the run asks), it returns its next message.
+///
+/// Implement [`complete`](Model::complete); a model that streams sends the
+/// turn's pieces to [`ModelRequest::deltas`] as they come. Runs use models
+/// as `Arc<dyn Model>`. To ask a model for one turn directly,
+/// [`respond`](Model::respond) builds the request.
 pub trait Model: Send + Sync + 'static + erased::ErasedModel {
-    /// The model's next message.
+    /// The model's next message for `request`.
+    fn complete(
+        &self,
+        request: ModelRequest<'_>,
+    ) -> impl Future<Output = Result<AssistantMessage, ModelError>> + Send
+    where
+        Self: Sized;
+
+    /// The model's next message after `conversation`, offered `tools`.
     fn respond(
         &self,
         conversation: &[Message],
         tools: &[ToolSpec],
     ) -> impl Future<Output = Result<AssistantMessage, ModelError>> + Send
     where
-        Self: Sized;
+        Self: Sized,
+    {
+        async move { self.complete(ModelRequest::new(conversation, tools)).await }
+    }
 
-    /// The model's next message, sending its pieces to `deltas` as they
-    /// come. The message is the one [`respond`](Model::respond) would give;
-    /// the default sends no pieces and calls it.
+    /// [`respond`](Model::respond), sending the turn's pieces to `deltas`
+    /// as they come. The message is the one `respond` would give.
     fn respond_streaming(
         &self,
         conversation: &[Message],
@@ -137,29 +237,38 @@ pub trait Model: Send + Sync + 'static + erased::ErasedModel {
     where
         Self: Sized,
     {
-        let _unused = deltas;
-        self.respond(conversation, tools)
+        async move {
+            self.complete(ModelRequest::new(conversation, tools).with_deltas(deltas))
+                .await
+        }
     }
 
     /// Whether the model can be made to answer in a JSON Schema's shape
     /// (OpenAI's `response_format`, Gemini's `responseSchema`). A typed run
     /// ([`Agent::with_output`](crate::Agent::with_output)) then asks for
-    /// its answer that way, the model reading the schema from
-    /// [`requested_output`], instead of offering the `final_answer` tool.
-    /// Default: no.
+    /// its answer that way, in [`ModelRequest::output`], instead of
+    /// offering the `final_answer` tool. Default: no.
     fn supports_structured_output(&self) -> bool {
         false
     }
 }
 
 impl dyn Model {
-    /// The model's next message, through a type-erased model.
+    /// [`Model::complete`] through a type-erased model.
+    pub fn complete_dyn<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<AssistantMessage, ModelError>> {
+        self.erased_complete(request)
+    }
+
+    /// [`Model::respond`] through a type-erased model.
     pub fn respond_dyn<'a>(
         &'a self,
         conversation: &'a [Message],
         tools: &'a [ToolSpec],
     ) -> BoxFuture<'a, Result<AssistantMessage, ModelError>> {
-        self.erased_respond(conversation, tools, None)
+        self.erased_complete(ModelRequest::new(conversation, tools))
     }
 
     /// [`Model::respond_streaming`] through a type-erased model.
@@ -169,7 +278,7 @@ impl dyn Model {
         tools: &'a [ToolSpec],
         deltas: &'a DeltaSink,
     ) -> BoxFuture<'a, Result<AssistantMessage, ModelError>> {
-        self.erased_respond(conversation, tools, Some(deltas))
+        self.erased_complete(ModelRequest::new(conversation, tools).with_deltas(deltas))
     }
 }
 
@@ -178,67 +287,18 @@ mod erased {
 
     /// The object-safe face of [`Model`], implemented for every model.
     pub trait ErasedModel {
-        fn erased_respond<'a>(
+        fn erased_complete<'a>(
             &'a self,
-            conversation: &'a [Message],
-            tools: &'a [ToolSpec],
-            deltas: Option<&'a DeltaSink>,
+            request: ModelRequest<'a>,
         ) -> BoxFuture<'a, Result<AssistantMessage, ModelError>>;
     }
 
     impl<M: Model> ErasedModel for M {
-        fn erased_respond<'a>(
+        fn erased_complete<'a>(
             &'a self,
-            conversation: &'a [Message],
-            tools: &'a [ToolSpec],
-            deltas: Option<&'a DeltaSink>,
+            request: ModelRequest<'a>,
         ) -> BoxFuture<'a, Result<AssistantMessage, ModelError>> {
-            match deltas {
-                Some(deltas) => Box::pin(self.respond_streaming(conversation, tools, deltas)),
-                None => Box::pin(self.respond(conversation, tools)),
-            }
+            Box::pin(self.complete(request))
         }
     }
-}
-
-/// What a run tells the model about a turn besides the conversation and
-/// the tools: which tools ask for strict mode, and the typed answer it asks
-/// for natively.
-#[derive(Clone, Default)]
-pub(crate) struct TurnRequest {
-    /// The names of the tools that ask for strict mode (`#[tool(strict)]`):
-    /// what a client exporting from specs cannot see.
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub strict: Arc<std::collections::HashSet<String>>,
-    /// The answer's spec, when the model answers in its shape
-    /// ([`Model::supports_structured_output`]).
-    pub output: Option<ToolSpec>,
-}
-
-tokio::task_local! {
-    static TURN: TurnRequest;
-}
-
-/// The tools of the run calling the model that ask for strict mode; none
-/// outside a run.
-#[cfg(feature = "http")]
-pub(crate) fn strict_tools() -> Arc<std::collections::HashSet<String>> {
-    TURN.try_with(|turn| turn.strict.clone())
-        .unwrap_or_default()
-}
-
-/// The typed answer the run calling this model asks for, when the model
-/// [supports structured output](Model::supports_structured_output): its name, a
-/// description and the JSON Schema the final text must match (always an
-/// object). `None` outside a run, in a run without
-/// [`with_output`](crate::Agent::with_output), and for models that answer
-/// through the `final_answer` tool instead. It is the run's task that knows:
-/// read it in `respond`, not in a task spawned from there.
-pub fn requested_output() -> Option<ToolSpec> {
-    TURN.try_with(|turn| turn.output.clone()).ok().flatten()
-}
-
-/// Runs `turn` with what `request` tells the model.
-pub(crate) async fn in_turn<F: Future>(request: TurnRequest, turn: F) -> F::Output {
-    TURN.scope(request, turn).await
 }

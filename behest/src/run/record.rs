@@ -8,9 +8,8 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{Model, ModelError};
+use super::model::{Model, ModelError, ModelRequest};
 use super::scripted::{ScriptedModel, Turn};
-use crate::conversation::DeltaSink;
 use crate::conversation::{AssistantMessage, Message};
 use crate::tool::ToolSpec;
 
@@ -139,27 +138,9 @@ impl<M: Model> Recorder<M> {
 }
 
 impl<M: Model> Model for Recorder<M> {
-    async fn respond(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-    ) -> Result<AssistantMessage, ModelError> {
-        let reply = self.inner.respond(conversation, tools).await;
-        self.record(conversation, tools, &reply)?;
-        reply
-    }
-
-    async fn respond_streaming(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-        deltas: &DeltaSink,
-    ) -> Result<AssistantMessage, ModelError> {
-        let reply = self
-            .inner
-            .respond_streaming(conversation, tools, deltas)
-            .await;
-        self.record(conversation, tools, &reply)?;
+    async fn complete(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
+        let reply = self.inner.complete(request).await;
+        self.record(request.conversation, request.tools, &reply)?;
         reply
     }
 

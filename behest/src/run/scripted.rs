@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use super::model::{Model, ModelError};
+use super::model::{Model, ModelError, ModelRequest};
 use crate::conversation::{AssistantMessage, Message, ToolResultMessage};
 use crate::tool::ToolCall;
 use crate::tool::ToolSpec;
@@ -174,11 +174,7 @@ impl ScriptedModel {
 }
 
 impl Model for ScriptedModel {
-    async fn respond(
-        &self,
-        conversation: &[Message],
-        tools: &[ToolSpec],
-    ) -> Result<AssistantMessage, ModelError> {
+    async fn complete(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
         let turn = {
             let mut turns = self
                 .turns
@@ -193,7 +189,7 @@ impl Model for ScriptedModel {
             )));
         };
         let number = self.total - self.remaining();
-        turn.check(number, conversation, tools)?;
+        turn.check(number, request.conversation, request.tools)?;
         Ok(turn.reply)
     }
 

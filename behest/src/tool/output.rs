@@ -79,7 +79,7 @@ impl ToolOutput {
 ///
 /// `#[tool]` functions may also return any `T: Serialize` (structured
 /// output, with an output schema when `T: JsonSchema`) and `Result<T, E>`
-/// of these, where `E` is [`ToolError`] or implements `Display`.
+/// of these, where `E` is [`ToolError`](super::ToolError) or implements `Display`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a tool",
     label = "this type cannot become tool output",

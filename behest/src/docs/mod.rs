@@ -1,0 +1,39 @@
+//! The guide: one chapter a module, each example a compiled doctest.
+//!
+//! Start with [`tool_macro`] (tools from functions) and [`runs`] (a model
+//! and its tools in a loop); [`guarantees`] says what the runtime promises
+//! about every call.
+
+#[doc = include_str!("tool_by_hand.md")]
+pub mod tool_by_hand {}
+
+#[doc = include_str!("tool_macro.md")]
+pub mod tool_macro {}
+
+#[doc = include_str!("tools_macro.md")]
+pub mod tools_macro {}
+
+#[doc = include_str!("external_tools.md")]
+pub mod external_tools {}
+
+#[doc = include_str!("spec_files.md")]
+pub mod spec_files {}
+
+#[doc = include_str!("runs.md")]
+pub mod runs {}
+
+#[cfg(feature = "models")]
+#[cfg_attr(docsrs, doc(cfg(feature = "models")))]
+#[doc = include_str!("models.md")]
+pub mod models {}
+
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+#[doc = include_str!("mcp.md")]
+pub mod mcp {}
+
+#[doc = include_str!("providers.md")]
+pub mod providers {}
+
+#[doc = include_str!("guarantees.md")]
+pub mod guarantees {}
