@@ -3,7 +3,7 @@
 //! retries, errors, timeouts, streams that break off, cancellation, and
 //! runs end to end. No test reaches the network.
 
-#![cfg(feature = "models")]
+use behest::providers::StreamAssembler;
 
 #[allow(dead_code)]
 mod models_support;
@@ -426,26 +426,10 @@ async fn recorded_streams_assemble_the_same_in_any_chunking() {
             let events: Vec<Value> =
                 serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
             let expected = match folder {
-                "openai-chat" => {
-                    let mut stream = openai::ChatStream::new();
-                    events.iter().for_each(|e| stream.push(e).unwrap());
-                    stream.finish()
-                }
-                "openai-responses" => {
-                    let mut stream = openai::ResponsesStream::new();
-                    events.iter().for_each(|e| stream.push(e).unwrap());
-                    stream.finish()
-                }
-                "anthropic" => {
-                    let mut stream = anthropic::Stream::new();
-                    events.iter().for_each(|e| stream.push(e).unwrap());
-                    stream.finish()
-                }
-                _ => {
-                    let mut stream = gemini::Stream::new();
-                    events.iter().for_each(|e| stream.push(e).unwrap());
-                    stream.finish()
-                }
+                "openai-chat" => assembled::<openai::ChatStream>(&events),
+                "openai-responses" => assembled::<openai::ResponsesStream>(&events),
+                "anthropic" => assembled::<anthropic::Stream>(&events),
+                _ => assembled::<gemini::Stream>(&events),
             };
             for chunk in [1, 3, 64, usize::MAX] {
                 let server =
@@ -1598,4 +1582,13 @@ async fn a_gemini_model_named_with_its_models_prefix_keeps_one_in_the_path() {
         server.received()[0].path,
         "/v1/models/gemini-2.5-flash:generateContent"
     );
+}
+
+/// The message a format's assembler makes of `events`.
+fn assembled<S: StreamAssembler>(events: &[Value]) -> behest::AssistantMessage {
+    let mut stream = S::default();
+    for event in events {
+        stream.push(event).unwrap();
+    }
+    stream.finish()
 }

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
-use behest::providers::{anthropic, gemini, mcp, openai};
+use behest::providers::{anthropic, gemini, mcp, openai, StreamAssembler};
 use behest::{AssistantMessage, Message, ToolCallResult, ToolError, ToolOutput};
 use serde_json::{json, Value};
 

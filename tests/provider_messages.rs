@@ -1,7 +1,7 @@
 //! Conversations through each provider's message list and back, and bad
 //! payloads as clear errors.
 
-use behest::providers::{anthropic, gemini, mcp, openai, Provider};
+use behest::providers::{anthropic, gemini, mcp, openai, Provider, StreamAssembler};
 use behest::run::{Reasoning, ReasoningPlace, ToolResultMessage};
 use behest::{AssistantMessage, Message, ToolCall, ToolError, ToolRegistry, ToolRuntime};
 use serde_json::{json, Value};

@@ -3,11 +3,11 @@
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{json, Value};
 
-use super::exchange::{exchange, stream_error, Event, Format};
+use super::exchange::exchange;
 use super::http;
 use super::tools::ExportCache;
 use super::{config_methods, Config, ToolChoice};
-use crate::conversation::{AssistantMessage, ModelDelta};
+use crate::conversation::AssistantMessage;
 use crate::providers::{anthropic, WireFormat};
 use crate::run::{ModelError, ModelRequest};
 
@@ -98,72 +98,16 @@ impl Messages {
     async fn turn(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
         let body = self.request_body(&request)?;
         let url = self.config.url("messages");
-        let format = Format {
-            whole: anthropic::parse_response,
-            stream: anthropic::Stream::new(),
-            end_marker: "`message_stop`",
-        };
-        exchange(
+        exchange::<anthropic::Stream>(
             &self.config,
             &url,
             self.headers()?,
             &body,
-            format,
+            anthropic::parse_response,
             request.deltas,
-            |event| {
-                let kind = event.get("type").and_then(Value::as_str);
-                if kind == Some("error") {
-                    return Err(stream_error(event));
-                }
-                Ok(Event {
-                    deltas: deltas_of(event),
-                    ends: kind == Some("message_stop"),
-                })
-            },
         )
         .await
     }
 }
 
 super::model_over_turn!(Messages, "anthropic");
-
-/// The pieces of a Messages stream event.
-fn deltas_of(event: &Value) -> Vec<ModelDelta> {
-    let index = event.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
-    let text = |pointer: &str| {
-        event
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
-    match event.get("type").and_then(Value::as_str) {
-        Some("content_block_start")
-            if event.pointer("/content_block/type").and_then(Value::as_str) == Some("tool_use") =>
-        {
-            vec![ModelDelta::ToolCall {
-                index,
-                id: text("/content_block/id"),
-                name: text("/content_block/name"),
-                arguments: String::new(),
-            }]
-        }
-        Some("content_block_delta") => match event.pointer("/delta/type").and_then(Value::as_str) {
-            Some("text_delta") => text("/delta/text")
-                .map(ModelDelta::Text)
-                .into_iter()
-                .collect(),
-            Some("thinking_delta") => text("/delta/thinking")
-                .map(ModelDelta::Reasoning)
-                .into_iter()
-                .collect(),
-            Some("input_json_delta") => vec![ModelDelta::ToolCall {
-                index,
-                id: None,
-                name: None,
-                arguments: text("/delta/partial_json").unwrap_or_default(),
-            }],
-            _ => Vec::new(),
-        },
-        _ => Vec::new(),
-    }
-}

@@ -7,95 +7,54 @@ use serde_json::Value;
 
 use super::config::Config;
 use super::http;
-use crate::conversation::{AssistantMessage, DeltaSink, ModelDelta};
-use crate::providers::{anthropic, gemini, openai, ParseError};
+use crate::conversation::{AssistantMessage, DeltaSink};
+use crate::providers::{ParseError, StreamAssembler};
 use crate::run::ModelError;
 
-/// A format's stream assembler.
-pub(crate) trait Assemble {
-    fn push(&mut self, event: &Value) -> Result<(), ParseError>;
-    fn finish(self) -> AssistantMessage;
-}
-
-macro_rules! assemble {
-    ($($stream:ty),*) => {$(
-        impl Assemble for $stream {
-            fn push(&mut self, event: &Value) -> Result<(), ParseError> {
-                <$stream>::push(self, event)
-            }
-            fn finish(self) -> AssistantMessage {
-                <$stream>::finish(self)
-            }
-        }
-    )*};
-}
-assemble!(
-    openai::ChatStream,
-    openai::ResponsesStream,
-    anthropic::Stream,
-    gemini::Stream
-);
-
-/// What one stream event says besides its content.
-pub(crate) struct Event {
-    /// The pieces to show the run.
-    pub deltas: Vec<ModelDelta>,
-    /// Whether it is the format's end marker.
-    pub ends: bool,
-}
-
-/// How a client reads its format.
-pub(crate) struct Format<S> {
-    /// The whole answer's parser.
-    pub whole: fn(&Value) -> Result<AssistantMessage, ParseError>,
-    /// A fresh stream assembler.
-    pub stream: S,
-    /// The end marker, for the error when a stream stops before it.
-    pub end_marker: &'static str,
-}
-
-/// Sends `body` to `url` and reads the answer: whole, or (when the client
-/// streams) event by event, `read_event` telling the pieces and the end
-/// marker; an error event is its `Err`.
-pub(crate) async fn exchange<S: Assemble>(
+/// Sends `body` to `url` and reads the answer: whole with `whole`, or
+/// (when the client streams) event by event into a fresh `S`, its pieces
+/// going to `deltas` as they come; an error event ends the turn with the
+/// provider's error.
+pub(crate) async fn exchange<S: StreamAssembler>(
     config: &Config,
     url: &str,
     headers: HeaderMap,
     body: &Value,
-    format: Format<S>,
+    whole: fn(&Value) -> Result<AssistantMessage, ParseError>,
     deltas: Option<&DeltaSink>,
-    mut read_event: impl FnMut(&Value) -> Result<Event, ModelError>,
 ) -> Result<AssistantMessage, ModelError> {
     let response = http::post(config, url, headers, body).await?;
     if !config.stream {
         let value = http::read_json(config, response).await?;
-        return (format.whole)(&value).map_err(parse_error);
+        return whole(&value).map_err(parse_error);
     }
-    let mut stream = format.stream;
+    let mut stream = S::default();
     let mut ended = false;
     http::read_events(config, response, |_, event| {
-        let read = read_event(&event)?;
-        ended |= read.ends;
+        let pushed = stream.push(&event).map_err(parse_error)?;
+        if let Some(error) = &pushed.error {
+            return Err(stream_error(error));
+        }
+        ended |= pushed.ended;
         if let Some(deltas) = deltas {
-            for delta in read.deltas {
+            for delta in pushed.deltas {
                 deltas.send(delta);
             }
         }
-        stream.push(&event).map_err(parse_error)
+        Ok(())
     })
     .await?;
     if !ended {
-        return Err(ModelError::new(format!(
-            "the model's stream ended before {}",
-            format.end_marker
-        ))
-        .retryable(true));
+        return Err(
+            ModelError::new(format!("the model's stream ended before {}", S::END_MARKER))
+                .retryable(true),
+        );
     }
     Ok(stream.finish())
 }
 
 /// An error the provider reported inside a stream.
-pub(crate) fn stream_error(event: &Value) -> ModelError {
+fn stream_error(event: &Value) -> ModelError {
     let error = event
         .get("error")
         .or_else(|| event.pointer("/response/error"))

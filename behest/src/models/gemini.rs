@@ -3,11 +3,11 @@
 use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
 
-use super::exchange::{exchange, stream_error, Event, Format};
+use super::exchange::exchange;
 use super::http;
 use super::tools::{answer_schema, ExportCache};
 use super::{config_methods, Config, ToolChoice};
-use crate::conversation::{AssistantMessage, ModelDelta};
+use crate::conversation::AssistantMessage;
 use crate::providers::{gemini, WireFormat};
 use crate::run::{ModelError, ModelRequest};
 
@@ -130,104 +130,19 @@ impl Gemini {
         } else {
             self.config.url(&format!("models/{model}:generateContent"))
         };
-        let format = Format {
-            whole: gemini::parse_response,
-            stream: gemini::Stream::new(),
-            end_marker: "a `finishReason`",
-        };
-        let mut calls = DeltaCalls::default();
-        exchange(
+        exchange::<gemini::Stream>(
             &self.config,
             &url,
             self.headers()?,
             &body,
-            format,
+            gemini::parse_response,
             request.deltas,
-            |chunk| {
-                if chunk.get("error").is_some() {
-                    return Err(stream_error(chunk));
-                }
-                let ends = chunk
-                    .pointer("/candidates/0/finishReason")
-                    .is_some_and(|reason| !reason.is_null());
-                Ok(Event {
-                    deltas: deltas_of(chunk, &mut calls),
-                    ends,
-                })
-            },
         )
         .await
     }
 }
 
 super::model_over_turn!(Gemini, "gcp.gemini", structured_output);
-
-/// How the deltas of a turn number its function calls: as the stream's
-/// assembler counts them (the same [`gemini::Fragment`] reading), so a
-/// delta's index is its call's place in the assembled message.
-#[derive(Default)]
-struct DeltaCalls {
-    started: usize,
-    /// The open call's name and id, while it continues.
-    open: Option<(String, Option<String>)>,
-}
-
-impl DeltaCalls {
-    /// The index of the call `call` is a part of, or `None` for a part
-    /// the assembler drops (a nameless one with no call open).
-    fn index_of(&mut self, call: &Value) -> Option<usize> {
-        let fragment = gemini::Fragment::of(call);
-        match (&mut self.open, fragment.name) {
-            (None, None) => return None,
-            // A nameless part continues the open call.
-            (Some(_), None) => {}
-            (Some((open, open_id)), Some(_)) if fragment.repeats(open, open_id.as_deref()) => {
-                if open_id.is_none() {
-                    *open_id = fragment.id.map(str::to_owned);
-                }
-            }
-            (_, Some(name)) => {
-                self.started += 1;
-                self.open = Some((name.to_owned(), fragment.id.map(str::to_owned)));
-            }
-        }
-        if !fragment.continues {
-            self.open = None;
-        }
-        Some(self.started - 1)
-    }
-}
-
-/// The pieces of a streamed chunk; `calls` numbers the function calls of
-/// the turn.
-fn deltas_of(chunk: &Value, calls: &mut DeltaCalls) -> Vec<ModelDelta> {
-    let mut deltas = Vec::new();
-    let parts = chunk
-        .pointer("/candidates/0/content/parts")
-        .and_then(Value::as_array);
-    for part in parts.into_iter().flatten() {
-        if let Some(text) = part.get("text").and_then(Value::as_str) {
-            let thought = part.get("thought").and_then(Value::as_bool) == Some(true);
-            deltas.push(if thought {
-                ModelDelta::Reasoning(text.to_owned())
-            } else {
-                ModelDelta::Text(text.to_owned())
-            });
-        }
-        if let Some((call, index)) = part
-            .get("functionCall")
-            .and_then(|call| Some((call, calls.index_of(call)?)))
-        {
-            deltas.push(ModelDelta::ToolCall {
-                index,
-                id: call.get("id").and_then(Value::as_str).map(str::to_owned),
-                name: call.get("name").and_then(Value::as_str).map(str::to_owned),
-                arguments: call.get("args").map(Value::to_string).unwrap_or_default(),
-            });
-        }
-    }
-    deltas
-}
 
 #[cfg(test)]
 mod tests {
@@ -248,35 +163,11 @@ mod tests {
         assert!(Gemini::new("gemini-flash-latest")
             .structured_output(true)
             .answers_natively());
-        // The API's own `models/` prefix is not doubled in the URL.
     }
 
-    /// A call continued over parts keeps its delta index; the next call
-    /// gets the next one, as the assembled message numbers them.
+    /// The API's own `models/` prefix is not doubled in the URL.
     #[test]
-    fn continued_calls_keep_their_delta_index() {
-        use serde_json::json;
-        let chunk =
-            |parts: serde_json::Value| json!({"candidates": [{"content": {"parts": parts}}]});
-        let mut calls = super::DeltaCalls::default();
-        let mut indices = Vec::new();
-        for parts in [
-            json!([{"functionCall": {"name": "search", "willContinue": true}}]),
-            json!([{"functionCall": {"partialArgs": [{"jsonPath": "$.q", "stringValue": "ru"}], "willContinue": true}}]),
-            json!([{"functionCall": {"name": "search", "args": {"q": "rust"}}}]),
-            json!([{"functionCall": {"name": "search", "args": {"q": "go"}}}, {"functionCall": {"name": "add", "args": {}}}]),
-        ] {
-            for delta in super::deltas_of(&chunk(parts), &mut calls) {
-                if let crate::ModelDelta::ToolCall { index, .. } = delta {
-                    indices.push(index);
-                }
-            }
-        }
-        assert_eq!(indices, [0, 0, 0, 1, 2]);
-        // A nameless part with no call open makes no call, and no delta.
-        let mut calls = super::DeltaCalls::default();
-        let stray = chunk(json!([{"functionCall": {"args": {"q": "x"}}}]));
-        assert!(super::deltas_of(&stray, &mut calls).is_empty());
+    fn the_models_prefix_is_not_doubled() {
         assert_eq!(
             Gemini::new("models/gemini-2.5-flash").model(),
             "gemini-2.5-flash"

@@ -6,11 +6,11 @@
 use reqwest::header::{HeaderMap, AUTHORIZATION};
 use serde_json::{json, Map, Value};
 
-use super::exchange::{exchange, stream_error, Event, Format};
+use super::exchange::exchange;
 use super::http;
 use super::tools::{answer_schema, ExportCache};
 use super::{config_methods, Config, ToolChoice};
-use crate::conversation::{AssistantMessage, ModelDelta};
+use crate::conversation::AssistantMessage;
 use crate::providers::{openai, WireFormat};
 use crate::run::{ModelError, ModelRequest};
 
@@ -113,30 +113,13 @@ impl Chat {
     async fn turn(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
         let body = self.request_body(&request)?;
         let url = self.config.url("chat/completions");
-        let format = Format {
-            whole: openai::parse_chat_response,
-            stream: openai::ChatStream::new(),
-            end_marker: "the turn finished",
-        };
-        exchange(
+        exchange::<openai::ChatStream>(
             &self.config,
             &url,
             bearer(&self.config)?,
             &body,
-            format,
+            openai::parse_chat_response,
             request.deltas,
-            |chunk| {
-                if chunk.get("error").is_some() {
-                    return Err(stream_error(chunk));
-                }
-                let ends = chunk
-                    .pointer("/choices/0/finish_reason")
-                    .is_some_and(|reason| !reason.is_null());
-                Ok(Event {
-                    deltas: chat_deltas(chunk),
-                    ends,
-                })
-            },
         )
         .await
     }
@@ -214,28 +197,13 @@ impl Responses {
     async fn turn(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
         let body = self.request_body(&request)?;
         let url = self.config.url("responses");
-        let format = Format {
-            whole: openai::parse_responses_response,
-            stream: openai::ResponsesStream::new(),
-            end_marker: "the response completed",
-        };
-        exchange(
+        exchange::<openai::ResponsesStream>(
             &self.config,
             &url,
             bearer(&self.config)?,
             &body,
-            format,
+            openai::parse_responses_response,
             request.deltas,
-            |event| {
-                let kind = event.get("type").and_then(Value::as_str);
-                if matches!(kind, Some("error" | "response.failed")) {
-                    return Err(stream_error(event));
-                }
-                Ok(Event {
-                    deltas: responses_deltas(event),
-                    ends: matches!(kind, Some("response.completed" | "response.incomplete")),
-                })
-            },
         )
         .await
     }
@@ -278,84 +246,5 @@ fn responses_tool_choice(choice: &ToolChoice) -> Value {
     match choice {
         ToolChoice::Tool(name) => json!({"type": "function", "name": name}),
         other => chat_tool_choice(other),
-    }
-}
-
-/// The pieces of a Chat Completions chunk.
-fn chat_deltas(chunk: &Value) -> Vec<ModelDelta> {
-    let mut deltas = Vec::new();
-    let Some(delta) = chunk.pointer("/choices/0/delta") else {
-        return deltas;
-    };
-    if let Some(text) = delta.get("reasoning_content").and_then(Value::as_str) {
-        deltas.push(ModelDelta::Reasoning(text.to_owned()));
-    }
-    if let Some(text) = delta.get("content").and_then(Value::as_str) {
-        if !text.is_empty() {
-            deltas.push(ModelDelta::Text(text.to_owned()));
-        }
-    }
-    for call in delta
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let text = |pointer: &str| {
-            call.pointer(pointer)
-                .and_then(Value::as_str)
-                .filter(|text| !text.is_empty())
-                .map(str::to_owned)
-        };
-        deltas.push(ModelDelta::ToolCall {
-            index: call.get("index").and_then(Value::as_u64).unwrap_or(0) as usize,
-            id: text("/id"),
-            name: text("/function/name"),
-            arguments: text("/function/arguments").unwrap_or_default(),
-        });
-    }
-    deltas
-}
-
-/// The pieces of a Responses stream event.
-fn responses_deltas(event: &Value) -> Vec<ModelDelta> {
-    let text = |key: &str| event.get(key).and_then(Value::as_str).map(str::to_owned);
-    let index = event
-        .get("output_index")
-        .and_then(Value::as_u64)
-        .unwrap_or(0) as usize;
-    match event.get("type").and_then(Value::as_str) {
-        Some("response.output_text.delta") => {
-            text("delta").map(ModelDelta::Text).into_iter().collect()
-        }
-        Some("response.reasoning_summary_text.delta" | "response.reasoning_text.delta") => {
-            text("delta")
-                .map(ModelDelta::Reasoning)
-                .into_iter()
-                .collect()
-        }
-        Some("response.output_item.added")
-            if event.pointer("/item/type").and_then(Value::as_str) == Some("function_call") =>
-        {
-            let item = |key: &str| {
-                event
-                    .pointer(&format!("/item/{key}"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-            };
-            vec![ModelDelta::ToolCall {
-                index,
-                id: item("call_id"),
-                name: item("name"),
-                arguments: String::new(),
-            }]
-        }
-        Some("response.function_call_arguments.delta") => vec![ModelDelta::ToolCall {
-            index,
-            id: None,
-            name: None,
-            arguments: text("delta").unwrap_or_default(),
-        }],
-        _ => Vec::new(),
     }
 }

@@ -4,12 +4,13 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use super::stream::{Pushed, StreamAssembler};
 use super::{
     arguments_object, content_text, convert, finish, schema, str_field, Export, ExportError,
     ParseError,
 };
 use crate::conversation::{
-    tool_name_of, AssistantMessage, Message, ToolResultMessage, TurnPart, WireFormat,
+    tool_name_of, AssistantMessage, Message, ModelDelta, ToolResultMessage, TurnPart, WireFormat,
 };
 use crate::registry::ToolRegistry;
 use crate::tool::ToolSpec;
@@ -147,21 +148,38 @@ impl Stream {
     pub fn new() -> Self {
         Self::default()
     }
+}
 
-    /// Adds one event.
-    pub fn push(&mut self, event: &Value) -> Result<(), ParseError> {
-        self.usage = super::usage::merge(self.usage, super::usage::anthropic(event));
+impl StreamAssembler for Stream {
+    const END_MARKER: &'static str = "`message_stop`";
+
+    /// Adds one event; `message_stop` ends the message. A piece's `index`
+    /// is its content block's.
+    fn push(&mut self, event: &Value) -> Result<Pushed, ParseError> {
         let kind = event
             .get("type")
             .and_then(Value::as_str)
             .unwrap_or_default();
+        if kind == "error" {
+            return Ok(Pushed::error(event));
+        }
+        self.usage = super::usage::merge(self.usage, super::usage::anthropic(event));
         let index = event.get("index").and_then(Value::as_u64);
+        let mut deltas = Vec::new();
         match (kind, index) {
             ("content_block_start", Some(index)) => {
                 let block = event.get("content_block").ok_or_else(|| {
                     ParseError::new("content_block_start: `content_block` is missing")
                 })?;
                 let block = started(block)?;
+                if let Block::ToolUse(call) = &block {
+                    deltas.push(ModelDelta::ToolCall {
+                        index: usize::try_from(index).unwrap_or(usize::MAX),
+                        id: Some(call.id.clone()),
+                        name: Some(call.name.clone()),
+                        arguments: String::new(),
+                    });
+                }
                 // A repeated start must not wipe what the block received.
                 self.blocks.entry(index).or_insert(block);
             }
@@ -169,51 +187,11 @@ impl Stream {
                 let delta = event
                     .get("delta")
                     .ok_or_else(|| ParseError::new("content_block_delta: `delta` is missing"))?;
-                self.delta(index, delta)?;
+                deltas.extend(self.delta(index, delta)?);
             }
             _ => {}
         }
-        Ok(())
-    }
-
-    fn delta(&mut self, index: u64, delta: &Value) -> Result<(), ParseError> {
-        match delta.get("type").and_then(Value::as_str) {
-            Some("text_delta") => {
-                let text = str_field(delta, "text", "text_delta")?;
-                let block = self
-                    .blocks
-                    .entry(index)
-                    .or_insert_with(|| Block::Text(String::new()));
-                if let Block::Text(joined) = block {
-                    joined.push_str(text);
-                }
-            }
-            Some("input_json_delta") => {
-                let fragment = str_field(delta, "partial_json", "input_json_delta")?;
-                match self.blocks.get_mut(&index) {
-                    Some(Block::ToolUse(block)) => block.json.push_str(fragment),
-                    Some(_) => {}
-                    None => return Err(not_started("input_json_delta", index)),
-                }
-            }
-            Some(kind @ ("thinking_delta" | "signature_delta")) => {
-                let Some(Block::Thinking(block)) = self.blocks.get_mut(&index) else {
-                    return Err(not_started(kind, index));
-                };
-                if kind == "thinking_delta" {
-                    let piece = str_field(delta, "thinking", kind)?;
-                    let joined =
-                        format!("{}{piece}", block["thinking"].as_str().unwrap_or_default());
-                    block["thinking"] = Value::String(joined);
-                } else {
-                    // The signature comes whole, once, at the end of the block.
-                    block["signature"] =
-                        Value::String(str_field(delta, "signature", kind)?.to_owned());
-                }
-            }
-            _ => {}
-        }
-        Ok(())
+        Ok(Pushed::deltas(deltas).ending(kind == "message_stop"))
     }
 
     /// The assembled message. A block whose JSON stayed empty keeps the
@@ -221,8 +199,11 @@ impl Stream {
     /// it, as the whole answer would; otherwise its text is left for the
     /// runtime to decode, which reports a truncated stream as an argument
     /// error.
-    fn assemble(self) -> AssistantMessage {
-        let mut message = AssistantMessage::default();
+    fn finish(self) -> AssistantMessage {
+        let mut message = AssistantMessage {
+            usage: self.usage,
+            ..AssistantMessage::default()
+        };
         let mut text = String::new();
         for block in self.blocks.into_values() {
             match block {
@@ -250,6 +231,59 @@ impl Stream {
         }
         message.text = (!text.is_empty()).then_some(text);
         message
+    }
+}
+
+impl Stream {
+    /// Adds a `content_block_delta` to block `index`; returns the piece it
+    /// shows.
+    fn delta(&mut self, index: u64, delta: &Value) -> Result<Option<ModelDelta>, ParseError> {
+        let piece = match delta.get("type").and_then(Value::as_str) {
+            Some("text_delta") => {
+                let text = str_field(delta, "text", "text_delta")?;
+                let block = self
+                    .blocks
+                    .entry(index)
+                    .or_insert_with(|| Block::Text(String::new()));
+                if let Block::Text(joined) = block {
+                    joined.push_str(text);
+                }
+                Some(ModelDelta::Text(text.to_owned()))
+            }
+            Some("input_json_delta") => {
+                let fragment = str_field(delta, "partial_json", "input_json_delta")?;
+                match self.blocks.get_mut(&index) {
+                    Some(Block::ToolUse(block)) => block.json.push_str(fragment),
+                    Some(_) => {}
+                    None => return Err(not_started("input_json_delta", index)),
+                }
+                Some(ModelDelta::ToolCall {
+                    index: usize::try_from(index).unwrap_or(usize::MAX),
+                    id: None,
+                    name: None,
+                    arguments: fragment.to_owned(),
+                })
+            }
+            Some(kind @ ("thinking_delta" | "signature_delta")) => {
+                let Some(Block::Thinking(block)) = self.blocks.get_mut(&index) else {
+                    return Err(not_started(kind, index));
+                };
+                if kind == "thinking_delta" {
+                    let piece = str_field(delta, "thinking", kind)?;
+                    let joined =
+                        format!("{}{piece}", block["thinking"].as_str().unwrap_or_default());
+                    block["thinking"] = Value::String(joined);
+                    Some(ModelDelta::Reasoning(piece.to_owned()))
+                } else {
+                    // The signature comes whole, once, at the end of the block.
+                    block["signature"] =
+                        Value::String(str_field(delta, "signature", kind)?.to_owned());
+                    None
+                }
+            }
+            _ => None,
+        };
+        Ok(piece)
     }
 }
 
@@ -407,5 +441,3 @@ pub fn from_messages(
     }
     Ok(conversation)
 }
-
-super::usage::finish_with_usage!(Stream);

@@ -5,11 +5,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{json, Map, Value};
 
+use super::stream::{text_at, Pushed, StreamAssembler};
 use super::{
     arguments_object, convert, finish, schema, str_field, Export, ExportError, ParseError,
 };
 use crate::conversation::{
-    last_call, tool_name_of, AssistantMessage, Message, ToolResultMessage, TurnPart, WireFormat,
+    last_call, tool_name_of, AssistantMessage, Message, ModelDelta, ToolResultMessage, TurnPart,
+    WireFormat,
 };
 use crate::registry::ToolRegistry;
 use crate::tool::ToolSpec;
@@ -264,20 +266,18 @@ struct OpenCall {
     signature: Option<Value>,
 }
 
-/// What a `functionCall` part says of the call it belongs to: read the
-/// same way by the stream's assembler and by the client numbering its
-/// deltas, so both count the same calls.
-pub(crate) struct Fragment<'a> {
+/// What a `functionCall` part says of the call it belongs to.
+struct Fragment<'a> {
     /// The function named, if any (an empty name is none).
-    pub name: Option<&'a str>,
+    name: Option<&'a str>,
     /// The call's id, if any (an empty id is none).
-    pub id: Option<&'a str>,
+    id: Option<&'a str>,
     /// Whether more of the call follows (`willContinue`).
-    pub continues: bool,
+    continues: bool,
 }
 
 impl<'a> Fragment<'a> {
-    pub(crate) fn of(call: &'a Value) -> Self {
+    fn of(call: &'a Value) -> Self {
         let text = |key: &str| {
             call.get(key)
                 .and_then(Value::as_str)
@@ -296,7 +296,7 @@ impl<'a> Fragment<'a> {
     /// Whether this part repeats the open call named `name` (with `id`)
     /// rather than starting the next one: a call closes before the next
     /// starts, so only a different name or id means a new call.
-    pub(crate) fn repeats(&self, name: &str, id: Option<&str>) -> bool {
+    fn repeats(&self, name: &str, id: Option<&str>) -> bool {
         self.name == Some(name) && (self.id.is_none() || id.is_none() || id == self.id)
     }
 }
@@ -306,17 +306,43 @@ impl Stream {
     pub fn new() -> Self {
         Self::default()
     }
+}
 
-    /// Adds one chunk.
-    pub fn push(&mut self, chunk: &Value) -> Result<(), ParseError> {
+impl StreamAssembler for Stream {
+    const END_MARKER: &'static str = "a `finishReason`";
+
+    /// Adds one chunk; a chunk with a `finishReason` ends the turn. A
+    /// call's piece has the index of its call in the assembled message.
+    fn push(&mut self, chunk: &Value) -> Result<Pushed, ParseError> {
+        if chunk.get("error").is_some() {
+            return Ok(Pushed::error(chunk));
+        }
         self.usage = super::usage::merge(self.usage, super::usage::gemini(chunk));
+        let ended = chunk
+            .pointer("/candidates/0/finishReason")
+            .is_some_and(|reason| !reason.is_null());
+        let mut deltas = Vec::new();
         let parts = chunk
             .pointer("/candidates/0/content/parts")
             .and_then(Value::as_array);
         for part in parts.into_iter().flatten() {
+            if let Some(text) = part.get("text").and_then(Value::as_str) {
+                deltas.push(if is_thought(part) {
+                    ModelDelta::Reasoning(text.to_owned())
+                } else {
+                    ModelDelta::Text(text.to_owned())
+                });
+            }
             if let Some(call) = part.get("functionCall") {
                 self.thinking = false;
-                self.function_call(call, signature(part))?;
+                if let Some(index) = self.function_call(call, signature(part))? {
+                    deltas.push(ModelDelta::ToolCall {
+                        index,
+                        id: text_at(call, "/id"),
+                        name: text_at(call, "/name"),
+                        arguments: call.get("args").map(Value::to_string).unwrap_or_default(),
+                    });
+                }
             } else if is_reasoning_part(part) {
                 self.thought(part);
             } else if let Some(text) = part.get("text").and_then(Value::as_str) {
@@ -327,9 +353,19 @@ impl Stream {
                 }
             }
         }
-        Ok(())
+        Ok(Pushed::deltas(deltas).ending(ended))
     }
 
+    /// The assembled message.
+    fn finish(mut self) -> AssistantMessage {
+        self.close();
+        self.message.text = (!self.text.is_empty()).then_some(self.text);
+        self.message.usage = self.usage;
+        self.message
+    }
+}
+
+impl Stream {
     /// Adds a thought piece to the thought part before it, or starts one. A
     /// signature ends a part: it comes with its last piece.
     fn thought(&mut self, part: &Value) {
@@ -355,7 +391,14 @@ impl Stream {
         self.thinking = is_thought(part);
     }
 
-    fn function_call(&mut self, call: &Value, signature: Option<Value>) -> Result<(), ParseError> {
+    /// Adds a `functionCall` part; returns the index its call has in the
+    /// assembled message, or `None` for a nameless part with no call open,
+    /// which makes no call.
+    fn function_call(
+        &mut self,
+        call: &Value,
+        signature: Option<Value>,
+    ) -> Result<Option<usize>, ParseError> {
         let fragment = Fragment::of(call);
         let Fragment {
             name,
@@ -378,6 +421,8 @@ impl Stream {
                 }
             }
         }
+        // The open call is not yet among the closed ones before it.
+        let index = self.open.is_some().then_some(self.message.tool_calls.len());
         if let Some(open) = &mut self.open {
             if let Some(args) = call.get("args").and_then(Value::as_object) {
                 open.args.extend(args.clone());
@@ -414,7 +459,7 @@ impl Stream {
         if !continues {
             self.close();
         }
-        Ok(())
+        Ok(index)
     }
 
     fn close(&mut self) {
@@ -428,13 +473,6 @@ impl Stream {
                 .tool_calls
                 .push(ToolCall::new(id, open.name, Value::Object(open.args)));
         }
-    }
-
-    /// The assembled message.
-    fn assemble(mut self) -> AssistantMessage {
-        self.close();
-        self.message.text = (!self.text.is_empty()).then_some(self.text);
-        self.message
     }
 }
 
@@ -621,11 +659,43 @@ fn unanswered_call<'c>(conversation: &'c [Message], name: &str) -> Option<&'c To
         .find(|call| call.tool_name == name && !answered.contains(call.call_id.as_str()))
 }
 
-super::usage::finish_with_usage!(Stream);
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A call continued over parts keeps its piece's index; the next call
+    /// gets the next one, as the assembled message numbers them.
+    #[test]
+    fn continued_calls_keep_their_delta_index() {
+        let chunk = |parts: Value| json!({"candidates": [{"content": {"parts": parts}}]});
+        let mut stream = Stream::new();
+        let mut indices = Vec::new();
+        for parts in [
+            json!([{"functionCall": {"name": "search", "willContinue": true}}]),
+            json!([{"functionCall": {"partialArgs": [{"jsonPath": "$.q", "stringValue": "ru"}], "willContinue": true}}]),
+            json!([{"functionCall": {"name": "search", "args": {"q": "rust"}}}]),
+            json!([{"functionCall": {"name": "search", "args": {"q": "go"}}}, {"functionCall": {"name": "add", "args": {}}}]),
+        ] {
+            for delta in stream.push(&chunk(parts)).unwrap().deltas {
+                if let ModelDelta::ToolCall { index, .. } = delta {
+                    indices.push(index);
+                }
+            }
+        }
+        assert_eq!(indices, [0, 0, 0, 1, 2]);
+        let names: Vec<_> = stream
+            .finish()
+            .tool_calls
+            .into_iter()
+            .map(|call| call.tool_name)
+            .collect();
+        assert_eq!(names, ["search", "search", "add"]);
+        // A nameless part with no call open makes no call, and no piece.
+        let mut stream = Stream::new();
+        let stray = chunk(json!([{"functionCall": {"args": {"q": "x"}}}]));
+        assert!(stream.push(&stray).unwrap().deltas.is_empty());
+        assert!(stream.finish().tool_calls.is_empty());
+    }
 
     #[test]
     fn openapi_declarations_read_as_json_schema_a_registry_accepts() {

@@ -20,6 +20,7 @@ mod lint;
 pub mod mcp;
 pub mod openai;
 pub mod schema;
+pub mod stream;
 pub mod usage;
 
 use std::collections::HashSet;
@@ -27,6 +28,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 pub use lint::{Lint, Severity};
+pub use stream::{Pushed, StreamAssembler};
 
 pub use crate::conversation::WireFormat;
 /// The wire formats behest speaks; the old name of [`WireFormat`].

@@ -4,12 +4,13 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use super::stream::{text_at, Pushed, StreamAssembler};
 use super::{
     arguments_text, content_text, convert, finish, schema, str_field, Export, ExportError,
     ExportOptions, Lint, ParseError, Strictness,
 };
 use crate::conversation::{
-    tool_name_of, AssistantMessage, Message, ToolResultMessage, TurnPart, WireFormat,
+    tool_name_of, AssistantMessage, Message, ModelDelta, ToolResultMessage, TurnPart, WireFormat,
 };
 use crate::registry::ToolRegistry;
 use crate::tool::ToolSpec;
@@ -298,18 +299,34 @@ impl ChatStream {
     pub fn new() -> Self {
         Self::default()
     }
+}
 
-    /// Adds one chunk.
-    pub fn push(&mut self, chunk: &Value) -> Result<(), ParseError> {
-        self.usage = super::usage::merge(self.usage, super::usage::chat(chunk));
-        let Some(delta) = chunk.pointer("/choices/0/delta") else {
-            return Ok(()); // usage-only chunks carry no choice
-        };
-        if let Some(text) = delta.get("content").and_then(Value::as_str) {
-            self.text.push_str(text);
+impl StreamAssembler for ChatStream {
+    const END_MARKER: &'static str = "the turn finished";
+
+    /// Adds one chunk; a chunk with a `finish_reason` ends the turn.
+    fn push(&mut self, chunk: &Value) -> Result<Pushed, ParseError> {
+        if chunk.get("error").is_some() {
+            return Ok(Pushed::error(chunk));
         }
+        self.usage = super::usage::merge(self.usage, super::usage::chat(chunk));
+        let ended = chunk
+            .pointer("/choices/0/finish_reason")
+            .is_some_and(|reason| !reason.is_null());
+        let mut deltas = Vec::new();
+        let Some(delta) = chunk.pointer("/choices/0/delta") else {
+            // Usage-only chunks carry no choice.
+            return Ok(Pushed::deltas(deltas).ending(ended));
+        };
         if let Some(reasoning) = delta.get(REASONING_CONTENT).and_then(Value::as_str) {
             self.reasoning.push_str(reasoning);
+            deltas.push(ModelDelta::Reasoning(reasoning.to_owned()));
+        }
+        if let Some(text) = delta.get("content").and_then(Value::as_str) {
+            self.text.push_str(text);
+            if !text.is_empty() {
+                deltas.push(ModelDelta::Text(text.to_owned()));
+            }
         }
         for fragment in delta
             .get("tool_calls")
@@ -321,26 +338,36 @@ impl ChatStream {
                 .get("index")
                 .and_then(Value::as_u64)
                 .ok_or_else(|| ParseError::new("delta.tool_calls[]: `index` is missing"))?;
-            let call = self.calls.entry(index).or_default();
-            call.identify(
-                fragment.get("id").and_then(Value::as_str),
-                fragment.pointer("/function/name").and_then(Value::as_str),
-            );
-            if let Some(arguments) = fragment
+            let text = |pointer: &str| {
+                fragment
+                    .pointer(pointer)
+                    .and_then(Value::as_str)
+                    .filter(|text| !text.is_empty())
+            };
+            let (id, name) = (text("/id"), text("/function/name"));
+            let arguments = fragment
                 .pointer("/function/arguments")
                 .and_then(Value::as_str)
-            {
-                call.arguments.push_str(arguments);
-            }
+                .unwrap_or_default();
+            let call = self.calls.entry(index).or_default();
+            call.identify(id, name);
+            call.arguments.push_str(arguments);
+            deltas.push(ModelDelta::ToolCall {
+                index: usize::try_from(index).unwrap_or(usize::MAX),
+                id: id.map(str::to_owned),
+                name: name.map(str::to_owned),
+                arguments: arguments.to_owned(),
+            });
         }
-        Ok(())
+        Ok(Pushed::deltas(deltas).ending(ended))
     }
 
     /// The assembled message, calls in index order; an index that never
     /// got a name (no call started there) is skipped.
-    fn assemble(self) -> AssistantMessage {
+    fn finish(self) -> AssistantMessage {
         let mut message = AssistantMessage {
             text: (!self.text.is_empty()).then_some(self.text),
+            usage: self.usage,
             ..AssistantMessage::default()
         };
         for call in self.calls.into_values() {
@@ -437,15 +464,26 @@ impl ResponsesStream {
     pub fn new() -> Self {
         Self::default()
     }
+}
 
-    /// Adds one event.
-    pub fn push(&mut self, event: &Value) -> Result<(), ParseError> {
-        self.usage = super::usage::merge(self.usage, super::usage::responses(event));
+impl StreamAssembler for ResponsesStream {
+    const END_MARKER: &'static str = "the response completed";
+
+    /// Adds one event; `response.completed` or `response.incomplete` ends
+    /// the response.
+    fn push(&mut self, event: &Value) -> Result<Pushed, ParseError> {
         let kind = event
             .get("type")
             .and_then(Value::as_str)
             .unwrap_or_default();
+        if matches!(kind, "error" | "response.failed") {
+            return Ok(Pushed::error(event));
+        }
+        self.usage = super::usage::merge(self.usage, super::usage::responses(event));
+        let ended = matches!(kind, "response.completed" | "response.incomplete");
+        let mut deltas = Vec::new();
         let index = event.get("output_index").and_then(Value::as_u64);
+        let delta_index = usize::try_from(index.unwrap_or(0)).unwrap_or(usize::MAX);
         match (kind, index) {
             ("response.output_item.added" | "response.output_item.done", Some(index)) => {
                 let item = event
@@ -453,14 +491,20 @@ impl ResponsesStream {
                     .ok_or_else(|| ParseError::new(format!("{kind}: `item` is missing")))?;
                 match item.get("type").and_then(Value::as_str) {
                     Some("function_call") => {
+                        let id = str_field(item, "call_id", kind)?;
+                        let name = str_field(item, "name", kind)?;
                         let call = self.calls.entry(index).or_default();
-                        call.identify(
-                            Some(str_field(item, "call_id", kind)?),
-                            Some(str_field(item, "name", kind)?),
-                        );
+                        call.identify(Some(id), Some(name));
                         set_once(&mut call.item_id, item.get("id").and_then(Value::as_str));
                         if kind == "response.output_item.done" {
                             call.complete(item.get("arguments").and_then(Value::as_str));
+                        } else {
+                            deltas.push(ModelDelta::ToolCall {
+                                index: delta_index,
+                                id: Some(id.to_owned()),
+                                name: Some(name.to_owned()),
+                                arguments: String::new(),
+                            });
                         }
                     }
                     // The done item is whole (summary, encrypted content).
@@ -477,6 +521,12 @@ impl ResponsesStream {
                     .or_default()
                     .arguments
                     .push_str(delta);
+                deltas.push(ModelDelta::ToolCall {
+                    index: delta_index,
+                    id: None,
+                    name: None,
+                    arguments: delta.to_owned(),
+                });
             }
             ("response.function_call_arguments.done", Some(index)) => {
                 let arguments = str_field(event, "arguments", kind)?;
@@ -486,17 +536,26 @@ impl ResponsesStream {
                     .complete(Some(arguments));
             }
             ("response.output_text.delta", _) => {
-                self.text.push_str(str_field(event, "delta", kind)?)
+                let delta = str_field(event, "delta", kind)?;
+                self.text.push_str(delta);
+                deltas.push(ModelDelta::Text(delta.to_owned()));
+            }
+            ("response.reasoning_summary_text.delta" | "response.reasoning_text.delta", _) => {
+                // Shown as it comes; the item itself arrives whole when done.
+                if let Some(delta) = text_at(event, "/delta") {
+                    deltas.push(ModelDelta::Reasoning(delta));
+                }
             }
             _ => {}
         }
-        Ok(())
+        Ok(Pushed::deltas(deltas).ending(ended))
     }
 
     /// The assembled message, items in `output_index` order.
-    fn assemble(self) -> AssistantMessage {
+    fn finish(self) -> AssistantMessage {
         let mut message = AssistantMessage {
             text: (!self.text.is_empty()).then_some(self.text),
+            usage: self.usage,
             ..AssistantMessage::default()
         };
         let mut reasoning = self.reasoning.into_iter().peekable();
@@ -701,5 +760,3 @@ fn current_turn(conversation: &mut Vec<Message>) -> &mut AssistantMessage {
         _ => unreachable!("the conversation ends with an assistant message"),
     }
 }
-
-super::usage::finish_with_usage!(ChatStream, ResponsesStream);

@@ -6,25 +6,6 @@ use serde_json::Value;
 
 use crate::conversation::Usage;
 
-/// `finish` for stream assemblers that keep a `usage` beside what their
-/// `assemble` builds: the message, with the token counts the stream
-/// reported.
-macro_rules! finish_with_usage {
-    ($($stream:ty),*) => {$(
-        impl $stream {
-            /// The assembled message, with the token counts the stream reported.
-            pub fn finish(self) -> $crate::conversation::AssistantMessage {
-                let usage = self.usage;
-                let mut message = self.assemble();
-                message.usage = usage;
-                message
-            }
-        }
-    )*};
-}
-
-pub(crate) use finish_with_usage;
-
 /// Usage of a Chat Completions response or final stream chunk.
 pub fn chat(value: &Value) -> Option<Usage> {
     let usage = value.get("usage").filter(|usage| usage.is_object())?;

@@ -2,7 +2,7 @@
 //! conversations, and stream events fed one by one to each assembler.
 //! Each reads or refuses; none panics.
 
-use behest::providers::{anthropic, gemini, openai};
+use behest::providers::{anthropic, gemini, openai, StreamAssembler};
 use serde_json::Value;
 
 pub fn check(data: &[u8]) {

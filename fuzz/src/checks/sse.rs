@@ -3,7 +3,7 @@
 //! events then to every stream assembler. The events do not depend on how
 //! the body was cut.
 
-use behest::providers::{anthropic, gemini, openai};
+use behest::providers::{anthropic, gemini, openai, StreamAssembler};
 
 /// The first byte says how long the pieces are that the rest is cut into
 /// (1 to 256 bytes), besides the body whole.
