@@ -3,12 +3,12 @@
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{json, Value};
 
-use super::exchange::exchange;
+use super::client::{Client, Format, Sealed};
 use super::http;
 use super::tools::ExportCache;
-use super::{config_methods, Config, ToolChoice};
+use super::{Config, ToolChoice};
 use crate::conversation::AssistantMessage;
-use crate::providers::{anthropic, WireFormat};
+use crate::providers::{anthropic, ParseError, WireFormat};
 use crate::run::{ModelError, ModelRequest};
 
 const BASE_URL: &str = "https://api.anthropic.com/v1";
@@ -25,29 +25,41 @@ const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// // The key comes from `ANTHROPIC_API_KEY` unless given.
 /// let claude = Messages::new("claude-sonnet-4-5").max_tokens(2048);
 /// ```
-#[derive(Debug)]
-pub struct Messages {
-    config: Config,
-    tools: ExportCache,
-}
+pub type Messages = Client<MessagesApi>;
 
-impl Messages {
-    /// A client of `model`, with the key from `ANTHROPIC_API_KEY` (if set)
-    /// and Anthropic's base URL.
-    pub fn new(model: impl Into<String>) -> Self {
-        Self {
-            config: Config::new(model.into(), BASE_URL, KEY_VARIABLES),
-            tools: ExportCache::default(),
-        }
+/// The Messages wire format, as [`Messages`] speaks it.
+#[derive(Debug, Clone, Copy)]
+pub enum MessagesApi {}
+
+impl Sealed for MessagesApi {}
+
+impl Format for MessagesApi {
+    const SYSTEM: &'static str = "anthropic";
+    const BASE_URL: &'static str = BASE_URL;
+    const KEY_VARIABLES: &'static [&'static str] = KEY_VARIABLES;
+    type Stream = anthropic::Stream;
+
+    fn path(_: &Config) -> String {
+        "messages".to_owned()
     }
 
-    config_methods!();
+    fn headers(config: &Config) -> Result<HeaderMap, ModelError> {
+        let mut headers = HeaderMap::new();
+        headers.insert("anthropic-version", HeaderValue::from_static(VERSION));
+        if let Some(key) = config.key() {
+            headers.insert("x-api-key", http::secret_header(key.expose())?);
+        }
+        Ok(headers)
+    }
 
     /// The request body of a turn. Thinking blocks of earlier turns go back
     /// as they came (extended thinking with tools needs them).
-    pub fn request_body(&self, request: &ModelRequest<'_>) -> Result<Value, ModelError> {
+    fn body(
+        config: &Config,
+        tools_cache: &ExportCache,
+        request: &ModelRequest<'_>,
+    ) -> Result<Value, ModelError> {
         let (conversation, tools) = (request.conversation, request.tools);
-        let config = &self.config;
         let (system, messages) = anthropic::messages(conversation);
         let mut body = json!({
             "model": config.model,
@@ -59,7 +71,7 @@ impl Messages {
             object.insert("system".into(), Value::String(system));
         }
         if !tools.is_empty() {
-            let declarations = self.tools.declarations(
+            let declarations = tools_cache.declarations(
                 tools,
                 request.strict,
                 WireFormat::Anthropic,
@@ -83,31 +95,10 @@ impl Messages {
         if config.stream {
             object.insert("stream".into(), Value::Bool(true));
         }
-        Ok(config.finish_body(body))
+        Ok(body)
     }
 
-    fn headers(&self) -> Result<HeaderMap, ModelError> {
-        let mut headers = HeaderMap::new();
-        headers.insert("anthropic-version", HeaderValue::from_static(VERSION));
-        if let Some(key) = self.config.key() {
-            headers.insert("x-api-key", http::secret_header(key.expose())?);
-        }
-        Ok(headers)
-    }
-
-    async fn turn(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
-        let body = self.request_body(&request)?;
-        let url = self.config.url("messages");
-        exchange::<anthropic::Stream>(
-            &self.config,
-            &url,
-            self.headers()?,
-            &body,
-            anthropic::parse_response,
-            request.deltas,
-        )
-        .await
+    fn parse(response: &Value) -> Result<AssistantMessage, ParseError> {
+        anthropic::parse_response(response)
     }
 }
-
-super::model_over_turn!(Messages, "anthropic");

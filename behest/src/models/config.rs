@@ -113,7 +113,8 @@ fn jitter() -> f64 {
 /// Extra headers, by name and value. `Debug` shows the names only: a value
 /// may be a key (`api-key`, `x-api-key`).
 #[derive(Clone, Default)]
-pub(crate) struct Headers(pub Vec<(String, String)>);
+#[doc(hidden)]
+pub struct Headers(pub(crate) Vec<(String, String)>);
 
 impl fmt::Debug for Headers {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -125,7 +126,8 @@ impl fmt::Debug for Headers {
 
 /// The settings every client has.
 #[derive(Debug, Clone)]
-pub(crate) struct Config {
+#[doc(hidden)]
+pub struct Config {
     pub model: String,
     /// The key given with `api_key`: sent wherever the client points.
     pub api_key: Option<ApiKey>,
@@ -153,7 +155,7 @@ pub(crate) struct Config {
 }
 
 impl Config {
-    pub fn new(model: String, base_url: &'static str, key_variables: &[&str]) -> Self {
+    pub(crate) fn new(model: String, base_url: &'static str, key_variables: &[&str]) -> Self {
         Self {
             model,
             api_key: None,
@@ -235,123 +237,6 @@ fn split_query(url: &str) -> (&str, Option<&str>) {
         None => (url, None),
     }
 }
-
-/// The builder methods every client shares, over its `config` field; with
-/// `structured_output`, also the switch of clients whose provider has it.
-macro_rules! config_methods {
-    (structured_output) => {
-        $crate::models::config_methods!();
-
-        /// Whether a typed run ([`Agent::with_output`](crate::Agent::with_output))
-        /// asks for its answer in the provider's structured output, or
-        /// through the `final_answer` tool (for servers that cannot combine
-        /// a response schema with tools). Unset, the client decides: see
-        /// the client's documentation.
-        #[must_use]
-        pub fn structured_output(mut self, structured_output: bool) -> Self {
-            self.config.structured_output = Some(structured_output);
-            self
-        }
-    };
-    () => {
-        /// Uses this API key instead of the environment's.
-        #[must_use]
-        pub fn api_key(mut self, key: impl Into<String>) -> Self {
-            self.config.api_key = Some($crate::models::ApiKey::new(key));
-            self
-        }
-
-        /// Sends requests to this base URL (a proxy, a compatible server).
-        /// A query on it goes on every request (Azure OpenAI:
-        /// `https://NAME.openai.azure.com/openai/deployments/DEPLOYMENT?api-version=2024-10-21`,
-        /// with `.header("api-key", ..)`).
-        /// The key from the provider's environment variable is sent only to
-        /// the provider's own host: give another server its key with
-        /// [`api_key`](Self::api_key).
-        #[must_use]
-        pub fn base_url(mut self, url: impl Into<String>) -> Self {
-            self.config.base_url = url.into();
-            self
-        }
-
-        /// Adds a header to every request. Its value is not shown by
-        /// `Debug` and is marked sensitive, as it may be a key.
-        #[must_use]
-        pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-            self.config.headers.0.push((name.into(), value.into()));
-            self
-        }
-
-        /// The sampling temperature.
-        #[must_use]
-        pub fn temperature(mut self, temperature: f64) -> Self {
-            self.config.temperature = Some(temperature);
-            self
-        }
-
-        /// The most tokens the model may write in one turn.
-        #[must_use]
-        pub fn max_tokens(mut self, tokens: u32) -> Self {
-            self.config.max_tokens = Some(tokens);
-            self
-        }
-
-        /// Which tools the model may or must call.
-        #[must_use]
-        pub fn tool_choice(mut self, choice: $crate::models::ToolChoice) -> Self {
-            self.config.tool_choice = choice;
-            self
-        }
-
-        /// Whether the model may call several tools in one turn.
-        #[must_use]
-        pub fn parallel_tool_calls(mut self, parallel: bool) -> Self {
-            self.config.parallel_tool_calls = Some(parallel);
-            self
-        }
-
-        /// How long the API may take to answer: to send the response's
-        /// headers, then (again) its whole body, or (for a stream) each
-        /// piece after the one before, however long the whole stream lasts.
-        /// Default 120 s.
-        #[must_use]
-        pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
-            self.config.timeout = timeout;
-            self
-        }
-
-        /// How failed requests are tried again.
-        #[must_use]
-        pub fn retry(mut self, policy: $crate::models::RetryPolicy) -> Self {
-            self.config.retry = policy;
-            self
-        }
-
-        /// Adds a field to every request body (a provider option behest has
-        /// no method for); it replaces a field of the same name.
-        #[must_use]
-        pub fn body_field(mut self, name: impl Into<String>, value: serde_json::Value) -> Self {
-            self.config.body.insert(name.into(), value);
-            self
-        }
-
-        /// Whether turns stream (default) or come whole.
-        #[must_use]
-        pub fn stream(mut self, stream: bool) -> Self {
-            self.config.stream = stream;
-            self
-        }
-
-        /// How tools are exported (strictness, for OpenAI).
-        #[must_use]
-        pub fn export_options(mut self, options: $crate::providers::ExportOptions) -> Self {
-            self.config.export = options;
-            self
-        }
-    };
-}
-
-pub(crate) use config_methods;
 
 #[cfg(test)]
 mod tests {

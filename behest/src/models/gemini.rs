@@ -3,12 +3,12 @@
 use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
 
-use super::exchange::exchange;
+use super::client::{Client, Format, NativeOutput, Sealed};
 use super::http;
 use super::tools::{answer_schema, ExportCache};
-use super::{config_methods, Config, ToolChoice};
+use super::{Config, ToolChoice};
 use crate::conversation::AssistantMessage;
-use crate::providers::{gemini, WireFormat};
+use crate::providers::{gemini, ParseError, WireFormat};
 use crate::run::{ModelError, ModelRequest};
 
 const BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
@@ -19,7 +19,7 @@ const KEY_VARIABLES: &[&str] = &["GEMINI_API_KEY", "GOOGLE_API_KEY"];
 /// A typed run ([`Agent::with_output`](crate::Agent::with_output)) asks
 /// Gemini 3 and later for its answer with a `responseSchema`; earlier models
 /// refuse one beside function declarations, and get the `final_answer` tool
-/// (override with [`structured_output`](Self::structured_output)).
+/// (override with [`structured_output`](Client::structured_output)).
 ///
 /// ```no_run
 /// use behest::models::gemini::Gemini;
@@ -27,49 +27,46 @@ const KEY_VARIABLES: &[&str] = &["GEMINI_API_KEY", "GOOGLE_API_KEY"];
 /// // The key comes from `GEMINI_API_KEY` or `GOOGLE_API_KEY` unless given.
 /// let gemini = Gemini::new("gemini-2.5-flash");
 /// ```
-#[derive(Debug)]
-pub struct Gemini {
-    config: Config,
-    tools: ExportCache,
-}
+pub type Gemini = Client<GeminiApi>;
 
-impl Gemini {
-    /// A client of `model`, with the key from `GEMINI_API_KEY` or
-    /// `GOOGLE_API_KEY` (if set) and the Gemini API's base URL.
-    pub fn new(model: impl Into<String>) -> Self {
-        Self {
-            config: Config::new(model.into(), BASE_URL, KEY_VARIABLES),
-            tools: ExportCache::default(),
+/// The Gemini API's wire format, as [`Gemini`] speaks it.
+#[derive(Debug, Clone, Copy)]
+pub enum GeminiApi {}
+
+impl Sealed for GeminiApi {}
+impl NativeOutput for GeminiApi {}
+
+impl Format for GeminiApi {
+    const SYSTEM: &'static str = "gcp.gemini";
+    const BASE_URL: &'static str = BASE_URL;
+    const KEY_VARIABLES: &'static [&'static str] = KEY_VARIABLES;
+    type Stream = gemini::Stream;
+
+    fn path(config: &Config) -> String {
+        let model = model_name(config);
+        if config.stream {
+            format!("models/{model}:streamGenerateContent?alt=sse")
+        } else {
+            format!("models/{model}:generateContent")
         }
     }
 
-    config_methods!(structured_output);
-
-    /// Whether typed runs get a `responseSchema`: unless set, for Gemini 3
-    /// and later, the first to combine it with function calling. A name
-    /// without a version (`gemini-flash-latest`) may mean an older model:
-    /// it gets the `final_answer` tool, which every version takes.
-    fn answers_natively(&self) -> bool {
-        self.config.structured_output.unwrap_or_else(|| {
-            let version = self
-                .model()
-                .strip_prefix("gemini-")
-                .map(|rest| rest.split(['-', '.']).next().unwrap_or_default())
-                .and_then(|major| major.parse::<u32>().ok());
-            version.is_some_and(|major| major >= 3)
-        })
-    }
-
-    /// The model's name without the `models/` the API's own names carry.
-    fn model(&self) -> &str {
-        self.config.model.trim_start_matches("models/")
+    fn headers(config: &Config) -> Result<HeaderMap, ModelError> {
+        let mut headers = HeaderMap::new();
+        if let Some(key) = config.key() {
+            headers.insert("x-goog-api-key", http::secret_header(key.expose())?);
+        }
+        Ok(headers)
     }
 
     /// The request body of a turn. Thought signatures of earlier turns go
     /// back on the parts they came on.
-    pub fn request_body(&self, request: &ModelRequest<'_>) -> Result<Value, ModelError> {
+    fn body(
+        config: &Config,
+        tools_cache: &ExportCache,
+        request: &ModelRequest<'_>,
+    ) -> Result<Value, ModelError> {
         let (conversation, tools) = (request.conversation, request.tools);
-        let config = &self.config;
         let (system, contents) = gemini::contents(conversation);
         let mut body = json!({ "contents": contents });
         let object = body.as_object_mut().expect("an object");
@@ -77,7 +74,7 @@ impl Gemini {
             object.insert("systemInstruction".into(), system);
         }
         if !tools.is_empty() {
-            let declarations = self.tools.declarations(
+            let declarations = tools_cache.declarations(
                 tools,
                 request.strict,
                 WireFormat::Gemini,
@@ -110,43 +107,36 @@ impl Gemini {
         if !generation.is_empty() {
             object.insert("generationConfig".into(), Value::Object(generation));
         }
-        Ok(config.finish_body(body))
+        Ok(body)
     }
 
-    fn headers(&self) -> Result<HeaderMap, ModelError> {
-        let mut headers = HeaderMap::new();
-        if let Some(key) = self.config.key() {
-            headers.insert("x-goog-api-key", http::secret_header(key.expose())?);
-        }
-        Ok(headers)
+    fn parse(response: &Value) -> Result<AssistantMessage, ParseError> {
+        gemini::parse_response(response)
     }
 
-    async fn turn(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
-        let body = self.request_body(&request)?;
-        let model = self.model();
-        let url = if self.config.stream {
-            self.config
-                .url(&format!("models/{model}:streamGenerateContent?alt=sse"))
-        } else {
-            self.config.url(&format!("models/{model}:generateContent"))
-        };
-        exchange::<gemini::Stream>(
-            &self.config,
-            &url,
-            self.headers()?,
-            &body,
-            gemini::parse_response,
-            request.deltas,
-        )
-        .await
+    /// Whether typed runs get a `responseSchema`: unless set, for Gemini 3
+    /// and later, the first to combine it with function calling. A name
+    /// without a version (`gemini-flash-latest`) may mean an older model:
+    /// it gets the `final_answer` tool, which every version takes.
+    fn answers_natively(config: &Config) -> bool {
+        config.structured_output.unwrap_or_else(|| {
+            let version = model_name(config)
+                .strip_prefix("gemini-")
+                .map(|rest| rest.split(['-', '.']).next().unwrap_or_default())
+                .and_then(|major| major.parse::<u32>().ok());
+            version.is_some_and(|major| major >= 3)
+        })
     }
 }
 
-super::model_over_turn!(Gemini, "gcp.gemini", structured_output);
+/// The model's name without the `models/` the API's own names carry.
+fn model_name(config: &Config) -> &str {
+    config.model.trim_start_matches("models/")
+}
 
 #[cfg(test)]
 mod tests {
-    use super::Gemini;
+    use super::{model_name, Format, Gemini, GeminiApi};
 
     #[test]
     fn only_versioned_gemini_3_names_get_a_response_schema() {
@@ -158,18 +148,21 @@ mod tests {
             ("gemini-flash-latest", false),
             ("gemma-3-27b-it", false),
         ] {
-            assert_eq!(Gemini::new(model).answers_natively(), native, "{model}");
+            assert_eq!(
+                GeminiApi::answers_natively(&Gemini::new(model).config),
+                native,
+                "{model}"
+            );
         }
-        assert!(Gemini::new("gemini-flash-latest")
-            .structured_output(true)
-            .answers_natively());
+        let forced = Gemini::new("gemini-flash-latest").structured_output(true);
+        assert!(GeminiApi::answers_natively(&forced.config));
     }
 
     /// The API's own `models/` prefix is not doubled in the URL.
     #[test]
     fn the_models_prefix_is_not_doubled() {
         assert_eq!(
-            Gemini::new("models/gemini-2.5-flash").model(),
+            model_name(&Gemini::new("models/gemini-2.5-flash").config),
             "gemini-2.5-flash"
         );
     }

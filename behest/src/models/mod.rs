@@ -18,6 +18,7 @@
 //! Each client sits behind its cargo feature: `openai`, `anthropic`,
 //! `gemini`, or `models` for all.
 
+mod client;
 mod config;
 mod exchange;
 mod http;
@@ -30,7 +31,8 @@ pub mod gemini;
 #[cfg(feature = "openai")]
 pub mod openai;
 
-pub(crate) use config::{config_methods, Config};
+pub use client::{Client, Format, NativeOutput};
+pub(crate) use config::Config;
 pub use config::{ApiKey, RetryPolicy, ToolChoice};
 #[doc(hidden)]
 pub use http::sse_events;
@@ -86,38 +88,3 @@ pub(crate) async fn traced(
     }
     result
 }
-
-/// `Model` for a client whose `turn(request)` makes one request: traced; with
-/// `structured_output`, a client that asks typed runs' answers natively
-/// unless configured not to.
-macro_rules! model_over_turn {
-    ($client:ty, $system:literal, structured_output) => {
-        $crate::models::model_over_turn!($client, $system, {
-            fn supports_structured_output(&self) -> bool {
-                // A forced tool call leaves no turn for the answer's text.
-                self.answers_natively()
-                    && matches!(
-                        self.config.tool_choice,
-                        $crate::models::ToolChoice::Auto | $crate::models::ToolChoice::None
-                    )
-            }
-        });
-    };
-    ($client:ty, $system:literal) => {
-        $crate::models::model_over_turn!($client, $system, {});
-    };
-    ($client:ty, $system:literal, { $($more:tt)* }) => {
-        impl $crate::Model for $client {
-            async fn complete(
-                &self,
-                request: $crate::ModelRequest<'_>,
-            ) -> Result<$crate::AssistantMessage, $crate::ModelError> {
-                $crate::models::traced($system, &self.config.model, self.turn(request)).await
-            }
-
-            $($more)*
-        }
-    };
-}
-
-pub(crate) use model_over_turn;

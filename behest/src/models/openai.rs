@@ -6,12 +6,12 @@
 use reqwest::header::{HeaderMap, AUTHORIZATION};
 use serde_json::{json, Map, Value};
 
-use super::exchange::exchange;
+use super::client::{Client, Format, NativeOutput, Sealed};
 use super::http;
 use super::tools::{answer_schema, ExportCache};
-use super::{config_methods, Config, ToolChoice};
+use super::{Config, ToolChoice};
 use crate::conversation::AssistantMessage;
-use crate::providers::{openai, WireFormat};
+use crate::providers::{openai, ParseError, WireFormat};
 use crate::run::{ModelError, ModelRequest};
 
 const BASE_URL: &str = "https://api.openai.com/v1";
@@ -21,7 +21,7 @@ const KEY_VARIABLES: &[&str] = &["OPENAI_API_KEY"];
 ///
 /// A typed run ([`Agent::with_output`](crate::Agent::with_output)) asks
 /// OpenAI for its answer with a strict `response_format`; another server
-/// gets the `final_answer` tool unless [`structured_output(true)`](Self::structured_output)
+/// gets the `final_answer` tool unless [`structured_output(true)`](Client::structured_output)
 /// says it combines a response schema with tools.
 ///
 /// ```no_run
@@ -32,53 +32,57 @@ const KEY_VARIABLES: &[&str] = &["OPENAI_API_KEY"];
 /// // A local Ollama: no key, its own base URL.
 /// let local = Chat::new("llama3.2").base_url("http://127.0.0.1:11434/v1");
 /// ```
-#[derive(Debug)]
-pub struct Chat {
-    config: Config,
-    tools: ExportCache,
-}
+pub type Chat = Client<ChatApi>;
 
 /// An OpenAI Responses model. A typed run asks for its answer with a
 /// strict `text.format`.
-#[derive(Debug)]
-pub struct Responses {
-    config: Config,
-    tools: ExportCache,
-}
+///
+/// ```no_run
+/// use behest::models::openai::Responses;
+///
+/// // The key comes from `OPENAI_API_KEY` unless given.
+/// let gpt = Responses::new("gpt-5-mini");
+/// ```
+pub type Responses = Client<ResponsesApi>;
 
-impl Chat {
-    /// A client of `model`, with the key from `OPENAI_API_KEY` (if set)
-    /// and OpenAI's base URL.
-    pub fn new(model: impl Into<String>) -> Self {
-        Self {
-            config: Config::new(model.into(), BASE_URL, KEY_VARIABLES),
-            tools: ExportCache::default(),
-        }
+/// The Chat Completions wire format, as [`Chat`] speaks it.
+#[derive(Debug, Clone, Copy)]
+pub enum ChatApi {}
+
+/// The Responses wire format, as [`Responses`] speaks it.
+#[derive(Debug, Clone, Copy)]
+pub enum ResponsesApi {}
+
+impl Sealed for ChatApi {}
+impl NativeOutput for ChatApi {}
+
+impl Format for ChatApi {
+    const SYSTEM: &'static str = "openai";
+    const BASE_URL: &'static str = BASE_URL;
+    const KEY_VARIABLES: &'static [&'static str] = KEY_VARIABLES;
+    type Stream = openai::ChatStream;
+
+    fn path(_: &Config) -> String {
+        "chat/completions".to_owned()
     }
 
-    config_methods!(structured_output);
-
-    /// Whether typed runs get a `response_format`: unless set, only from
-    /// OpenAI itself, since compatible servers differ in whether they
-    /// combine a strict schema with tools.
-    fn answers_natively(&self) -> bool {
-        let config = &self.config;
-        config
-            .structured_output
-            .unwrap_or_else(|| config.is_own_api())
+    fn headers(config: &Config) -> Result<HeaderMap, ModelError> {
+        bearer(config)
     }
 
-    /// The request body of a turn.
-    pub fn request_body(&self, request: &ModelRequest<'_>) -> Result<Value, ModelError> {
+    fn body(
+        config: &Config,
+        tools_cache: &ExportCache,
+        request: &ModelRequest<'_>,
+    ) -> Result<Value, ModelError> {
         let (conversation, tools) = (request.conversation, request.tools);
-        let config = &self.config;
         let mut body = json!({
             "model": config.model,
             "messages": openai::chat_messages(conversation),
         });
         let object = body.as_object_mut().expect("an object");
         if !tools.is_empty() {
-            let declarations = self.tools.declarations(
+            let declarations = tools_cache.declarations(
                 tools,
                 request.strict,
                 WireFormat::OpenAiChat,
@@ -107,49 +111,49 @@ impl Chat {
             object.insert("stream".into(), Value::Bool(true));
             object.insert("stream_options".into(), json!({"include_usage": true}));
         }
-        Ok(config.finish_body(body))
+        Ok(body)
     }
 
-    async fn turn(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
-        let body = self.request_body(&request)?;
-        let url = self.config.url("chat/completions");
-        exchange::<openai::ChatStream>(
-            &self.config,
-            &url,
-            bearer(&self.config)?,
-            &body,
-            openai::parse_chat_response,
-            request.deltas,
-        )
-        .await
+    fn parse(response: &Value) -> Result<AssistantMessage, ParseError> {
+        openai::parse_chat_response(response)
+    }
+
+    /// A `response_format` for typed runs: unless set, only from OpenAI
+    /// itself, since compatible servers differ in whether they combine a
+    /// strict schema with tools.
+    fn answers_natively(config: &Config) -> bool {
+        config
+            .structured_output
+            .unwrap_or_else(|| config.is_own_api())
     }
 }
 
-super::model_over_turn!(Chat, "openai", structured_output);
+impl Sealed for ResponsesApi {}
+impl NativeOutput for ResponsesApi {}
 
-impl Responses {
-    /// A client of `model`, with the key from `OPENAI_API_KEY` (if set)
-    /// and OpenAI's base URL.
-    pub fn new(model: impl Into<String>) -> Self {
-        Self {
-            config: Config::new(model.into(), BASE_URL, KEY_VARIABLES),
-            tools: ExportCache::default(),
-        }
+impl Format for ResponsesApi {
+    const SYSTEM: &'static str = "openai";
+    const BASE_URL: &'static str = BASE_URL;
+    const KEY_VARIABLES: &'static [&'static str] = KEY_VARIABLES;
+    type Stream = openai::ResponsesStream;
+
+    fn path(_: &Config) -> String {
+        "responses".to_owned()
     }
 
-    config_methods!(structured_output);
-
-    /// Whether typed runs get a `text.format`: unless set, yes.
-    fn answers_natively(&self) -> bool {
-        self.config.structured_output.unwrap_or(true)
+    fn headers(config: &Config) -> Result<HeaderMap, ModelError> {
+        bearer(config)
     }
 
-    /// The request body of a turn. Reasoning items come back with their
-    /// `encrypted_content` (asked for in `include`) so they can be sent
-    /// back; the request is not stored (`store: false`).
-    pub fn request_body(&self, request: &ModelRequest<'_>) -> Result<Value, ModelError> {
+    /// Reasoning items come back with their `encrypted_content` (asked for
+    /// in `include`) so they can be sent back; the request is not stored
+    /// (`store: false`).
+    fn body(
+        config: &Config,
+        tools_cache: &ExportCache,
+        request: &ModelRequest<'_>,
+    ) -> Result<Value, ModelError> {
         let (conversation, tools) = (request.conversation, request.tools);
-        let config = &self.config;
         let mut body = json!({
             "model": config.model,
             "input": openai::responses_input(conversation),
@@ -158,7 +162,7 @@ impl Responses {
         });
         let object = body.as_object_mut().expect("an object");
         if !tools.is_empty() {
-            let declarations = self.tools.declarations(
+            let declarations = tools_cache.declarations(
                 tools,
                 request.strict,
                 WireFormat::OpenAiResponses,
@@ -191,25 +195,18 @@ impl Responses {
         if config.stream {
             object.insert("stream".into(), Value::Bool(true));
         }
-        Ok(config.finish_body(body))
+        Ok(body)
     }
 
-    async fn turn(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
-        let body = self.request_body(&request)?;
-        let url = self.config.url("responses");
-        exchange::<openai::ResponsesStream>(
-            &self.config,
-            &url,
-            bearer(&self.config)?,
-            &body,
-            openai::parse_responses_response,
-            request.deltas,
-        )
-        .await
+    fn parse(response: &Value) -> Result<AssistantMessage, ParseError> {
+        openai::parse_responses_response(response)
+    }
+
+    /// A `text.format` for typed runs: unless set, yes.
+    fn answers_natively(config: &Config) -> bool {
+        config.structured_output.unwrap_or(true)
     }
 }
-
-super::model_over_turn!(Responses, "openai", structured_output);
 
 /// `Authorization: Bearer <key>` when there is a key (local servers need
 /// none).

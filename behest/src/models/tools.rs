@@ -15,7 +15,8 @@ type Exported = (Vec<ToolSpec>, BTreeSet<String>, Arc<Vec<Value>>);
 
 /// The last export, keyed by the specs it was made from.
 #[derive(Default)]
-pub(crate) struct ExportCache {
+#[doc(hidden)]
+pub struct ExportCache {
     last: Mutex<Option<Exported>>,
 }
 
@@ -30,7 +31,7 @@ impl ExportCache {
     /// The declarations of `specs` for `provider`, `strict` naming the
     /// tools that ask for strict mode; an export that would not be
     /// faithful is an error that lists every problem.
-    pub fn declarations(
+    pub(crate) fn declarations(
         &self,
         specs: &[ToolSpec],
         strict: &BTreeSet<String>,

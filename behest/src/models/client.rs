@@ -1,0 +1,254 @@
+//! The one model client: [`Client<F>`] over a provider's wire format `F`.
+//! Each provider is one [`Format`] impl (path, headers, request body,
+//! whole-answer parser and stream assembler); the builder methods, the
+//! exchange, tracing and the [`Model`](crate::Model) impl are written once.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+
+use super::config::Config;
+use super::exchange::exchange;
+use super::tools::ExportCache;
+use crate::conversation::AssistantMessage;
+use crate::providers::{ParseError, StreamAssembler};
+use crate::run::{ModelError, ModelRequest};
+
+/// A provider's wire format as a model client speaks it:
+/// [`openai::ChatApi`](super::openai::ChatApi),
+/// [`openai::ResponsesApi`](super::openai::ResponsesApi),
+/// [`anthropic::MessagesApi`](super::anthropic::MessagesApi) and
+/// [`gemini::GeminiApi`](super::gemini::GeminiApi). Its items are behest's
+/// own: the trait is sealed.
+pub trait Format: sealed::Sealed + Send + Sync + 'static {
+    /// The provider's name in the OpenTelemetry GenAI conventions.
+    #[doc(hidden)]
+    const SYSTEM: &'static str;
+    /// The provider's own base URL.
+    #[doc(hidden)]
+    const BASE_URL: &'static str;
+    /// The environment variables the key is read from, first set first.
+    #[doc(hidden)]
+    const KEY_VARIABLES: &'static [&'static str];
+    /// The stream assembler of the format.
+    #[doc(hidden)]
+    type Stream: StreamAssembler;
+
+    /// The path of a turn's request, after the base URL.
+    #[doc(hidden)]
+    fn path(config: &Config) -> String;
+
+    /// The headers of a request: the key, the API version.
+    #[doc(hidden)]
+    fn headers(config: &Config) -> Result<HeaderMap, ModelError>;
+
+    /// The request body of a turn, before the configured extra fields.
+    #[doc(hidden)]
+    fn body(
+        config: &Config,
+        tools: &ExportCache,
+        request: &ModelRequest<'_>,
+    ) -> Result<Value, ModelError>;
+
+    /// The assistant message of a whole (not streamed) answer.
+    #[doc(hidden)]
+    fn parse(response: &Value) -> Result<AssistantMessage, ParseError>;
+
+    /// Whether typed runs ask for the answer in the provider's structured
+    /// output, as configured or as the format judges best.
+    #[doc(hidden)]
+    fn answers_natively(config: &Config) -> bool {
+        let _unused = config;
+        false
+    }
+}
+
+/// A format whose provider can answer in a JSON Schema's shape, so that
+/// its client has [`structured_output`](Client::structured_output).
+pub trait NativeOutput: Format {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+pub(crate) use sealed::Sealed;
+
+/// A model over HTTP in wire format `F`: build one through its provider's
+/// alias ([`Chat`](super::openai::Chat), [`Responses`](super::openai::Responses),
+/// [`Messages`](super::anthropic::Messages), [`Gemini`](super::gemini::Gemini)).
+///
+/// Turns stream by default; failures before an answer starts are retried
+/// ([`RetryPolicy`](super::RetryPolicy)). The key comes from the provider's
+/// environment variable unless given with [`api_key`](Self::api_key), and
+/// that key goes only to the provider's own API.
+pub struct Client<F: Format> {
+    pub(super) config: Config,
+    tools: ExportCache,
+    format: PhantomData<fn() -> F>,
+}
+
+impl<F: Format> fmt::Debug for Client<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("format", &std::any::type_name::<F>())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F: Format> Client<F> {
+    /// A client of `model`, with the key from the provider's environment
+    /// variable (if set) and the provider's base URL.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            config: Config::new(model.into(), F::BASE_URL, F::KEY_VARIABLES),
+            tools: ExportCache::default(),
+            format: PhantomData,
+        }
+    }
+
+    /// The request body of a turn.
+    pub fn request_body(&self, request: &ModelRequest<'_>) -> Result<Value, ModelError> {
+        let body = F::body(&self.config, &self.tools, request)?;
+        Ok(self.config.finish_body(body))
+    }
+
+    async fn turn(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
+        let body = self.request_body(&request)?;
+        let url = self.config.url(&F::path(&self.config));
+        exchange::<F::Stream>(
+            &self.config,
+            &url,
+            F::headers(&self.config)?,
+            &body,
+            F::parse,
+            request.deltas,
+        )
+        .await
+    }
+
+    /// Uses this API key instead of the environment's.
+    #[must_use]
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.config.api_key = Some(crate::models::ApiKey::new(key));
+        self
+    }
+
+    /// Sends requests to this base URL (a proxy, a compatible server).
+    /// A query on it goes on every request (Azure OpenAI:
+    /// `https://NAME.openai.azure.com/openai/deployments/DEPLOYMENT?api-version=2024-10-21`,
+    /// with `.header("api-key", ..)`).
+    /// The key from the provider's environment variable is sent only to
+    /// the provider's own host: give another server its key with
+    /// [`api_key`](Self::api_key).
+    #[must_use]
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.config.base_url = url.into();
+        self
+    }
+
+    /// Adds a header to every request. Its value is not shown by
+    /// `Debug` and is marked sensitive, as it may be a key.
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.config.headers.0.push((name.into(), value.into()));
+        self
+    }
+
+    /// The sampling temperature.
+    #[must_use]
+    pub fn temperature(mut self, temperature: f64) -> Self {
+        self.config.temperature = Some(temperature);
+        self
+    }
+
+    /// The most tokens the model may write in one turn.
+    #[must_use]
+    pub fn max_tokens(mut self, tokens: u32) -> Self {
+        self.config.max_tokens = Some(tokens);
+        self
+    }
+
+    /// Which tools the model may or must call.
+    #[must_use]
+    pub fn tool_choice(mut self, choice: crate::models::ToolChoice) -> Self {
+        self.config.tool_choice = choice;
+        self
+    }
+
+    /// Whether the model may call several tools in one turn.
+    #[must_use]
+    pub fn parallel_tool_calls(mut self, parallel: bool) -> Self {
+        self.config.parallel_tool_calls = Some(parallel);
+        self
+    }
+
+    /// How long the API may take to answer: to send the response's
+    /// headers, then (again) its whole body, or (for a stream) each
+    /// piece after the one before, however long the whole stream lasts.
+    /// Default 120 s.
+    #[must_use]
+    pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.config.timeout = timeout;
+        self
+    }
+
+    /// How failed requests are tried again.
+    #[must_use]
+    pub fn retry(mut self, policy: crate::models::RetryPolicy) -> Self {
+        self.config.retry = policy;
+        self
+    }
+
+    /// Adds a field to every request body (a provider option behest has
+    /// no method for); it replaces a field of the same name.
+    #[must_use]
+    pub fn body_field(mut self, name: impl Into<String>, value: serde_json::Value) -> Self {
+        self.config.body.insert(name.into(), value);
+        self
+    }
+
+    /// Whether turns stream (default) or come whole.
+    #[must_use]
+    pub fn stream(mut self, stream: bool) -> Self {
+        self.config.stream = stream;
+        self
+    }
+
+    /// How tools are exported (strictness, for OpenAI).
+    #[must_use]
+    pub fn export_options(mut self, options: crate::providers::ExportOptions) -> Self {
+        self.config.export = options;
+        self
+    }
+}
+
+impl<F: NativeOutput> Client<F> {
+    /// Whether a typed run ([`Agent::with_output`](crate::Agent::with_output))
+    /// asks for its answer in the provider's structured output, or
+    /// through the `final_answer` tool (for servers that cannot combine
+    /// a response schema with tools). Unset, the client decides: see
+    /// the client's documentation.
+    #[must_use]
+    pub fn structured_output(mut self, structured_output: bool) -> Self {
+        self.config.structured_output = Some(structured_output);
+        self
+    }
+}
+
+impl<F: Format> crate::Model for Client<F> {
+    async fn complete(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
+        super::traced(F::SYSTEM, &self.config.model, self.turn(request)).await
+    }
+
+    fn supports_structured_output(&self) -> bool {
+        // A forced tool call leaves no turn for the answer's text.
+        F::answers_natively(&self.config)
+            && matches!(
+                self.config.tool_choice,
+                super::ToolChoice::Auto | super::ToolChoice::None
+            )
+    }
+}
