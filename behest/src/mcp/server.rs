@@ -386,7 +386,7 @@ impl ServerHandler for McpServer {
         if let Err(error @ ToolError::NotFound { .. }) = &result.outcome {
             return Err(ErrorData::invalid_params(error.to_string(), None));
         }
-        // What `providers::mcp::call_result` writes, built as rmcp's type.
+        // What `providers::mcp::result` writes, built as rmcp's type.
         let content = vec![rmcp::model::ContentBlock::text(result.to_model_text())];
         let mut answer = if result.is_error() {
             CallToolResult::error(content)

@@ -67,7 +67,7 @@ impl Format for GeminiApi {
         request: &ModelRequest<'_>,
     ) -> Result<Value, ModelError> {
         let (conversation, tools) = (request.conversation, request.tools);
-        let (system, contents) = gemini::contents(conversation);
+        let (system, contents) = gemini::messages(conversation);
         let mut body = json!({ "contents": contents });
         let object = body.as_object_mut().expect("an object");
         if let Some(system) = system {

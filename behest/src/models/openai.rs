@@ -60,7 +60,7 @@ impl Format for ChatApi {
     const SYSTEM: &'static str = "openai";
     const BASE_URL: &'static str = BASE_URL;
     const KEY_VARIABLES: &'static [&'static str] = KEY_VARIABLES;
-    type Stream = openai::ChatStream;
+    type Stream = openai::chat::Stream;
 
     fn path(_: &Config) -> String {
         "chat/completions".to_owned()
@@ -78,7 +78,7 @@ impl Format for ChatApi {
         let (conversation, tools) = (request.conversation, request.tools);
         let mut body = json!({
             "model": config.model,
-            "messages": openai::chat_messages(conversation),
+            "messages": openai::chat::messages(conversation),
         });
         let object = body.as_object_mut().expect("an object");
         if !tools.is_empty() {
@@ -115,7 +115,7 @@ impl Format for ChatApi {
     }
 
     fn parse(response: &Value) -> Result<AssistantMessage, ParseError> {
-        openai::parse_chat_response(response)
+        openai::chat::parse_response(response)
     }
 
     /// A `response_format` for typed runs: unless set, only from OpenAI
@@ -135,7 +135,7 @@ impl Format for ResponsesApi {
     const SYSTEM: &'static str = "openai";
     const BASE_URL: &'static str = BASE_URL;
     const KEY_VARIABLES: &'static [&'static str] = KEY_VARIABLES;
-    type Stream = openai::ResponsesStream;
+    type Stream = openai::responses::Stream;
 
     fn path(_: &Config) -> String {
         "responses".to_owned()
@@ -156,7 +156,7 @@ impl Format for ResponsesApi {
         let (conversation, tools) = (request.conversation, request.tools);
         let mut body = json!({
             "model": config.model,
-            "input": openai::responses_input(conversation),
+            "input": openai::responses::messages(conversation),
             "store": false,
             "include": ["reasoning.encrypted_content"],
         });
@@ -199,7 +199,7 @@ impl Format for ResponsesApi {
     }
 
     fn parse(response: &Value) -> Result<AssistantMessage, ParseError> {
-        openai::parse_responses_response(response)
+        openai::responses::parse_response(response)
     }
 
     /// A `text.format` for typed runs: unless set, yes.

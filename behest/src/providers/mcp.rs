@@ -8,6 +8,9 @@ use crate::registry::ToolRegistry;
 use crate::tool::{ToolAnnotations, ToolError, ToolSpec};
 use crate::tool::{ToolCall, ToolCallResult};
 
+#[doc(hidden)]
+pub use self::{parse_tools as parse_tools_list, result as call_result};
+
 /// The JSON-RPC error code for an unknown tool or a malformed request.
 pub const INVALID_PARAMS: i64 = -32602;
 
@@ -92,7 +95,7 @@ pub fn parse_tool(tool: &Value) -> Result<ToolSpec, ParseError> {
 }
 
 /// The tools of a `tools/list` result message, as specs.
-pub fn parse_tools_list(message: &Value) -> Result<Vec<ToolSpec>, ParseError> {
+pub fn parse_tools(message: &Value) -> Result<Vec<ToolSpec>, ParseError> {
     message
         .pointer("/result/tools")
         .and_then(Value::as_array)
@@ -126,7 +129,7 @@ pub fn parse_call(request: &Value) -> Result<ToolCall, ParseError> {
 /// older clients), `structuredContent` (an object; a scalar is wrapped as
 /// `{"result": ..}`) and `isError`. Argument errors are results with
 /// `isError`, as the protocol asks, so the model can fix them.
-pub fn call_result(result: &ToolCallResult) -> Value {
+pub fn result(result: &ToolCallResult) -> Value {
     let mut value = json!({
         "content": [{"type": "text", "text": result.to_model_text()}],
         "isError": result.is_error(),
@@ -156,6 +159,52 @@ pub fn call_response(id: &Value, result: &ToolCallResult) -> Value {
             "id": id,
             "error": {"code": INVALID_PARAMS, "message": format!("Unknown tool: {name}")},
         }),
-        _ => json!({"jsonrpc": "2.0", "id": id, "result": call_result(result)}),
+        _ => json!({"jsonrpc": "2.0", "id": id, "result": self::result(result)}),
     }
+}
+
+/// MCP: an output schema must describe an object, and a result's
+/// `structuredContent` must be an object that validates against it.
+/// [`mcp::result`](result) sends an object value as
+/// it is and wraps any other value as `{"result": ..}`; this schema says
+/// the same, whatever the output type:
+///
+/// - a schema of objects only (`"type": "object"`) is kept;
+/// - a schema of no objects (`"type": "integer"`, `"array"`, …) is wrapped:
+///   `{"type": "object", "properties": {"result": S}, "required": ["result"]}`;
+/// - a schema that admits objects and other values (`Option<Struct>`, an
+///   enum whose variants are objects or strings, a schema with no `type`)
+///   takes both forms: `{"type": "object", "anyOf": [S, wrapped S]}`.
+///
+/// Returns the schema and whether it changed.
+pub fn mcp_output_schema(schema: &Value) -> (Value, bool) {
+    let objects = match schema.get("type") {
+        Some(Value::String(kind)) => Some(kind == "object"),
+        Some(Value::Array(kinds)) if !kinds.iter().any(|kind| kind == "object") => Some(false),
+        _ => None,
+    };
+    if objects == Some(true) {
+        return (schema.clone(), false);
+    }
+    let mut inner = schema.clone();
+    let mut defs = None;
+    if let Value::Object(object) = &mut inner {
+        object.remove("$schema");
+        object.remove("$id");
+        defs = object.remove("$defs");
+    }
+    let result = json!({
+        "type": "object",
+        "properties": {"result": inner},
+        "required": ["result"],
+    });
+    let mut wrapped = if objects == Some(false) {
+        result
+    } else {
+        json!({"type": "object", "anyOf": [inner, result]})
+    };
+    if let Some(defs) = defs {
+        wrapped["$defs"] = defs;
+    }
+    (wrapped, true)
 }

@@ -2,6 +2,19 @@
 //! conversations for OpenAI (Chat Completions and Responses), Anthropic,
 //! Gemini and MCP. Formats only: no HTTP.
 //!
+//! One folder per format ([`openai::chat`], [`openai::responses`],
+//! [`anthropic`], [`gemini`], [`mcp`]), each with the same names for the
+//! same jobs:
+//!
+//! | job | function |
+//! |---|---|
+//! | declare a registry's tools | `tools` |
+//! | read declarations back | `parse_tools` |
+//! | read a whole answer | `parse_response` |
+//! | read a streamed answer | `Stream` ([`StreamAssembler`]) |
+//! | format a tool result | `result` |
+//! | map a conversation to the format, and back | `messages`, `from_messages` |
+//!
 //! One canonical schema per tool; each provider's declaration comes from
 //! normalising passes over it ([`schema`]), never from code written per
 //! tool. A pass that cannot express part of a schema says so with a
@@ -9,12 +22,12 @@
 //! back to non-strict mode.
 //!
 //! A model turn keeps its provider's reasoning state
-//! ([`AssistantMessage::reasoning`](crate::AssistantMessage::reasoning)): thinking blocks, reasoning items,
-//! thought signatures and `reasoning_content` go back byte for byte, in
-//! place, to the format they came from, and to no other.
+//! ([`AssistantMessage::reasoning`](crate::AssistantMessage::reasoning)):
+//! thinking blocks, reasoning items, thought signatures and
+//! `reasoning_content` go back byte for byte, in place, to the format they
+//! came from, and to no other.
 
 pub mod anthropic;
-mod drafts;
 pub mod gemini;
 mod lint;
 pub mod mcp;
@@ -133,8 +146,8 @@ pub fn export_specs(
     options: &ExportOptions,
 ) -> Result<Export, ExportError> {
     match format {
-        WireFormat::OpenAiChat => openai::declare_chat(specs, is_strict, options),
-        WireFormat::OpenAiResponses => openai::declare_responses(specs, is_strict, options),
+        WireFormat::OpenAiChat => openai::chat::declare(specs, is_strict, options),
+        WireFormat::OpenAiResponses => openai::responses::declare(specs, is_strict, options),
         WireFormat::Anthropic => anthropic::declare(specs),
         WireFormat::Gemini => gemini::declare(specs),
         WireFormat::Mcp => mcp::declare(specs),
@@ -176,7 +189,7 @@ pub(crate) fn convert(
 ) -> (Value, Vec<Lint>) {
     let mut schema = spec.parameters.clone();
     // Every pass reads 2020-12; imported tools may declare an older draft.
-    drafts::to_2020_12(&mut schema);
+    schema::to_2020_12(&mut schema);
     let mut lints = Vec::new();
     if let Err(lint) = provider.check_name(&spec.name) {
         lints.push(lint);

@@ -1,25 +1,24 @@
 //! Google Gemini (`generateContent`).
 
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
-
-use serde_json::{json, Map, Value};
-
-use super::stream::{text_at, Pushed, StreamAssembler};
-use super::{
-    arguments_object, convert, finish, schema, str_field, Export, ExportError, ParseError,
-};
+pub(crate) mod schema;
+mod stream;
+use super::{arguments_object, convert, finish, str_field, Export, ExportError, ParseError};
 use crate::conversation::{
-    last_call, tool_name_of, AssistantMessage, Message, ModelDelta, ToolResultMessage, TurnPart,
-    WireFormat,
+    last_call, tool_name_of, AssistantMessage, Message, ToolResultMessage, TurnPart, WireFormat,
 };
 use crate::registry::ToolRegistry;
 use crate::tool::ToolSpec;
 use crate::tool::{ToolCall, ToolCallResult};
-
+use serde_json::{json, Value};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 /// Call ids made up for calls that came without one; such calls and their
 /// results go back without an id, as they came.
 const GENERATED_ID: &str = "gemini-call-";
+
+#[doc(hidden)]
+pub use self::{from_messages as from_contents, messages as contents, result as result_part};
+pub use stream::Stream;
 
 /// Turns of this process that needed made-up ids so far.
 static TURNS_WITH_GENERATED_IDS: AtomicU64 = AtomicU64::new(0);
@@ -59,8 +58,11 @@ pub(crate) fn declare(specs: &[&ToolSpec]) -> Result<Export, ExportError> {
         specs
             .iter()
             .map(|spec| {
-                let (schema, lints) =
-                    convert(spec, WireFormat::Gemini, &[schema::common, schema::gemini]);
+                let (schema, lints) = convert(
+                    spec,
+                    WireFormat::Gemini,
+                    &[super::schema::common, schema::gemini],
+                );
                 let mut declaration = json!({"name": spec.name, "description": spec.description});
                 let has_parameters = schema
                     .get("properties")
@@ -241,244 +243,9 @@ fn function_call(call: &Value, ids: &mut GeneratedIds) -> Result<ToolCall, Parse
     ))
 }
 
-/// Assembles a streamed response: whole `functionCall` parts, or calls
-/// streamed as `partialArgs` (`willContinue`) and closed by an empty
-/// `functionCall`; consecutive thought parts are joined into one.
-#[derive(Debug, Default)]
-pub struct Stream {
-    /// The token counts seen so far.
-    usage: Option<crate::conversation::Usage>,
-    message: AssistantMessage,
-    text: String,
-    open: Option<OpenCall>,
-    ids: GeneratedIds,
-    /// Whether the last reasoning entry is a thought part that the next
-    /// thought piece continues.
-    thinking: bool,
-}
-
-/// A call whose last fragment said `willContinue`.
-#[derive(Debug)]
-struct OpenCall {
-    id: Option<String>,
-    name: String,
-    args: Map<String, Value>,
-    signature: Option<Value>,
-}
-
-/// What a `functionCall` part says of the call it belongs to.
-struct Fragment<'a> {
-    /// The function named, if any (an empty name is none).
-    name: Option<&'a str>,
-    /// The call's id, if any (an empty id is none).
-    id: Option<&'a str>,
-    /// Whether more of the call follows (`willContinue`).
-    continues: bool,
-}
-
-impl<'a> Fragment<'a> {
-    fn of(call: &'a Value) -> Self {
-        let text = |key: &str| {
-            call.get(key)
-                .and_then(Value::as_str)
-                .filter(|text| !text.is_empty())
-        };
-        Self {
-            name: text("name"),
-            id: text("id"),
-            continues: call
-                .get("willContinue")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-        }
-    }
-
-    /// Whether this part repeats the open call named `name` (with `id`)
-    /// rather than starting the next one: a call closes before the next
-    /// starts, so only a different name or id means a new call.
-    fn repeats(&self, name: &str, id: Option<&str>) -> bool {
-        self.name == Some(name) && (self.id.is_none() || id.is_none() || id == self.id)
-    }
-}
-
-impl Stream {
-    /// A stream with nothing received yet.
-    pub fn new() -> Self {
-        Self::default()
-    }
-}
-
-impl StreamAssembler for Stream {
-    const END_MARKER: &'static str = "a `finishReason`";
-
-    /// Adds one chunk; a chunk with a `finishReason` ends the turn. A
-    /// call's piece has the index of its call in the assembled message.
-    fn push(&mut self, chunk: &Value) -> Result<Pushed, ParseError> {
-        if chunk.get("error").is_some() {
-            return Ok(Pushed::error(chunk));
-        }
-        self.usage = super::usage::merge(self.usage, super::usage::gemini(chunk));
-        let ended = chunk
-            .pointer("/candidates/0/finishReason")
-            .is_some_and(|reason| !reason.is_null());
-        let mut deltas = Vec::new();
-        let parts = chunk
-            .pointer("/candidates/0/content/parts")
-            .and_then(Value::as_array);
-        for part in parts.into_iter().flatten() {
-            if let Some(text) = part.get("text").and_then(Value::as_str) {
-                deltas.push(if is_thought(part) {
-                    ModelDelta::Reasoning(text.to_owned())
-                } else {
-                    ModelDelta::Text(text.to_owned())
-                });
-            }
-            if let Some(call) = part.get("functionCall") {
-                self.thinking = false;
-                if let Some(index) = self.function_call(call, signature(part))? {
-                    deltas.push(ModelDelta::ToolCall {
-                        index,
-                        id: text_at(call, "/id"),
-                        name: text_at(call, "/name"),
-                        arguments: call.get("args").map(Value::to_string).unwrap_or_default(),
-                    });
-                }
-            } else if is_reasoning_part(part) {
-                self.thought(part);
-            } else if let Some(text) = part.get("text").and_then(Value::as_str) {
-                self.thinking = false;
-                self.text.push_str(text);
-                if let Some(fields) = signature(part) {
-                    self.message.push_turn_fields(WireFormat::Gemini, fields);
-                }
-            }
-        }
-        Ok(Pushed::deltas(deltas).ending(ended))
-    }
-
-    /// The assembled message.
-    fn finish(mut self) -> AssistantMessage {
-        self.close();
-        self.message.text = (!self.text.is_empty()).then_some(self.text);
-        self.message.usage = self.usage;
-        self.message
-    }
-}
-
-impl Stream {
-    /// Adds a thought piece to the thought part before it, or starts one. A
-    /// signature ends a part: it comes with its last piece.
-    fn thought(&mut self, part: &Value) {
-        let growing =
-            self.message.reasoning.last_mut().filter(|last| {
-                self.thinking && is_thought(part) && last.data.get(SIGNATURE).is_none()
-            });
-        match growing {
-            Some(last) => {
-                let text = [&last.data, part]
-                    .iter()
-                    .filter_map(|piece| piece.get("text").and_then(Value::as_str))
-                    .collect::<String>();
-                if let (Some(joined), Some(piece)) = (last.data.as_object_mut(), part.as_object()) {
-                    joined.extend(piece.clone());
-                    joined.insert("text".into(), Value::String(text));
-                }
-            }
-            None => self
-                .message
-                .push_reasoning_entry(WireFormat::Gemini, part.clone()),
-        }
-        self.thinking = is_thought(part);
-    }
-
-    /// Adds a `functionCall` part; returns the index its call has in the
-    /// assembled message, or `None` for a nameless part with no call open,
-    /// which makes no call.
-    fn function_call(
-        &mut self,
-        call: &Value,
-        signature: Option<Value>,
-    ) -> Result<Option<usize>, ParseError> {
-        let fragment = Fragment::of(call);
-        let Fragment {
-            name,
-            id,
-            continues,
-        } = fragment;
-        if let Some(name) = name {
-            match &mut self.open {
-                Some(open) if fragment.repeats(&open.name, open.id.as_deref()) => {
-                    open.id = open.id.take().or_else(|| id.map(str::to_owned));
-                }
-                _ => {
-                    self.close();
-                    self.open = Some(OpenCall {
-                        id: id.map(str::to_owned),
-                        name: name.to_owned(),
-                        args: Map::new(),
-                        signature: None,
-                    });
-                }
-            }
-        }
-        // The open call is not yet among the closed ones before it.
-        let index = self.open.is_some().then_some(self.message.tool_calls.len());
-        if let Some(open) = &mut self.open {
-            if let Some(args) = call.get("args").and_then(Value::as_object) {
-                open.args.extend(args.clone());
-            }
-            open.signature = open.signature.take().or(signature);
-        }
-        for partial in call
-            .get("partialArgs")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let Some(OpenCall { args, .. }) = &mut self.open else {
-                return Err(ParseError::new("partialArgs for no open functionCall"));
-            };
-            let path = str_field(partial, "jsonPath", "partialArgs[]")?;
-            let key = path.strip_prefix("$.").ok_or_else(|| {
-                ParseError::new(format!("partialArgs[]: unsupported jsonPath `{path}`"))
-            })?;
-            if let Some(piece) = partial.get("stringValue").and_then(Value::as_str) {
-                let slot = args
-                    .entry(key.to_owned())
-                    .or_insert_with(|| Value::String(String::new()));
-                if let Value::String(text) = slot {
-                    text.push_str(piece);
-                }
-            } else if let Some(value) = ["numberValue", "boolValue", "nullValue"]
-                .iter()
-                .find_map(|k| partial.get(*k))
-            {
-                args.insert(key.to_owned(), value.clone());
-            }
-        }
-        if !continues {
-            self.close();
-        }
-        Ok(index)
-    }
-
-    fn close(&mut self) {
-        if let Some(open) = self.open.take() {
-            let id = open.id.unwrap_or_else(|| self.ids.next());
-            if let Some(fields) = open.signature {
-                self.message
-                    .push_call_fields(WireFormat::Gemini, &id, fields);
-            }
-            self.message
-                .tool_calls
-                .push(ToolCall::new(id, open.name, Value::Object(open.args)));
-        }
-    }
-}
-
 /// A `functionResponse` part for a result: `{"output": ..}` or
 /// `{"error": ..}`.
-pub fn result_part(result: &ToolCallResult) -> Value {
+pub fn result(result: &ToolCallResult) -> Value {
     response_part(&ToolResultMessage::from(result))
 }
 
@@ -497,7 +264,7 @@ fn response_part(result: &ToolResultMessage) -> Value {
 
 /// A conversation as `systemInstruction` and `contents`; tool results go in
 /// one user turn.
-pub fn contents(conversation: &[Message]) -> (Option<Value>, Vec<Value>) {
+pub fn messages(conversation: &[Message]) -> (Option<Value>, Vec<Value>) {
     let mut system: Vec<Value> = Vec::new();
     let mut contents: Vec<Value> = Vec::new();
     for message in conversation {
@@ -561,7 +328,7 @@ fn model_content(assistant: &AssistantMessage) -> Vec<Value> {
 }
 
 /// `systemInstruction` and `contents` as a conversation.
-pub fn from_contents(
+pub fn from_messages(
     system: Option<&Value>,
     contents: &[Value],
 ) -> Result<Vec<Message>, ParseError> {
@@ -662,6 +429,8 @@ fn unanswered_call<'c>(conversation: &'c [Message], name: &str) -> Option<&'c To
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conversation::ModelDelta;
+    use crate::providers::StreamAssembler;
 
     /// A call continued over parts keeps its piece's index; the next call
     /// gets the next one, as the assembled message numbers them.

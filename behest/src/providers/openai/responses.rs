@@ -1,0 +1,360 @@
+//! OpenAI Responses: tool declarations, responses whole and streamed,
+//! results and input items.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use super::{declaration, declarations, set_once, tool_list, PartialCall};
+use crate::conversation::{
+    tool_name_of, AssistantMessage, Message, ModelDelta, ToolResultMessage, TurnPart, WireFormat,
+};
+use crate::providers::stream::{text_at, Pushed, StreamAssembler};
+use crate::providers::{
+    arguments_text, content_text, str_field, Export, ExportError, ExportOptions, ParseError,
+};
+use crate::registry::ToolRegistry;
+use crate::tool::{ToolCall, ToolCallResult, ToolSpec};
+
+/// The registry as Responses `tools`; `strict` is always sent, since it
+/// defaults to true there.
+pub fn tools(registry: &ToolRegistry, options: &ExportOptions) -> Result<Export, ExportError> {
+    crate::providers::export(registry, WireFormat::OpenAiResponses, options)
+}
+
+/// Tools as Responses `tools`.
+pub(crate) fn declare(
+    specs: &[&ToolSpec],
+    is_strict: &dyn Fn(&str) -> bool,
+    options: &ExportOptions,
+) -> Result<Export, ExportError> {
+    declarations(specs, is_strict, options, |spec, parameters, strict| {
+        json!({
+            "type": "function",
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": parameters,
+            "strict": strict,
+        })
+    })
+}
+
+/// Tool declarations of a Responses request, as specs.
+pub fn parse_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
+    tool_list(request)?
+        .iter()
+        .filter(|tool| tool.get("type").and_then(Value::as_str) == Some("function"))
+        .map(declaration)
+        .collect()
+}
+
+/// The assistant message of a Responses response: `function_call` items and
+/// `output_text` parts.
+pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> {
+    let mut message = parse_response_message(response)?;
+    message.usage = crate::providers::usage::responses(response);
+    Ok(message)
+}
+
+fn parse_response_message(response: &Value) -> Result<AssistantMessage, ParseError> {
+    let output = response
+        .get("output")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ParseError::new("the response has no `output` list"))?;
+    let mut message = AssistantMessage::default();
+    let mut text = String::new();
+    for item in output {
+        match item.get("type").and_then(Value::as_str) {
+            Some("function_call") => push_function_call(&mut message, item)?,
+            Some("message") => text.push_str(&output_text(item)),
+            Some("reasoning") => {
+                message.push_reasoning_entry(WireFormat::OpenAiResponses, item.clone())
+            }
+            _ => {}
+        }
+    }
+    message.text = (!text.is_empty()).then_some(text);
+    Ok(message)
+}
+
+/// Adds a `function_call` item's call; after reasoning it keeps its item
+/// id too: the API pairs a reasoning item with the item after it by id, and
+/// refuses either one without the other.
+fn push_function_call(message: &mut AssistantMessage, item: &Value) -> Result<(), ParseError> {
+    let call = function_call(item)?;
+    let item_id = item.get("id").and_then(Value::as_str).unwrap_or_default();
+    if !item_id.is_empty() && message.has_reasoning_entries(WireFormat::OpenAiResponses) {
+        let fields = json!({"id": item_id});
+        message.push_call_fields(WireFormat::OpenAiResponses, &call.call_id, fields);
+    }
+    message.tool_calls.push(call);
+    Ok(())
+}
+
+fn function_call(item: &Value) -> Result<ToolCall, ParseError> {
+    Ok(ToolCall::new(
+        str_field(item, "call_id", "function_call")?,
+        str_field(item, "name", "function_call")?,
+        Value::String(
+            item.get("arguments")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        ),
+    ))
+}
+
+fn output_text(item: &Value) -> String {
+    item.get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text"))
+        .filter_map(|part| part.get("text").and_then(Value::as_str))
+        .collect()
+}
+
+/// Assembles a streamed Responses message from its events, per
+/// `output_index`: function calls, text, and reasoning items as their
+/// `output_item.done` event gives them whole.
+#[derive(Debug, Default)]
+pub struct Stream {
+    /// The token counts seen so far.
+    usage: Option<crate::conversation::Usage>,
+    text: String,
+    calls: BTreeMap<u64, PartialCall>,
+    reasoning: BTreeMap<u64, Value>,
+}
+
+impl Stream {
+    /// A stream with nothing received yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl StreamAssembler for Stream {
+    const END_MARKER: &'static str = "the response completed";
+
+    /// Adds one event; `response.completed` or `response.incomplete` ends
+    /// the response.
+    fn push(&mut self, event: &Value) -> Result<Pushed, ParseError> {
+        let kind = event
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if matches!(kind, "error" | "response.failed") {
+            return Ok(Pushed::error(event));
+        }
+        self.usage =
+            crate::providers::usage::merge(self.usage, crate::providers::usage::responses(event));
+        let ended = matches!(kind, "response.completed" | "response.incomplete");
+        let mut deltas = Vec::new();
+        let index = event.get("output_index").and_then(Value::as_u64);
+        let delta_index = usize::try_from(index.unwrap_or(0)).unwrap_or(usize::MAX);
+        match (kind, index) {
+            ("response.output_item.added" | "response.output_item.done", Some(index)) => {
+                let item = event
+                    .get("item")
+                    .ok_or_else(|| ParseError::new(format!("{kind}: `item` is missing")))?;
+                match item.get("type").and_then(Value::as_str) {
+                    Some("function_call") => {
+                        let id = str_field(item, "call_id", kind)?;
+                        let name = str_field(item, "name", kind)?;
+                        let call = self.calls.entry(index).or_default();
+                        call.identify(Some(id), Some(name));
+                        set_once(&mut call.item_id, item.get("id").and_then(Value::as_str));
+                        if kind == "response.output_item.done" {
+                            call.complete(item.get("arguments").and_then(Value::as_str));
+                        } else {
+                            deltas.push(ModelDelta::ToolCall {
+                                index: delta_index,
+                                id: Some(id.to_owned()),
+                                name: Some(name.to_owned()),
+                                arguments: String::new(),
+                            });
+                        }
+                    }
+                    // The done item is whole (summary, encrypted content).
+                    Some("reasoning") => {
+                        self.reasoning.insert(index, item.clone());
+                    }
+                    _ => {}
+                }
+            }
+            ("response.function_call_arguments.delta", Some(index)) => {
+                let delta = str_field(event, "delta", kind)?;
+                self.calls
+                    .entry(index)
+                    .or_default()
+                    .arguments
+                    .push_str(delta);
+                deltas.push(ModelDelta::ToolCall {
+                    index: delta_index,
+                    id: None,
+                    name: None,
+                    arguments: delta.to_owned(),
+                });
+            }
+            ("response.function_call_arguments.done", Some(index)) => {
+                let arguments = str_field(event, "arguments", kind)?;
+                self.calls
+                    .entry(index)
+                    .or_default()
+                    .complete(Some(arguments));
+            }
+            ("response.output_text.delta", _) => {
+                let delta = str_field(event, "delta", kind)?;
+                self.text.push_str(delta);
+                deltas.push(ModelDelta::Text(delta.to_owned()));
+            }
+            ("response.reasoning_summary_text.delta" | "response.reasoning_text.delta", _) => {
+                // Shown as it comes; the item itself arrives whole when done.
+                if let Some(delta) = text_at(event, "/delta") {
+                    deltas.push(ModelDelta::Reasoning(delta));
+                }
+            }
+            _ => {}
+        }
+        Ok(Pushed::deltas(deltas).ending(ended))
+    }
+
+    /// The assembled message, items in `output_index` order.
+    fn finish(self) -> AssistantMessage {
+        let mut message = AssistantMessage {
+            text: (!self.text.is_empty()).then_some(self.text),
+            usage: self.usage,
+            ..AssistantMessage::default()
+        };
+        let mut reasoning = self.reasoning.into_iter().peekable();
+        for (index, call) in self.calls {
+            while let Some((_, item)) = reasoning.next_if(|(at, _)| *at < index) {
+                message.push_reasoning_entry(WireFormat::OpenAiResponses, item);
+            }
+            call.finish_into(&mut message, WireFormat::OpenAiResponses);
+        }
+        for (_, item) in reasoning {
+            message.push_reasoning_entry(WireFormat::OpenAiResponses, item);
+        }
+        message
+    }
+}
+
+/// A Responses `function_call_output` item for a result.
+pub fn result(result: &ToolCallResult) -> Value {
+    responses_items(&Message::ToolResult(ToolResultMessage::from(result))).remove(0)
+}
+
+/// A conversation as Responses `input` items.
+pub fn messages(conversation: &[Message]) -> Vec<Value> {
+    conversation.iter().flat_map(responses_items).collect()
+}
+
+fn responses_items(message: &Message) -> Vec<Value> {
+    match message {
+        Message::System { text } => vec![json!({"role": "system", "content": text})],
+        Message::User { text } => vec![json!({"role": "user", "content": text})],
+        Message::Assistant(assistant) => assistant_items(assistant),
+        Message::ToolResult(result) => vec![json!({
+            "type": "function_call_output",
+            "call_id": result.call_id,
+            "output": result.content,
+        })],
+    }
+}
+
+/// The items of a model turn: reasoning items as they came and where they
+/// came, the text, and `function_call` items. A call keeps its item id only
+/// while the reasoning it pairs with goes back too.
+fn assistant_items(assistant: &AssistantMessage) -> Vec<Value> {
+    let paired = assistant.has_reasoning_entries(WireFormat::OpenAiResponses);
+    assistant
+        .turn_parts(WireFormat::OpenAiResponses)
+        .into_iter()
+        .map(|part| match part {
+            TurnPart::Reasoning(item) => item.clone(),
+            TurnPart::Text(text) => json!({"role": "assistant", "content": text}),
+            TurnPart::Call(call) => {
+                let mut item = json!({
+                    "type": "function_call",
+                    "call_id": call.call_id,
+                    "name": call.tool_name,
+                    "arguments": arguments_text(&call.arguments),
+                });
+                if paired {
+                    assistant.add_call_fields(
+                        &mut item,
+                        WireFormat::OpenAiResponses,
+                        &call.call_id,
+                    );
+                }
+                item
+            }
+        })
+        .collect()
+}
+
+/// Responses `input` items as a conversation. Consecutive reasoning items,
+/// function calls and an assistant text that follows only reasoning form
+/// one assistant message.
+pub fn from_messages(items: &[Value]) -> Result<Vec<Message>, ParseError> {
+    let mut conversation: Vec<Message> = Vec::new();
+    for item in items {
+        let kind = item.get("type").and_then(Value::as_str);
+        match (kind, item.get("role").and_then(Value::as_str)) {
+            (Some("function_call"), _) => {
+                push_function_call(current_turn(&mut conversation), item)?;
+            }
+            (Some("reasoning"), _) => {
+                let turn = current_turn(&mut conversation);
+                turn.push_reasoning_entry(WireFormat::OpenAiResponses, item.clone());
+            }
+            (Some("function_call_output"), _) => {
+                let call_id = str_field(item, "call_id", "function_call_output")?.to_owned();
+                conversation.push(Message::ToolResult(ToolResultMessage {
+                    tool_name: tool_name_of(&conversation, &call_id),
+                    call_id,
+                    content: item.get("output").map(content_text).unwrap_or_default(),
+                    structured: None,
+                    is_error: false,
+                }));
+            }
+            (_, Some("assistant")) => {
+                let text = item.get("content").map(content_text).unwrap_or_default();
+                let text = (!text.is_empty()).then_some(text);
+                match conversation.last_mut() {
+                    Some(Message::Assistant(turn))
+                        if turn.text.is_none() && turn.tool_calls.is_empty() =>
+                    {
+                        turn.text = text;
+                    }
+                    _ => conversation.push(Message::Assistant(AssistantMessage {
+                        text,
+                        ..AssistantMessage::default()
+                    })),
+                }
+            }
+            (_, Some(role)) => {
+                let text = item.get("content").map(content_text).unwrap_or_default();
+                conversation.push(match role {
+                    "system" | "developer" => Message::System { text },
+                    _ => Message::User { text },
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(conversation)
+}
+
+/// The assistant message the conversation ends with, started if it ends
+/// otherwise.
+fn current_turn(conversation: &mut Vec<Message>) -> &mut AssistantMessage {
+    if !matches!(conversation.last(), Some(Message::Assistant(_))) {
+        conversation.push(Message::Assistant(AssistantMessage::default()));
+    }
+    match conversation.last_mut() {
+        Some(Message::Assistant(turn)) => turn,
+        _ => unreachable!("the conversation ends with an assistant message"),
+    }
+}
