@@ -11,7 +11,7 @@ use behest::validation::ArgumentValidator;
 use serde_json::Value;
 
 /// The keyword check the macros run on spec files when a crate builds.
-#[path = "../behest-macros/src/schema_keywords.rs"]
+#[path = "../behest-macros/src/internals/schema_keywords.rs"]
 #[allow(dead_code)]
 mod schema_keywords;
 

@@ -2,19 +2,10 @@
 //! `#[tools]`, `#[external_tool]` and `#[data]`. Use them through `behest`, which
 //! re-exports them and documents them.
 
-mod ast;
-mod case;
-mod ctxt;
-mod doc;
 mod expand;
 mod fallback;
-mod options;
-mod param_attrs;
-mod schema_keywords;
-mod spec_file;
-mod suggest;
+mod internals;
 mod tokens;
-mod valid;
 
 use proc_macro::TokenStream;
 

@@ -71,7 +71,7 @@ fn wire_variants(item: &DeriveInput) -> Option<TokenStream> {
     if !derives_deserialize {
         return None;
     }
-    let names = crate::spec_file::wire_variants(item)?;
+    let names = crate::internals::spec_file::wire_variants(item)?;
     let ident = &item.ident;
     Some(quote! {
         #[automatically_derived]

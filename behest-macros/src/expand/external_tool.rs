@@ -1,16 +1,17 @@
 //! `#[external_tool]` on a struct: the typed arguments of a tool that runs
-//! elsewhere.
+//! elsewhere. The struct is read and checked in `internals::external`;
+//! this file only emits.
 
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Fields, Item, ItemStruct};
 
-use crate::case::to_snake;
-use crate::ctxt::Ctxt;
-use crate::doc::Docs;
-use crate::options::{self, Target};
-use crate::spec_file;
-use crate::valid;
+use crate::internals::case::unraw;
+use crate::internals::ctxt::Ctxt;
+use crate::internals::external::{self, ExternalStruct};
+use crate::internals::header::Header;
+use crate::internals::options::{self, Target};
+use crate::internals::spec_file;
 
 pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut cx = Ctxt::default();
@@ -22,82 +23,22 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             return quote!(#error #input);
         }
     };
-    let mut item = match item {
-        Item::Struct(item) => item,
-        Item::Enum(item) => {
-            return refuse(cx, &item.enum_token, "an enum", quote!(#item));
-        }
-        Item::Union(item) => {
-            return refuse(cx, &item.union_token, "a union", quote!(#item));
-        }
-        other => {
-            return refuse(
-                cx,
-                &crate::expand::tool::first_token(&other),
-                "this item",
-                quote!(#other),
-            );
+    let ExternalStruct {
+        mut item,
+        header:
+            Header {
+                tool_name,
+                description,
+                spec_file: file,
+                ..
+            },
+    } = match external::analyse(item, &options, &mut cx) {
+        Ok(model) => model,
+        Err(item) => {
+            let errors = cx.into_compile_errors();
+            return quote!(#errors #item);
         }
     };
-    match &item.fields {
-        Fields::Named(_) => {}
-        Fields::Unnamed(fields) => {
-            cx.error_spanned_by(fields, "`#[external_tool]` needs named fields: a tuple struct's fields have no names to become the arguments' names; write `struct S { name: Type }`");
-        }
-        Fields::Unit => {
-            cx.error_spanned_by(&item.ident, "`#[external_tool]` needs named fields, the arguments of the tool: write `struct S { name: Type }` (`struct S {}` for a tool without arguments)");
-        }
-    }
-    let generic = !item.generics.params.is_empty();
-    if generic {
-        let lifetimes = item.generics.lifetimes().next().is_some();
-        let why = if lifetimes {
-            "an `#[external_tool]` struct cannot borrow: its arguments are parsed from the model's JSON into owned values; drop the lifetime and use owned types (`String`, `Vec<T>`)"
-        } else {
-            "an `#[external_tool]` struct cannot be generic: the tool needs one concrete JSON Schema"
-        };
-        cx.error_spanned_by(&item.generics, why);
-    }
-    let mut file = options
-        .schema
-        .as_ref()
-        .and_then(|lit| spec_file::load(lit, &mut cx));
-    let ident_text = item.ident.to_string();
-    let file_name = file
-        .as_ref()
-        .and_then(|file| Some((file.name.clone()?, file.span)));
-    let (tool_name, name_span) = match (&options.name, file_name) {
-        (Some(name), _) => (name.value.clone(), name.span),
-        (None, Some(from_file)) => from_file,
-        (None, None) => (
-            to_snake(ident_text.strip_prefix("r#").unwrap_or(&ident_text)),
-            item.ident.span(),
-        ),
-    };
-    valid::check_name(&tool_name, name_span, &mut cx);
-    let docs = Docs::collect(&item.attrs);
-    let file_description = file.as_ref().and_then(|file| file.description.clone());
-    let description = match (&options.description, file_description) {
-        (None, Some(text)) => quote!(#text),
-        _ => super::spec::description(
-            &options,
-            &docs,
-            &item.ident,
-            ("external tool", "#[external_tool"),
-            &tool_name,
-            &mut cx,
-        ),
-    };
-    if let Some(file) = &mut file {
-        file.check_fields(&item, &mut cx);
-    }
-    // The fields of a generic struct borrow or use its parameters: the one
-    // error above already says what to change.
-    if let (Fields::Named(fields), false) = (&item.fields, generic) {
-        for field in &fields.named {
-            valid::check_argument_type(&field.ty, &mut cx);
-        }
-    }
     if cx.has_errors() {
         let errors = cx.into_compile_errors();
         let stub = stub_impls(&item, &options.krate());
@@ -155,13 +96,7 @@ fn lean_deserialize(item: &ItemStruct, options: &options::Options) -> Option<Tok
         .iter()
         .filter_map(|f| f.ident.as_ref())
         .collect();
-    let wire_names: Vec<String> = idents
-        .iter()
-        .map(|ident| {
-            let text = ident.to_string();
-            text.strip_prefix("r#").unwrap_or(&text).to_owned()
-        })
-        .collect();
+    let wire_names: Vec<String> = idents.iter().map(|ident| unraw(ident)).collect();
     let types: Vec<&syn::Type> = fields.named.iter().map(|f| &f.ty).collect();
     // With a spec file, the file says whether unknown arguments are
     // refused, and validation refuses them before the struct reads.
@@ -199,15 +134,6 @@ fn strip_derive_helpers(item: &mut ItemStruct) {
     for field in &mut item.fields {
         field.attrs.retain(|attr| !helper(attr));
     }
-}
-
-fn refuse(mut cx: Ctxt, token: &dyn quote::ToTokens, what: &str, item: TokenStream) -> TokenStream {
-    cx.error_spanned_by(
-        token,
-        format!("`#[external_tool]` applies to a struct with named fields, not {what}: the fields are the tool's arguments"),
-    );
-    let errors = cx.into_compile_errors();
-    quote!(#errors #item)
 }
 
 /// Derives `Deserialize` and `JsonSchema` unless the user already does,

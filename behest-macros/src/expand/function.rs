@@ -8,8 +8,8 @@ use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
 use super::at;
-use crate::ast::{Param, Receiver, ToolFn};
-use crate::param_attrs::ParamDefault;
+use crate::internals::ast::{Param, Receiver, ToolFn};
+use crate::internals::attr::ParamDefault;
 
 /// The tool's arguments struct, its tool type and the `Tool` impl.
 /// `owner` is the impl's self type for method tools.

@@ -5,8 +5,8 @@ use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use quote::quote;
 use syn::LitStr;
 
-use crate::ctxt::Ctxt;
-use crate::spec_file;
+use crate::internals::ctxt::Ctxt;
+use crate::internals::spec_file;
 
 /// `tool_spec!("specs/x.json")`: a `ToolSpec` from a whole spec file.
 pub fn tool_spec(input: TokenStream) -> TokenStream {
@@ -43,7 +43,7 @@ pub fn tool_spec(input: TokenStream) -> TokenStream {
     let name = file.name.clone().unwrap_or_default();
     let description = file.description.clone().unwrap_or_default();
     if file.name.is_some() {
-        crate::valid::check_name(&name, file.span, &mut cx);
+        crate::internals::valid::check_name(&name, file.span, &mut cx);
     }
     if file.description.is_some() && description.trim().is_empty() {
         cx.error_at(
@@ -133,7 +133,10 @@ fn spans_of(tokens: TokenStream, at: &str, spans: &mut std::collections::HashMap
                 let syn::Lit::Str(key) = syn::Lit::new(key.clone()) else {
                     continue;
                 };
-                let pointer = format!("{at}/{}", crate::schema_keywords::escape(&key.value()));
+                let pointer = format!(
+                    "{at}/{}",
+                    crate::internals::schema_keywords::escape(&key.value())
+                );
                 spans_of(entry[2..].iter().cloned().collect(), &pointer, spans);
             }
         }

@@ -1,4 +1,4 @@
-//! Code generation. Expansion never validates: `crate::ast` parses and
+//! Code generation. Expansion never validates: `crate::internals::ast` parses and
 //! checks a tool function into its model, and `function.rs` generates from it.
 
 pub mod data;

@@ -3,37 +3,7 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use crate::ctxt::Ctxt;
-use crate::doc::Docs;
-use crate::options::Options;
-
-/// The tool's description as a `&'static str` expression: the
-/// `description = ".."` option, else the doc comment; neither is an error
-/// on `ident`, since the model reads the description to choose a tool.
-/// `what` and `attribute` word the error ("tool", "#[tool]").
-pub fn description(
-    options: &Options,
-    docs: &Docs,
-    ident: &Ident,
-    (what, attribute): (&str, &str),
-    tool_name: &str,
-    cx: &mut Ctxt,
-) -> TokenStream {
-    match &options.description {
-        Some(description) => {
-            let text = &description.value;
-            quote!(#text)
-        }
-        None if docs.is_empty() => {
-            cx.error_spanned_by(
-                ident,
-                format!("{what} `{tool_name}` has no description: the model reads it to decide when to call the tool; add a doc comment (`/// What the tool does.`) or `{attribute}(description = \"...\")]`"),
-            );
-            quote!("")
-        }
-        None => docs.description(),
-    }
-}
+use crate::internals::options::Options;
 
 /// `SpecParts { name, description, <the options set>, ..DEFAULT }`: only
 /// what the tool sets is spelled out, which keeps every expansion short.

@@ -6,9 +6,9 @@ use syn::parse::{Parse, ParseStream};
 use syn::{Attribute, Item, Signature, Visibility};
 
 use super::function;
-use crate::ctxt::Ctxt;
 use crate::fallback;
-use crate::options::{self, Target};
+use crate::internals::ctxt::Ctxt;
+use crate::internals::options::{self, Target};
 
 /// A function whose body is kept as tokens: the body is never needed, and
 /// not parsing it keeps every build that re-runs the macro fast.
@@ -55,7 +55,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         Ok(item_fn) => item_fn,
         Err(_) => return not_a_function(cx, input),
     };
-    let tool = crate::ast::analyse(
+    let tool = crate::internals::ast::analyse(
         &mut item_fn.sig,
         &item_fn.attrs,
         &item_fn.vis,
@@ -82,7 +82,7 @@ fn not_a_function(mut cx: Ctxt, input: TokenStream) -> TokenStream {
     match syn::parse2::<Item>(input.clone()) {
         Ok(item) => {
             cx.error_spanned_by(
-                first_token(&item),
+                crate::internals::valid::first_token(&item),
                 "`#[tool]` applies to functions (`fn` or `async fn`); for a struct of arguments of a tool that runs elsewhere use `#[external_tool]`",
             );
             let errors = cx.into_compile_errors();
@@ -94,17 +94,4 @@ fn not_a_function(mut cx: Ctxt, input: TokenStream) -> TokenStream {
             quote!(#error #input)
         }
     }
-}
-
-/// The item's first token, where "this is the wrong kind of item" belongs.
-pub fn first_token(item: &Item) -> TokenStream {
-    item.to_token_stream().into_iter().find(|token| {
-        // Skip attributes (`#` and their bracket group) and visibility.
-        !matches!(token, proc_macro2::TokenTree::Punct(p) if p.as_char() == '#')
-            && !matches!(token, proc_macro2::TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Bracket)
-            && !matches!(token, proc_macro2::TokenTree::Ident(i) if i == "pub")
-            && !matches!(token, proc_macro2::TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Parenthesis)
-    })
-    .map(ToTokens::into_token_stream)
-    .unwrap_or_default()
 }

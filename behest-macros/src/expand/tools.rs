@@ -6,9 +6,9 @@ use quote::quote;
 use syn::{ImplItem, ItemImpl};
 
 use super::function;
-use crate::ctxt::Ctxt;
 use crate::fallback;
-use crate::options::{self, Target};
+use crate::internals::ctxt::Ctxt;
+use crate::internals::options::{self, Target};
 
 pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut cx = Ctxt::default();
@@ -17,7 +17,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         Ok(item) => item,
         Err(_) => {
             let error = syn::Error::new_spanned(
-                crate::expand::tool::first_token(&match syn::parse2::<syn::Item>(input.clone()) {
+                crate::internals::valid::first_token(&match syn::parse2::<syn::Item>(input.clone()) {
                     Ok(item) => item,
                     Err(error) => return error.to_compile_error(),
                 }),
@@ -61,7 +61,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         if method_options.krate.is_none() {
             method_options.krate.clone_from(&options.krate);
         }
-        let tool = crate::ast::analyse(
+        let tool = crate::internals::ast::analyse(
             &mut method.sig,
             &method.attrs,
             &method.vis,
@@ -123,13 +123,16 @@ fn is_tool_attribute(attr: &syn::Attribute) -> bool {
 /// The generated items live outside the impl block, where `Self` means
 /// nothing (or the tool type): `Self` in argument and return types becomes
 /// the impl's type, as serde_derive does for its generated code.
-fn replace_self(mut tool: crate::ast::ToolFn, self_ty: &syn::Type) -> crate::ast::ToolFn {
+fn replace_self(
+    mut tool: crate::internals::ast::ToolFn,
+    self_ty: &syn::Type,
+) -> crate::internals::ast::ToolFn {
     for param in &mut tool.params {
         match param {
-            crate::ast::Param::Sent(argument) => {
+            crate::internals::ast::Param::Sent(argument) => {
                 argument.ty = with_self_as(&argument.ty, self_ty);
             }
-            crate::ast::Param::Injected(ty) => *ty = with_self_as(ty, self_ty),
+            crate::internals::ast::Param::Injected(ty) => *ty = with_self_as(ty, self_ty),
         }
     }
     tool.output = with_self_as(&tool.output, self_ty);

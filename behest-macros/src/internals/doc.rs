@@ -175,7 +175,7 @@ fn split_entry(item: &str) -> Option<(String, String)> {
         .or_else(|| rest.strip_prefix('—'))
         .or_else(|| rest.strip_prefix('–'))?
         .trim();
-    let name = name.strip_prefix("r#").unwrap_or(name);
+    let name = crate::internals::case::unraw_str(name);
     (!name.is_empty()).then(|| (name.to_owned(), description.to_owned()))
 }
 

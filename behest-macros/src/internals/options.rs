@@ -5,7 +5,7 @@ use syn::meta::ParseNestedMeta;
 use syn::parse::Parser;
 use syn::{Expr, ExprLit, Lit, LitBool, LitStr, Path, Token};
 
-use crate::ctxt::Ctxt;
+use crate::internals::ctxt::Ctxt;
 
 /// Which macro the arguments belong to; each accepts its own keys.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -118,7 +118,7 @@ pub fn parse(tokens: TokenStream, target: Target, cx: &mut Ctxt) -> Options {
                 format!(
                     "unknown {} argument `{shown}`; {}valid arguments are: {}",
                     target.attribute(),
-                    crate::suggest::hint(&shown, &target.keys()),
+                    crate::internals::suggest::hint(&shown, &target.keys()),
                     target
                         .keys()
                         .iter()

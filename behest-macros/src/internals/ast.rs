@@ -6,16 +6,17 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::{FnArg, Ident, Pat, ReturnType, Signature, Type, Visibility};
 
-use crate::case::to_upper_camel;
-use crate::ctxt::Ctxt;
-use crate::doc::Docs;
-use crate::options::Options;
-use crate::param_attrs::{self, ParamDefault};
-use crate::valid;
+use crate::internals::attr::{self, ParamDefault};
+use crate::internals::case::{to_upper_camel, unraw};
+use crate::internals::ctxt::Ctxt;
+use crate::internals::doc::Docs;
+use crate::internals::header::{Header, Kind};
+use crate::internals::options::Options;
+use crate::internals::valid;
 
 /// A parameter the model sends: a property of the tool's input schema.
 /// (Not to be confused with the attribute's options, `options.rs`, a
-/// parameter's `#[arg(..)]` attributes, `param_attrs.rs`, or the doc
+/// parameter's `#[arg(..)]` attributes, `attr.rs`, or the doc
 /// comment's `# Arguments` section, `doc.rs`.)
 pub struct SentParam {
     pub ident: Ident,
@@ -61,7 +62,7 @@ pub struct ToolFn {
     /// name may be emitted either.
     pub name_clash: bool,
     /// `schema = ".."`: the spec file whose schema the tool registers.
-    pub spec_file: Option<crate::spec_file::SpecFile>,
+    pub spec_file: Option<crate::internals::spec_file::SpecFile>,
 }
 
 impl ToolFn {
@@ -77,9 +78,11 @@ impl ToolFn {
 }
 
 pub fn tool_ident(fn_ident: &Ident) -> Ident {
-    let name = fn_ident.to_string();
-    let name = name.strip_prefix("r#").unwrap_or(&name);
-    format_ident!("{}", to_upper_camel(name), span = fn_ident.span())
+    format_ident!(
+        "{}",
+        to_upper_camel(&unraw(fn_ident)),
+        span = fn_ident.span()
+    )
 }
 
 /// Analyses a signature, stripping parameter helper attributes from it.
@@ -93,11 +96,7 @@ pub fn analyse(
     cx: &mut Ctxt,
 ) -> ToolFn {
     let fn_ident = sig.ident.clone();
-    let ident_text = fn_ident.to_string();
-    let unraw = ident_text
-        .strip_prefix("r#")
-        .unwrap_or(&ident_text)
-        .to_owned();
+    let plain_name = unraw(&fn_ident);
 
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
         cx.error_spanned_by(
@@ -115,33 +114,19 @@ pub fn analyse(
         cx.error_spanned_by(variadic, "a tool cannot be variadic");
     }
 
-    let mut spec_file = options
-        .schema
-        .as_ref()
-        .and_then(|lit| crate::spec_file::load(lit, cx));
-    let file_name = spec_file
-        .as_ref()
-        .and_then(|file| Some((file.name.clone()?, file.span)));
-    let (tool_name, name_span) = match (&options.name, file_name) {
-        (Some(name), _) => (name.value.clone(), name.span),
-        (None, Some(from_file)) => from_file,
-        (None, None) => (unraw.clone(), fn_ident.span()),
-    };
-    valid::check_name(&tool_name, name_span, cx);
-
-    let docs = Docs::collect(attrs);
-    let file_description = spec_file.as_ref().and_then(|file| file.description.clone());
-    let description = match (&options.description, file_description) {
-        (None, Some(text)) => quote::quote!(#text),
-        _ => crate::expand::spec::description(
-            &options,
-            &docs,
-            &fn_ident,
-            ("tool", "#[tool"),
-            &tool_name,
-            cx,
-        ),
-    };
+    let Header {
+        tool_name,
+        description,
+        mut spec_file,
+        docs,
+    } = Header::resolve(
+        &options,
+        attrs,
+        &fn_ident,
+        plain_name.clone(),
+        Kind::Tool,
+        cx,
+    );
 
     let mut receiver = if in_impl {
         Receiver::Associated
@@ -167,7 +152,7 @@ pub fn analyse(
                 receiver = Receiver::Ref;
             }
             FnArg::Typed(pat_type) => {
-                let helpers = param_attrs::take(&mut pat_type.attrs, cx);
+                let helpers = attr::take(&mut pat_type.attrs, cx);
                 let predicates = cfg_predicates(&pat_type.attrs, cx);
                 let configured = cfgs
                     .iter()
@@ -209,10 +194,9 @@ pub fn analyse(
                     continue;
                 }
                 valid::check_argument_type(&ty, cx);
-                let text = ident.to_string();
                 let (wire_name, renamed) = match &helpers.rename {
                     Some(rename) => (rename.value.clone(), true),
-                    None => (text.strip_prefix("r#").unwrap_or(&text).to_owned(), false),
+                    None => (unraw(&ident), false),
                 };
                 params.push(Param::Sent(SentParam {
                     ident,
@@ -250,19 +234,19 @@ pub fn analyse(
         cx.error_spanned_by(
             clashing,
             format!(
-                "`#[tool]` names this tool's type `{tool_type}` after the function `{fn_ident}`, which clashes with the type `{tool_type}` used here; rename the function (e.g. `{unraw}_tool`, with `#[tool(name = \"{unraw}\")]` to keep the tool's name) or the type"
+                "`#[tool]` names this tool's type `{tool_type}` after the function `{fn_ident}`, which clashes with the type `{tool_type}` used here; rename the function (e.g. `{plain_name}_tool`, with `#[tool(name = \"{plain_name}\")]` to keep the tool's name) or the type"
             ),
         );
     }
 
     if let Some(file) = &mut spec_file {
-        let arguments: Vec<crate::spec_file::Argument<'_>> = params
+        let arguments: Vec<crate::internals::spec_file::Argument<'_>> = params
             .iter()
             .zip(&cfgs)
             .filter_map(|(param, predicates)| match param {
-                Param::Sent(sent) => Some(crate::spec_file::Argument {
+                Param::Sent(sent) => Some(crate::internals::spec_file::Argument {
                     ident: &sent.ident,
-                    rust_name: crate::spec_file::unraw(&sent.ident),
+                    rust_name: unraw(&sent.ident),
                     wire: sent.wire_name.clone(),
                     ty: &sent.ty,
                     defaulted: sent.default.is_some(),

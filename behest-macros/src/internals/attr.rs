@@ -4,9 +4,9 @@
 use proc_macro2::Span;
 use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Token};
 
-use crate::ctxt::Ctxt;
-use crate::doc::Docs;
-use crate::options::Spanned;
+use crate::internals::ctxt::Ctxt;
+use crate::internals::doc::Docs;
+use crate::internals::options::Spanned;
 
 const ARG_KEYS: &[&str] = &["rename", "default", "description"];
 
@@ -82,7 +82,7 @@ fn parse_arg(attr: &Attribute, parsed: &mut ParamAttrs, cx: &mut Ctxt) {
                 &meta.path,
                 format!(
                     "unknown `#[arg]` argument `{key}`; {}valid arguments are: {}",
-                    crate::suggest::hint(&key, ARG_KEYS),
+                    crate::internals::suggest::hint(&key, ARG_KEYS),
                     ARG_KEYS
                         .iter()
                         .map(|k| format!("`{k}`"))

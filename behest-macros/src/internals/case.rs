@@ -35,6 +35,17 @@ pub fn to_snake(camel: &str) -> String {
     out
 }
 
+/// An identifier's name without its raw prefix: `r#type` -> `type`, the
+/// name serde and the schema use.
+pub fn unraw(ident: &syn::Ident) -> String {
+    unraw_str(&ident.to_string()).to_owned()
+}
+
+/// [`unraw`] of a name written as text (a doc comment's `# Arguments`).
+pub fn unraw_str(name: &str) -> &str {
+    name.strip_prefix("r#").unwrap_or(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

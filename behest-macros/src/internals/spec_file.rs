@@ -10,8 +10,9 @@ use serde_json::Value;
 use syn::spanned::Spanned;
 use syn::{Fields, ItemStruct, LitStr};
 
-use crate::ctxt::Ctxt;
-use crate::schema_keywords::{escape, keywords, meta_schema, pointer_or_root};
+use crate::internals::case::unraw;
+use crate::internals::ctxt::Ctxt;
+use crate::internals::schema_keywords::{escape, keywords, meta_schema, pointer_or_root};
 
 /// A spec file as the macro read it.
 pub struct SpecFile {
@@ -220,6 +221,8 @@ impl SpecFile {
             .and_then(Value::as_array)
             .map(|names| names.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
+        // Properties an error on an argument already speaks for.
+        let mut answered: Vec<&str> = Vec::new();
         for argument in arguments {
             let Argument {
                 ident,
@@ -231,6 +234,24 @@ impl SpecFile {
                 read_by_function,
             } = argument;
             let Some(property) = properties.get(wire) else {
+                // Renamed away from a property the file has: one mistake,
+                // one error, on the argument (not a second one for the
+                // property it left without an argument).
+                if wire != rust_name
+                    && properties.contains_key(rust_name)
+                    && !arguments.iter().any(|other| &other.wire == rust_name)
+                {
+                    cx.error_spanned_by(
+                        ident,
+                        format!(
+                            "{what} `{rust_name}` is renamed to `{wire}` in JSON, but `{}` calls it `{rust_name}` (`{}`): drop the rename, or rename the property in the file to `{wire}`",
+                            self.shown,
+                            self.pointer(&format!("/properties/{}", escape(rust_name))),
+                        ),
+                    );
+                    answered.push(rust_name.as_str());
+                    continue;
+                }
                 let known: Vec<String> = properties.keys().map(|k| format!("`{k}`")).collect();
                 cx.error_spanned_by(
                     ident,
@@ -312,7 +333,8 @@ impl SpecFile {
             }
         }
         for name in properties.keys() {
-            if !arguments.iter().any(|argument| &argument.wire == name) {
+            let has_argument = arguments.iter().any(|argument| &argument.wire == name);
+            if !has_argument && !answered.contains(&name.as_str()) {
                 cx.error_spanned_by(
                     owner,
                     format!(
@@ -462,12 +484,6 @@ pub struct Argument<'a> {
     pub configured: bool,
     /// Whether a function of its own reads it (`#[serde(with = ..)]`).
     pub read_by_function: bool,
-}
-
-/// `r#type` -> `type`.
-pub fn unraw(ident: &syn::Ident) -> String {
-    let text = ident.to_string();
-    text.strip_prefix("r#").unwrap_or(&text).to_owned()
 }
 
 /// The root must describe an object, and every keyword must have a value
@@ -738,9 +754,9 @@ impl RenameAll {
             Self::None | Self::Snake => field.to_owned(),
             Self::Lower => field.to_ascii_lowercase(),
             Self::Upper | Self::ScreamingSnake => field.to_ascii_uppercase(),
-            Self::Pascal => crate::case::to_upper_camel(field),
+            Self::Pascal => crate::internals::case::to_upper_camel(field),
             Self::Camel => {
-                let pascal = crate::case::to_upper_camel(field);
+                let pascal = crate::internals::case::to_upper_camel(field);
                 let mut chars = pascal.chars();
                 chars.next().map_or_else(String::new, |first| {
                     first.to_lowercase().chain(chars).collect()

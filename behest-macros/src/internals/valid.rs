@@ -4,7 +4,7 @@ use proc_macro2::Span;
 use syn::visit::Visit;
 use syn::{GenericArgument, Type};
 
-use crate::ctxt::Ctxt;
+use crate::internals::ctxt::Ctxt;
 
 /// The longest tool name every provider accepts.
 const MAX_NAME_LEN: usize = 64;
@@ -104,6 +104,19 @@ impl<'ast> Visit<'ast> for ImplTraitFinder {
             self.found = Some(impl_trait.clone());
         }
     }
+}
+
+/// The item's first token, where "this is the wrong kind of item" belongs.
+pub fn first_token(item: &syn::Item) -> proc_macro2::TokenStream {
+    quote::ToTokens::to_token_stream(item).into_iter().find(|token| {
+        // Skip attributes (`#` and their bracket group) and visibility.
+        !matches!(token, proc_macro2::TokenTree::Punct(p) if p.as_char() == '#')
+            && !matches!(token, proc_macro2::TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Bracket)
+            && !matches!(token, proc_macro2::TokenTree::Ident(i) if i == "pub")
+            && !matches!(token, proc_macro2::TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Parenthesis)
+    })
+    .map(quote::ToTokens::into_token_stream)
+    .unwrap_or_default()
 }
 
 #[cfg(test)]
