@@ -167,10 +167,10 @@ fn main() {
             // (before or after they start: either way they are cancelled).
             let token = CancellationToken::new();
             let running = calls.into_iter().zip(&kinds).map(|(call, kind)| {
-                let options = CallOptions {
-                    cancellation: (*kind == Kind::Cancelled).then(|| token.clone()),
-                    ..CallOptions::default()
-                };
+                let mut options = CallOptions::new();
+                if *kind == Kind::Cancelled {
+                    options = options.cancellation(token.clone());
+                }
                 runtime.call_with(call, options)
             });
             let canceller = {

@@ -111,10 +111,7 @@ async fn a_tool_that_ignores_cancellation_is_dropped_after_the_grace() {
     let token = CancellationToken::new();
     let call = runtime.call_with(
         ToolCall::new("c", "hangs", json!({})),
-        CallOptions {
-            cancellation: Some(token.clone()),
-            ..CallOptions::default()
-        },
+        CallOptions::new().cancellation(token.clone()),
     );
     let started = tokio::time::Instant::now();
     let cancel = async {

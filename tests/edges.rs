@@ -100,10 +100,7 @@ async fn nulls_for_optional_fields_mean_left_out_at_every_depth() {
 #[tokio::test]
 async fn a_plain_tool_exported_strict_by_strictness_all_accepts_its_nulls() {
     let runtime = runtime(vec![Arc::new(Greet)]);
-    let options = ExportOptions {
-        strict: Strictness::All,
-        ..ExportOptions::default()
-    };
+    let options = ExportOptions::new().strict(Strictness::All);
     let export = openai::chat_tools(runtime.registry(), &options).unwrap();
     let declared = serde_json::to_value(&export.tools).unwrap();
     assert_eq!(declared[0]["function"]["strict"], json!(true), "{declared}");

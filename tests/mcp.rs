@@ -345,12 +345,11 @@ async fn imported_tools_are_validated_locally_and_run_remotely_in_a_run() {
     // Progress of the remote call reaches the local caller.
     let reports = Arc::new(Mutex::new(Vec::new()));
     let sink = reports.clone();
-    let options = behest::runtime::CallOptions {
-        progress: Some(behest::ProgressSink::new(move |_, progress| {
+    let options = behest::runtime::CallOptions::new().progress(behest::ProgressSink::new(
+        move |_, progress| {
             sink.lock().unwrap().push(progress.progress);
-        })),
-        ..Default::default()
-    };
+        },
+    ));
     let worked = runtime
         .call_with(ToolCall::new("c1", "calc_work", json!({})), options)
         .await;
@@ -648,10 +647,7 @@ async fn an_imported_call_is_cancelled_remotely_and_a_lost_server_is_an_error() 
     let runtime = ToolRuntime::new(registry);
 
     let token = behest::CancellationToken::new();
-    let options = behest::runtime::CallOptions {
-        cancellation: Some(token.clone()),
-        ..Default::default()
-    };
+    let options = behest::runtime::CallOptions::new().cancellation(token.clone());
     let call = runtime.call_with(ToolCall::new("c1", "remote_wait", json!({})), options);
     let cancel = async {
         tokio::time::sleep(Duration::from_millis(50)).await;

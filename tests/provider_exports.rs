@@ -7,7 +7,7 @@ mod representative;
 use std::sync::Arc;
 
 use behest::providers::{self, ExportOptions, Provider, Strictness};
-use behest::{Tool, ToolCall, ToolOutput, ToolRegistry, ToolRuntime};
+use behest::{Tool, ToolCall, ToolOutput, ToolRegistry, ToolRuntime, ToolSpec};
 use serde_json::{json, Value};
 
 fn registry() -> ToolRegistry {
@@ -58,10 +58,7 @@ fn gemini_export_of_the_tools_it_can_express() {
 
 #[test]
 fn strict_export_fails_on_map_types_unless_the_tool_may_fall_back() {
-    let all_strict = ExportOptions {
-        strict: Strictness::All,
-        ..ExportOptions::default()
-    };
+    let all_strict = ExportOptions::new().strict(Strictness::All);
     let error = providers::export(&registry(), Provider::OpenAiChat, &all_strict).unwrap_err();
     let messages: Vec<String> = error.lints.iter().map(ToString::to_string).collect();
     assert_eq!(
@@ -147,10 +144,9 @@ fn strict_violations(schema: &Value, path: &str, depth: usize, found: &mut Vec<S
 
 #[test]
 fn every_strict_export_meets_the_strict_rules_or_is_reported() {
-    let all_strict = ExportOptions {
-        strict: Strictness::All,
-        allow_non_strict: ["send_message".to_owned()].into(),
-    };
+    let all_strict = ExportOptions::new()
+        .strict(Strictness::All)
+        .allow_non_strict("send_message");
     let export = providers::export(&registry(), Provider::OpenAiChat, &all_strict).unwrap();
     for tool in &export.tools {
         let name = tool["function"]["name"].as_str().unwrap();
@@ -235,4 +231,45 @@ fn one_line_check_for_user_test_suites() {
         message.contains("Gemini: count_nodes: `#/$defs/Node` is recursive"),
         "{message}"
     );
+}
+
+/// Specs exported without a registry are refused as a registry would
+/// refuse them: two tools of one name, a root that is not an object.
+#[test]
+fn specs_without_a_registry_are_checked_like_a_registry() {
+    let search = ToolSpec::new("search", "Search.", json!({"type": "object"}));
+    let twice = [&search, &search];
+    for format in Provider::ALL {
+        let error =
+            providers::export_specs(&twice, &|_| false, format, &ExportOptions::new()).unwrap_err();
+        assert_eq!(error.lints.len(), 1, "{format:?}: {error}");
+        assert_eq!(error.lints[0].tool.as_deref(), Some("search"));
+        assert!(
+            error
+                .to_string()
+                .contains("a second tool is named `search`"),
+            "{error}"
+        );
+    }
+    let list = ToolSpec::new("list", "List.", json!({"type": "array"}));
+    let error = providers::export_specs(
+        &[&list],
+        &|_| false,
+        Provider::Anthropic,
+        &ExportOptions::new(),
+    )
+    .unwrap_err();
+    assert!(
+        error.to_string().contains("must describe an object"),
+        "{error}"
+    );
+    // The same specs, one each, export.
+    let fine = providers::export_specs(
+        &[&search],
+        &|_| true,
+        Provider::OpenAiChat,
+        &ExportOptions::new(),
+    )
+    .unwrap();
+    assert_eq!(fine.tools[0]["function"]["strict"], true);
 }

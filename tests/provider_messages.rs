@@ -10,14 +10,10 @@ fn conversation() -> Vec<Message> {
     vec![
         Message::system("Be brief."),
         Message::user("Weather in Paris and Oslo?"),
-        Message::Assistant(AssistantMessage {
-            text: Some("Checking.".into()),
-            tool_calls: vec![
-                ToolCall::new("c1", "get_weather", json!({"city": "Paris"})),
-                ToolCall::new("c2", "get_weather", json!({"city": "Oslo"})),
-            ],
-            ..AssistantMessage::default()
-        }),
+        Message::Assistant(AssistantMessage::text("Checking.").with_tool_calls([
+            ToolCall::new("c1", "get_weather", json!({"city": "Paris"})),
+            ToolCall::new("c2", "get_weather", json!({"city": "Oslo"})),
+        ])),
         Message::ToolResult(ToolResultMessage {
             call_id: "c1".into(),
             tool_name: "get_weather".into(),

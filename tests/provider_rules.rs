@@ -458,10 +458,7 @@ fn strict_violations(parameters: &Value) -> Vec<String> {
 
 #[test]
 fn strict_exports_keep_to_the_documented_subset() {
-    let options = ExportOptions {
-        strict: Strictness::All,
-        ..ExportOptions::default()
-    };
+    let options = ExportOptions::new().strict(Strictness::All);
     for provider in [Provider::OpenAiChat, Provider::OpenAiResponses] {
         let (sent, refused) = export_each(provider, &options);
         for declaration in &sent {
@@ -513,10 +510,7 @@ fn add_contacts(contacts: Vec<Contact>, tags: std::collections::BTreeSet<String>
 
 #[test]
 fn strict_exports_say_what_the_runtime_still_checks() {
-    let options = ExportOptions {
-        strict: Strictness::All,
-        ..ExportOptions::default()
-    };
+    let options = ExportOptions::new().strict(Strictness::All);
     let mut one = ToolRegistry::new();
     one.register_tool(Arc::new(AddContacts)).unwrap();
     let export = providers::export(&one, Provider::OpenAiChat, &options).unwrap();

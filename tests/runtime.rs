@@ -156,10 +156,7 @@ async fn cancellation_stops_a_running_call() {
         saw_cancel: saw_cancel.clone(),
     })]));
     let token = CancellationToken::new();
-    let options = CallOptions {
-        cancellation: Some(token.clone()),
-        ..CallOptions::default()
-    };
+    let options = CallOptions::new().cancellation(token.clone());
     let call = runtime.call_with(ToolCall::new("c", "patient", json!({})), options);
     let canceller = async {
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -183,10 +180,7 @@ async fn a_cancelled_token_stops_a_call_before_it_starts() {
     let runtime = ToolRuntime::new(registry_with(vec![Arc::new(Add)]));
     let token = CancellationToken::new();
     token.cancel();
-    let options = CallOptions {
-        cancellation: Some(token),
-        ..CallOptions::default()
-    };
+    let options = CallOptions::new().cancellation(token);
     let result = runtime
         .call_with(ToolCall::new("c", "add", json!({"a": 1, "b": 2})), options)
         .await;
@@ -243,10 +237,7 @@ async fn progress_reports_arrive_in_order_with_the_call_id() {
     let runtime = ToolRuntime::builder(registry_with(vec![Arc::new(Steps)]))
         .state(Greeting("hello".into()))
         .build();
-    let options = CallOptions {
-        progress: Some(sink),
-        ..CallOptions::default()
-    };
+    let options = CallOptions::new().progress(sink);
     let result = runtime
         .call_with(ToolCall::new("call_7", "steps", json!({})), options)
         .await;
@@ -478,10 +469,7 @@ async fn a_call_cancelled_while_its_tool_ran_answers_cancelled() {
     let runtime = ToolRuntime::builder(ToolRegistry::new().with(CancelAndFinish).unwrap())
         .state(token.clone())
         .build();
-    let options = CallOptions {
-        cancellation: Some(token),
-        ..CallOptions::default()
-    };
+    let options = CallOptions::new().cancellation(token);
     let result = runtime
         .call_with(ToolCall::new("c1", "cancel_and_finish", json!({})), options)
         .await;

@@ -162,10 +162,7 @@ async fn the_text_route_runs_under_the_same_limits() {
     );
     let cancellation = CancellationToken::new();
     cancellation.cancel();
-    let options = CallOptions {
-        cancellation: Some(cancellation),
-        ..CallOptions::default()
-    };
+    let options = CallOptions::new().cancellation(cancellation);
     let call = ToolCall::new("f", "fragile", r#"{"panic": false, "hang": false}"#);
     let cancelled = runtime.call_with(call, options).await.outcome.unwrap_err();
     assert_eq!(cancelled.kind(), "cancelled");

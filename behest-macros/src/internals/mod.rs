@@ -12,6 +12,7 @@ pub mod ctxt;
 pub mod doc;
 pub mod external;
 pub mod header;
+pub mod impl_block;
 pub mod options;
 pub mod schema_keywords;
 pub mod spec_file;

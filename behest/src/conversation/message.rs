@@ -41,6 +41,7 @@ impl Message {
 /// The model's turn: text and/or tool calls, in the order it made them,
 /// and the reasoning state its provider wants back with it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct AssistantMessage {
     /// Text for the user, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -74,6 +75,27 @@ impl AssistantMessage {
             tool_calls: calls.into_iter().collect(),
             ..Self::default()
         }
+    }
+
+    /// With these tool calls after the text.
+    #[must_use]
+    pub fn with_tool_calls(mut self, calls: impl IntoIterator<Item = ToolCall>) -> Self {
+        self.tool_calls.extend(calls);
+        self
+    }
+
+    /// With a piece of the provider's reasoning state.
+    #[must_use]
+    pub fn with_reasoning(mut self, reasoning: Reasoning) -> Self {
+        self.reasoning.push(reasoning);
+        self
+    }
+
+    /// With the tokens the turn used.
+    #[must_use]
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
+        self
     }
 }
 

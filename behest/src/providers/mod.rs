@@ -86,7 +86,17 @@ impl WireFormat {
 }
 
 /// How strictly to export OpenAI tools.
+///
+/// ```
+/// use behest::providers::{ExportOptions, Strictness};
+///
+/// let options = ExportOptions::new()
+///     .strict(Strictness::All)
+///     .allow_non_strict("send_message");
+/// assert!(options.allow_non_strict.contains("send_message"));
+/// ```
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct ExportOptions {
     /// Which tools are sent in strict mode.
     pub strict: Strictness,
@@ -94,6 +104,28 @@ pub struct ExportOptions {
     /// strict (their lints become warnings). Without this, such a tool fails
     /// the export.
     pub allow_non_strict: HashSet<String>,
+}
+
+impl ExportOptions {
+    /// The defaults: each tool strict as it asks, none allowed to fall back.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// With this rule for which tools go out strict.
+    #[must_use]
+    pub fn strict(mut self, strict: Strictness) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// Letting tool `name` go out non-strict when its schema cannot be
+    /// made strict.
+    #[must_use]
+    pub fn allow_non_strict(mut self, name: impl Into<String>) -> Self {
+        self.allow_non_strict.insert(name.into());
+        self
+    }
 }
 
 /// Which tools are exported in OpenAI strict mode.
@@ -145,6 +177,10 @@ pub fn export_specs(
     format: WireFormat,
     options: &ExportOptions,
 ) -> Result<Export, ExportError> {
+    let problems = declarable(specs);
+    if !problems.is_empty() {
+        return Err(ExportError { lints: problems });
+    }
     match format {
         WireFormat::OpenAiChat => openai::chat::declare(specs, is_strict, options),
         WireFormat::OpenAiResponses => openai::responses::declare(specs, is_strict, options),
@@ -152,6 +188,32 @@ pub fn export_specs(
         WireFormat::Gemini => gemini::declare(specs),
         WireFormat::Mcp => mcp::declare(specs),
     }
+}
+
+/// What a registry would have refused of specs given without one: two
+/// tools of one name, or parameters whose root is not an object schema.
+fn declarable(specs: &[&ToolSpec]) -> Vec<Lint> {
+    let mut lints = Vec::new();
+    for (index, spec) in specs.iter().enumerate() {
+        let mut lint = |reason: String| {
+            let mut lint = Lint::error("", reason);
+            lint.tool = Some(spec.name.clone());
+            lints.push(lint);
+        };
+        if specs[..index]
+            .iter()
+            .any(|earlier| earlier.name == spec.name)
+        {
+            lint(format!("a second tool is named `{}`", spec.name));
+        }
+        if spec.parameters.get("type").and_then(Value::as_str) != Some("object") {
+            lint(
+                "the input schema must describe an object (`\"type\": \"object\"` at the root)"
+                    .to_owned(),
+            );
+        }
+    }
+    lints
 }
 
 /// Asserts that every tool of `registry` exports cleanly to each of

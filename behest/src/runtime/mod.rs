@@ -98,11 +98,33 @@ impl PreparedCall {
 
 /// Per-call options: cancellation and progress reporting.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct CallOptions {
     /// Cancels the call when cancelled; the tool sees it in its context.
     pub cancellation: Option<CancellationToken>,
     /// Receives the tool's progress reports.
     pub progress: Option<ProgressSink>,
+}
+
+impl CallOptions {
+    /// No cancellation token of the caller's, no progress sink.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Cancelling the call when `token` is cancelled.
+    #[must_use]
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = Some(token);
+        self
+    }
+
+    /// Sending the tool's progress reports to `sink`.
+    #[must_use]
+    pub fn progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
+        self
+    }
 }
 
 impl ToolRuntime {

@@ -50,6 +50,7 @@ impl ToolSpec {
 /// clients and models, never a guarantee; `None` means unspecified.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolAnnotations {
     /// A human-readable title.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -69,6 +70,47 @@ pub struct ToolAnnotations {
 }
 
 impl ToolAnnotations {
+    /// No hint set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// With a human-readable title.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Saying whether the tool leaves its environment unchanged.
+    #[must_use]
+    pub fn read_only(mut self, hint: bool) -> Self {
+        self.read_only_hint = Some(hint);
+        self
+    }
+
+    /// Saying whether the tool may perform destructive updates.
+    #[must_use]
+    pub fn destructive(mut self, hint: bool) -> Self {
+        self.destructive_hint = Some(hint);
+        self
+    }
+
+    /// Saying whether calling the tool again with the same arguments has
+    /// no further effect.
+    #[must_use]
+    pub fn idempotent(mut self, hint: bool) -> Self {
+        self.idempotent_hint = Some(hint);
+        self
+    }
+
+    /// Saying whether the tool reaches an open world of external entities.
+    #[must_use]
+    pub fn open_world(mut self, hint: bool) -> Self {
+        self.open_world_hint = Some(hint);
+        self
+    }
+
     /// Whether no hint is set.
     pub fn is_empty(&self) -> bool {
         self == &Self::default()
