@@ -11,33 +11,250 @@ use super::at;
 use crate::internals::ast::{Param, Receiver, ToolFn};
 use crate::internals::attr::ParamDefault;
 
+/// The hidden names the generated code binds, made once per tool.
+struct Hidden {
+    args: Ident,
+    context: Ident,
+    defaults: Ident,
+}
+
+impl Hidden {
+    fn new() -> Self {
+        Self {
+            args: Ident::new("__behest_args", Span::mixed_site()),
+            context: Ident::new("__behest_context", Span::mixed_site()),
+            defaults: Ident::new("__behest_defaults", Span::mixed_site()),
+        }
+    }
+}
+
+/// What the parameters give the generated code: the arguments struct's
+/// fields (plain, and for the derives), the schema's properties, the
+/// defaults, the bound assertions and the function call's arguments.
+#[derive(Default)]
+struct Arguments<'t> {
+    fields: Vec<TokenStream>,
+    derived_fields: Vec<TokenStream>,
+    field_idents: Vec<&'t Ident>,
+    field_types: Vec<TokenStream>,
+    argument_types: Vec<&'t Type>,
+    wire_names: Vec<&'t String>,
+    properties: Vec<TokenStream>,
+    defaults: Vec<TokenStream>,
+    assertions: Vec<TokenStream>,
+    call_args: Vec<TokenStream>,
+}
+
 /// The tool's arguments struct, its tool type and the `Tool` impl.
 /// `owner` is the impl's self type for method tools.
 pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let krate = tool.options.krate();
     let private = krate.private();
-    let vis = &tool.vis;
     let fn_ident = &tool.fn_ident;
     let tool_ident = tool.tool_ident();
     let args_ident = tool.args_ident();
     let tool_name = &tool.tool_name;
-    let serde_crate = format!("{}::serde", private.path_string());
-    let schemars_crate = format!("{}::schemars", private.path_string());
-
-    let mut fields = Vec::new();
-    let mut derived_fields = Vec::new();
-    let mut field_idents = Vec::new();
-    let mut field_types = Vec::new();
-    let mut argument_types = Vec::new();
-    let mut wire_names = Vec::new();
-    let mut properties = Vec::new();
-    let mut defaults = Vec::new();
-    let mut assertions = Vec::new();
-    let mut call_args = Vec::new();
-    let args_var = Ident::new("__behest_args", Span::mixed_site());
-    let context_var = Ident::new("__behest_context", Span::mixed_site());
-    let defaults_var = Ident::new("__behest_defaults", Span::mixed_site());
+    let hidden = Hidden::new();
+    let Hidden {
+        args: args_var,
+        context: context_var,
+        defaults: defaults_var,
+    } = &hidden;
     let has_cfgs = tool.cfgs.iter().any(|predicates| !predicates.is_empty());
+    let arguments = arguments(tool, &hidden);
+    let Arguments {
+        argument_types,
+        defaults,
+        call_args,
+        ..
+    } = &arguments;
+    let (tool_struct, function, self_arg) = tool_type(tool, owner);
+    let is_async = tool.is_async;
+    let make_call = |args: &[&TokenStream]| {
+        if is_async {
+            quote!(#function(#self_arg #(#args),*).await)
+        } else {
+            quote!(#function(#self_arg #(#args),*))
+        }
+    };
+
+    let output = &tool.output;
+    let output_span = at(output.span());
+    let value = Ident::new("__behest_value", Span::mixed_site());
+    let split = Ident::new("__behest_split", Span::mixed_site());
+    let ok = Ident::new("__behest_ok", Span::mixed_site());
+    let err = Ident::new("__behest_err", Span::mixed_site());
+    // The converted values carry the return type's location: an
+    // unsatisfied bound is reported on the argument of `convert`.
+    let ok_value = Ident::new("__behest_v", output_span);
+    let err_value = Ident::new("__behest_e", output_span);
+    let convert_ok = quote_spanned! {output_span=>
+        (&&&#ok).__behest_output().convert(#ok_value)
+    };
+    let convert_err = quote_spanned! {output_span=>
+        (&&&#err).__behest_error().convert(#err_value)
+    };
+
+    let parts = super::spec::parts(&tool.options, tool_name, &tool.description);
+    let calls = configured_calls(&tool.cfgs, call_args, make_call, &value);
+    let body = quote! {
+        use #private::dispatch::prelude::*;
+        #calls
+        let #split = (&&#private::dispatch::Probe::of(&#value)).__behest_split();
+        let #ok = #split.ok();
+        let #err = #split.err();
+        match #split.split(#value) {
+            ::core::result::Result::Ok(#ok_value) => #convert_ok,
+            ::core::result::Result::Err(#err_value) => ::core::result::Result::Err(#convert_err),
+        }
+    };
+    let injects = tool
+        .params
+        .iter()
+        .any(|param| matches!(param, Param::Injected(_)));
+    // `_` where nothing is injected: the context goes unused.
+    let context_pat = if injects {
+        quote!(#context_var)
+    } else {
+        quote!(_)
+    };
+    // The text route (see `__private::invoke_text`) holds when every
+    // argument type is plain and nothing changes what the typed parse
+    // accepts: a default reads `null` where the schema refuses it, and
+    // unknown arguments would be skipped without the depth limit.
+    let deny = !tool.options.allow_unknown_arguments;
+    // A spec file may say more than the types do (`minLength`, a
+    // `pattern`): its calls take the checked route.
+    let from_file = tool.spec_file.is_some();
+    let text_route = (deny && defaults.is_empty() && !has_cfgs && !from_file).then(|| {
+        quote! {
+            fn plain_arguments(&self) -> ::core::option::Option<usize> {
+                use #private::dispatch::prelude::*;
+                (&#private::dispatch::Probe::<(#(#argument_types,)*)>::new()).__behest_plain()
+            }
+        }
+    });
+    // The schema refuses unknown arguments; so does the text route's parse.
+    // A spec file says itself whether it refuses them, and validation
+    // refuses them before the struct reads.
+    let deny_fields = deny && !from_file;
+    let result = quote!(#krate::ToolResult<#krate::ToolOutput>);
+    let reads_context = (!injects).then(|| {
+        quote!(
+            const READS_CONTEXT: bool = false;
+        )
+    });
+    let (build, conflict, enum_checks) = match &tool.spec_file {
+        // The file's schema, exactly; `include_str!` rebuilds the crate
+        // when the file changes.
+        Some(file) => {
+            let path = file.path.to_string_lossy().into_owned();
+            let pointer = &file.schema_pointer;
+            let shown = &file.shown;
+            let fields = file.compared_fields();
+            (
+                quote! {
+                    <Self as #private::TypedTool>::PARTS.build_from_file(
+                        ::core::include_str!(#path),
+                        #pointer,
+                        (&&&#ok).__behest_output_schema(),
+                    )
+                },
+                quote! {
+                    fn spec_conflict(&self) -> ::core::option::Option<#private::String> {
+                        let spec = <Self as #private::TypedTool>::build_spec(self);
+                        #private::spec_conflict::<#args_ident>(&spec.parameters, #pointer, #shown, #fields)
+                    }
+                },
+                file.enum_check_items(&private),
+            )
+        }
+        None => (
+            quote! {
+                <Self as #private::TypedTool>::PARTS
+                    .build::<#args_ident>((&&&#ok).__behest_output_schema(), &#defaults_var)
+            },
+            quote!(),
+            quote!(),
+        ),
+    };
+    let tool_doc = format!("The `{tool_name}` tool, made by `#[tool]` from `{fn_ident}`.");
+
+    let (args_struct, args_impls, assertions) =
+        args_items(tool, &arguments, deny, deny_fields, has_cfgs);
+    quote! {
+        #args_struct
+
+        #[doc = #tool_doc]
+        #tool_struct
+
+        #enum_checks
+
+        const _: () = {
+            #assertions
+
+            #args_impls
+
+            // `Tool` comes from the blanket impl over `TypedTool`: the
+            // shared methods are compiled once, in `behest`.
+            #[automatically_derived]
+            impl #private::TypedTool for #tool_ident {
+                type Arguments = #args_ident;
+
+                const PARTS: #private::SpecParts = #parts;
+
+                fn build_spec(&self) -> #krate::ToolSpec {
+                    use #private::dispatch::prelude::*;
+                    static SPEC: #private::OnceLock<#krate::ToolSpec> = #private::OnceLock::new();
+                    SPEC.get_or_init(|| {
+                        let #split = (&&#private::dispatch::Probe::<#output>::new()).__behest_split();
+                        let #ok = #split.ok();
+                        #[allow(unused_mut)]
+                        let mut #defaults_var: #private::Vec<(&str, #private::serde_json::Value)> = #private::Vec::new();
+                        #(#defaults)*
+                        #build
+                    })
+                    .clone()
+                }
+
+                #text_route
+                #reads_context
+                #conflict
+
+                async fn run(
+                    &self,
+                    #args_var: #args_ident,
+                    #context_pat: #krate::ToolContext,
+                ) -> #result {
+                    #body
+                }
+            }
+        };
+    }
+}
+
+/// The parameters, read into what the generated code needs of them.
+fn arguments<'t>(tool: &'t ToolFn, hidden: &Hidden) -> Arguments<'t> {
+    let krate = tool.options.krate();
+    let private = krate.private();
+    let Hidden {
+        args: args_var,
+        context: context_var,
+        defaults: defaults_var,
+    } = hidden;
+    let mut out = Arguments::default();
+    let Arguments {
+        fields,
+        derived_fields,
+        field_idents,
+        field_types,
+        argument_types,
+        wire_names,
+        properties,
+        defaults,
+        assertions,
+        call_args,
+    } = &mut out;
     for (param, predicates) in tool.params.iter().zip(&tool.cfgs) {
         let cfg = (!predicates.is_empty()).then(|| quote!(#[cfg(all(#(#predicates),*))]));
         match param {
@@ -105,8 +322,17 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
             }
         }
     }
+    out
+}
 
-    let (tool_struct, function, self_arg) = match (owner, &tool.receiver) {
+/// The tool type (a unit struct, or a struct over the owner's `Arc` for a
+/// method), the path of the function it calls, and the receiver argument.
+fn tool_type(tool: &ToolFn, owner: Option<&Type>) -> (TokenStream, TokenStream, TokenStream) {
+    let private = tool.options.krate().private();
+    let vis = &tool.vis;
+    let fn_ident = &tool.fn_ident;
+    let tool_ident = tool.tool_ident();
+    match (owner, &tool.receiver) {
         (Some(owner), Receiver::Ref) => (
             quote!(#vis struct #tool_ident(pub #private::Arc<#owner>);),
             quote!(<#owner>::#fn_ident),
@@ -147,127 +373,44 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 quote!(),
             )
         }
-    };
-    let is_async = tool.is_async;
-    let make_call = |args: &[&TokenStream]| {
-        if is_async {
-            quote!(#function(#self_arg #(#args),*).await)
-        } else {
-            quote!(#function(#self_arg #(#args),*))
-        }
-    };
+    }
+}
 
-    let output = &tool.output;
-    let output_span = at(output.span());
-    let value = Ident::new("__behest_value", Span::mixed_site());
-    let split = Ident::new("__behest_split", Span::mixed_site());
-    let ok = Ident::new("__behest_ok", Span::mixed_site());
-    let err = Ident::new("__behest_err", Span::mixed_site());
-    // The converted values carry the return type's location: an
-    // unsatisfied bound is reported on the argument of `convert`.
-    let ok_value = Ident::new("__behest_v", output_span);
-    let err_value = Ident::new("__behest_e", output_span);
-    let convert_ok = quote_spanned! {output_span=>
-        (&&&#ok).__behest_output().convert(#ok_value)
-    };
-    let convert_err = quote_spanned! {output_span=>
-        (&&&#err).__behest_error().convert(#err_value)
-    };
-
-    let parts = super::spec::parts(&tool.options, tool_name, &tool.description);
-    let calls = configured_calls(&tool.cfgs, &call_args, make_call, &value);
-    let body = quote! {
-        use #private::dispatch::prelude::*;
-        #calls
-        let #split = (&&#private::dispatch::Probe::of(&#value)).__behest_split();
-        let #ok = #split.ok();
-        let #err = #split.err();
-        match #split.split(#value) {
-            ::core::result::Result::Ok(#ok_value) => #convert_ok,
-            ::core::result::Result::Err(#err_value) => ::core::result::Result::Err(#convert_err),
-        }
-    };
-    let injects = tool
-        .params
-        .iter()
-        .any(|param| matches!(param, Param::Injected(_)));
-    // `_` where nothing is injected: the context goes unused.
-    let context_pat = if injects {
-        quote!(#context_var)
-    } else {
-        quote!(_)
-    };
-    // The text route (see `__private::invoke_text`) holds when every
-    // argument type is plain and nothing changes what the typed parse
-    // accepts: a default reads `null` where the schema refuses it, and
-    // unknown arguments would be skipped without the depth limit.
-    let deny = !tool.options.allow_unknown_arguments;
-    // A spec file may say more than the types do (`minLength`, a
-    // `pattern`): its calls take the checked route.
-    let from_file = tool.spec_file.is_some();
-    let text_route = (deny && defaults.is_empty() && !has_cfgs && !from_file).then(|| {
-        quote! {
-            fn plain_arguments(&self) -> ::core::option::Option<usize> {
-                use #private::dispatch::prelude::*;
-                (&#private::dispatch::Probe::<(#(#argument_types,)*)>::new()).__behest_plain()
-            }
-        }
-    });
-    // The schema refuses unknown arguments; so does the text route's parse.
-    // A spec file says itself whether it refuses them, and validation
-    // refuses them before the struct reads.
-    let deny_fields = deny && !from_file;
-    let deny_unknown = deny_fields.then(|| quote!(#[serde(deny_unknown_fields)]));
-    let result = quote!(#krate::ToolResult<#krate::ToolOutput>);
-    let reads_context = (!injects).then(|| {
-        quote!(
-            const READS_CONTEXT: bool = false;
-        )
-    });
-    let (build, conflict, enum_checks) = match &tool.spec_file {
-        // The file's schema, exactly; `include_str!` rebuilds the crate
-        // when the file changes.
-        Some(file) => {
-            let path = file.path.to_string_lossy().into_owned();
-            let pointer = &file.schema_pointer;
-            let shown = &file.shown;
-            let fields = file.compared_fields();
-            (
-                quote! {
-                    <Self as #private::TypedTool>::PARTS.build_from_file(
-                        ::core::include_str!(#path),
-                        #pointer,
-                        (&&&#ok).__behest_output_schema(),
-                    )
-                },
-                quote! {
-                    fn spec_conflict(&self) -> ::core::option::Option<#private::String> {
-                        let spec = <Self as #private::TypedTool>::build_spec(self);
-                        #private::spec_conflict::<#args_ident>(&spec.parameters, #pointer, #shown, #fields)
-                    }
-                },
-                file.enum_check_items(&private),
-            )
-        }
-        None => (
-            quote! {
-                <Self as #private::TypedTool>::PARTS
-                    .build::<#args_ident>((&&&#ok).__behest_output_schema(), &#defaults_var)
-            },
-            quote!(),
-            quote!(),
-        ),
-    };
+/// The arguments struct and its `Deserialize` and `JsonSchema` impls: short
+/// impls over generic code in `behest` up to twelve arguments, the derives
+/// past that; the bound assertions the derives need.
+fn args_items(
+    tool: &ToolFn,
+    arguments: &Arguments<'_>,
+    deny: bool,
+    deny_fields: bool,
+    has_cfgs: bool,
+) -> (TokenStream, TokenStream, TokenStream) {
+    let private = tool.options.krate().private();
+    let vis = &tool.vis;
+    let args_ident = tool.args_ident();
+    let tool_name = &tool.tool_name;
+    let serde_crate = format!("{}::serde", private.path_string());
+    let schemars_crate = format!("{}::schemars", private.path_string());
+    let Arguments {
+        fields,
+        derived_fields,
+        field_idents,
+        field_types,
+        wire_names,
+        properties,
+        assertions,
+        ..
+    } = arguments;
     let args_doc = format!("The arguments of the `{tool_name}` tool, as the model sends them.");
-    let tool_doc = format!("The `{tool_name}` tool, made by `#[tool]` from `{fn_ident}`.");
-
+    let deny_unknown = deny_fields.then(|| quote!(#[serde(deny_unknown_fields)]));
     // Up to twelve arguments, the struct's `Deserialize` and `JsonSchema`
     // are short impls over generic code in `behest` (the same schema and
     // messages as the derives, for much less to compile per tool); past
     // that, the derives.
     // Configured parameters take the derives too, which honour `#[cfg]` on
     // fields.
-    let (args_struct, args_impls, assertions) = if fields.len() <= 12 && !has_cfgs {
+    if fields.len() <= 12 && !has_cfgs {
         let args_name = args_ident.to_string();
         let deserializer = Ident::new("deserializer", Span::mixed_site());
         let generator = Ident::new("generator", Span::mixed_site());
@@ -324,56 +467,6 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
             quote!(),
             quote!(const _: () = { #(#assertions)* };),
         )
-    };
-
-    quote! {
-        #args_struct
-
-        #[doc = #tool_doc]
-        #tool_struct
-
-        #enum_checks
-
-        const _: () = {
-            #assertions
-
-            #args_impls
-
-            // `Tool` comes from the blanket impl over `TypedTool`: the
-            // shared methods are compiled once, in `behest`.
-            #[automatically_derived]
-            impl #private::TypedTool for #tool_ident {
-                type Arguments = #args_ident;
-
-                const PARTS: #private::SpecParts = #parts;
-
-                fn build_spec(&self) -> #krate::ToolSpec {
-                    use #private::dispatch::prelude::*;
-                    static SPEC: #private::OnceLock<#krate::ToolSpec> = #private::OnceLock::new();
-                    SPEC.get_or_init(|| {
-                        let #split = (&&#private::dispatch::Probe::<#output>::new()).__behest_split();
-                        let #ok = #split.ok();
-                        #[allow(unused_mut)]
-                        let mut #defaults_var: #private::Vec<(&str, #private::serde_json::Value)> = #private::Vec::new();
-                        #(#defaults)*
-                        #build
-                    })
-                    .clone()
-                }
-
-                #text_route
-                #reads_context
-                #conflict
-
-                async fn run(
-                    &self,
-                    #args_var: #args_ident,
-                    #context_pat: #krate::ToolContext,
-                ) -> #result {
-                    #body
-                }
-            }
-        };
     }
 }
 

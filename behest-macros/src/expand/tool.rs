@@ -81,10 +81,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
 fn not_a_function(mut cx: Ctxt, input: TokenStream) -> TokenStream {
     match syn::parse2::<Item>(input.clone()) {
         Ok(item) => {
-            cx.error_spanned_by(
-                crate::internals::valid::first_token(&item),
-                "`#[tool]` applies to functions (`fn` or `async fn`); for a struct of arguments of a tool that runs elsewhere use `#[external_tool]`",
-            );
+            crate::internals::valid::not_a_function(&item, &mut cx);
             let errors = cx.into_compile_errors();
             quote!(#errors #item)
         }

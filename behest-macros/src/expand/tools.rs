@@ -18,15 +18,13 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let item: ItemImpl = match syn::parse2(input.clone()) {
         Ok(item) => item,
         Err(_) => {
-            let error = syn::Error::new_spanned(
-                crate::internals::valid::first_token(&match syn::parse2::<syn::Item>(input.clone()) {
-                    Ok(item) => item,
-                    Err(error) => return error.to_compile_error(),
-                }),
-                "`#[tools]` applies to an inherent impl block, like `#[tools] impl MyTools { ... }`",
-            )
-            .to_compile_error();
-            return quote!(#error #input);
+            let item = match syn::parse2::<syn::Item>(input.clone()) {
+                Ok(item) => item,
+                Err(error) => return error.to_compile_error(),
+            };
+            impl_block::not_an_impl_block(&item, &mut cx);
+            let errors = cx.into_compile_errors();
+            return quote!(#errors #input);
         }
     };
     let ToolsImpl {

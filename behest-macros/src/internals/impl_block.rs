@@ -81,6 +81,15 @@ pub fn analyse(item: ItemImpl, options: &Options, cx: &mut Ctxt) -> ToolsImpl {
     }
 }
 
+/// `#[tools]` on an item that is not an impl block: one error on its
+/// first token.
+pub fn not_an_impl_block(item: &syn::Item, cx: &mut Ctxt) {
+    cx.error_spanned_by(
+        crate::internals::valid::first_token(item),
+        "`#[tools]` applies to an inherent impl block, like `#[tools] impl MyTools { ... }`",
+    );
+}
+
 /// `#[tool]`, `#[behest::tool]`, `#[::behest::tool]` or the tool attribute
 /// through a renamed crate: a path whose last segment is `tool`.
 fn is_tool_attribute(attr: &syn::Attribute) -> bool {

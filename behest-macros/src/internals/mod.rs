@@ -13,6 +13,7 @@ pub mod doc;
 pub mod external;
 pub mod header;
 pub mod impl_block;
+pub mod literal;
 pub mod options;
 pub mod schema_keywords;
 pub mod spec_file;

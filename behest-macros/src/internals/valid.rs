@@ -119,6 +119,15 @@ pub fn first_token(item: &syn::Item) -> proc_macro2::TokenStream {
     .unwrap_or_default()
 }
 
+/// `#[tool]` on an item that is not a function: one error on its first
+/// token.
+pub fn not_a_function(item: &syn::Item, cx: &mut Ctxt) {
+    cx.error_spanned_by(
+        first_token(item),
+        "`#[tool]` applies to functions (`fn` or `async fn`); for a struct of arguments of a tool that runs elsewhere use `#[external_tool]`",
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,15 +1,12 @@
 //! Anthropic Messages over HTTP: [`Messages`].
 
-use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{json, Value};
 
-use super::client::{Client, Format, Sealed};
-use super::http;
-use super::tools::ExportCache;
+use super::client::{Client, Format, KeyHeader, Sealed, Turn};
 use super::{Config, ToolChoice};
 use crate::conversation::AssistantMessage;
 use crate::providers::{anthropic, ParseError, WireFormat};
-use crate::run::{ModelError, ModelRequest};
+use crate::run::ModelError;
 
 const BASE_URL: &str = "https://api.anthropic.com/v1";
 const KEY_VARIABLES: &[&str] = &["ANTHROPIC_API_KEY"];
@@ -37,30 +34,19 @@ impl Format for MessagesApi {
     const SYSTEM: &'static str = "anthropic";
     const BASE_URL: &'static str = BASE_URL;
     const KEY_VARIABLES: &'static [&'static str] = KEY_VARIABLES;
+    const KEY_HEADER: KeyHeader = KeyHeader::Named("x-api-key");
+    const HEADERS: &'static [(&'static str, &'static str)] = &[("anthropic-version", VERSION)];
     type Stream = anthropic::Stream;
 
     fn path(_: &Config) -> String {
         "messages".to_owned()
     }
 
-    fn headers(config: &Config) -> Result<HeaderMap, ModelError> {
-        let mut headers = HeaderMap::new();
-        headers.insert("anthropic-version", HeaderValue::from_static(VERSION));
-        if let Some(key) = config.key() {
-            headers.insert("x-api-key", http::secret_header(key.expose())?);
-        }
-        Ok(headers)
-    }
-
     /// The request body of a turn. Thinking blocks of earlier turns go back
     /// as they came (extended thinking with tools needs them).
-    fn body(
-        config: &Config,
-        tools_cache: &ExportCache,
-        request: &ModelRequest<'_>,
-    ) -> Result<Value, ModelError> {
-        let (conversation, tools) = (request.conversation, request.tools);
-        let (system, messages) = anthropic::messages(conversation);
+    fn body(turn: &Turn<'_>) -> Result<Value, ModelError> {
+        let (config, request) = (turn.config, turn.request);
+        let (system, messages) = anthropic::messages(request.conversation);
         let mut body = json!({
             "model": config.model,
             "max_tokens": config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
@@ -70,14 +56,8 @@ impl Format for MessagesApi {
         if let Some(system) = system {
             object.insert("system".into(), Value::String(system));
         }
-        if !tools.is_empty() {
-            let declarations = tools_cache.declarations(
-                tools,
-                request.strict,
-                WireFormat::Anthropic,
-                &config.export,
-            )?;
-            object.insert("tools".into(), Value::Array(declarations.to_vec()));
+        if let Some(declarations) = turn.declarations(WireFormat::Anthropic)? {
+            object.insert("tools".into(), Value::Array(declarations));
             let mut choice = match &config.tool_choice {
                 ToolChoice::Auto => json!({"type": "auto"}),
                 ToolChoice::None => json!({"type": "none"}),

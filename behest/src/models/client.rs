@@ -6,13 +6,14 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use reqwest::header::HeaderMap;
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
 use serde_json::Value;
 
 use super::config::Config;
 use super::exchange::exchange;
+use super::http;
 use super::tools::ExportCache;
-use crate::conversation::AssistantMessage;
+use crate::conversation::{AssistantMessage, WireFormat};
 use crate::providers::{ParseError, StreamAssembler};
 use crate::run::{ModelError, ModelRequest};
 
@@ -40,17 +41,17 @@ pub trait Format: sealed::Sealed + Send + Sync + 'static {
     #[doc(hidden)]
     fn path(config: &Config) -> String;
 
-    /// The headers of a request: the key, the API version.
+    /// The header that carries the key.
     #[doc(hidden)]
-    fn headers(config: &Config) -> Result<HeaderMap, ModelError>;
+    const KEY_HEADER: KeyHeader;
+
+    /// Headers every request carries (an API version).
+    #[doc(hidden)]
+    const HEADERS: &'static [(&'static str, &'static str)] = &[];
 
     /// The request body of a turn, before the configured extra fields.
     #[doc(hidden)]
-    fn body(
-        config: &Config,
-        tools: &ExportCache,
-        request: &ModelRequest<'_>,
-    ) -> Result<Value, ModelError>;
+    fn body(turn: &Turn<'_>) -> Result<Value, ModelError>;
 
     /// The assistant message of a whole (not streamed) answer.
     #[doc(hidden)]
@@ -62,6 +63,46 @@ pub trait Format: sealed::Sealed + Send + Sync + 'static {
     fn answers_natively(config: &Config) -> bool {
         let _unused = config;
         false
+    }
+}
+
+/// Where a provider takes the key.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub enum KeyHeader {
+    /// `Authorization: Bearer <key>`.
+    Bearer,
+    /// The key as the value of this header.
+    Named(&'static str),
+}
+
+/// What a format writes a turn's request body from.
+#[doc(hidden)]
+pub struct Turn<'t> {
+    /// The client's settings.
+    pub config: &'t Config,
+    /// What the run asks.
+    pub request: &'t ModelRequest<'t>,
+    tools: &'t ExportCache,
+}
+
+impl Turn<'_> {
+    /// The declarations of the request's tools in `format`, exported once
+    /// per set of tools; `None` when the request offers none.
+    pub(crate) fn declarations(
+        &self,
+        format: WireFormat,
+    ) -> Result<Option<Vec<Value>>, ModelError> {
+        if self.request.tools.is_empty() {
+            return Ok(None);
+        }
+        let declarations = self.tools.declarations(
+            self.request.tools,
+            self.request.strict,
+            format,
+            &self.config.export,
+        )?;
+        Ok(Some(declarations.to_vec()))
     }
 }
 
@@ -111,8 +152,31 @@ impl<F: Format> Client<F> {
 
     /// The request body of a turn.
     pub fn request_body(&self, request: &ModelRequest<'_>) -> Result<Value, ModelError> {
-        let body = F::body(&self.config, &self.tools, request)?;
-        Ok(self.config.finish_body(body))
+        let turn = Turn {
+            config: &self.config,
+            request,
+            tools: &self.tools,
+        };
+        Ok(self.config.finish_body(F::body(&turn)?))
+    }
+
+    /// The headers of a request: the format's own, and the key where it
+    /// goes.
+    fn headers(&self) -> Result<HeaderMap, ModelError> {
+        let mut headers = HeaderMap::new();
+        for (name, value) in F::HEADERS {
+            headers.insert(*name, HeaderValue::from_static(value));
+        }
+        if let Some(key) = self.config.key() {
+            match F::KEY_HEADER {
+                KeyHeader::Bearer => headers.insert(
+                    AUTHORIZATION,
+                    http::secret_header(&format!("Bearer {}", key.expose()))?,
+                ),
+                KeyHeader::Named(name) => headers.insert(name, http::secret_header(key.expose())?),
+            };
+        }
+        Ok(headers)
     }
 
     async fn turn(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
@@ -121,7 +185,7 @@ impl<F: Format> Client<F> {
         exchange::<F::Stream>(
             &self.config,
             &url,
-            F::headers(&self.config)?,
+            self.headers()?,
             &body,
             F::parse,
             request.deltas,

@@ -1,15 +1,13 @@
 //! Gemini over HTTP (the Gemini API's `generateContent`): [`Gemini`].
 
-use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
 
-use super::client::{Client, Format, NativeOutput, Sealed};
-use super::http;
-use super::tools::{answer_schema, ExportCache};
+use super::client::{Client, Format, KeyHeader, NativeOutput, Sealed, Turn};
+use super::tools::answer_schema;
 use super::{Config, ToolChoice};
 use crate::conversation::AssistantMessage;
 use crate::providers::{gemini, ParseError, WireFormat};
-use crate::run::{ModelError, ModelRequest};
+use crate::run::ModelError;
 
 const BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
 const KEY_VARIABLES: &[&str] = &["GEMINI_API_KEY", "GOOGLE_API_KEY"];
@@ -40,6 +38,7 @@ impl Format for GeminiApi {
     const SYSTEM: &'static str = "gcp.gemini";
     const BASE_URL: &'static str = BASE_URL;
     const KEY_VARIABLES: &'static [&'static str] = KEY_VARIABLES;
+    const KEY_HEADER: KeyHeader = KeyHeader::Named("x-goog-api-key");
     type Stream = gemini::Stream;
 
     fn path(config: &Config) -> String {
@@ -51,36 +50,18 @@ impl Format for GeminiApi {
         }
     }
 
-    fn headers(config: &Config) -> Result<HeaderMap, ModelError> {
-        let mut headers = HeaderMap::new();
-        if let Some(key) = config.key() {
-            headers.insert("x-goog-api-key", http::secret_header(key.expose())?);
-        }
-        Ok(headers)
-    }
-
     /// The request body of a turn. Thought signatures of earlier turns go
     /// back on the parts they came on.
-    fn body(
-        config: &Config,
-        tools_cache: &ExportCache,
-        request: &ModelRequest<'_>,
-    ) -> Result<Value, ModelError> {
-        let (conversation, tools) = (request.conversation, request.tools);
-        let (system, contents) = gemini::messages(conversation);
+    fn body(turn: &Turn<'_>) -> Result<Value, ModelError> {
+        let (config, request) = (turn.config, turn.request);
+        let (system, contents) = gemini::messages(request.conversation);
         let mut body = json!({ "contents": contents });
         let object = body.as_object_mut().expect("an object");
         if let Some(system) = system {
             object.insert("systemInstruction".into(), system);
         }
-        if !tools.is_empty() {
-            let declarations = tools_cache.declarations(
-                tools,
-                request.strict,
-                WireFormat::Gemini,
-                &config.export,
-            )?;
-            object.insert("tools".into(), Value::Array(declarations.to_vec()));
+        if let Some(declarations) = turn.declarations(WireFormat::Gemini)? {
+            object.insert("tools".into(), Value::Array(declarations));
             let calling = match &config.tool_choice {
                 ToolChoice::Auto => json!({"mode": "AUTO"}),
                 ToolChoice::None => json!({"mode": "NONE"}),

@@ -3,16 +3,14 @@
 //! deployments through [`base_url`](Chat::base_url) and headers) and
 //! [`Responses`].
 
-use reqwest::header::{HeaderMap, AUTHORIZATION};
 use serde_json::{json, Map, Value};
 
-use super::client::{Client, Format, NativeOutput, Sealed};
-use super::http;
-use super::tools::{answer_schema, ExportCache};
+use super::client::{Client, Format, KeyHeader, NativeOutput, Sealed, Turn};
+use super::tools::answer_schema;
 use super::{Config, ToolChoice};
 use crate::conversation::AssistantMessage;
 use crate::providers::{openai, ParseError, WireFormat};
-use crate::run::{ModelError, ModelRequest};
+use crate::run::ModelError;
 
 const BASE_URL: &str = "https://api.openai.com/v1";
 const KEY_VARIABLES: &[&str] = &["OPENAI_API_KEY"];
@@ -60,35 +58,22 @@ impl Format for ChatApi {
     const SYSTEM: &'static str = "openai";
     const BASE_URL: &'static str = BASE_URL;
     const KEY_VARIABLES: &'static [&'static str] = KEY_VARIABLES;
+    const KEY_HEADER: KeyHeader = KeyHeader::Bearer;
     type Stream = openai::chat::Stream;
 
     fn path(_: &Config) -> String {
         "chat/completions".to_owned()
     }
 
-    fn headers(config: &Config) -> Result<HeaderMap, ModelError> {
-        bearer(config)
-    }
-
-    fn body(
-        config: &Config,
-        tools_cache: &ExportCache,
-        request: &ModelRequest<'_>,
-    ) -> Result<Value, ModelError> {
-        let (conversation, tools) = (request.conversation, request.tools);
+    fn body(turn: &Turn<'_>) -> Result<Value, ModelError> {
+        let (config, request) = (turn.config, turn.request);
         let mut body = json!({
             "model": config.model,
-            "messages": openai::chat::messages(conversation),
+            "messages": openai::chat::messages(request.conversation),
         });
         let object = body.as_object_mut().expect("an object");
-        if !tools.is_empty() {
-            let declarations = tools_cache.declarations(
-                tools,
-                request.strict,
-                WireFormat::OpenAiChat,
-                &config.export,
-            )?;
-            object.insert("tools".into(), Value::Array(declarations.to_vec()));
+        if let Some(declarations) = turn.declarations(WireFormat::OpenAiChat)? {
+            object.insert("tools".into(), Value::Array(declarations));
             object.insert("tool_choice".into(), chat_tool_choice(&config.tool_choice));
             if let Some(parallel) = config.parallel_tool_calls {
                 object.insert("parallel_tool_calls".into(), Value::Bool(parallel));
@@ -135,40 +120,27 @@ impl Format for ResponsesApi {
     const SYSTEM: &'static str = "openai";
     const BASE_URL: &'static str = BASE_URL;
     const KEY_VARIABLES: &'static [&'static str] = KEY_VARIABLES;
+    const KEY_HEADER: KeyHeader = KeyHeader::Bearer;
     type Stream = openai::responses::Stream;
 
     fn path(_: &Config) -> String {
         "responses".to_owned()
     }
 
-    fn headers(config: &Config) -> Result<HeaderMap, ModelError> {
-        bearer(config)
-    }
-
     /// Reasoning items come back with their `encrypted_content` (asked for
     /// in `include`) so they can be sent back; the request is not stored
     /// (`store: false`).
-    fn body(
-        config: &Config,
-        tools_cache: &ExportCache,
-        request: &ModelRequest<'_>,
-    ) -> Result<Value, ModelError> {
-        let (conversation, tools) = (request.conversation, request.tools);
+    fn body(turn: &Turn<'_>) -> Result<Value, ModelError> {
+        let (config, request) = (turn.config, turn.request);
         let mut body = json!({
             "model": config.model,
-            "input": openai::responses::messages(conversation),
+            "input": openai::responses::messages(request.conversation),
             "store": false,
             "include": ["reasoning.encrypted_content"],
         });
         let object = body.as_object_mut().expect("an object");
-        if !tools.is_empty() {
-            let declarations = tools_cache.declarations(
-                tools,
-                request.strict,
-                WireFormat::OpenAiResponses,
-                &config.export,
-            )?;
-            object.insert("tools".into(), Value::Array(declarations.to_vec()));
+        if let Some(declarations) = turn.declarations(WireFormat::OpenAiResponses)? {
+            object.insert("tools".into(), Value::Array(declarations));
             object.insert(
                 "tool_choice".into(),
                 responses_tool_choice(&config.tool_choice),
@@ -206,19 +178,6 @@ impl Format for ResponsesApi {
     fn answers_natively(config: &Config) -> bool {
         config.structured_output.unwrap_or(true)
     }
-}
-
-/// `Authorization: Bearer <key>` when there is a key (local servers need
-/// none).
-fn bearer(config: &Config) -> Result<HeaderMap, ModelError> {
-    let mut headers = HeaderMap::new();
-    if let Some(key) = config.key() {
-        headers.insert(
-            AUTHORIZATION,
-            http::secret_header(&format!("Bearer {}", key.expose()))?,
-        );
-    }
-    Ok(headers)
 }
 
 fn sampling(object: &mut Map<String, Value>, config: &Config, max_tokens_field: &str) {
