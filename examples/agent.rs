@@ -2,12 +2,17 @@
 //!
 //! Which model it talks to comes from the environment:
 //!
-//! - `OPENAI_API_KEY` (and optionally `OPENAI_MODEL`): OpenAI Chat Completions;
-//! - `ANTHROPIC_API_KEY` (and `ANTHROPIC_MODEL`): Anthropic Messages;
-//! - `GEMINI_API_KEY` or `GOOGLE_API_KEY` (and `GEMINI_MODEL`): Gemini;
-//! - `BEHEST_BASE_URL` and `BEHEST_MODEL` (and `BEHEST_API_KEY` if the
-//!   server wants one): any OpenAI-compatible server, a local Ollama for
-//!   instance. `OPENAI_API_KEY` is sent only to OpenAI's own API.
+//! - `OPENAI_API_KEY` or `OPENAI_BASE_URL` (and optionally `OPENAI_MODEL`):
+//!   OpenAI Chat Completions, or any OpenAI-compatible server the base URL
+//!   names (a local Ollama: `OPENAI_BASE_URL=http://127.0.0.1:11434/v1
+//!   OPENAI_MODEL=llama3.2`, no key);
+//! - `ANTHROPIC_API_KEY` (and `ANTHROPIC_MODEL`, `ANTHROPIC_BASE_URL` for a
+//!   proxy): Anthropic Messages;
+//! - `GEMINI_API_KEY` or `GOOGLE_API_KEY` (and `GEMINI_MODEL`): Gemini.
+//!
+//! These are the official SDKs' variables: the environment's key goes to
+//! the provider's API or to the base URL the environment names, nowhere
+//! else.
 //!
 //! Without any of them it says how to run it and exits.
 //!
@@ -44,19 +49,12 @@ fn env(name: &str) -> Option<String> {
 
 /// The model the environment names, and what it is.
 fn model_from_env() -> Option<(Arc<dyn Model>, String)> {
-    if let (Some(url), Some(model)) = (env("BEHEST_BASE_URL"), env("BEHEST_MODEL")) {
-        let label = format!("{model} at {url}");
-        let mut chat = Chat::new(model).base_url(url);
-        if let Some(key) = env("BEHEST_API_KEY") {
-            chat = chat.api_key(key);
-        }
-        return Some((Arc::new(chat), label));
-    }
-    if env("OPENAI_API_KEY").is_some() {
+    if env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some() {
         let model = env("OPENAI_MODEL").unwrap_or_else(|| "gpt-4.1-mini".into());
+        let at = env("OPENAI_BASE_URL").unwrap_or_else(|| "OpenAI".into());
         return Some((
             Arc::new(Chat::new(model.clone())),
-            format!("OpenAI {model}"),
+            format!("{model} at {at}"),
         ));
     }
     if env("ANTHROPIC_API_KEY").is_some() {
@@ -88,8 +86,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
              \x20 ANTHROPIC_API_KEY=...         (optionally ANTHROPIC_MODEL)\n\
              \x20 GEMINI_API_KEY=...            (optionally GEMINI_MODEL)\n\
              or, for a local Ollama (`ollama pull llama3.2`):\n\
-             \x20 BEHEST_BASE_URL=http://127.0.0.1:11434/v1 BEHEST_MODEL=llama3.2\n\
-             (another OpenAI-compatible server: add BEHEST_API_KEY=... if it wants a key)\n\
+             \x20 OPENAI_BASE_URL=http://127.0.0.1:11434/v1 OPENAI_MODEL=llama3.2\n\
+             (another OpenAI-compatible server: add OPENAI_API_KEY=... if it wants a key)\n\
              then run `cargo run --example agent --features models`."
         );
         return Ok(());

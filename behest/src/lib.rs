@@ -38,7 +38,7 @@ pub use registry::{RegistryError, ToolRegistry};
 pub use run::{
     Agent, AssistantMessage, ControlError, DeltaSink, Envelope, EventKind, EventStream, Message,
     Model, ModelDelta, ModelError, ModelRequest, RunControl, RunError, RunOptions, RunOutcome,
-    RunState, RuntimeInvocation, ScriptedModel, ToolStreamEvent, Turn, Usage,
+    RunState, RuntimeInvocation, ScriptedModel, StopKind, StopReason, ToolStreamEvent, Turn, Usage,
 };
 pub use runtime::{
     CallOptions, Limits, PreparedCall, ToolCall, ToolCallResult, ToolRuntime, ToolRuntimeBuilder,
@@ -67,8 +67,8 @@ pub mod prelude {
     pub use crate::{
         json, Agent, AssistantMessage, ControlError, Envelope, EventKind, ExternalTool,
         ExternalToolArgs, Limits, Message, Model, ModelError, Progress, RunControl, RunError,
-        RunOutcome, RunState, RuntimeInvocation, ScriptedModel, State, Tool, ToolCall,
-        ToolCallResult, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolResult, ToolRuntime,
-        ToolSpec, ToolStreamEvent, Turn, Value,
+        RunOutcome, RunState, RuntimeInvocation, ScriptedModel, State, StopKind, StopReason, Tool,
+        ToolCall, ToolCallResult, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolResult,
+        ToolRuntime, ToolSpec, ToolStreamEvent, Turn, Value,
     };
 }

@@ -47,6 +47,16 @@ pub enum Reply {
     },
     /// No answer for this long.
     Silent(Duration),
+    /// The reply the service would give to the request received: a stand-in
+    /// that checks what the real service checks.
+    Decide(Arc<dyn Fn(&Received) -> Reply + Send + Sync>),
+}
+
+impl Reply {
+    /// A reply decided by the request, as the service would answer it.
+    pub fn decide(answer: impl Fn(&Received) -> Reply + Send + Sync + 'static) -> Self {
+        Self::Decide(Arc::new(answer))
+    }
 }
 
 impl Reply {
@@ -238,7 +248,11 @@ async fn answer(
         headers,
         body: serde_json::from_str(&body).unwrap_or(Value::Null),
     });
-    let reply = shared.replies.lock().unwrap().pop_front();
+    let mut reply = shared.replies.lock().unwrap().pop_front();
+    if let Some(Reply::Decide(answer)) = &reply {
+        let received = shared.received.lock().unwrap().last().cloned().unwrap();
+        reply = Some(answer(&received));
+    }
     match reply {
         None => Response::builder()
             .status(StatusCode::INTERNAL_SERVER_ERROR)
@@ -320,5 +334,11 @@ async fn answer(
             tokio::time::sleep(wait).await;
             Response::builder().status(200).body(Body::empty()).unwrap()
         }
+        Some(Reply::Decide(_)) => Response::builder()
+            .status(StatusCode::INTERNAL_SERVER_ERROR)
+            .body(Body::from(
+                r#"{"error":{"message":"a decision decided on another"}}"#,
+            ))
+            .unwrap(),
     }
 }

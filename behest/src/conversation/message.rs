@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Reasoning, Usage};
+use super::{Reasoning, StopReason, Usage};
 use crate::tool::{ToolCall, ToolCallResult};
 
 /// One message of a conversation.
@@ -58,6 +58,10 @@ pub struct AssistantMessage {
     /// The tokens the turn used, when the provider counted them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// Why the model ended the turn, when the provider said. A run does not
+    /// take a turn that was cut, filtered or refused as its answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<StopReason>,
 }
 
 impl AssistantMessage {
@@ -95,6 +99,13 @@ impl AssistantMessage {
     #[must_use]
     pub fn with_usage(mut self, usage: Usage) -> Self {
         self.usage = Some(usage);
+        self
+    }
+
+    /// With why the model ended the turn.
+    #[must_use]
+    pub fn with_stop(mut self, stop: StopReason) -> Self {
+        self.stop = Some(stop);
         self
     }
 }

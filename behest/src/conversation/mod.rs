@@ -7,6 +7,7 @@
 mod delta;
 mod message;
 mod reasoning;
+mod stop;
 mod usage;
 mod wire;
 
@@ -14,6 +15,7 @@ pub use delta::{DeltaSink, ModelDelta};
 pub use message::{AssistantMessage, Message, ToolResultMessage};
 pub(crate) use reasoning::TurnPart;
 pub use reasoning::{Reasoning, ReasoningPlace};
+pub use stop::{StopKind, StopReason};
 pub use usage::Usage;
 pub use wire::WireFormat;
 

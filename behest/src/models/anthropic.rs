@@ -11,8 +11,27 @@ use crate::run::ModelError;
 const BASE_URL: &str = "https://api.anthropic.com/v1";
 const KEY_VARIABLES: &[&str] = &["ANTHROPIC_API_KEY"];
 const VERSION: &str = "2023-06-01";
-/// Anthropic requires `max_tokens`; this is used when none is set.
-const DEFAULT_MAX_TOKENS: u32 = 4096;
+/// Anthropic requires `max_tokens`: without one set, the model's own
+/// output limit, so that an answer is never cut short of what the model
+/// can write. By name, as Anthropic's model table gives them; an unknown
+/// model gets the smallest limit of the current models' families.
+fn default_max_tokens(model: &str) -> u32 {
+    const LIMITS: [(&str, u32); 9] = [
+        ("claude-opus-4-5", 64_000),
+        ("claude-opus-4", 32_000),
+        ("claude-sonnet-4", 64_000),
+        ("claude-haiku-4", 64_000),
+        ("claude-3-7-sonnet", 64_000),
+        ("claude-3-5-sonnet", 8_192),
+        ("claude-3-5-haiku", 8_192),
+        ("claude-3-opus", 4_096),
+        ("claude-3-haiku", 4_096),
+    ];
+    LIMITS
+        .iter()
+        .find(|(prefix, _)| model.starts_with(prefix))
+        .map_or(4_096, |(_, limit)| *limit)
+}
 
 /// An Anthropic Messages model.
 ///
@@ -34,6 +53,7 @@ impl Format for MessagesApi {
     const SYSTEM: &'static str = "anthropic";
     const BASE_URL: &'static str = BASE_URL;
     const KEY_VARIABLES: &'static [&'static str] = KEY_VARIABLES;
+    const BASE_URL_VARIABLES: &'static [&'static str] = &["ANTHROPIC_BASE_URL"];
     const KEY_HEADER: KeyHeader = KeyHeader::Named("x-api-key");
     const HEADERS: &'static [(&'static str, &'static str)] = &[("anthropic-version", VERSION)];
     type Stream = anthropic::Stream;
@@ -49,7 +69,7 @@ impl Format for MessagesApi {
         let (system, messages) = anthropic::messages(request.conversation);
         let mut body = json!({
             "model": config.model,
-            "max_tokens": config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            "max_tokens": config.max_tokens.unwrap_or_else(|| default_max_tokens(&config.model)),
             "messages": messages,
         });
         let object = body.as_object_mut().expect("an object");

@@ -33,6 +33,10 @@ pub trait Format: sealed::Sealed + Send + Sync + 'static {
     /// The environment variables the key is read from, first set first.
     #[doc(hidden)]
     const KEY_VARIABLES: &'static [&'static str];
+    /// The environment variables a base URL is read from, as the official
+    /// SDKs read them.
+    #[doc(hidden)]
+    const BASE_URL_VARIABLES: &'static [&'static str];
     /// The stream assembler of the format.
     #[doc(hidden)]
     type Stream: StreamAssembler;
@@ -141,10 +145,17 @@ impl<F: Format> fmt::Debug for Client<F> {
 
 impl<F: Format> Client<F> {
     /// A client of `model`, with the key from the provider's environment
-    /// variable (if set) and the provider's base URL.
+    /// variable (if set) and the provider's base URL, or the one its SDK's
+    /// environment variable names (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`,
+    /// `GOOGLE_GEMINI_BASE_URL`), where the environment's key goes too.
     pub fn new(model: impl Into<String>) -> Self {
         Self {
-            config: Config::new(model.into(), F::BASE_URL, F::KEY_VARIABLES),
+            config: Config::new(
+                model.into(),
+                F::BASE_URL,
+                F::KEY_VARIABLES,
+                F::BASE_URL_VARIABLES,
+            ),
             tools: ExportCache::default(),
             format: PhantomData,
         }

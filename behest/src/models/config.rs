@@ -138,6 +138,9 @@ pub struct Config {
     pub env_key: Option<ApiKey>,
     /// The provider's own base URL.
     pub default_base_url: &'static str,
+    /// The base URL the environment named (`OPENAI_BASE_URL`, …), as the
+    /// official SDKs read it: the environment's key may go there too.
+    pub env_base_url: Option<String>,
     pub base_url: String,
     pub headers: Headers,
     pub temperature: Option<f64>,
@@ -152,16 +155,29 @@ pub struct Config {
     /// Whether typed runs ask for the answer in the provider's structured
     /// output (clients that have it); `None`: as the client judges best.
     pub structured_output: Option<bool>,
+    /// Whether Responses requests ask for encrypted reasoning; `None`: by
+    /// the model's name.
+    pub encrypted_reasoning: Option<bool>,
 }
 
 impl Config {
-    pub(crate) fn new(model: String, base_url: &'static str, key_variables: &[&str]) -> Self {
+    pub(crate) fn new(
+        model: String,
+        base_url: &'static str,
+        key_variables: &[&str],
+        base_url_variables: &[&str],
+    ) -> Self {
+        let env_base_url = base_url_variables
+            .iter()
+            .filter_map(|name| std::env::var(name).ok())
+            .find(|url| !url.trim().is_empty());
         Self {
             model,
             api_key: None,
             env_key: ApiKey::from_env(key_variables),
             default_base_url: base_url,
-            base_url: base_url.to_owned(),
+            base_url: env_base_url.clone().unwrap_or_else(|| base_url.to_owned()),
+            env_base_url,
             headers: Headers::default(),
             temperature: None,
             max_tokens: None,
@@ -173,31 +189,29 @@ impl Config {
             stream: true,
             export: ExportOptions::default(),
             structured_output: None,
+            encrypted_reasoning: None,
         }
     }
 
     /// The key to send: the one given, or the environment's when the
-    /// client talks to the provider's own API.
+    /// client talks to the provider's own API or to the base URL the
+    /// environment named.
     pub fn key(&self) -> Option<&ApiKey> {
-        self.api_key
+        let env_named = self
+            .env_base_url
+            .as_deref()
+            .is_some_and(|url| same_origin(url, &self.base_url));
+        self.api_key.as_ref().or(self
+            .env_key
             .as_ref()
-            .or(self.env_key.as_ref().filter(|_| self.is_own_api()))
+            .filter(|_| self.is_own_api() || env_named))
     }
 
     /// Whether the base URL is on the provider's own API (its scheme, host
     /// and port), whatever its path: another version of the API is still
     /// the provider's.
     pub fn is_own_api(&self) -> bool {
-        let origin = |url: &str| {
-            let url = reqwest::Url::parse(url).ok()?;
-            Some((
-                url.scheme().to_owned(),
-                url.host_str()?.to_ascii_lowercase(),
-                url.port_or_known_default(),
-            ))
-        };
-        let own = origin(self.default_base_url);
-        own.is_some() && origin(&self.base_url) == own
+        same_origin(self.default_base_url, &self.base_url)
     }
 
     /// `base_url` joined with `path`, one `/` between them. A query on
@@ -219,15 +233,39 @@ impl Config {
         url
     }
 
-    /// The extra body fields, over what the client wrote.
+    /// The extra body fields, over what the client wrote. An object field
+    /// the client also wrote is merged, key by key, the extra field's keys
+    /// winning: a Gemini `generationConfig` with a thinking budget keeps
+    /// the client's `maxOutputTokens` and a typed run's `responseSchema`.
     pub fn finish_body(&self, mut body: Value) -> Value {
         if let Value::Object(object) = &mut body {
             for (key, value) in &self.body {
-                object.insert(key.clone(), value.clone());
+                match (object.get_mut(key), value) {
+                    (Some(Value::Object(written)), Value::Object(extra)) => {
+                        written.extend(extra.clone());
+                    }
+                    _ => {
+                        object.insert(key.clone(), value.clone());
+                    }
+                }
             }
         }
         body
     }
+}
+
+/// Whether two URLs have one origin: scheme, host and port.
+fn same_origin(a: &str, b: &str) -> bool {
+    let origin = |url: &str| {
+        let url = reqwest::Url::parse(url).ok()?;
+        Some((
+            url.scheme().to_owned(),
+            url.host_str()?.to_ascii_lowercase(),
+            url.port_or_known_default(),
+        ))
+    };
+    let a = origin(a);
+    a.is_some() && a == origin(b)
 }
 
 /// `url` before its `?`, and the query after it.
@@ -246,7 +284,7 @@ mod tests {
     /// given goes wherever the client points.
     #[test]
     fn the_environment_s_key_is_sent_only_to_the_provider() {
-        let mut config = Config::new("m".into(), "https://api.example.com/v1", &[]);
+        let mut config = Config::new("m".into(), "https://api.example.com/v1", &[], &[]);
         config.env_key = Some(ApiKey::new("from-env"));
         let sent = |config: &Config| config.key().map(|key| key.expose().to_owned());
         assert_eq!(sent(&config).as_deref(), Some("from-env"));
@@ -270,7 +308,7 @@ mod tests {
 
     #[test]
     fn urls_keep_the_queries_of_base_and_path() {
-        let mut config = Config::new("m".into(), "https://api.example.com/v1/", &[]);
+        let mut config = Config::new("m".into(), "https://api.example.com/v1/", &[], &[]);
         assert_eq!(config.url("/chat"), "https://api.example.com/v1/chat");
         assert_eq!(
             config.url("x:stream?alt=sse"),
@@ -289,7 +327,7 @@ mod tests {
 
     #[test]
     fn header_values_are_not_shown() {
-        let mut config = Config::new("m".into(), "https://api.example.com", &[]);
+        let mut config = Config::new("m".into(), "https://api.example.com", &[], &[]);
         config
             .headers
             .0

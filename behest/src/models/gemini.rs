@@ -38,6 +38,7 @@ impl Format for GeminiApi {
     const SYSTEM: &'static str = "gcp.gemini";
     const BASE_URL: &'static str = BASE_URL;
     const KEY_VARIABLES: &'static [&'static str] = KEY_VARIABLES;
+    const BASE_URL_VARIABLES: &'static [&'static str] = &["GOOGLE_GEMINI_BASE_URL"];
     const KEY_HEADER: KeyHeader = KeyHeader::Named("x-goog-api-key");
     type Stream = gemini::Stream;
 

@@ -33,7 +33,12 @@ fn client() -> Result<&'static reqwest::Client, ModelError> {
             // rustls needs a crypto provider; ring is the one compiled in.
             // An application that installed its own keeps it.
             let _installed = rustls::crypto::ring::default_provider().install_default();
+            // No redirect is followed: the APIs never redirect a POST, and
+            // reqwest would carry every key header but `Authorization`
+            // (`x-api-key`, `x-goog-api-key`, Azure's `api-key`) to
+            // whatever host a redirect names.
             reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .map_err(|error| error.to_string())
         })
@@ -67,8 +72,9 @@ pub(crate) async fn post(
             Err(_elapsed) => Err((not_in_time(config), None)),
             Ok(Ok(response)) if response.status().is_success() => Ok(response),
             Ok(Ok(response)) => {
-                let wait = retry_after(response.headers());
-                Err((failure(config, response).await, wait))
+                let header_wait = retry_after(response.headers());
+                let (error, body_wait) = failure(config, response).await;
+                Err((error, header_wait.or(body_wait)))
             }
             Ok(Err(error)) => Err((connection_error(&error), None)),
         }
@@ -336,8 +342,9 @@ pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, ModelError> {
 }
 
 /// The error of a response that failed, with the provider's message, type
-/// and request id.
-async fn failure(config: &Config, response: Response) -> ModelError {
+/// and request id, and the wait its body asks for before a retry (Gemini's
+/// `RetryInfo`).
+async fn failure(config: &Config, response: Response) -> (ModelError, Option<Duration>) {
     let status = response.status();
     let request_id = request_id(response.headers());
     let body = tokio::time::timeout(config.timeout, response.text())
@@ -377,11 +384,57 @@ async fn failure(config: &Config, response: Response) -> ModelError {
         }
     ))
     .with_status(status.as_u16())
-    .retryable(RETRYABLE.contains(&status.as_u16()));
+    .retryable(RETRYABLE.contains(&status.as_u16()) && !quota_spent_for_the_day(detail));
     if let Some(kind) = kind {
         error = error.with_kind(kind);
     }
-    with_request_id(error, request_id.as_deref())
+    let wait = detail.and_then(body_retry_delay);
+    (with_request_id(error, request_id.as_deref()), wait)
+}
+
+/// The items of a Google error's `details` of one `@type`.
+fn google_details<'e>(error: &'e Value, kind: &'e str) -> impl Iterator<Item = &'e Value> {
+    error
+        .get("details")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(move |detail| {
+            detail
+                .get("@type")
+                .and_then(Value::as_str)
+                .is_some_and(|name| name.ends_with(kind))
+        })
+}
+
+/// The wait a Google error asks for: `RetryInfo.retryDelay`, a protobuf
+/// duration such as `"37s"` or `"1.5s"`.
+fn body_retry_delay(error: &Value) -> Option<Duration> {
+    let delay = google_details(error, "google.rpc.RetryInfo")
+        .find_map(|detail| detail.get("retryDelay").and_then(Value::as_str))?;
+    let seconds: f64 = delay.strip_suffix('s')?.trim().parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds.min(1e9)))
+}
+
+/// Whether a Google 429 is a daily quota spent (`QuotaFailure` with a
+/// per-day quota): trying again within the policy's waits cannot help.
+fn quota_spent_for_the_day(error: Option<&Value>) -> bool {
+    let Some(error) = error else { return false };
+    google_details(error, "google.rpc.QuotaFailure").any(|detail| {
+        detail
+            .get("violations")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .any(|violation| {
+                ["quotaId", "quotaMetric"].iter().any(|key| {
+                    violation
+                        .get(*key)
+                        .and_then(Value::as_str)
+                        .is_some_and(|name| name.contains("PerDay") || name.contains("per_day"))
+                })
+            })
+    })
 }
 
 /// The API sent nothing within the timeout: the same request may go
@@ -631,15 +684,15 @@ mod tests {
                 .unwrap();
             Response::from(response)
         };
-        let mut config = Config::new("m".into(), "https://api.example.com/v1", &[]);
+        let mut config = Config::new("m".into(), "https://api.example.com/v1", &[], &[]);
         config.env_key = Some(super::super::ApiKey::new("from-env"));
         config.base_url = "https://compatible.example.net/v1".into();
-        let error = failure(&config, refused()).await;
+        let (error, _) = failure(&config, refused()).await;
         assert!(error.message.contains("`.api_key(..)`"), "{error}");
         assert!(!error.message.contains("from-env"), "{error}");
         assert_eq!(error.status, Some(401));
         config.base_url = "https://api.example.com/v1".into();
-        let error = failure(&config, refused()).await;
+        let (error, _) = failure(&config, refused()).await;
         assert!(!error.message.contains("api_key"), "{error}");
     }
 

@@ -61,6 +61,7 @@ pub(crate) async fn traced(
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
         gen_ai.usage.cache_read.input_tokens = Empty,
+        gen_ai.usage.cache_creation.input_tokens = Empty,
         gen_ai.usage.reasoning.output_tokens = Empty,
         "error.type" = Empty,
     );
@@ -71,6 +72,10 @@ pub(crate) async fn traced(
                 span.record("gen_ai.usage.input_tokens", usage.input_tokens);
                 span.record("gen_ai.usage.output_tokens", usage.output_tokens);
                 span.record("gen_ai.usage.cache_read.input_tokens", usage.cached_tokens);
+                span.record(
+                    "gen_ai.usage.cache_creation.input_tokens",
+                    usage.cache_write_tokens,
+                );
                 span.record(
                     "gen_ai.usage.reasoning.output_tokens",
                     usage.reasoning_tokens,

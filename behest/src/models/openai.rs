@@ -58,6 +58,7 @@ impl Format for ChatApi {
     const SYSTEM: &'static str = "openai";
     const BASE_URL: &'static str = BASE_URL;
     const KEY_VARIABLES: &'static [&'static str] = KEY_VARIABLES;
+    const BASE_URL_VARIABLES: &'static [&'static str] = &["OPENAI_BASE_URL"];
     const KEY_HEADER: KeyHeader = KeyHeader::Bearer;
     type Stream = openai::chat::Stream;
 
@@ -91,7 +92,15 @@ impl Format for ChatApi {
                 }}),
             );
         }
-        sampling(object, config, "max_completion_tokens");
+        // OpenAI's own API reads `max_completion_tokens` (its reasoning
+        // models refuse `max_tokens`); compatible servers (Ollama, vLLM,
+        // llama.cpp) read `max_tokens` and ignore the other.
+        let max_tokens_field = if config.is_own_api() {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        sampling(object, config, max_tokens_field);
         if config.stream {
             object.insert("stream".into(), Value::Bool(true));
             object.insert("stream_options".into(), json!({"include_usage": true}));
@@ -120,6 +129,7 @@ impl Format for ResponsesApi {
     const SYSTEM: &'static str = "openai";
     const BASE_URL: &'static str = BASE_URL;
     const KEY_VARIABLES: &'static [&'static str] = KEY_VARIABLES;
+    const BASE_URL_VARIABLES: &'static [&'static str] = &["OPENAI_BASE_URL"];
     const KEY_HEADER: KeyHeader = KeyHeader::Bearer;
     type Stream = openai::responses::Stream;
 
@@ -127,18 +137,25 @@ impl Format for ResponsesApi {
         "responses".to_owned()
     }
 
-    /// Reasoning items come back with their `encrypted_content` (asked for
-    /// in `include`) so they can be sent back; the request is not stored
-    /// (`store: false`).
+    /// A reasoning model's reasoning items come back with their
+    /// `encrypted_content` (asked for in `include`) so they can be sent
+    /// back; the request is not stored (`store: false`).
     fn body(turn: &Turn<'_>) -> Result<Value, ModelError> {
         let (config, request) = (turn.config, turn.request);
         let mut body = json!({
             "model": config.model,
             "input": openai::responses::messages(request.conversation),
             "store": false,
-            "include": ["reasoning.encrypted_content"],
         });
         let object = body.as_object_mut().expect("an object");
+        // Models that do not reason refuse the include (400 "Encrypted
+        // content is not supported with this model").
+        if config
+            .encrypted_reasoning
+            .unwrap_or_else(|| reasons(&config.model))
+        {
+            object.insert("include".into(), json!(["reasoning.encrypted_content"]));
+        }
         if let Some(declarations) = turn.declarations(WireFormat::OpenAiResponses)? {
             object.insert("tools".into(), Value::Array(declarations));
             object.insert(
@@ -177,6 +194,29 @@ impl Format for ResponsesApi {
     /// A `text.format` for typed runs: unless set, yes.
     fn answers_natively(config: &Config) -> bool {
         config.structured_output.unwrap_or(true)
+    }
+}
+
+/// Whether an OpenAI model reasons, by its name: the o-series and GPT-5
+/// (not its chat variants), whose reasoning items can come back encrypted.
+/// Override with [`Client::encrypted_reasoning`].
+fn reasons(model: &str) -> bool {
+    let model = model.rsplit('/').next().unwrap_or(model);
+    let o_series = model.starts_with('o') && model[1..].starts_with(|c: char| c.is_ascii_digit());
+    let gpt5 = model.starts_with("gpt-5") && !model.contains("-chat");
+    o_series || gpt5 || model.starts_with("codex-")
+}
+
+impl Client<ResponsesApi> {
+    /// Whether requests ask for reasoning items with their
+    /// `encrypted_content` (`include: ["reasoning.encrypted_content"]`), so
+    /// that reasoning can go back on the next turn without `store`. Unset,
+    /// only for models that reason by their name (`o3`, `o4-mini`, `gpt-5`,
+    /// not `gpt-4.1` or `gpt-5-chat-latest`, which refuse it).
+    #[must_use]
+    pub fn encrypted_reasoning(mut self, include: bool) -> Self {
+        self.config.encrypted_reasoning = Some(include);
+        self
     }
 }
 

@@ -14,6 +14,7 @@ pub fn chat(value: &Value) -> Option<Usage> {
         output_tokens: count(usage, "/completion_tokens"),
         cached_tokens: count(usage, "/prompt_tokens_details/cached_tokens"),
         reasoning_tokens: count(usage, "/completion_tokens_details/reasoning_tokens"),
+        cache_write_tokens: 0,
     })
 }
 
@@ -29,6 +30,7 @@ pub fn responses(value: &Value) -> Option<Usage> {
         output_tokens: count(usage, "/output_tokens"),
         cached_tokens: count(usage, "/input_tokens_details/cached_tokens"),
         reasoning_tokens: count(usage, "/output_tokens_details/reasoning_tokens"),
+        cache_write_tokens: 0,
     })
 }
 
@@ -44,6 +46,7 @@ pub fn anthropic(value: &Value) -> Option<Usage> {
         output_tokens: count(usage, "/output_tokens"),
         cached_tokens: count(usage, "/cache_read_input_tokens"),
         reasoning_tokens: 0,
+        cache_write_tokens: count(usage, "/cache_creation_input_tokens"),
     })
 }
 
@@ -56,9 +59,10 @@ pub fn gemini(value: &Value) -> Option<Usage> {
     Some(Usage {
         input_tokens: count(usage, "/promptTokenCount"),
         // Gemini counts thoughts apart from the answer's tokens.
-        output_tokens: count(usage, "/candidatesTokenCount") + thoughts,
+        output_tokens: count(usage, "/candidatesTokenCount").saturating_add(thoughts),
         cached_tokens: count(usage, "/cachedContentTokenCount"),
         reasoning_tokens: thoughts,
+        cache_write_tokens: 0,
     })
 }
 
@@ -70,6 +74,7 @@ pub fn merge(total: Option<Usage>, piece: Option<Usage>) -> Option<Usage> {
             output_tokens: a.output_tokens.max(b.output_tokens),
             cached_tokens: a.cached_tokens.max(b.cached_tokens),
             reasoning_tokens: a.reasoning_tokens.max(b.reasoning_tokens),
+            cache_write_tokens: a.cache_write_tokens.max(b.cache_write_tokens),
         }),
         (a, b) => a.or(b),
     }
@@ -96,7 +101,8 @@ mod tests {
                 input_tokens: 10,
                 output_tokens: 5,
                 cached_tokens: 4,
-                reasoning_tokens: 2
+                reasoning_tokens: 2,
+                cache_write_tokens: 0,
             })
         );
         let completed = json!({"type": "response.completed", "response": {"usage": {"input_tokens": 7, "output_tokens": 3}}});
@@ -122,7 +128,8 @@ mod tests {
                 input_tokens: 8,
                 output_tokens: 10,
                 cached_tokens: 0,
-                reasoning_tokens: 6
+                reasoning_tokens: 6,
+                cache_write_tokens: 0,
             })
         );
         assert_eq!(chat(&json!({"usage": null})), None);

@@ -14,7 +14,7 @@ use super::model::ModelRequest;
 use super::output::{FinalOutput, FINAL_ANSWER};
 use super::{Agent, RunError, RunOutcome};
 use crate::conversation::DeltaSink;
-use crate::conversation::{AssistantMessage, Message, ReasoningPlace, ToolResultMessage};
+use crate::conversation::{AssistantMessage, Message, ReasoningPlace, StopKind, ToolResultMessage};
 use crate::runtime::{CallOptions, RunHooks, ToolCall, ToolCallResult};
 use crate::tool::ProgressSink;
 use crate::tool::{LimitKind, ToolError, ToolOutput, ToolResult, ToolSpec};
@@ -76,6 +76,26 @@ impl Run<'_> {
             self.emitter.emit(EventKind::ModelMessage(reply.clone()));
             let mut calls = reply.tool_calls.clone();
             transcript.push(Message::Assistant(reply.clone()));
+            // A turn that would end the run must be whole: one cut at the
+            // token cap, filtered or refused is no answer. A paused turn
+            // is sent back as it is for the model to go on.
+            if let (true, Some(stop)) = (calls.is_empty(), &reply.stop) {
+                match stop.kind {
+                    StopKind::Completed => {}
+                    StopKind::Paused => {
+                        rounds += 1;
+                        let max_steps = self.agent.options.max_steps;
+                        if rounds > max_steps {
+                            return failed(RunError::MaxStepsExceeded { max_steps }, transcript);
+                        }
+                        continue;
+                    }
+                    _ => {
+                        let reason = stop.clone();
+                        return failed(RunError::Incomplete { reason }, transcript);
+                    }
+                }
+            }
             if let Some(output) = &final_output {
                 let look = if native {
                     native_answer(output, &reply)

@@ -22,8 +22,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use crate::conversation::{
-    AssistantMessage, DeltaSink, Message, ModelDelta, Reasoning, ReasoningPlace, ToolResultMessage,
-    Usage,
+    AssistantMessage, DeltaSink, Message, ModelDelta, Reasoning, ReasoningPlace, StopKind,
+    StopReason, ToolResultMessage, Usage,
 };
 pub use control::{ControlError, RunControl};
 pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
@@ -329,6 +329,14 @@ pub enum RunError {
     Output {
         /// What went wrong.
         message: String,
+    },
+    /// The model's last turn was not a whole answer: cut at the token cap,
+    /// filtered, refused, or ended for a reason that leaves it incomplete.
+    /// The turn is the transcript's last message.
+    #[error("the model's answer is not whole: {reason}")]
+    Incomplete {
+        /// Why the model ended the turn.
+        reason: StopReason,
     },
     /// The model called an external tool and no handler was subscribed to
     /// answer it.

@@ -6,7 +6,8 @@ use super::{
     arguments_object, content_text, convert, finish, str_field, Export, ExportError, ParseError,
 };
 use crate::conversation::{
-    tool_name_of, AssistantMessage, Message, ToolResultMessage, TurnPart, WireFormat,
+    tool_name_of, AssistantMessage, Message, StopKind, StopReason, ToolResultMessage, TurnPart,
+    WireFormat,
 };
 use crate::registry::ToolRegistry;
 use crate::tool::ToolSpec;
@@ -72,6 +73,10 @@ pub fn parse_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
 pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> {
     let mut message = parse_response_message(response)?;
     message.usage = super::usage::anthropic(response);
+    message.stop = response
+        .get("stop_reason")
+        .and_then(Value::as_str)
+        .map(stop_reason);
     Ok(message)
 }
 
@@ -136,10 +141,16 @@ pub fn messages(conversation: &[Message]) -> (Option<String>, Vec<Value>) {
         match message {
             Message::System { text } => system.push(text),
             Message::User { text } => messages.push(json!({"role": "user", "content": text})),
-            Message::Assistant(assistant) => messages.push(json!({
-                "role": "assistant",
-                "content": assistant_content(assistant),
-            })),
+            Message::Assistant(assistant) => {
+                // An empty turn (`end_turn` with no content) cannot go back:
+                // the API refuses `content: []` ("all messages must have
+                // non-empty content except for the optional final assistant
+                // message"). Left out, the turns around it are combined.
+                let content = assistant_content(assistant);
+                if !content.is_empty() {
+                    messages.push(json!({"role": "assistant", "content": content}));
+                }
+            }
             Message::ToolResult(result) => {
                 let block = tool_result_block(result);
                 let appended = messages.last_mut().is_some_and(|last| {
@@ -241,4 +252,17 @@ pub fn from_messages(
         }
     }
     Ok(conversation)
+}
+
+/// Anthropic's `stop_reason`.
+pub(crate) fn stop_reason(raw: &str) -> StopReason {
+    let kind = match raw {
+        "end_turn" | "tool_use" | "stop_sequence" => StopKind::Completed,
+        "max_tokens" => StopKind::MaxTokens,
+        "model_context_window_exceeded" => StopKind::ContextWindow,
+        "refusal" => StopKind::Refused,
+        "pause_turn" => StopKind::Paused,
+        _ => StopKind::Other,
+    };
+    StopReason::new(kind, raw)
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::THINKING;
-use crate::conversation::{AssistantMessage, ModelDelta, WireFormat};
+use crate::conversation::{AssistantMessage, ModelDelta, StopReason, WireFormat};
 use crate::providers::stream::{Pushed, StreamAssembler};
 use crate::providers::{str_field, ParseError};
 use crate::tool::ToolCall;
@@ -18,6 +18,8 @@ pub struct Stream {
     /// The token counts seen so far.
     usage: Option<crate::conversation::Usage>,
     blocks: BTreeMap<u64, Block>,
+    /// The `stop_reason` of the `message_delta` event.
+    stop: Option<StopReason>,
 }
 
 #[derive(Debug)]
@@ -62,6 +64,9 @@ impl StreamAssembler for Stream {
         }
         self.usage =
             crate::providers::usage::merge(self.usage, crate::providers::usage::anthropic(event));
+        if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
+            self.stop = Some(super::stop_reason(reason));
+        }
         let index = event.get("index").and_then(Value::as_u64);
         let mut deltas = Vec::new();
         match (kind, index) {
@@ -100,6 +105,7 @@ impl StreamAssembler for Stream {
     fn finish(self) -> AssistantMessage {
         let mut message = AssistantMessage {
             usage: self.usage,
+            stop: self.stop,
             ..AssistantMessage::default()
         };
         let mut text = String::new();

@@ -4,7 +4,8 @@ pub(crate) mod schema;
 mod stream;
 use super::{arguments_object, convert, finish, str_field, Export, ExportError, ParseError};
 use crate::conversation::{
-    last_call, tool_name_of, AssistantMessage, Message, ToolResultMessage, TurnPart, WireFormat,
+    last_call, tool_name_of, AssistantMessage, Message, StopKind, StopReason, ToolResultMessage,
+    TurnPart, WireFormat,
 };
 use crate::registry::ToolRegistry;
 use crate::tool::ToolSpec;
@@ -168,16 +169,47 @@ fn openapi_to_json_schema(schema: &Value) -> Value {
     }
 }
 
+/// A prompt Gemini refused to answer (`promptFeedback.blockReason`, no
+/// candidates): why, as an error. Trying again with the same prompt gets
+/// the same answer.
+pub(crate) fn blocked_prompt(response: &Value) -> Option<ParseError> {
+    let reason = response
+        .pointer("/promptFeedback/blockReason")
+        .and_then(Value::as_str)?;
+    let has_candidates = response
+        .get("candidates")
+        .and_then(Value::as_array)
+        .is_some_and(|candidates| !candidates.is_empty());
+    if has_candidates {
+        return None;
+    }
+    let message = response
+        .pointer("/promptFeedback/blockReasonMessage")
+        .and_then(Value::as_str)
+        .map(|message| format!(": {message}"))
+        .unwrap_or_default();
+    Some(ParseError::new(format!(
+        "Gemini blocked the prompt (blockReason {reason}){message}"
+    )))
+}
+
 /// The model message of a response (its first candidate). Thought parts
 /// and thought signatures are kept as reasoning; calls without an id get
 /// one made up, unique in the process.
 pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> {
     let mut message = parse_response_message(response)?;
     message.usage = super::usage::gemini(response);
+    message.stop = response
+        .pointer("/candidates/0/finishReason")
+        .and_then(Value::as_str)
+        .map(stop_reason);
     Ok(message)
 }
 
 fn parse_response_message(response: &Value) -> Result<AssistantMessage, ParseError> {
+    if let Some(blocked) = blocked_prompt(response) {
+        return Err(blocked);
+    }
     let parts = response
         .pointer("/candidates/0/content/parts")
         .and_then(Value::as_array)
@@ -274,7 +306,11 @@ pub fn messages(conversation: &[Message]) -> (Option<Value>, Vec<Value>) {
                 continue;
             }
             Message::User { text } => ("user", vec![json!({"text": text})]),
-            Message::Assistant(assistant) => ("model", model_content(assistant)),
+            // An empty turn cannot go back (`parts: []` is refused).
+            Message::Assistant(assistant) => match model_content(assistant) {
+                parts if parts.is_empty() => continue,
+                parts => ("model", parts),
+            },
             Message::ToolResult(result) => ("user", vec![response_part(result)]),
         };
         let merge = matches!(message, Message::ToolResult(_))
@@ -424,6 +460,25 @@ fn unanswered_call<'c>(conversation: &'c [Message], name: &str) -> Option<&'c To
         .tool_calls
         .iter()
         .find(|call| call.tool_name == name && !answered.contains(call.call_id.as_str()))
+}
+
+/// Gemini's `finishReason`.
+pub(crate) fn stop_reason(raw: &str) -> StopReason {
+    let kind = match raw {
+        "STOP" => StopKind::Completed,
+        "MAX_TOKENS" => StopKind::MaxTokens,
+        "SAFETY"
+        | "RECITATION"
+        | "BLOCKLIST"
+        | "PROHIBITED_CONTENT"
+        | "SPII"
+        | "IMAGE_SAFETY"
+        | "IMAGE_PROHIBITED_CONTENT"
+        | "IMAGE_RECITATION" => StopKind::Filtered,
+        "MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL" => StopKind::MalformedCall,
+        _ => StopKind::Other,
+    };
+    StopReason::new(kind, raw)
 }
 
 #[cfg(test)]

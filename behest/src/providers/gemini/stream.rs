@@ -84,11 +84,18 @@ impl StreamAssembler for Stream {
         if chunk.get("error").is_some() {
             return Ok(Pushed::error(chunk));
         }
+        if let Some(blocked) = super::blocked_prompt(chunk) {
+            return Err(blocked);
+        }
         self.usage =
             crate::providers::usage::merge(self.usage, crate::providers::usage::gemini(chunk));
-        let ended = chunk
+        let finish_reason = chunk
             .pointer("/candidates/0/finishReason")
-            .is_some_and(|reason| !reason.is_null());
+            .and_then(Value::as_str);
+        if let Some(reason) = finish_reason {
+            self.message.stop = Some(super::stop_reason(reason));
+        }
+        let ended = finish_reason.is_some();
         let mut deltas = Vec::new();
         let parts = chunk
             .pointer("/candidates/0/content/parts")

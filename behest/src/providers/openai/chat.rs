@@ -7,7 +7,8 @@ use serde_json::{json, Value};
 
 use super::{declaration, declarations, tool_list, PartialCall};
 use crate::conversation::{
-    tool_name_of, AssistantMessage, Message, ModelDelta, ToolResultMessage, WireFormat,
+    tool_name_of, AssistantMessage, Message, ModelDelta, StopKind, StopReason, ToolResultMessage,
+    WireFormat,
 };
 use crate::providers::stream::{Pushed, StreamAssembler};
 use crate::providers::{
@@ -56,12 +57,44 @@ pub fn parse_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
 /// The field an OpenAI-compatible server (DeepSeek, vLLM) puts its
 /// reasoning in, next to `content`; DeepSeek refuses a tool-call turn sent
 /// back without it.
-const REASONING_CONTENT: &str = "reasoning_content";
+/// The fields a Chat message's reasoning comes in: DeepSeek's and most
+/// servers' `reasoning_content`, and `reasoning` (Ollama, vLLM, OpenRouter,
+/// Groq). What came goes back under the name it came in.
+const REASONING_FIELDS: [&str; 2] = ["reasoning_content", "reasoning"];
+
+/// Fields a server puts on a tool call and wants back with it: Gemini's
+/// OpenAI-compatible endpoint carries a call's thought signature in
+/// `extra_content.google.thought_signature`.
+const KEPT_CALL_FIELDS: [&str; 1] = ["extra_content"];
+
+/// The fields of `KEPT_CALL_FIELDS` that `call` has, as one object.
+fn kept_call_fields(call: &Value) -> Option<Value> {
+    let kept: serde_json::Map<String, Value> = KEPT_CALL_FIELDS
+        .iter()
+        .filter_map(|key| Some(((*key).to_owned(), call.get(*key)?.clone())))
+        .filter(|(_, value)| !value.is_null())
+        .collect();
+    (!kept.is_empty()).then_some(Value::Object(kept))
+}
 
 /// The assistant message of a Chat Completions response.
 pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> {
     let mut message = parse_response_message(response)?;
     message.usage = crate::providers::usage::chat(response);
+    let refusal = response
+        .pointer("/choices/0/message/refusal")
+        .and_then(Value::as_str);
+    message.stop = match refusal {
+        // A refusal is the turn's text, and why it ended.
+        Some(refusal) => {
+            message.text.get_or_insert_with(|| refusal.to_owned());
+            Some(StopReason::new(StopKind::Refused, "refusal"))
+        }
+        None => response
+            .pointer("/choices/0/finish_reason")
+            .and_then(Value::as_str)
+            .map(stop_reason),
+    };
     Ok(message)
 }
 
@@ -77,7 +110,10 @@ fn parse_chat_message(message: &Value) -> Result<AssistantMessage, ParseError> {
         .get("content")
         .map(content_text)
         .filter(|text| !text.is_empty());
-    let mut tool_calls = Vec::new();
+    let mut assistant = AssistantMessage {
+        text,
+        ..AssistantMessage::default()
+    };
     for call in message
         .get("tool_calls")
         .and_then(Value::as_array)
@@ -87,8 +123,12 @@ fn parse_chat_message(message: &Value) -> Result<AssistantMessage, ParseError> {
         let function = call
             .get("function")
             .ok_or_else(|| ParseError::new("tool_calls[]: `function` is missing"))?;
-        tool_calls.push(ToolCall::new(
-            str_field(call, "id", "tool_calls[]")?,
+        let id = str_field(call, "id", "tool_calls[]")?;
+        if let Some(kept) = kept_call_fields(call) {
+            assistant.push_call_fields(WireFormat::OpenAiChat, id, kept);
+        }
+        assistant.tool_calls.push(ToolCall::new(
+            id,
             str_field(function, "name", "tool_calls[].function")?,
             Value::String(
                 function
@@ -99,18 +139,13 @@ fn parse_chat_message(message: &Value) -> Result<AssistantMessage, ParseError> {
             ),
         ));
     }
-    let mut assistant = AssistantMessage {
-        text,
-        tool_calls,
-        reasoning: Vec::new(),
-        usage: None,
-    };
-    if let Some(reasoning) = message
-        .get(REASONING_CONTENT)
-        .filter(|value| !value.is_null())
-    {
-        let fields = json!({ REASONING_CONTENT: reasoning });
-        assistant.push_turn_fields(WireFormat::OpenAiChat, fields);
+    // An empty `reasoning_content` is the filler a thinking-mode turn
+    // without reasoning goes back with (see `messages`), not reasoning.
+    for key in REASONING_FIELDS {
+        let filler = |value: &&Value| value.is_null() || value.as_str() == Some("");
+        if let Some(reasoning) = message.get(key).filter(|value| !filler(value)) {
+            assistant.push_turn_fields(WireFormat::OpenAiChat, json!({ key: reasoning }));
+        }
     }
     Ok(assistant)
 }
@@ -123,14 +158,37 @@ pub struct Stream {
     /// The token counts seen so far.
     usage: Option<crate::conversation::Usage>,
     text: String,
-    reasoning: String,
+    /// The reasoning, by the field it came in.
+    reasoning: BTreeMap<&'static str, String>,
+    /// A refusal's text (`delta.refusal`).
+    refusal: String,
     calls: BTreeMap<u64, PartialCall>,
+    stop: Option<StopReason>,
 }
 
 impl Stream {
     /// A stream with nothing received yet.
     pub fn new() -> Self {
         Self::default()
+    }
+}
+
+impl Stream {
+    /// The index of a call fragment that has none, as Gemini's
+    /// OpenAI-compatible endpoint sends them (each call whole, in one
+    /// fragment): a fragment with a new id starts the next call; one
+    /// without an id continues the last.
+    fn unindexed(&self, id: Option<&str>) -> Result<u64, ParseError> {
+        let last = self.calls.last_key_value();
+        match (id, last) {
+            (Some(id), Some((&index, call))) if call.id == id => Ok(index),
+            (Some(_), Some((&index, _))) => Ok(index.saturating_add(1)),
+            (Some(_), None) => Ok(0),
+            (None, Some((&index, _))) => Ok(index),
+            (None, None) => Err(ParseError::new(
+                "delta.tool_calls[]: a fragment with neither `index` nor `id` continues no call",
+            )),
+        }
     }
 }
 
@@ -144,22 +202,34 @@ impl StreamAssembler for Stream {
         }
         self.usage =
             crate::providers::usage::merge(self.usage, crate::providers::usage::chat(chunk));
-        let ended = chunk
+        let finish_reason = chunk
             .pointer("/choices/0/finish_reason")
-            .is_some_and(|reason| !reason.is_null());
+            .and_then(Value::as_str);
+        if let Some(reason) = finish_reason {
+            self.stop = Some(stop_reason(reason));
+        }
+        let ended = finish_reason.is_some();
         let mut deltas = Vec::new();
         let Some(delta) = chunk.pointer("/choices/0/delta") else {
             // Usage-only chunks carry no choice.
             return Ok(Pushed::deltas(deltas).ending(ended));
         };
-        if let Some(reasoning) = delta.get(REASONING_CONTENT).and_then(Value::as_str) {
-            self.reasoning.push_str(reasoning);
-            deltas.push(ModelDelta::Reasoning(reasoning.to_owned()));
+        for key in REASONING_FIELDS {
+            if let Some(reasoning) = delta.get(key).and_then(Value::as_str) {
+                self.reasoning.entry(key).or_default().push_str(reasoning);
+                deltas.push(ModelDelta::Reasoning(reasoning.to_owned()));
+            }
         }
         if let Some(text) = delta.get("content").and_then(Value::as_str) {
             self.text.push_str(text);
             if !text.is_empty() {
                 deltas.push(ModelDelta::Text(text.to_owned()));
+            }
+        }
+        if let Some(refusal) = delta.get("refusal").and_then(Value::as_str) {
+            self.refusal.push_str(refusal);
+            if !refusal.is_empty() {
+                deltas.push(ModelDelta::Text(refusal.to_owned()));
             }
         }
         for fragment in delta
@@ -168,10 +238,6 @@ impl StreamAssembler for Stream {
             .into_iter()
             .flatten()
         {
-            let index = fragment
-                .get("index")
-                .and_then(Value::as_u64)
-                .ok_or_else(|| ParseError::new("delta.tool_calls[]: `index` is missing"))?;
             let text = |pointer: &str| {
                 fragment
                     .pointer(pointer)
@@ -179,6 +245,10 @@ impl StreamAssembler for Stream {
                     .filter(|text| !text.is_empty())
             };
             let (id, name) = (text("/id"), text("/function/name"));
+            let index = match fragment.get("index").and_then(Value::as_u64) {
+                Some(index) => index,
+                None => self.unindexed(id)?,
+            };
             let arguments = fragment
                 .pointer("/function/arguments")
                 .and_then(Value::as_str)
@@ -186,6 +256,9 @@ impl StreamAssembler for Stream {
             let call = self.calls.entry(index).or_default();
             call.identify(id, name);
             call.arguments.push_str(arguments);
+            if let Some(kept) = kept_call_fields(fragment) {
+                call.kept = Some(kept);
+            }
             deltas.push(ModelDelta::ToolCall {
                 index: usize::try_from(index).unwrap_or(usize::MAX),
                 id: id.map(str::to_owned),
@@ -202,14 +275,18 @@ impl StreamAssembler for Stream {
         let mut message = AssistantMessage {
             text: (!self.text.is_empty()).then_some(self.text),
             usage: self.usage,
+            stop: self.stop,
             ..AssistantMessage::default()
         };
+        if !self.refusal.is_empty() {
+            message.text.get_or_insert(self.refusal);
+            message.stop = Some(StopReason::new(StopKind::Refused, "refusal"));
+        }
         for call in self.calls.into_values() {
             call.finish_into(&mut message, WireFormat::OpenAiChat);
         }
-        if !self.reasoning.is_empty() {
-            let fields = json!({ REASONING_CONTENT: self.reasoning });
-            message.push_turn_fields(WireFormat::OpenAiChat, fields);
+        for (key, reasoning) in self.reasoning {
+            message.push_turn_fields(WireFormat::OpenAiChat, json!({ key: reasoning }));
         }
         message
     }
@@ -223,7 +300,24 @@ pub fn result(result: &ToolCallResult) -> Value {
 
 /// A conversation as Chat Completions `messages`.
 pub fn messages(conversation: &[Message]) -> Vec<Value> {
-    conversation.iter().map(chat_message).collect()
+    let mut messages: Vec<Value> = conversation.iter().map(chat_message).collect();
+    // A server in thinking mode (DeepSeek) wants `reasoning_content` on
+    // every assistant turn once it sent one, empty where a turn had none.
+    let assistant = |message: &Value| message["role"] == "assistant";
+    let thinking = messages
+        .iter()
+        .any(|message| assistant(message) && message.get(REASONING_FIELDS[0]).is_some());
+    if thinking {
+        for message in messages.iter_mut().filter(|message| assistant(message)) {
+            if REASONING_FIELDS
+                .iter()
+                .all(|key| message.get(*key).is_none())
+            {
+                message[REASONING_FIELDS[0]] = json!("");
+            }
+        }
+    }
+    messages
 }
 
 fn chat_message(message: &Message) -> Value {
@@ -231,18 +325,27 @@ fn chat_message(message: &Message) -> Value {
         Message::System { text } => json!({"role": "system", "content": text}),
         Message::User { text } => json!({"role": "user", "content": text}),
         Message::Assistant(assistant) => {
-            let mut value = json!({"role": "assistant", "content": assistant.text});
+            // `null` content is taken only beside tool calls: an empty turn
+            // (a model that said nothing) goes back as `""`.
+            let content = match (&assistant.text, assistant.tool_calls.is_empty()) {
+                (Some(text), _) => json!(text),
+                (None, true) => json!(""),
+                (None, false) => Value::Null,
+            };
+            let mut value = json!({"role": "assistant", "content": content});
             assistant.add_turn_fields(&mut value, WireFormat::OpenAiChat);
             if !assistant.tool_calls.is_empty() {
                 value["tool_calls"] = assistant
                     .tool_calls
                     .iter()
                     .map(|call| {
-                        json!({
+                        let mut value = json!({
                             "id": call.call_id,
                             "type": "function",
                             "function": {"name": call.tool_name, "arguments": arguments_text(&call.arguments)},
-                        })
+                        });
+                        assistant.add_call_fields(&mut value, WireFormat::OpenAiChat, &call.call_id);
+                        value
                     })
                     .collect();
             }
@@ -283,4 +386,15 @@ pub fn from_messages(messages: &[Value]) -> Result<Vec<Message>, ParseError> {
         });
     }
     Ok(conversation)
+}
+
+/// Chat Completions' `finish_reason`.
+pub(crate) fn stop_reason(raw: &str) -> StopReason {
+    let kind = match raw {
+        "stop" | "tool_calls" | "function_call" => StopKind::Completed,
+        "length" => StopKind::MaxTokens,
+        "content_filter" => StopKind::Filtered,
+        _ => StopKind::Other,
+    };
+    StopReason::new(kind, raw)
 }

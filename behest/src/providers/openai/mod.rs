@@ -123,6 +123,9 @@ struct PartialCall {
     arguments: String,
     /// The Responses item id, which pairs the call with reasoning.
     item_id: String,
+    /// Fields a server keeps on the call and wants back with it (Gemini's
+    /// `extra_content` with a thought signature).
+    kept: Option<Value>,
 }
 
 impl PartialCall {
@@ -143,6 +146,9 @@ impl PartialCall {
         }
         if !self.item_id.is_empty() && message.has_reasoning_entries(provider) {
             message.push_call_fields(provider, &self.id, json!({"id": self.item_id}));
+        }
+        if let Some(kept) = self.kept {
+            message.push_call_fields(provider, &self.id, kept);
         }
         let arguments = Value::String(self.arguments);
         message

@@ -7,7 +7,8 @@ use serde_json::{json, Value};
 
 use super::{declaration, declarations, set_once, tool_list, PartialCall};
 use crate::conversation::{
-    tool_name_of, AssistantMessage, Message, ModelDelta, ToolResultMessage, TurnPart, WireFormat,
+    tool_name_of, AssistantMessage, Message, ModelDelta, StopKind, StopReason, ToolResultMessage,
+    TurnPart, WireFormat,
 };
 use crate::providers::stream::{text_at, Pushed, StreamAssembler};
 use crate::providers::{
@@ -53,7 +54,31 @@ pub fn parse_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
 pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> {
     let mut message = parse_response_message(response)?;
     message.usage = crate::providers::usage::responses(response);
+    if message.stop.is_none() {
+        message.stop = response_stop(response);
+    }
     Ok(message)
+}
+
+/// The stop reason of a response object: its `status`, with
+/// `incomplete_details.reason` when incomplete.
+fn response_stop(response: &Value) -> Option<StopReason> {
+    let status = response.get("status").and_then(Value::as_str)?;
+    let incomplete = response
+        .pointer("/incomplete_details/reason")
+        .and_then(Value::as_str);
+    Some(stop_reason(status, incomplete))
+}
+
+/// The text of a message item's `refusal` parts.
+fn refusal_text(item: &Value) -> String {
+    item.get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|part| part.get("type").and_then(Value::as_str) == Some("refusal"))
+        .filter_map(|part| part.get("refusal").and_then(Value::as_str))
+        .collect()
 }
 
 fn parse_response_message(response: &Value) -> Result<AssistantMessage, ParseError> {
@@ -66,7 +91,15 @@ fn parse_response_message(response: &Value) -> Result<AssistantMessage, ParseErr
     for item in output {
         match item.get("type").and_then(Value::as_str) {
             Some("function_call") => push_function_call(&mut message, item)?,
-            Some("message") => text.push_str(&output_text(item)),
+            Some("message") => {
+                text.push_str(&output_text(item));
+                let refusal = refusal_text(item);
+                if !refusal.is_empty() {
+                    // A refusal is the turn's text, and why it ended.
+                    text.push_str(&refusal);
+                    message.stop = Some(StopReason::new(StopKind::Refused, "refusal"));
+                }
+            }
             Some("reasoning") => {
                 message.push_reasoning_entry(WireFormat::OpenAiResponses, item.clone())
             }
@@ -124,6 +157,9 @@ pub struct Stream {
     text: String,
     calls: BTreeMap<u64, PartialCall>,
     reasoning: BTreeMap<u64, Value>,
+    /// A refusal's text (`response.refusal.delta`).
+    refusal: String,
+    stop: Option<StopReason>,
 }
 
 impl Stream {
@@ -149,6 +185,16 @@ impl StreamAssembler for Stream {
         self.usage =
             crate::providers::usage::merge(self.usage, crate::providers::usage::responses(event));
         let ended = matches!(kind, "response.completed" | "response.incomplete");
+        if ended {
+            // The event's response says its status; the event's name says it
+            // too, when the response is left out.
+            let response = event.get("response").unwrap_or(&Value::Null);
+            let status = kind.trim_start_matches("response.");
+            let incomplete = response
+                .pointer("/incomplete_details/reason")
+                .and_then(Value::as_str);
+            self.stop = response_stop(response).or(Some(stop_reason(status, incomplete)));
+        }
         let mut deltas = Vec::new();
         let index = event.get("output_index").and_then(Value::as_u64);
         let delta_index = usize::try_from(index.unwrap_or(0)).unwrap_or(usize::MAX);
@@ -203,6 +249,11 @@ impl StreamAssembler for Stream {
                     .or_default()
                     .complete(Some(arguments));
             }
+            ("response.refusal.delta", _) => {
+                let delta = str_field(event, "delta", kind)?;
+                self.refusal.push_str(delta);
+                deltas.push(ModelDelta::Text(delta.to_owned()));
+            }
             ("response.output_text.delta", _) => {
                 let delta = str_field(event, "delta", kind)?;
                 self.text.push_str(delta);
@@ -224,8 +275,14 @@ impl StreamAssembler for Stream {
         let mut message = AssistantMessage {
             text: (!self.text.is_empty()).then_some(self.text),
             usage: self.usage,
+            stop: self.stop,
             ..AssistantMessage::default()
         };
+        if !self.refusal.is_empty() {
+            let text = message.text.get_or_insert_with(String::new);
+            text.push_str(&self.refusal);
+            message.stop = Some(StopReason::new(StopKind::Refused, "refusal"));
+        }
         let mut reasoning = self.reasoning.into_iter().peekable();
         for (index, call) in self.calls {
             while let Some((_, item)) = reasoning.next_if(|(at, _)| *at < index) {
@@ -356,5 +413,22 @@ fn current_turn(conversation: &mut Vec<Message>) -> &mut AssistantMessage {
     match conversation.last_mut() {
         Some(Message::Assistant(turn)) => turn,
         _ => unreachable!("the conversation ends with an assistant message"),
+    }
+}
+
+/// A Responses `status`, with `incomplete_details.reason` when it is
+/// `incomplete`.
+pub(crate) fn stop_reason(status: &str, incomplete: Option<&str>) -> StopReason {
+    match (status, incomplete) {
+        ("completed", _) => StopReason::new(StopKind::Completed, status),
+        ("incomplete", Some(reason)) => {
+            let kind = match reason {
+                "max_output_tokens" => StopKind::MaxTokens,
+                "content_filter" => StopKind::Filtered,
+                _ => StopKind::Other,
+            };
+            StopReason::new(kind, format!("incomplete: {reason}"))
+        }
+        _ => StopReason::new(StopKind::Other, status),
     }
 }
