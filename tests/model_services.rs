@@ -821,3 +821,94 @@ async fn refusals_are_the_turn_s_text_and_its_stop_reason() {
     assert_eq!(turn.text.as_deref(), Some("I'm sorry, no."));
     assert_eq!(turn.stop.unwrap().kind, behest::StopKind::Refused);
 }
+
+#[tokio::test]
+async fn a_stream_cut_short_is_asked_again_and_observers_drop_what_they_showed() {
+    let chunks = [
+        json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Sunny "}}]}),
+        json!({"choices": [{"index": 0, "delta": {"content": "in Paris."}}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+    ];
+    let whole = Reply::events(&chunks, false, true);
+    let first_piece = whole.text().find("in Paris").unwrap();
+    let overloaded = [
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
+            "content": [], "model": "claude-sonnet-4-5", "stop_reason": null, "usage": {"input_tokens": 9, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Sun"}}),
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+    ];
+    let anthropic_whole = [
+        json!({"type": "message_start", "message": {"id": "msg_2", "type": "message", "role": "assistant",
+            "content": [], "model": "claude-sonnet-4-5", "stop_reason": null, "usage": {"input_tokens": 9, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Sunny."}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 3}}),
+        json!({"type": "message_stop"}),
+    ];
+    let server = Server::start([
+        Reply::events(&chunks, false, true).broken_at(first_piece),
+        Reply::events(&chunks, false, true).cut_at(first_piece),
+        whole,
+        Reply::events(&overloaded, true, false),
+        Reply::events(&anthropic_whole, true, false),
+    ])
+    .await;
+    let mut policy = RetryPolicy::default();
+    policy.initial_backoff = Duration::from_millis(5);
+    let shown = Arc::new(Mutex::new(Vec::new()));
+    let sink = {
+        let shown = shown.clone();
+        DeltaSink::new(move |delta| shown.lock().unwrap().push(delta))
+    };
+    let hi = [Message::user("Weather?")];
+    let chat = Chat::new("gpt-4.1")
+        .api_key("k")
+        .base_url(server.url())
+        .retry(policy.clone());
+    let turn = chat.respond_streaming(&hi, &[], &sink).await.unwrap();
+    assert_eq!(turn.text.as_deref(), Some("Sunny in Paris."));
+    let text = |deltas: &[ModelDelta]| -> Vec<String> {
+        deltas
+            .iter()
+            .map(|delta| match delta {
+                ModelDelta::Text(text) => text.clone(),
+                ModelDelta::Restart => "<restart>".to_owned(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    };
+    assert_eq!(
+        text(&shown.lock().unwrap()),
+        [
+            "Sunny ",
+            "<restart>",
+            "Sunny ",
+            "<restart>",
+            "Sunny ",
+            "in Paris."
+        ]
+    );
+    shown.lock().unwrap().clear();
+    let claude = Messages::new("claude-sonnet-4-5")
+        .api_key("k")
+        .base_url(server.url())
+        .retry(policy);
+    let turn = claude.respond_streaming(&hi, &[], &sink).await.unwrap();
+    assert_eq!(turn.text.as_deref(), Some("Sunny."));
+    assert_eq!(text(&shown.lock().unwrap()), ["Sun", "<restart>", "Sunny."]);
+    assert_eq!(server.received().len(), 5);
+    // Out of retries, the cut is the error, and the stream is not taken
+    // as whole.
+    let server = Server::start([Reply::events(&chunks, false, true).cut_at(first_piece)]).await;
+    let once = Chat::new("gpt-4.1")
+        .api_key("k")
+        .base_url(server.url())
+        .retry(RetryPolicy::none());
+    let error = once.respond(&hi, &[]).await.unwrap_err();
+    assert!(
+        error.message.contains("ended before the turn finished"),
+        "{error}"
+    );
+}

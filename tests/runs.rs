@@ -232,6 +232,46 @@ async fn an_external_call_without_handlers_fails_the_run() {
     );
 }
 
+/// A stream of events alone observes: nobody can answer, so an external
+/// call fails at once, as with no subscriber at all. A `control()` handle
+/// held beside the stream makes its holder the one who answers.
+#[tokio::test(start_paused = true)]
+async fn an_observer_is_no_answerer_but_a_held_control_is() {
+    let invocation =
+        agent(vec![search_call("s1"), Turn::text("never")]).invoke([Message::user("search")]);
+    let events = invocation.events();
+    let started = tokio::time::Instant::now();
+    let outcome = invocation.await;
+    assert!(
+        matches!(&outcome, RunOutcome::Failed { error: RunError::NoHandler { call_id, .. }, .. } if call_id == "s1"),
+        "{outcome:?}"
+    );
+    // It did not wait out the external deadline (60 s) first.
+    assert!(started.elapsed() < Duration::from_secs(60));
+    let seen: Vec<String> = events.map(|envelope| label(&envelope.kind)).collect().await;
+    assert!(seen.iter().any(|label| label == "Failed"), "{seen:?}");
+
+    let invocation =
+        agent(vec![search_call("s2"), Turn::text("found")]).invoke([Message::user("search")]);
+    let mut events = invocation.events();
+    let control = invocation.control();
+    let answering = tokio::spawn(async move {
+        while let Some(envelope) = events.next().await {
+            if let EventKind::Tool(ToolStreamEvent::Call {
+                call,
+                external: true,
+            }) = envelope.kind
+            {
+                let answer = Ok(ToolOutput::text("results"));
+                control.resolve(&call.call_id, answer).unwrap();
+            }
+        }
+    });
+    let outcome = invocation.await;
+    assert_eq!(outcome.text(), Some("found"), "{outcome:?}");
+    answering.await.unwrap();
+}
+
 #[tokio::test(start_paused = true)]
 async fn an_unanswered_external_call_times_out_and_the_model_reads_it() {
     let invocation = agent(vec![

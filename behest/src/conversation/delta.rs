@@ -23,6 +23,9 @@ pub enum ModelDelta {
         /// A fragment of the arguments' JSON text.
         arguments: String,
     },
+    /// The pieces shown so far are void: the stream failed and the turn is
+    /// asked for again, from its start.
+    Restart,
 }
 
 /// Where a streaming model sends its [`ModelDelta`]s while a turn streams.

@@ -7,14 +7,17 @@ use serde_json::Value;
 
 use super::config::Config;
 use super::http;
-use crate::conversation::{AssistantMessage, DeltaSink};
+use crate::conversation::{AssistantMessage, DeltaSink, ModelDelta};
 use crate::providers::{ParseError, StreamAssembler};
 use crate::run::ModelError;
 
 /// Sends `body` to `url` and reads the answer: whole with `whole`, or
 /// (when the client streams) event by event into a fresh `S`, its pieces
 /// going to `deltas` as they come; an error event ends the turn with the
-/// provider's error.
+/// provider's error. A stream that fails in a way worth trying again (cut
+/// before its end marker, broken, paused too long, an overload reported in
+/// it) is asked again under the client's [`RetryPolicy`](super::RetryPolicy),
+/// the sink told with [`ModelDelta::Restart`] to drop what it showed.
 pub(crate) async fn exchange<S: StreamAssembler>(
     config: &Config,
     url: &str,
@@ -23,11 +26,75 @@ pub(crate) async fn exchange<S: StreamAssembler>(
     whole: fn(&Value) -> Result<AssistantMessage, ParseError>,
     deltas: Option<&DeltaSink>,
 ) -> Result<AssistantMessage, ModelError> {
-    let response = http::post(config, url, headers, body).await?;
     if !config.stream {
+        let response = http::post(config, url, headers, body).await?;
         let value = http::read_json(config, response).await?;
         return whole(&value).map_err(parse_error);
     }
+    let mut restarts = 0;
+    loop {
+        let mut shown = false;
+        let attempt =
+            stream_once::<S>(config, url, headers.clone(), body, deltas, &mut shown).await;
+        let error = match attempt {
+            Ok(message) => return Ok(message),
+            Err(error) => error,
+        };
+        // A failure before the stream began was retried by `post` already.
+        if !error.error.retryable || restarts >= config.retry.max_retries || !error.mid_stream {
+            return Err(error.error);
+        }
+        let wait = config.retry.backoff(restarts).min(config.retry.max_backoff);
+        tracing::warn!(
+            attempt = restarts + 1,
+            wait_ms = wait.as_millis() as u64,
+            error = %error.error,
+            "the model's stream failed; asking again"
+        );
+        if shown {
+            if let Some(deltas) = deltas {
+                deltas.send(ModelDelta::Restart);
+            }
+        }
+        tokio::time::sleep(wait).await;
+        restarts += 1;
+    }
+}
+
+/// Why one streamed attempt failed, and whether its stream had begun.
+struct Failed {
+    error: ModelError,
+    mid_stream: bool,
+}
+
+impl Failed {
+    fn before_stream(error: ModelError) -> Self {
+        Self {
+            error,
+            mid_stream: false,
+        }
+    }
+
+    fn in_stream(error: ModelError) -> Self {
+        Self {
+            error,
+            mid_stream: true,
+        }
+    }
+}
+
+/// One streamed attempt: `shown` says whether a piece reached the sink.
+async fn stream_once<S: StreamAssembler>(
+    config: &Config,
+    url: &str,
+    headers: HeaderMap,
+    body: &Value,
+    deltas: Option<&DeltaSink>,
+    shown: &mut bool,
+) -> Result<AssistantMessage, Failed> {
+    let response = http::post(config, url, headers, body)
+        .await
+        .map_err(Failed::before_stream)?;
     let mut stream = S::default();
     let mut ended = false;
     http::read_events(config, response, |_, event| {
@@ -38,17 +105,19 @@ pub(crate) async fn exchange<S: StreamAssembler>(
         ended |= pushed.ended;
         if let Some(deltas) = deltas {
             for delta in pushed.deltas {
+                *shown = true;
                 deltas.send(delta);
             }
         }
         Ok(())
     })
-    .await?;
+    .await
+    .map_err(Failed::in_stream)?;
     if !ended {
-        return Err(
+        return Err(Failed::in_stream(
             ModelError::new(format!("the model's stream ended before {}", S::END_MARKER))
                 .retryable(true),
-        );
+        ));
     }
     Ok(stream.finish())
 }

@@ -73,12 +73,18 @@ struct Waiting {
 #[derive(Clone)]
 pub struct RunControl {
     shared: Arc<Shared>,
+    /// On handles given out by [`RuntimeInvocation::control`](super::RuntimeInvocation::control),
+    /// and their clones: while one lives, someone outside the handlers can
+    /// answer.
+    _outside: Option<Arc<()>>,
 }
 
 struct Shared {
     cancellation: CancellationToken,
     waiting: Mutex<Waiting>,
     limits: Limits,
+    /// Counts the handles held outside the handlers (see `outside`).
+    outside: Arc<()>,
 }
 
 impl RunControl {
@@ -88,8 +94,24 @@ impl RunControl {
                 cancellation: CancellationToken::new(),
                 waiting: Mutex::new(Waiting::default()),
                 limits,
+                outside: Arc::new(()),
             }),
+            _outside: None,
         }
+    }
+
+    /// A handle for outside the handlers: while it (or a clone) lives, the
+    /// run counts on it to answer external calls and approvals.
+    pub(crate) fn outside_handle(&self) -> Self {
+        Self {
+            shared: self.shared.clone(),
+            _outside: Some(self.shared.outside.clone()),
+        }
+    }
+
+    /// Whether a handle given out for outside the handlers still lives.
+    pub(crate) fn held_outside(&self) -> bool {
+        Arc::strong_count(&self.shared.outside) > 1
     }
 
     /// The limits of the run's runtime: what

@@ -24,6 +24,8 @@ pub(super) struct Run<'a> {
     pub agent: &'a Agent,
     pub emitter: &'a Arc<Emitter>,
     pub control: &'a RunControl,
+    /// How many handlers the run has.
+    pub handlers: usize,
 }
 
 impl Run<'_> {
@@ -286,6 +288,13 @@ impl Run<'_> {
     /// Whether anybody can answer: a handler, or a stream of
     /// [`events`](super::RuntimeInvocation::events) whose reader answers
     /// through [`control`](super::RuntimeInvocation::control).
+    /// Whether someone can answer an external call or an approval: a
+    /// handler, or a [`control`](super::RuntimeInvocation::control) handle
+    /// held outside the handlers. A stream of events alone only observes.
+    fn answerable(&self) -> bool {
+        self.handlers > 0 || self.control.held_outside()
+    }
+
     fn observed(&self) -> bool {
         self.emitter.has_sinks()
     }
@@ -380,7 +389,7 @@ impl RunHooks for Run<'_> {
 
     fn approve<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, ToolResult<()>> {
         Box::pin(async move {
-            if !self.observed() {
+            if !self.answerable() {
                 return Err(ToolError::ApprovalDenied {
                     reason: "the call needs an approval and nobody is there to give it".to_owned(),
                 });
@@ -401,7 +410,7 @@ impl RunHooks for Run<'_> {
 
     fn answer(&self, call: ToolCall) -> BoxFuture<'_, ToolResult<ToolOutput>> {
         Box::pin(async move {
-            if !self.observed() {
+            if !self.answerable() {
                 return Err(ToolError::NotImplemented);
             }
             let call_id = call.call_id.clone();

@@ -51,14 +51,18 @@ impl RuntimeInvocation {
 
     /// A stream of every envelope of the run, for async consumers. Its
     /// reader answers external calls and approvals through
-    /// [`control`](Self::control), as a handler does through its own.
+    /// [`control`](Self::control), as a handler does through its own; a
+    /// stream alone observes, and answers nothing.
     pub fn events(&self) -> EventStream {
         EventStream::new(self.emitter.subscribe())
     }
 
-    /// A handle to steer the run from outside its handlers.
+    /// A handle to steer the run from outside its handlers. While it (or a
+    /// clone of it) lives, the run counts on its holder to answer external
+    /// calls and approvals, as it does on a handler: a stream from
+    /// [`events`](Self::events) alone only observes.
     pub fn control(&self) -> RunControl {
-        self.control.clone()
+        self.control.outside_handle()
     }
 
     /// Cancels the run; see [`RunControl::cancel`].
@@ -82,6 +86,7 @@ impl RuntimeInvocation {
             agent: &self.agent,
             emitter: &self.emitter,
             control: &self.control,
+            handlers: tasks.len(),
         };
         let outcome = run.drive(self.conversation).await;
         self.control.finish();
