@@ -912,3 +912,214 @@ async fn a_stream_cut_short_is_asked_again_and_observers_drop_what_they_showed()
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn settings_go_under_each_provider_s_names_and_runs_override_them() {
+    let server = Server::start([]).await;
+    let settings = behest::ModelSettings::new()
+        .temperature(0.3)
+        .top_p(0.9)
+        .max_tokens(500)
+        .stop(["END"])
+        .seed(7)
+        .reasoning_effort(behest::ReasoningEffort::Low)
+        .thinking_budget(1024);
+    let url = server.url();
+    let conversation = [Message::user("hi")];
+    let request = ModelRequest::new(&conversation, &[]);
+    let body = |model: &dyn Fn(&ModelRequest<'_>) -> Value| model(&request);
+    let chat = Chat::new("o4-mini").settings(settings.clone());
+    let chat = body(&|request| chat.request_body(request).unwrap());
+    assert_eq!(
+        (
+            &chat["temperature"],
+            &chat["top_p"],
+            &chat["max_completion_tokens"],
+            &chat["stop"],
+            &chat["seed"],
+            &chat["reasoning_effort"]
+        ),
+        (
+            &json!(0.3),
+            &json!(0.9),
+            &json!(500),
+            &json!(["END"]),
+            &json!(7),
+            &json!("low")
+        )
+    );
+    assert!(chat.get("thinking").is_none());
+    let responses = Responses::new("o4-mini").settings(settings.clone());
+    let responses = body(&|request| responses.request_body(request).unwrap());
+    assert_eq!(responses["reasoning"], json!({"effort": "low"}));
+    assert_eq!(responses["max_output_tokens"], 500);
+    assert!(responses.get("stop").is_none() && responses.get("seed").is_none());
+    let claude = Messages::new("claude-sonnet-4-5").settings(settings.clone());
+    let claude = body(&|request| claude.request_body(request).unwrap());
+    assert_eq!(claude["stop_sequences"], json!(["END"]));
+    assert_eq!(
+        claude["thinking"],
+        json!({"type": "enabled", "budget_tokens": 1024})
+    );
+    assert_eq!(claude["max_tokens"], 500);
+    assert!(claude.get("seed").is_none() && claude.get("reasoning_effort").is_none());
+    let gemini = Gemini::new("gemini-2.5-flash").settings(settings.clone());
+    let gemini = body(&|request| gemini.request_body(request).unwrap());
+    assert_eq!(
+        gemini["generationConfig"],
+        json!({"temperature": 0.3, "topP": 0.9, "maxOutputTokens": 500, "stopSequences": ["END"],
+            "seed": 7, "thinkingConfig": {"thinkingBudget": 1024}})
+    );
+    // A run's settings go over the client's, per setting.
+    server.push(Reply::json(&chat_text("ok")));
+    let model = Chat::new("gpt-4.1")
+        .api_key("k")
+        .base_url(&url)
+        .temperature(0.1)
+        .seed(3)
+        .stream(false);
+    let agent = Agent::new(model, weather_runtime())
+        .model_settings(behest::ModelSettings::new().temperature(0.9));
+    assert_eq!(agent.invoke([Message::user("hi")]).await.text(), Some("ok"));
+    let sent = &server.received()[0].body;
+    assert_eq!(
+        (&sent["temperature"], &sent["seed"]),
+        (&json!(0.9), &json!(3))
+    );
+}
+
+#[tokio::test]
+async fn a_client_of_the_user_s_own_carries_its_settings() {
+    let server = Server::start([Reply::json(&chat_text("ok"))]).await;
+    // reqwest's rustls needs a crypto provider installed before a client
+    // is built, as behest's own does with ring.
+    let _installed = rustls::crypto::ring::default_provider().install_default();
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        "x-proxy-token",
+        reqwest::header::HeaderValue::from_static("p-1"),
+    );
+    let own = reqwest::Client::builder()
+        .default_headers(headers)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let model = Chat::new("llama3.2")
+        .base_url(server.url())
+        .http_client(own)
+        .stream(false);
+    model.respond(&[Message::user("hi")], &[]).await.unwrap();
+    assert_eq!(server.received()[0].headers["x-proxy-token"], "p-1");
+}
+
+#[tokio::test]
+async fn prompt_caching_marks_the_tools_the_system_and_the_conversation() {
+    let server = Server::start([Reply::decide(|request: &Received| {
+        // Anthropic allows four breakpoints.
+        let marks = request.body.to_string().matches("cache_control").count();
+        if marks > 4 {
+            Reply::error(
+                400,
+                &json!({"type": "error", "error": {"type": "invalid_request_error",
+                "message": "A maximum of 4 blocks with cache_control may be provided. Found 5."}}),
+            )
+        } else {
+            Reply::json(&anthropic_text("ok"))
+        }
+    })])
+    .await;
+    let tools: Vec<behest::ToolSpec> = ToolRegistry::new()
+        .with(GetWeather)
+        .unwrap()
+        .specs()
+        .cloned()
+        .collect();
+    let model = Messages::new("claude-sonnet-4-5")
+        .api_key("k")
+        .base_url(server.url())
+        .prompt_caching(true)
+        .stream(false);
+    let conversation = [
+        Message::system("Be brief."),
+        Message::user("Weather in Paris?"),
+    ];
+    model.respond(&conversation, &tools).await.unwrap();
+    let body = &server.received()[0].body;
+    let ephemeral = json!({"type": "ephemeral"});
+    assert_eq!(body["tools"][0]["cache_control"], ephemeral);
+    assert_eq!(
+        body["system"][0],
+        json!({"type": "text", "text": "Be brief.", "cache_control": ephemeral})
+    );
+    assert_eq!(
+        body["messages"][0]["content"][0]["cache_control"],
+        ephemeral
+    );
+}
+
+#[test]
+fn images_and_documents_go_as_each_provider_takes_them_and_come_back() {
+    use behest::conversation::ContentPart;
+    use behest::providers::{anthropic, gemini, openai};
+    let png = "iVBORw0KGgo=";
+    let pdf = "JVBERi0xLjc=";
+    let conversation = vec![Message::user_parts([
+        ContentPart::text("What do these say?"),
+        ContentPart::image_url("https://example.com/receipt.jpg"),
+        ContentPart::image_base64("image/png", png),
+        ContentPart::document_base64("application/pdf", pdf),
+    ])];
+    let chat = openai::chat::messages(&conversation);
+    assert_eq!(
+        chat[0]["content"],
+        json!([
+            {"type": "text", "text": "What do these say?"},
+            {"type": "image_url", "image_url": {"url": "https://example.com/receipt.jpg"}},
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{png}")}},
+            {"type": "file", "file": {"filename": "document", "file_data": format!("data:application/pdf;base64,{pdf}")}},
+        ])
+    );
+    let responses = openai::responses::messages(&conversation);
+    assert_eq!(
+        responses[0]["content"][1],
+        json!({"type": "input_image", "image_url": "https://example.com/receipt.jpg"})
+    );
+    assert_eq!(responses[0]["content"][3]["type"], "input_file");
+    let (_, claude) = anthropic::messages(&conversation);
+    assert_eq!(
+        claude[0]["content"][1],
+        json!({"type": "image", "source": {"type": "url", "url": "https://example.com/receipt.jpg"}})
+    );
+    assert_eq!(
+        claude[0]["content"][3],
+        json!({"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": pdf}})
+    );
+    let (_, contents) = gemini::messages(&conversation);
+    assert_eq!(
+        contents[0]["parts"][1],
+        json!({"fileData": {"mimeType": "image/jpeg", "fileUri": "https://example.com/receipt.jpg"}})
+    );
+    assert_eq!(
+        contents[0]["parts"][2],
+        json!({"inlineData": {"mimeType": "image/png", "data": png}})
+    );
+    // Each format reads its own mapping back to the same parts (Gemini
+    // learns the URL's media type from the mapping).
+    assert_eq!(openai::chat::from_messages(&chat).unwrap(), conversation);
+    assert_eq!(
+        openai::responses::from_messages(&responses).unwrap(),
+        conversation
+    );
+    assert_eq!(
+        anthropic::from_messages(None, &claude).unwrap(),
+        conversation
+    );
+    let Message::UserParts { parts } = &gemini::from_messages(None, &contents).unwrap()[0] else {
+        panic!("parts expected");
+    };
+    assert_eq!(parts.len(), 4);
+    assert_eq!(
+        parts[3],
+        ContentPart::document_base64("application/pdf", pdf)
+    );
+}

@@ -37,8 +37,9 @@ pub mod __private;
 pub use registry::{RegistryError, ToolRegistry};
 pub use run::{
     Agent, AssistantMessage, ControlError, DeltaSink, Envelope, EventKind, EventStream, Message,
-    Model, ModelDelta, ModelError, ModelRequest, RunControl, RunError, RunOptions, RunOutcome,
-    RunState, RuntimeInvocation, ScriptedModel, StopKind, StopReason, ToolStreamEvent, Turn, Usage,
+    Model, ModelDelta, ModelError, ModelRequest, ModelSettings, ReasoningEffort, RunControl,
+    RunError, RunOptions, RunOutcome, RunState, RuntimeInvocation, ScriptedModel, StopKind,
+    StopReason, ToolStreamEvent, Turn, Usage,
 };
 pub use runtime::{
     CallOptions, Limits, PreparedCall, ToolCall, ToolCallResult, ToolRuntime, ToolRuntimeBuilder,

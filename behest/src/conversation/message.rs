@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Reasoning, StopReason, Usage};
+use super::{ContentPart, Reasoning, StopReason, Usage};
 use crate::tool::{ToolCall, ToolCallResult};
 
 /// One message of a conversation.
@@ -20,6 +20,12 @@ pub enum Message {
         /// The user's text.
         text: String,
     },
+    /// What the user said with images or documents beside the text, in
+    /// order.
+    UserParts {
+        /// The parts.
+        parts: Vec<ContentPart>,
+    },
     /// What the model answered: text, tool calls, or both.
     Assistant(AssistantMessage),
     /// The result of one tool call, sent back to the model.
@@ -35,6 +41,23 @@ impl Message {
     /// A user message.
     pub fn user(text: impl Into<String>) -> Self {
         Self::User { text: text.into() }
+    }
+
+    /// A user message of parts: text, images, documents.
+    ///
+    /// ```
+    /// use behest::conversation::ContentPart;
+    /// use behest::Message;
+    ///
+    /// let question = Message::user_parts([
+    ///     ContentPart::text("What is on this receipt?"),
+    ///     ContentPart::image_url("https://example.com/receipt.png"),
+    /// ]);
+    /// ```
+    pub fn user_parts(parts: impl IntoIterator<Item = ContentPart>) -> Self {
+        Self::UserParts {
+            parts: parts.into_iter().collect(),
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 //! conversations, [`providers`](crate::providers) maps them to and from each
 //! format.
 
+mod content;
 mod delta;
 mod message;
 mod reasoning;
@@ -11,6 +12,7 @@ mod stop;
 mod usage;
 mod wire;
 
+pub use content::{ContentPart, MediaSource};
 pub use delta::{DeltaSink, ModelDelta};
 pub use message::{AssistantMessage, Message, ToolResultMessage};
 pub(crate) use reasoning::TurnPart;

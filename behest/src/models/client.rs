@@ -15,7 +15,7 @@ use super::http;
 use super::tools::ExportCache;
 use crate::conversation::{AssistantMessage, WireFormat};
 use crate::providers::{ParseError, StreamAssembler};
-use crate::run::{ModelError, ModelRequest};
+use crate::run::{ModelError, ModelRequest, ModelSettings};
 
 /// A provider's wire format as a model client speaks it:
 /// [`openai::ChatApi`](super::openai::ChatApi),
@@ -87,6 +87,9 @@ pub struct Turn<'t> {
     pub config: &'t Config,
     /// What the run asks.
     pub request: &'t ModelRequest<'t>,
+    /// The sampling and reasoning settings of this turn: the client's, with
+    /// the request's over them.
+    pub settings: ModelSettings,
     tools: &'t ExportCache,
 }
 
@@ -166,6 +169,7 @@ impl<F: Format> Client<F> {
         let turn = Turn {
             config: &self.config,
             request,
+            settings: self.config.settings.merged(request.settings),
             tools: &self.tools,
         };
         Ok(self.config.finish_body(F::body(&turn)?))
@@ -235,14 +239,61 @@ impl<F: Format> Client<F> {
     /// The sampling temperature.
     #[must_use]
     pub fn temperature(mut self, temperature: f64) -> Self {
-        self.config.temperature = Some(temperature);
+        self.config.settings.temperature = Some(temperature);
+        self
+    }
+
+    /// Nucleus sampling: the probability mass the next token is drawn from.
+    #[must_use]
+    pub fn top_p(mut self, top_p: f64) -> Self {
+        self.config.settings.top_p = Some(top_p);
+        self
+    }
+
+    /// Texts that end the turn when the model writes them (`stop`,
+    /// `stop_sequences`, `stopSequences`). Responses has none.
+    #[must_use]
+    pub fn stop<S: Into<String>>(mut self, stop: impl IntoIterator<Item = S>) -> Self {
+        self.config.settings.stop = stop.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// A seed, where the provider takes one (Chat, Gemini).
+    #[must_use]
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.config.settings.seed = Some(seed);
+        self
+    }
+
+    /// How hard a reasoning model thinks (OpenAI's `reasoning_effort`,
+    /// Responses' `reasoning.effort`).
+    #[must_use]
+    pub fn reasoning_effort(mut self, effort: crate::ReasoningEffort) -> Self {
+        self.config.settings.reasoning_effort = Some(effort);
+        self
+    }
+
+    /// How many tokens the model may think with: Anthropic's extended
+    /// thinking (`thinking.budget_tokens`), Gemini's `thinkingBudget`.
+    #[must_use]
+    pub fn thinking_budget(mut self, tokens: u32) -> Self {
+        self.config.settings.thinking_budget = Some(tokens);
+        self
+    }
+
+    /// Every sampling and reasoning setting at once; a run's
+    /// ([`Agent::model_settings`](crate::Agent::model_settings)) go over
+    /// these.
+    #[must_use]
+    pub fn settings(mut self, settings: ModelSettings) -> Self {
+        self.config.settings = settings;
         self
     }
 
     /// The most tokens the model may write in one turn.
     #[must_use]
     pub fn max_tokens(mut self, tokens: u32) -> Self {
-        self.config.max_tokens = Some(tokens);
+        self.config.settings.max_tokens = Some(tokens);
         self
     }
 
@@ -267,6 +318,21 @@ impl<F: Format> Client<F> {
     #[must_use]
     pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
         self.config.timeout = timeout;
+        self
+    }
+
+    /// Sends requests through this HTTP client (proxies, TLS roots,
+    /// connection pool settings) instead of the shared one. The shared one
+    /// follows no redirect, so that no key header reaches another host;
+    /// build yours with `redirect(reqwest::redirect::Policy::none())` to keep
+    /// that. The timeout set here still applies; one set on the client
+    /// also bounds a whole stream. reqwest is built here with rustls and no
+    /// crypto provider of its own: install one (behest uses
+    /// `rustls::crypto::ring::default_provider().install_default()`)
+    /// before building the client.
+    #[must_use]
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.config.http = Some(client);
         self
     }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::providers::ExportOptions;
+use crate::run::ModelSettings;
 
 /// An API key. Shown as `***` in `Debug` and never put in errors or traces.
 #[derive(Clone)]
@@ -143,12 +144,14 @@ pub struct Config {
     pub env_base_url: Option<String>,
     pub base_url: String,
     pub headers: Headers,
-    pub temperature: Option<f64>,
-    pub max_tokens: Option<u32>,
+    /// Sampling and reasoning settings of every turn.
+    pub settings: ModelSettings,
     pub tool_choice: ToolChoice,
     pub parallel_tool_calls: Option<bool>,
     pub timeout: Duration,
     pub retry: RetryPolicy,
+    /// The user's own HTTP client, instead of the shared one.
+    pub http: Option<reqwest::Client>,
     pub body: Map<String, Value>,
     pub stream: bool,
     pub export: ExportOptions,
@@ -158,6 +161,8 @@ pub struct Config {
     /// Whether Responses requests ask for encrypted reasoning; `None`: by
     /// the model's name.
     pub encrypted_reasoning: Option<bool>,
+    /// Whether Anthropic requests mark what may be cached (`cache_control`).
+    pub prompt_caching: bool,
 }
 
 impl Config {
@@ -179,17 +184,18 @@ impl Config {
             base_url: env_base_url.clone().unwrap_or_else(|| base_url.to_owned()),
             env_base_url,
             headers: Headers::default(),
-            temperature: None,
-            max_tokens: None,
+            settings: ModelSettings::default(),
             tool_choice: ToolChoice::Auto,
             parallel_tool_calls: None,
             timeout: Duration::from_secs(120),
             retry: RetryPolicy::default(),
+            http: None,
             body: Map::new(),
             stream: true,
             export: ExportOptions::default(),
             structured_output: None,
             encrypted_reasoning: None,
+            prompt_caching: false,
         }
     }
 

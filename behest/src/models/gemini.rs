@@ -75,11 +75,24 @@ impl Format for GeminiApi {
             );
         }
         let mut generation = serde_json::Map::new();
-        if let Some(temperature) = config.temperature {
+        let settings = &turn.settings;
+        if let Some(temperature) = settings.temperature {
             generation.insert("temperature".into(), json!(temperature));
         }
-        if let Some(tokens) = config.max_tokens {
+        if let Some(top_p) = settings.top_p {
+            generation.insert("topP".into(), json!(top_p));
+        }
+        if let Some(tokens) = settings.max_tokens {
             generation.insert("maxOutputTokens".into(), json!(tokens));
+        }
+        if !settings.stop.is_empty() {
+            generation.insert("stopSequences".into(), json!(settings.stop));
+        }
+        if let Some(seed) = settings.seed {
+            generation.insert("seed".into(), json!(seed));
+        }
+        if let Some(budget) = settings.thinking_budget {
+            generation.insert("thinkingConfig".into(), json!({"thinkingBudget": budget}));
         }
         if let Some(answer) = request.output {
             let (schema, _) = answer_schema(answer, WireFormat::Gemini, &config.export)?;

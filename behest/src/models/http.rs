@@ -59,7 +59,10 @@ pub(crate) async fn post(
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     let body = serde_json::to_vec(body)
         .map_err(|error| ModelError::new("the request could not be encoded").with_source(error))?;
-    let client = client()?;
+    let client = match &config.http {
+        Some(own) => own,
+        None => client()?,
+    };
     retrying(&config.retry, || async {
         // The timeout covers the answer's head only: reqwest's own would
         // also cover the body, and so cut a long stream off.

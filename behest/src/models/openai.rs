@@ -10,7 +10,7 @@ use super::tools::answer_schema;
 use super::{Config, ToolChoice};
 use crate::conversation::AssistantMessage;
 use crate::providers::{openai, ParseError, WireFormat};
-use crate::run::ModelError;
+use crate::run::{ModelError, ModelSettings};
 
 const BASE_URL: &str = "https://api.openai.com/v1";
 const KEY_VARIABLES: &[&str] = &["OPENAI_API_KEY"];
@@ -100,7 +100,17 @@ impl Format for ChatApi {
         } else {
             "max_tokens"
         };
-        sampling(object, config, max_tokens_field);
+        sampling(object, &turn.settings, max_tokens_field);
+        let settings = &turn.settings;
+        if !settings.stop.is_empty() {
+            object.insert("stop".into(), json!(settings.stop));
+        }
+        if let Some(seed) = settings.seed {
+            object.insert("seed".into(), json!(seed));
+        }
+        if let Some(effort) = settings.reasoning_effort {
+            object.insert("reasoning_effort".into(), json!(effort.as_str()));
+        }
         if config.stream {
             object.insert("stream".into(), Value::Bool(true));
             object.insert("stream_options".into(), json!({"include_usage": true}));
@@ -180,7 +190,10 @@ impl Format for ResponsesApi {
                 }}),
             );
         }
-        sampling(object, config, "max_output_tokens");
+        sampling(object, &turn.settings, "max_output_tokens");
+        if let Some(effort) = turn.settings.reasoning_effort {
+            object.insert("reasoning".into(), json!({"effort": effort.as_str()}));
+        }
         if config.stream {
             object.insert("stream".into(), Value::Bool(true));
         }
@@ -220,11 +233,14 @@ impl Client<ResponsesApi> {
     }
 }
 
-fn sampling(object: &mut Map<String, Value>, config: &Config, max_tokens_field: &str) {
-    if let Some(temperature) = config.temperature {
+fn sampling(object: &mut Map<String, Value>, settings: &ModelSettings, max_tokens_field: &str) {
+    if let Some(temperature) = settings.temperature {
         object.insert("temperature".into(), json!(temperature));
     }
-    if let Some(tokens) = config.max_tokens {
+    if let Some(top_p) = settings.top_p {
+        object.insert("top_p".into(), json!(top_p));
+    }
+    if let Some(tokens) = settings.max_tokens {
         object.insert(max_tokens_field.into(), json!(tokens));
     }
 }

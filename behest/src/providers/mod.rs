@@ -47,6 +47,7 @@ pub use crate::conversation::WireFormat;
 /// The wire formats behest speaks; the old name of [`WireFormat`].
 #[doc(hidden)]
 pub use crate::conversation::WireFormat as Provider;
+use crate::conversation::{ContentPart, Message};
 use crate::registry::ToolRegistry;
 use crate::tool::ToolSpec;
 
@@ -316,6 +317,26 @@ pub(crate) fn str_field<'v>(
         .get(key)
         .and_then(Value::as_str)
         .ok_or_else(|| ParseError::new(format!("{context}: `{key}` is missing or not a string")))
+}
+
+/// A user turn read from a format's parts: plain text when every part is
+/// text (joined), the parts otherwise.
+pub(crate) fn user_message(parts: Vec<ContentPart>) -> Message {
+    if parts
+        .iter()
+        .all(|part| matches!(part, ContentPart::Text { .. }))
+    {
+        let text = parts
+            .into_iter()
+            .filter_map(|part| match part {
+                ContentPart::Text { text } => Some(text),
+                _ => None,
+            })
+            .collect();
+        Message::User { text }
+    } else {
+        Message::UserParts { parts }
+    }
 }
 
 /// The text of a content field that is a string or a list of text parts.

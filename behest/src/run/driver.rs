@@ -67,6 +67,9 @@ impl Run<'_> {
                     if let Some(output) = &native_output {
                         request = request.with_output(output);
                     }
+                    if let Some(settings) = &self.agent.options.model_settings {
+                        request = request.with_settings(settings);
+                    }
                     self.agent.model.complete_dyn(request)
                 } => reply,
             };

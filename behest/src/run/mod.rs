@@ -28,7 +28,7 @@ pub use crate::conversation::{
 pub use control::{ControlError, RunControl};
 pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
 pub use invocation::RuntimeInvocation;
-pub use model::{Model, ModelError, ModelRequest};
+pub use model::{Model, ModelError, ModelRequest, ModelSettings, ReasoningEffort};
 pub use output::FINAL_ANSWER;
 pub use record::{RecordedTurn, Recorder, Recording};
 pub use scripted::{ScriptedModel, Turn};
@@ -67,6 +67,9 @@ pub struct RunOptions {
     /// structured answer that does not match the type, or a text instead of
     /// a `final_answer` call. Default 1.
     pub output_reminders: usize,
+    /// Sampling and reasoning settings for every turn, over the model's
+    /// own ([`Agent::model_settings`]).
+    pub model_settings: Option<ModelSettings>,
     /// The typed final answer asked for ([`Agent::with_output`]).
     pub(crate) final_output: Option<output::FinalOutput>,
 }
@@ -81,6 +84,7 @@ impl Default for RunOptions {
             approve_destructive: false,
             waiting_notice: Duration::from_secs(5),
             output_reminders: 1,
+            model_settings: None,
             final_output: None,
         }
     }
@@ -99,6 +103,15 @@ impl Agent {
             runtime,
             options: Arc::new(RunOptions::default()),
         }
+    }
+
+    /// Sampling and reasoning settings for this agent's turns, over the
+    /// model's own: the same client can serve agents that sample
+    /// differently.
+    #[must_use]
+    pub fn model_settings(mut self, settings: ModelSettings) -> Self {
+        Arc::make_mut(&mut self.options).model_settings = Some(settings);
+        self
     }
 
     /// How many rounds of tool calls a run may make.

@@ -146,6 +146,147 @@ pub struct ModelRequest<'a> {
     /// Where the turn's pieces go as they stream in; `None` when nobody
     /// shows them.
     pub deltas: Option<&'a DeltaSink>,
+    /// Sampling and reasoning settings for this turn, over the model's own
+    /// ([`Agent::model_settings`](crate::Agent::model_settings)).
+    pub settings: Option<&'a ModelSettings>,
+}
+
+/// How a model samples and reasons: set on a client for every turn, or per
+/// run ([`Agent::model_settings`](crate::Agent::model_settings)) over the
+/// client's. Each client sends what its provider takes, under the
+/// provider's names; a setting a provider has no field for is not sent.
+///
+/// ```
+/// use behest::{ModelSettings, ReasoningEffort};
+///
+/// let settings = ModelSettings::new()
+///     .temperature(0.2)
+///     .stop(["\n\n"])
+///     .reasoning_effort(ReasoningEffort::Low);
+/// assert_eq!(settings.stop, ["\n\n"]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct ModelSettings {
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// Nucleus sampling: the probability mass the next token is drawn from.
+    pub top_p: Option<f64>,
+    /// The most tokens the model may write in one turn.
+    pub max_tokens: Option<u32>,
+    /// Texts that end the turn when the model writes them.
+    pub stop: Vec<String>,
+    /// A seed, for providers that sample reproducibly with one (OpenAI
+    /// Chat, Gemini).
+    pub seed: Option<u64>,
+    /// How hard a reasoning model thinks (OpenAI's `reasoning_effort`).
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// How many tokens a model may think with (Anthropic's extended
+    /// thinking `budget_tokens`, Gemini's `thinkingBudget`).
+    pub thinking_budget: Option<u32>,
+}
+
+/// How hard a reasoning model thinks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ReasoningEffort {
+    /// As little as the model can.
+    Minimal,
+    /// Little.
+    Low,
+    /// The providers' default.
+    Medium,
+    /// Much.
+    High,
+}
+
+impl ReasoningEffort {
+    /// The value OpenAI takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningEffort::Minimal => "minimal",
+            ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+        }
+    }
+}
+
+impl ModelSettings {
+    /// No setting: each provider's defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// With a sampling temperature.
+    #[must_use]
+    pub fn temperature(mut self, temperature: f64) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// With nucleus sampling.
+    #[must_use]
+    pub fn top_p(mut self, top_p: f64) -> Self {
+        self.top_p = Some(top_p);
+        self
+    }
+
+    /// With a cap on the tokens of a turn.
+    #[must_use]
+    pub fn max_tokens(mut self, tokens: u32) -> Self {
+        self.max_tokens = Some(tokens);
+        self
+    }
+
+    /// With texts that end the turn.
+    #[must_use]
+    pub fn stop<S: Into<String>>(mut self, stop: impl IntoIterator<Item = S>) -> Self {
+        self.stop = stop.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// With a seed.
+    #[must_use]
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// With a reasoning effort.
+    #[must_use]
+    pub fn reasoning_effort(mut self, effort: ReasoningEffort) -> Self {
+        self.reasoning_effort = Some(effort);
+        self
+    }
+
+    /// With a thinking budget, in tokens.
+    #[must_use]
+    pub fn thinking_budget(mut self, tokens: u32) -> Self {
+        self.thinking_budget = Some(tokens);
+        self
+    }
+
+    /// These settings, each one that `over` sets replaced by its.
+    #[must_use]
+    pub fn merged(&self, over: Option<&ModelSettings>) -> ModelSettings {
+        let Some(over) = over else {
+            return self.clone();
+        };
+        ModelSettings {
+            temperature: over.temperature.or(self.temperature),
+            top_p: over.top_p.or(self.top_p),
+            max_tokens: over.max_tokens.or(self.max_tokens),
+            stop: if over.stop.is_empty() {
+                self.stop.clone()
+            } else {
+                over.stop.clone()
+            },
+            seed: over.seed.or(self.seed),
+            reasoning_effort: over.reasoning_effort.or(self.reasoning_effort),
+            thinking_budget: over.thinking_budget.or(self.thinking_budget),
+        }
+    }
 }
 
 /// No tool asks for strict mode.
@@ -161,7 +302,15 @@ impl<'a> ModelRequest<'a> {
             strict: &NOT_STRICT,
             output: None,
             deltas: None,
+            settings: None,
         }
+    }
+
+    /// With settings for this turn, over the model's own.
+    #[must_use]
+    pub fn with_settings(mut self, settings: &'a ModelSettings) -> Self {
+        self.settings = Some(settings);
+        self
     }
 
     /// With the names of the tools that ask for strict mode.

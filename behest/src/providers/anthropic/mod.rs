@@ -6,8 +6,8 @@ use super::{
     arguments_object, content_text, convert, finish, str_field, Export, ExportError, ParseError,
 };
 use crate::conversation::{
-    tool_name_of, AssistantMessage, Message, StopKind, StopReason, ToolResultMessage, TurnPart,
-    WireFormat,
+    tool_name_of, AssistantMessage, ContentPart, MediaSource, Message, StopKind, StopReason,
+    ToolResultMessage, TurnPart, WireFormat,
 };
 use crate::registry::ToolRegistry;
 use crate::tool::ToolSpec;
@@ -132,6 +132,42 @@ fn tool_result_block(result: &ToolResultMessage) -> Value {
     })
 }
 
+/// A user part as a Messages content block.
+fn part(part: &ContentPart) -> Value {
+    let source = |source: &MediaSource| match source {
+        MediaSource::Url { url, .. } => json!({"type": "url", "url": url}),
+        MediaSource::Base64 { media_type, data } => {
+            json!({"type": "base64", "media_type": media_type, "data": data})
+        }
+    };
+    match part {
+        ContentPart::Text { text } => json!({"type": "text", "text": text}),
+        ContentPart::Image { source: from } => json!({"type": "image", "source": source(from)}),
+        ContentPart::Document { source: from } => {
+            json!({"type": "document", "source": source(from)})
+        }
+    }
+}
+
+/// A Messages content block of a user turn as a user part.
+fn read_part(block: &Value) -> Option<ContentPart> {
+    let text = |pointer: &str| block.pointer(pointer).and_then(Value::as_str);
+    let source = || match text("/source/type")? {
+        "url" => Some(MediaSource::url(text("/source/url")?)),
+        "base64" => Some(MediaSource::base64(
+            text("/source/media_type")?,
+            text("/source/data")?,
+        )),
+        _ => None,
+    };
+    match text("/type")? {
+        "text" => Some(ContentPart::text(text("/text")?)),
+        "image" => Some(ContentPart::Image { source: source()? }),
+        "document" => Some(ContentPart::Document { source: source()? }),
+        _ => None,
+    }
+}
+
 /// A conversation as Messages `system` and `messages`: tool results go in
 /// the next user message, several in one.
 pub fn messages(conversation: &[Message]) -> (Option<String>, Vec<Value>) {
@@ -141,6 +177,10 @@ pub fn messages(conversation: &[Message]) -> (Option<String>, Vec<Value>) {
         match message {
             Message::System { text } => system.push(text),
             Message::User { text } => messages.push(json!({"role": "user", "content": text})),
+            Message::UserParts { parts } => messages.push(json!({
+                "role": "user",
+                "content": parts.iter().map(part).collect::<Vec<_>>(),
+            })),
             Message::Assistant(assistant) => {
                 // An empty turn (`end_turn` with no content) cannot go back:
                 // the API refuses `content: []` ("all messages must have
@@ -216,7 +256,7 @@ pub fn from_messages(
                 content_text(other),
             ))),
             (_, Value::Array(blocks)) => {
-                let mut text = String::new();
+                let mut parts = Vec::new();
                 for block in blocks {
                     match block.get("type").and_then(Value::as_str) {
                         Some("tool_result") => {
@@ -233,17 +273,11 @@ pub fn from_messages(
                                     .unwrap_or(false),
                             }));
                         }
-                        Some("text") => text.push_str(
-                            block
-                                .get("text")
-                                .and_then(Value::as_str)
-                                .unwrap_or_default(),
-                        ),
-                        _ => {}
+                        _ => parts.extend(read_part(block)),
                     }
                 }
-                if !text.is_empty() {
-                    conversation.push(Message::User { text });
+                if !parts.is_empty() {
+                    conversation.push(super::user_message(parts));
                 }
             }
             (_, other) => conversation.push(Message::User {

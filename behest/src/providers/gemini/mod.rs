@@ -4,8 +4,8 @@ pub(crate) mod schema;
 mod stream;
 use super::{arguments_object, convert, finish, str_field, Export, ExportError, ParseError};
 use crate::conversation::{
-    last_call, tool_name_of, AssistantMessage, Message, StopKind, StopReason, ToolResultMessage,
-    TurnPart, WireFormat,
+    last_call, tool_name_of, AssistantMessage, ContentPart, MediaSource, Message, StopKind,
+    StopReason, ToolResultMessage, TurnPart, WireFormat,
 };
 use crate::registry::ToolRegistry;
 use crate::tool::ToolSpec;
@@ -294,6 +294,48 @@ fn response_part(result: &ToolResultMessage) -> Value {
     json!({"functionResponse": function_response})
 }
 
+/// A user part as a Gemini part: inline bytes, or a file URI.
+fn part(part: &ContentPart) -> Value {
+    let media = |source: &MediaSource, fallback: &str| match source {
+        MediaSource::Base64 { media_type, data } => {
+            json!({"inlineData": {"mimeType": media_type, "data": data}})
+        }
+        MediaSource::Url { url, media_type } => json!({"fileData": {
+            "mimeType": media_type.as_deref().unwrap_or(fallback), "fileUri": url}}),
+    };
+    match part {
+        ContentPart::Text { text } => json!({"text": text}),
+        ContentPart::Image { source } => media(source, "image/jpeg"),
+        ContentPart::Document { source } => media(source, "application/pdf"),
+    }
+}
+
+/// A Gemini part of a user turn as a user part (function responses are
+/// read apart).
+fn read_part(part: &Value) -> Option<ContentPart> {
+    let text = |pointer: &str| part.pointer(pointer).and_then(Value::as_str);
+    let kind = |media_type: &str, source: MediaSource| {
+        if media_type.starts_with("image/") {
+            ContentPart::Image { source }
+        } else {
+            ContentPart::Document { source }
+        }
+    };
+    if let Some(said) = text("/text") {
+        return (!said.is_empty()).then(|| ContentPart::text(said));
+    }
+    if let (Some(media_type), Some(data)) = (text("/inlineData/mimeType"), text("/inlineData/data"))
+    {
+        return Some(kind(media_type, MediaSource::base64(media_type, data)));
+    }
+    let (media_type, url) = (text("/fileData/mimeType")?, text("/fileData/fileUri")?);
+    let source = MediaSource::Url {
+        url: url.to_owned(),
+        media_type: Some(media_type.to_owned()),
+    };
+    Some(kind(media_type, source))
+}
+
 /// A conversation as `systemInstruction` and `contents`; tool results go in
 /// one user turn.
 pub fn messages(conversation: &[Message]) -> (Option<Value>, Vec<Value>) {
@@ -306,6 +348,7 @@ pub fn messages(conversation: &[Message]) -> (Option<Value>, Vec<Value>) {
                 continue;
             }
             Message::User { text } => ("user", vec![json!({"text": text})]),
+            Message::UserParts { parts } => ("user", parts.iter().map(part).collect()),
             // An empty turn cannot go back (`parts: []` is refused).
             Message::Assistant(assistant) => match model_content(assistant) {
                 parts if parts.is_empty() => continue,
@@ -415,9 +458,9 @@ pub fn from_messages(
                 }));
             }
         }
-        let text = part_texts(parts);
-        if !text.is_empty() {
-            conversation.push(Message::User { text });
+        let user: Vec<ContentPart> = parts.iter().filter_map(read_part).collect();
+        if !user.is_empty() {
+            conversation.push(super::user_message(user));
         }
     }
     Ok(conversation)

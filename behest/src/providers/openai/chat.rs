@@ -7,8 +7,8 @@ use serde_json::{json, Value};
 
 use super::{declaration, declarations, tool_list, PartialCall};
 use crate::conversation::{
-    tool_name_of, AssistantMessage, Message, ModelDelta, StopKind, StopReason, ToolResultMessage,
-    WireFormat,
+    tool_name_of, AssistantMessage, ContentPart, MediaSource, Message, ModelDelta, StopKind,
+    StopReason, ToolResultMessage, WireFormat,
 };
 use crate::providers::stream::{Pushed, StreamAssembler};
 use crate::providers::{
@@ -324,6 +324,9 @@ fn chat_message(message: &Message) -> Value {
     match message {
         Message::System { text } => json!({"role": "system", "content": text}),
         Message::User { text } => json!({"role": "user", "content": text}),
+        Message::UserParts { parts } => {
+            json!({"role": "user", "content": parts.iter().map(part).collect::<Vec<_>>()})
+        }
         Message::Assistant(assistant) => {
             // `null` content is taken only beside tool calls: an empty turn
             // (a model that said nothing) goes back as `""`.
@@ -357,6 +360,42 @@ fn chat_message(message: &Message) -> Value {
     }
 }
 
+/// A user part as a Chat content part. Chat takes documents only inline
+/// (`file_data`); a document at a URL goes as a text part naming it.
+fn part(part: &ContentPart) -> Value {
+    match part {
+        ContentPart::Text { text } => json!({"type": "text", "text": text}),
+        ContentPart::Image { source } => {
+            json!({"type": "image_url", "image_url": {"url": source.as_url()}})
+        }
+        ContentPart::Document { source } => match source {
+            MediaSource::Base64 { .. } => json!({"type": "file", "file": {
+                "filename": "document", "file_data": source.as_url()}}),
+            _ => json!({"type": "text", "text": format!("Document: {}", source.as_url())}),
+        },
+    }
+}
+
+/// A Chat content part as a user part.
+fn read_part(part: &Value) -> Option<ContentPart> {
+    match part.get("type").and_then(Value::as_str)? {
+        "text" => Some(ContentPart::text(part.get("text")?.as_str()?)),
+        "image_url" => {
+            let url = part.pointer("/image_url/url")?.as_str()?;
+            Some(ContentPart::Image {
+                source: MediaSource::from_url(url),
+            })
+        }
+        "file" => {
+            let data = part.pointer("/file/file_data")?.as_str()?;
+            Some(ContentPart::Document {
+                source: MediaSource::from_url(data),
+            })
+        }
+        _ => None,
+    }
+}
+
 /// Chat Completions `messages` as a conversation. Tool names of results are
 /// taken from the calls they answer.
 pub fn from_messages(messages: &[Value]) -> Result<Vec<Message>, ParseError> {
@@ -366,7 +405,12 @@ pub fn from_messages(messages: &[Value]) -> Result<Vec<Message>, ParseError> {
         let content = message.get("content").map(content_text).unwrap_or_default();
         conversation.push(match role {
             "system" | "developer" => Message::System { text: content },
-            "user" => Message::User { text: content },
+            "user" => match message.get("content") {
+                Some(Value::Array(parts)) => {
+                    crate::providers::user_message(parts.iter().filter_map(read_part).collect())
+                }
+                _ => Message::User { text: content },
+            },
             "assistant" => Message::Assistant(parse_chat_message(message)?),
             "tool" => {
                 let call_id = str_field(message, "tool_call_id", "tool message")?.to_owned();

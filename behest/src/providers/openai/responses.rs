@@ -7,8 +7,8 @@ use serde_json::{json, Value};
 
 use super::{declaration, declarations, set_once, tool_list, PartialCall};
 use crate::conversation::{
-    tool_name_of, AssistantMessage, Message, ModelDelta, StopKind, StopReason, ToolResultMessage,
-    TurnPart, WireFormat,
+    tool_name_of, AssistantMessage, ContentPart, MediaSource, Message, ModelDelta, StopKind,
+    StopReason, ToolResultMessage, TurnPart, WireFormat,
 };
 use crate::providers::stream::{text_at, Pushed, StreamAssembler};
 use crate::providers::{
@@ -297,6 +297,42 @@ impl StreamAssembler for Stream {
     }
 }
 
+/// A user part as a Responses input part.
+fn part(part: &ContentPart) -> Value {
+    match part {
+        ContentPart::Text { text } => json!({"type": "input_text", "text": text}),
+        ContentPart::Image { source } => {
+            json!({"type": "input_image", "image_url": source.as_url()})
+        }
+        ContentPart::Document { source } => match source {
+            MediaSource::Url { url, .. } => json!({"type": "input_file", "file_url": url}),
+            _ => {
+                json!({"type": "input_file", "filename": "document", "file_data": source.as_url()})
+            }
+        },
+    }
+}
+
+/// A Responses input part as a user part.
+fn read_part(part: &Value) -> Option<ContentPart> {
+    let text = |key: &str| part.get(key).and_then(Value::as_str);
+    match text("type")? {
+        "input_text" | "text" => Some(ContentPart::text(text("text")?)),
+        "input_image" => Some(ContentPart::Image {
+            source: MediaSource::from_url(text("image_url")?),
+        }),
+        "input_file" => {
+            let source = match (text("file_url"), text("file_data")) {
+                (Some(url), _) => MediaSource::url(url),
+                (None, Some(data)) => MediaSource::from_url(data),
+                (None, None) => return None,
+            };
+            Some(ContentPart::Document { source })
+        }
+        _ => None,
+    }
+}
+
 /// A Responses `function_call_output` item for a result.
 pub fn result(result: &ToolCallResult) -> Value {
     responses_items(&Message::ToolResult(ToolResultMessage::from(result))).remove(0)
@@ -311,6 +347,10 @@ fn responses_items(message: &Message) -> Vec<Value> {
     match message {
         Message::System { text } => vec![json!({"role": "system", "content": text})],
         Message::User { text } => vec![json!({"role": "user", "content": text})],
+        Message::UserParts { parts } => vec![json!({
+            "role": "user",
+            "content": parts.iter().map(part).collect::<Vec<_>>(),
+        })],
         Message::Assistant(assistant) => assistant_items(assistant),
         Message::ToolResult(result) => vec![json!({
             "type": "function_call_output",
@@ -393,8 +433,11 @@ pub fn from_messages(items: &[Value]) -> Result<Vec<Message>, ParseError> {
             }
             (_, Some(role)) => {
                 let text = item.get("content").map(content_text).unwrap_or_default();
-                conversation.push(match role {
-                    "system" | "developer" => Message::System { text },
+                conversation.push(match (role, item.get("content")) {
+                    ("system" | "developer", _) => Message::System { text },
+                    (_, Some(Value::Array(parts))) => {
+                        crate::providers::user_message(parts.iter().filter_map(read_part).collect())
+                    }
                     _ => Message::User { text },
                 });
             }
