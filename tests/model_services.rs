@@ -719,8 +719,14 @@ async fn an_answer_cut_at_the_token_cap_does_not_complete_the_run() {
     assert!(reasons[0]
         .to_string()
         .contains("cut at the output token cap"));
-    // Without a cap set, Anthropic gets the model's own limit.
-    assert_eq!(server.received()[0].body["max_tokens"], 64_000);
+    // Without a cap set, Anthropic gets the model's own limit when it
+    // streams, and no more than a whole answer can bring in time when not.
+    assert_eq!(server.received()[0].body["max_tokens"], 8_192);
+    let conversation = [Message::user("hi")];
+    let streamed = Messages::new("claude-sonnet-4-5")
+        .request_body(&ModelRequest::new(&conversation, &[]))
+        .unwrap();
+    assert_eq!(streamed["max_tokens"], 64_000);
 }
 
 #[tokio::test]
@@ -760,9 +766,33 @@ async fn a_streamed_cut_is_read_as_the_whole_one() {
 
 #[tokio::test]
 async fn a_paused_turn_is_sent_back_for_the_model_to_go_on() {
-    let mut paused = anthropic_text("Searching the web…");
+    // A turn paused in a server tool's work, as Anthropic sends it.
+    let server_use = json!({"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search",
+        "input": {"query": "weather paris"}});
+    let server_result = json!({"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01",
+        "content": [{"type": "web_search_result", "url": "https://example.com/paris",
+            "title": "Paris weather", "encrypted_content": "EqkC…", "page_age": null}]});
+    let mut paused = anthropic_text("Searching. ");
+    paused["content"] = json!([{"type": "text", "text": "Searching. "}, server_use, server_result]);
     paused["stop_reason"] = json!("pause_turn");
-    let server = Server::start([Reply::json(&paused), Reply::json(&anthropic_text("Done."))]).await;
+    let server = Server::start([
+        Reply::json(&paused),
+        Reply::decide(|request: &Received| {
+            let last = request.body["messages"].as_array().unwrap().last().unwrap().clone();
+            let ends_in_space = last["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|block| block["text"].as_str().is_some_and(|text| text.ends_with(' ')));
+            if ends_in_space {
+                Reply::error(400, &json!({"type": "error", "error": {"type": "invalid_request_error",
+                    "message": "messages: final assistant content cannot end with trailing whitespace"}}))
+            } else {
+                Reply::json(&anthropic_text("Done."))
+            }
+        }),
+    ])
+    .await;
     let outcome = run_once(
         Messages::new("claude-sonnet-4-5")
             .api_key("k")
@@ -773,8 +803,27 @@ async fn a_paused_turn_is_sent_back_for_the_model_to_go_on() {
     assert_eq!(outcome.text(), Some("Done."), "{outcome:?}");
     let second = &server.received()[1].body["messages"];
     assert_eq!(second.as_array().unwrap().len(), 2);
-    assert_eq!(second[1]["role"], "assistant");
-    assert_eq!(second[1]["content"][0]["text"], "Searching the web…");
+    let blocks = second[1]["content"].as_array().unwrap();
+    assert!(blocks.contains(&server_use), "{blocks:?}");
+    assert!(blocks.contains(&server_result), "{blocks:?}");
+    assert!(
+        blocks.contains(&json!({"type": "text", "text": "Searching."})),
+        "{blocks:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_finish_reason_behest_does_not_know_leaves_the_answer_standing() {
+    let mut answer = chat_text("Paris is lovely.");
+    answer["choices"][0]["finish_reason"] = json!("eos");
+    let server = Server::start([Reply::json(&answer)]).await;
+    let outcome = run_once(
+        Chat::new("together-model")
+            .base_url(server.url())
+            .stream(false),
+    )
+    .await;
+    assert_eq!(outcome.text(), Some("Paris is lovely."), "{outcome:?}");
 }
 
 #[tokio::test]
@@ -847,9 +896,12 @@ async fn a_stream_cut_short_is_asked_again_and_observers_drop_what_they_showed()
         json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 3}}),
         json!({"type": "message_stop"}),
     ];
+    // The first piece whole, then an event garbled in transit.
+    let garbled = format!("data: {}\n\ndata: {{\"choices\": [\n\n", chunks[0]);
     let server = Server::start([
         Reply::events(&chunks, false, true).broken_at(first_piece),
         Reply::events(&chunks, false, true).cut_at(first_piece),
+        Reply::sse(&garbled),
         whole,
         Reply::events(&overloaded, true, false),
         Reply::events(&anthropic_whole, true, false),
@@ -857,6 +909,7 @@ async fn a_stream_cut_short_is_asked_again_and_observers_drop_what_they_showed()
     .await;
     let mut policy = RetryPolicy::default();
     policy.initial_backoff = Duration::from_millis(5);
+    policy.max_retries = 3;
     let shown = Arc::new(Mutex::new(Vec::new()));
     let sink = {
         let shown = shown.clone();
@@ -887,6 +940,8 @@ async fn a_stream_cut_short_is_asked_again_and_observers_drop_what_they_showed()
             "Sunny ",
             "<restart>",
             "Sunny ",
+            "<restart>",
+            "Sunny ",
             "in Paris."
         ]
     );
@@ -898,7 +953,7 @@ async fn a_stream_cut_short_is_asked_again_and_observers_drop_what_they_showed()
     let turn = claude.respond_streaming(&hi, &[], &sink).await.unwrap();
     assert_eq!(turn.text.as_deref(), Some("Sunny."));
     assert_eq!(text(&shown.lock().unwrap()), ["Sun", "<restart>", "Sunny."]);
-    assert_eq!(server.received().len(), 5);
+    assert_eq!(server.received().len(), 6);
     // Out of retries, the cut is the error, and the stream is not taken
     // as whole.
     let server = Server::start([Reply::events(&chunks, false, true).cut_at(first_piece)]).await;

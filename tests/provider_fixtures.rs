@@ -577,10 +577,16 @@ fn anthropic_messages() {
             let (_, ours) = anthropic::messages(&[Message::Assistant(message.clone())]);
             let content = ours[0]["content"].as_array().unwrap();
             assert_eq!(content[..thinking.len()], thinking, "{file}");
+            // After them: text, tool calls, and the blocks of server tools
+            // (their use and results), which go back as they came.
             assert!(
-                content[thinking.len()..]
-                    .iter()
-                    .all(|block| block["type"] == "text" || block["type"] == "tool_use"),
+                content[thinking.len()..].iter().all(|block| {
+                    let kind = block["type"].as_str().unwrap_or_default();
+                    kind == "text"
+                        || kind == "tool_use"
+                        || kind.starts_with("server_tool_use")
+                        || kind.ends_with("_tool_result")
+                }),
                 "{file}"
             );
             let started: Vec<(String, String)> = value

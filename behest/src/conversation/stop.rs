@@ -38,7 +38,8 @@ pub enum StopKind {
     /// The model wrote a tool call the provider could not read (Gemini's
     /// `MALFORMED_FUNCTION_CALL`).
     MalformedCall,
-    /// A reason behest does not know; see [`StopReason::raw`].
+    /// A reason behest does not know; see [`StopReason::raw`]. A run takes
+    /// such a turn as its answer.
     Other,
 }
 

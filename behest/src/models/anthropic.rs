@@ -15,6 +15,9 @@ const VERSION: &str = "2023-06-01";
 /// output limit, so that an answer is never cut short of what the model
 /// can write. By name, as Anthropic's model table gives them; an unknown
 /// model gets the smallest limit of the current models' families.
+/// The default cap of an answer read whole (not streamed).
+const WHOLE_ANSWER_MAX_TOKENS: u32 = 8_192;
+
 fn default_max_tokens(model: &str) -> u32 {
     const LIMITS: [(&str, u32); 9] = [
         ("claude-opus-4-5", 64_000),
@@ -61,7 +64,14 @@ fn mark_cache_breakpoints(body: &mut serde_json::Map<String, Value>) {
                     json!([{"type": "text", "text": text, "cache_control": breakpoint()}]);
             }
             Value::Array(blocks) => {
-                if let Some(block) = blocks.last_mut() {
+                // Thinking blocks take no breakpoint.
+                let last = blocks.iter_mut().rev().find(|block| {
+                    !matches!(
+                        block["type"].as_str(),
+                        Some("thinking" | "redacted_thinking")
+                    )
+                });
+                if let Some(block) = last {
                     block["cache_control"] = breakpoint();
                 }
             }
@@ -118,7 +128,12 @@ impl Format for MessagesApi {
         let (system, messages) = anthropic::messages(request.conversation);
         let mut body = json!({
             "model": config.model,
-            "max_tokens": turn.settings.max_tokens.unwrap_or_else(|| default_max_tokens(&config.model)),
+            "max_tokens": turn.settings.max_tokens.unwrap_or_else(|| {
+                // Whole, the answer must come within the timeout: a smaller
+                // default than a stream, which may run as long as it needs.
+                let limit = default_max_tokens(&config.model);
+                if config.stream { limit } else { limit.min(WHOLE_ANSWER_MAX_TOKENS) }
+            }),
             "messages": messages,
         });
         let object = body.as_object_mut().expect("an object");

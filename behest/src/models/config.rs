@@ -246,8 +246,14 @@ impl Config {
     pub fn finish_body(&self, mut body: Value) -> Value {
         if let Value::Object(object) = &mut body {
             for (key, value) in &self.body {
+                // Objects that name their kind (`"type"`: a tool choice,
+                // a thinking switch, a response format) are one value, not
+                // settings to merge.
+                let typed = |object: &Map<String, Value>| object.contains_key("type");
                 match (object.get_mut(key), value) {
-                    (Some(Value::Object(written)), Value::Object(extra)) => {
+                    (Some(Value::Object(written)), Value::Object(extra))
+                        if !typed(written) && !typed(extra) =>
+                    {
                         written.extend(extra.clone());
                     }
                     _ => {

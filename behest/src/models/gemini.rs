@@ -89,6 +89,8 @@ impl Format for GeminiApi {
             generation.insert("stopSequences".into(), json!(settings.stop));
         }
         if let Some(seed) = settings.seed {
+            // Gemini's seed is an int32: a wider one is folded into it.
+            let seed = i32::try_from(seed).unwrap_or((seed % (1 << 31)) as i32);
             generation.insert("seed".into(), json!(seed));
         }
         if let Some(budget) = settings.thinking_budget {

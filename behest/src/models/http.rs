@@ -214,9 +214,12 @@ fn event_data(data: &str) -> Result<EventData, ModelError> {
     serde_json::from_str(data)
         .map(EventData::Json)
         .map_err(|error| {
+            // Garbled in transit, most likely: the same request may stream
+            // whole the next time.
             ModelError::new(format!(
                 "the model's stream sent an event that is not JSON: {error}"
             ))
+            .retryable(true)
             .with_source(error)
         })
 }

@@ -95,7 +95,10 @@ impl Format for ChatApi {
         // OpenAI's own API reads `max_completion_tokens` (its reasoning
         // models refuse `max_tokens`); compatible servers (Ollama, vLLM,
         // llama.cpp) read `max_tokens` and ignore the other.
-        let max_tokens_field = if config.is_own_api() {
+        let openai = config.is_own_api()
+            || config.env_base_url.as_deref() == Some(config.base_url.as_str())
+            || reasons(&config.model);
+        let max_tokens_field = if openai {
             "max_completion_tokens"
         } else {
             "max_tokens"
@@ -214,7 +217,10 @@ impl Format for ResponsesApi {
 /// (not its chat variants), whose reasoning items can come back encrypted.
 /// Override with [`Client::encrypted_reasoning`].
 fn reasons(model: &str) -> bool {
-    let model = model.rsplit('/').next().unwrap_or(model);
+    let model = model.to_ascii_lowercase();
+    let model = model.rsplit('/').next().unwrap_or(&model);
+    // A fine-tune is named after its base: `ft:o4-mini-2025-04-16:org::id`.
+    let model = model.strip_prefix("ft:").unwrap_or(model);
     let o_series = model.starts_with('o') && model[1..].starts_with(|c: char| c.is_ascii_digit());
     let gpt5 = model.starts_with("gpt-5") && !model.contains("-chat");
     o_series || gpt5 || model.starts_with("codex-")

@@ -95,6 +95,11 @@ impl Run<'_> {
                         }
                         continue;
                     }
+                    // A reason behest does not know (a compatible server's
+                    // own) is no proof of a cut: the answer stands.
+                    StopKind::Other => {
+                        tracing::warn!(stop = %stop.raw, "the model ended its turn for a reason behest does not know");
+                    }
                     _ => {
                         let reason = stop.clone();
                         return failed(RunError::Incomplete { reason }, transcript);

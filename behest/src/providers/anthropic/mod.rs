@@ -108,10 +108,11 @@ fn assistant_blocks(blocks: &[Value]) -> Result<AssistantMessage, ParseError> {
                 str_field(block, "name", "tool_use")?,
                 block.get("input").cloned().unwrap_or_else(|| json!({})),
             )),
-            Some(kind) if THINKING.contains(&kind) => {
-                message.push_reasoning_entry(WireFormat::Anthropic, block.clone());
-            }
-            _ => {}
+            // Thinking, and the blocks of server tools (`server_tool_use`,
+            // `web_search_tool_result`, …): kept as they came, to go back
+            // so (a paused turn goes on from them).
+            Some(_) => message.push_reasoning_entry(WireFormat::Anthropic, block.clone()),
+            None => {}
         }
     }
     message.text = (!text.is_empty()).then_some(text);
@@ -210,6 +211,37 @@ pub fn messages(conversation: &[Message]) -> (Option<String>, Vec<Value>) {
                 }
             }
         }
+    }
+    // A final assistant turn (one sent back to go on, as after
+    // `pause_turn`) may not end in white space.
+    if let Some(last) = messages
+        .last_mut()
+        .filter(|last| last["role"] == "assistant")
+    {
+        let text_block = last["content"].as_array_mut().and_then(|blocks| {
+            blocks
+                .iter_mut()
+                .rev()
+                .find(|block| block["type"] == "text")
+        });
+        if let Some(block) = text_block {
+            let trimmed = block["text"]
+                .as_str()
+                .map(|text| text.trim_end().to_owned());
+            if let Some(trimmed) = trimmed {
+                block["text"] = Value::String(trimmed);
+            }
+        }
+        // An empty text block is refused too.
+        if let Some(blocks) = last["content"].as_array_mut() {
+            blocks.retain(|block| block["type"] != "text" || block["text"] != "");
+        }
+    }
+    if messages
+        .last()
+        .is_some_and(|last| last["content"].as_array().is_some_and(Vec::is_empty))
+    {
+        messages.pop();
     }
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
     (system, messages)

@@ -29,9 +29,10 @@ enum Block {
     /// A `thinking` block as it started, its deltas added, or a
     /// `redacted_thinking` block, which comes whole.
     Thinking(Value),
-    /// A block the conversation does not carry (server tools and their
-    /// results): its deltas are skipped.
-    Other,
+    /// Another block (a server tool's use and its result): kept as it
+    /// started, with the input its `input_json_delta`s join, to go back as
+    /// it came.
+    Kept(Value, String),
 }
 
 #[derive(Debug, Default)]
@@ -130,7 +131,12 @@ impl StreamAssembler for Stream {
                 Block::Thinking(block) => {
                     message.push_reasoning_entry(WireFormat::Anthropic, block)
                 }
-                Block::Other => {}
+                Block::Kept(mut block, json) => {
+                    if let Ok(input) = serde_json::from_str::<Value>(&json) {
+                        block["input"] = input;
+                    }
+                    message.push_reasoning_entry(WireFormat::Anthropic, block);
+                }
             }
         }
         message.text = (!text.is_empty()).then_some(text);
@@ -158,6 +164,7 @@ impl Stream {
                 let fragment = str_field(delta, "partial_json", "input_json_delta")?;
                 match self.blocks.get_mut(&index) {
                     Some(Block::ToolUse(block)) => block.json.push_str(fragment),
+                    Some(Block::Kept(_, json)) => json.push_str(fragment),
                     Some(_) => {}
                     None => return Err(not_started("input_json_delta", index)),
                 }
@@ -212,6 +219,6 @@ fn started(block: &Value) -> Result<Block, ParseError> {
             json: String::new(),
         }),
         Some(kind) if THINKING.contains(&kind) => Block::Thinking(block.clone()),
-        _ => Block::Other,
+        _ => Block::Kept(block.clone(), String::new()),
     })
 }

@@ -54,12 +54,10 @@ pub fn parse_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
         .collect()
 }
 
-/// The field an OpenAI-compatible server (DeepSeek, vLLM) puts its
-/// reasoning in, next to `content`; DeepSeek refuses a tool-call turn sent
-/// back without it.
-/// The fields a Chat message's reasoning comes in: DeepSeek's and most
-/// servers' `reasoning_content`, and `reasoning` (Ollama, vLLM, OpenRouter,
-/// Groq). What came goes back under the name it came in.
+/// The fields a Chat message's reasoning comes in, next to `content`:
+/// DeepSeek's and most servers' `reasoning_content`, and `reasoning`
+/// (Ollama, vLLM, OpenRouter, Groq). What came goes back under the name it
+/// came in; DeepSeek refuses a tool-call turn sent back without it.
 const REASONING_FIELDS: [&str; 2] = ["reasoning_content", "reasoning"];
 
 /// Fields a server puts on a tool call and wants back with it: Gemini's
@@ -83,7 +81,8 @@ pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> 
     message.usage = crate::providers::usage::chat(response);
     let refusal = response
         .pointer("/choices/0/message/refusal")
-        .and_then(Value::as_str);
+        .and_then(Value::as_str)
+        .filter(|refusal| !refusal.is_empty());
     message.stop = match refusal {
         // A refusal is the turn's text, and why it ended.
         Some(refusal) => {
@@ -214,11 +213,15 @@ impl StreamAssembler for Stream {
             // Usage-only chunks carry no choice.
             return Ok(Pushed::deltas(deltas).ending(ended));
         };
-        for key in REASONING_FIELDS {
-            if let Some(reasoning) = delta.get(key).and_then(Value::as_str) {
-                self.reasoning.entry(key).or_default().push_str(reasoning);
-                deltas.push(ModelDelta::Reasoning(reasoning.to_owned()));
-            }
+        // A server moving between the names may send both: the first
+        // present is the reasoning, shown once.
+        let reasoning = REASONING_FIELDS.iter().find_map(|key| {
+            let piece = delta.get(*key).and_then(Value::as_str)?;
+            Some((*key, piece))
+        });
+        if let Some((key, piece)) = reasoning.filter(|(_, piece)| !piece.is_empty()) {
+            self.reasoning.entry(key).or_default().push_str(piece);
+            deltas.push(ModelDelta::Reasoning(piece.to_owned()));
         }
         if let Some(text) = delta.get("content").and_then(Value::as_str) {
             self.text.push_str(text);
@@ -437,6 +440,8 @@ pub(crate) fn stop_reason(raw: &str) -> StopReason {
     let kind = match raw {
         "stop" | "tool_calls" | "function_call" => StopKind::Completed,
         "length" => StopKind::MaxTokens,
+        // Mistral's name for a context window filled up.
+        "model_length" => StopKind::ContextWindow,
         "content_filter" => StopKind::Filtered,
         _ => StopKind::Other,
     };
