@@ -17,8 +17,8 @@ use behest::models::gemini::Gemini;
 use behest::models::openai::{Chat, Responses};
 use behest::models::RetryPolicy;
 use behest::{
-    tool, Agent, AssistantMessage, DeltaSink, Message, Model, ModelDelta, ModelRequest, ToolCall,
-    ToolRegistry, ToolRuntime,
+    tool, Agent, AssistantMessage, DeltaSink, Message, Model, ModelDelta, ModelRequest,
+    ScriptedModel, Tool, ToolCall, ToolRegistry, ToolRuntime, Turn,
 };
 use models_support::{Received, Reply, Server};
 use serde_json::{json, Value};
@@ -243,13 +243,11 @@ fn with_an_empty_turn() -> Vec<Message> {
             "get_weather",
             json!({"city": "Paris"}),
         )])),
-        Message::ToolResult(ToolResultMessage {
-            call_id: "call_1".into(),
-            tool_name: "get_weather".into(),
-            content: "Sunny in Paris.".into(),
-            structured: None,
-            is_error: false,
-        }),
+        Message::ToolResult(ToolResultMessage::new(
+            "call_1",
+            "get_weather",
+            "Sunny in Paris.",
+        )),
         Message::Assistant(AssistantMessage::default()),
         Message::user("And tomorrow?"),
     ]
@@ -1176,5 +1174,75 @@ fn images_and_documents_go_as_each_provider_takes_them_and_come_back() {
     assert_eq!(
         parts[3],
         ContentPart::document_base64("application/pdf", pdf)
+    );
+}
+
+/// Draw a chart of the week's weather.
+#[tool]
+fn weather_chart(city: String) -> behest::ToolOutput {
+    behest::ToolOutput::text(format!("The chart of {city}'s week.")).with_image(
+        behest::tool::MediaSource::base64("image/png", "iVBORw0KGgo="),
+    )
+}
+
+#[tokio::test]
+async fn a_tool_s_image_reaches_the_providers_that_take_one() {
+    use behest::providers::{anthropic, gemini, mcp, openai};
+    let call = Turn::tool_calls([ToolCall::new(
+        "c1",
+        "weather_chart",
+        json!({"city": "Paris"}),
+    )]);
+    let runtime = ToolRuntime::new(ToolRegistry::new().with(WeatherChart).unwrap());
+    let outcome = Agent::new(ScriptedModel::new([call, Turn::text("Here.")]), runtime)
+        .invoke([Message::user("Chart?")])
+        .await;
+    let Some(Message::ToolResult(result)) = outcome.transcript().get(2) else {
+        panic!("{outcome:?}");
+    };
+    let image = behest::tool::MediaSource::base64("image/png", "iVBORw0KGgo=");
+    assert_eq!(result.images, std::slice::from_ref(&image));
+    let conversation = outcome.transcript()[..3].to_vec();
+    let (_, claude) = anthropic::messages(&conversation);
+    assert_eq!(
+        claude[2]["content"][0]["content"][1],
+        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}})
+    );
+    let responses = openai::responses::messages(&conversation);
+    assert_eq!(
+        responses[2]["output"][1],
+        json!({"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="})
+    );
+    let (_, contents) = gemini::messages(&conversation);
+    assert_eq!(
+        contents[2]["parts"][0]["functionResponse"]["parts"][0],
+        json!({"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}})
+    );
+    // Chat's tool messages take text only.
+    let chat = openai::chat::messages(&conversation);
+    assert_eq!(chat[2]["content"], "The chart of Paris's week.");
+    // Each format reads the image back.
+    for back in [
+        anthropic::from_messages(None, &claude).unwrap(),
+        openai::responses::from_messages(&responses).unwrap(),
+        gemini::from_messages(None, &contents).unwrap(),
+    ] {
+        let Some(Message::ToolResult(read)) = back.get(2) else {
+            panic!("{back:?}")
+        };
+        assert_eq!(read.images, std::slice::from_ref(&image));
+    }
+    // MCP carries it as image content.
+    let mcp_result = mcp::result(&behest::ToolCallResult {
+        call_id: "c1".into(),
+        tool_name: "weather_chart".into(),
+        outcome: Ok(WeatherChart
+            .execute(json!({"city": "Paris"}))
+            .await
+            .unwrap()),
+    });
+    assert_eq!(
+        mcp_result["content"][1],
+        json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"})
     );
 }

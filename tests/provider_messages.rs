@@ -14,20 +14,10 @@ fn conversation() -> Vec<Message> {
             ToolCall::new("c1", "get_weather", json!({"city": "Paris"})),
             ToolCall::new("c2", "get_weather", json!({"city": "Oslo"})),
         ])),
-        Message::ToolResult(ToolResultMessage {
-            call_id: "c1".into(),
-            tool_name: "get_weather".into(),
-            content: "Sunny".into(),
-            structured: None,
-            is_error: false,
-        }),
-        Message::ToolResult(ToolResultMessage {
-            call_id: "c2".into(),
-            tool_name: "get_weather".into(),
-            content: "no data for Oslo".into(),
-            structured: None,
-            is_error: true,
-        }),
+        Message::ToolResult(ToolResultMessage::new("c1", "get_weather", "Sunny")),
+        Message::ToolResult(
+            ToolResultMessage::new("c2", "get_weather", "no data for Oslo").with_error(true),
+        ),
         Message::Assistant(AssistantMessage::text("Sunny in Paris; no data for Oslo.")),
     ]
 }
@@ -277,13 +267,11 @@ fn gemini_calls_without_ids_get_unique_ids_that_are_never_sent() {
         Message::Assistant(first.clone()),
     ];
     for (call, content) in first.tool_calls.iter().zip(["cars", "penguins"]) {
-        conversation.push(Message::ToolResult(ToolResultMessage {
-            call_id: call.call_id.clone(),
-            tool_name: call.tool_name.clone(),
-            content: content.into(),
-            structured: None,
-            is_error: false,
-        }));
+        conversation.push(Message::ToolResult(ToolResultMessage::new(
+            call.call_id.clone(),
+            call.tool_name.clone(),
+            content,
+        )));
     }
     let (_, contents) = gemini::contents(&conversation);
     let sent: Vec<&serde_json::Value> = contents

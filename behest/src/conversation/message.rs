@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ContentPart, Reasoning, StopReason, Usage};
+use super::{ContentPart, MediaSource, Reasoning, StopReason, Usage};
 use crate::tool::{ToolCall, ToolCallResult};
 
 /// One message of a conversation.
@@ -135,6 +135,7 @@ impl AssistantMessage {
 
 /// A tool call's result as the model reads it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolResultMessage {
     /// The id of the call this answers.
     pub call_id: String,
@@ -148,6 +149,48 @@ pub struct ToolResultMessage {
     /// Whether the call failed.
     #[serde(default)]
     pub is_error: bool,
+    /// Images the tool returned, where the provider takes them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<MediaSource>,
+}
+
+impl ToolResultMessage {
+    /// The result of call `call_id` of `tool_name`, as text.
+    pub fn new(
+        call_id: impl Into<String>,
+        tool_name: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
+        Self {
+            call_id: call_id.into(),
+            tool_name: tool_name.into(),
+            content: content.into(),
+            structured: None,
+            is_error: false,
+            images: Vec::new(),
+        }
+    }
+
+    /// Marked as a failed call's.
+    #[must_use]
+    pub fn with_error(mut self, is_error: bool) -> Self {
+        self.is_error = is_error;
+        self
+    }
+
+    /// With structured output.
+    #[must_use]
+    pub fn with_structured(mut self, structured: Value) -> Self {
+        self.structured = Some(structured);
+        self
+    }
+
+    /// With an image the tool returned.
+    #[must_use]
+    pub fn with_image(mut self, image: MediaSource) -> Self {
+        self.images.push(image);
+        self
+    }
 }
 
 impl From<&ToolCallResult> for ToolResultMessage {
@@ -162,6 +205,11 @@ impl From<&ToolCallResult> for ToolResultMessage {
                 .ok()
                 .and_then(|output| output.structured.clone()),
             is_error: result.is_error(),
+            images: result
+                .outcome
+                .as_ref()
+                .map(|output| output.images.clone())
+                .unwrap_or_default(),
         }
     }
 }

@@ -18,8 +18,8 @@ use serde_json::Value;
 use crate::providers;
 use crate::registry::{RegistryError, ToolRegistry};
 use crate::sync::lock;
+use crate::tool::{MediaSource, Tool, ToolError, ToolOutput, ToolResult, ToolSpec};
 use crate::tool::{Progress, ToolContext};
-use crate::tool::{Tool, ToolError, ToolOutput, ToolResult, ToolSpec};
 use crate::validation::ArgumentValidator;
 
 /// Why a connection or an import failed.
@@ -531,10 +531,24 @@ impl McpTool {
                 )));
             }
         }
+        // Images go on as images too, for providers that show them.
+        let images: Vec<MediaSource> = result
+            .content
+            .iter()
+            .filter_map(|block| serde_json::to_value(block).ok())
+            .filter(|block| block["type"] == "image")
+            .filter_map(|block| {
+                Some(MediaSource::base64(
+                    block["mimeType"].as_str()?,
+                    block["data"].as_str()?,
+                ))
+            })
+            .collect();
         let mut output = match result.structured_content {
             Some(structured) => ToolOutput::json(structured),
             None => ToolOutput::empty(),
         };
+        output.images = images;
         if !text.is_empty() {
             output = output.with_text(text);
         }

@@ -387,7 +387,11 @@ impl ServerHandler for McpServer {
             return Err(ErrorData::invalid_params(error.to_string(), None));
         }
         // What `providers::mcp::result` writes, built as rmcp's type.
-        let content = vec![rmcp::model::ContentBlock::text(result.to_model_text())];
+        let mut content = vec![rmcp::model::ContentBlock::text(result.to_model_text())];
+        content.extend(
+            providers::mcp::inline_images(&result)
+                .map(|(mime_type, data)| rmcp::model::ContentBlock::image(data, mime_type)),
+        );
         let mut answer = if result.is_error() {
             CallToolResult::error(content)
         } else {

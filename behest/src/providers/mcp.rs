@@ -5,8 +5,8 @@ use serde_json::{json, Value};
 use super::{arguments_object, schema, str_field, Export, ExportError, ParseError};
 use crate::conversation::WireFormat;
 use crate::registry::ToolRegistry;
+use crate::tool::{MediaSource, ToolCall, ToolCallResult};
 use crate::tool::{ToolAnnotations, ToolError, ToolSpec};
-use crate::tool::{ToolCall, ToolCallResult};
 
 #[doc(hidden)]
 pub use self::{parse_tools as parse_tools_list, result as call_result};
@@ -130,14 +130,34 @@ pub fn parse_call(request: &Value) -> Result<ToolCall, ParseError> {
 /// `{"result": ..}`) and `isError`. Argument errors are results with
 /// `isError`, as the protocol asks, so the model can fix them.
 pub fn result(result: &ToolCallResult) -> Value {
+    let mut content = vec![json!({"type": "text", "text": result.to_model_text()})];
+    content
+        .extend(inline_images(result).map(
+            |(mime_type, data)| json!({"type": "image", "data": data, "mimeType": mime_type}),
+        ));
     let mut value = json!({
-        "content": [{"type": "text", "text": result.to_model_text()}],
+        "content": content,
         "isError": result.is_error(),
     });
     if let Some(structured) = structured_content(result) {
         value["structuredContent"] = structured;
     }
     value
+}
+
+/// A result's images that MCP can carry (inline ones: MCP image content
+/// holds bytes, not URLs), as media type and base64 data.
+pub(crate) fn inline_images(result: &ToolCallResult) -> impl Iterator<Item = (&str, &str)> {
+    result
+        .outcome
+        .as_ref()
+        .map(|output| output.images.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|image| match image {
+            MediaSource::Base64 { media_type, data } => Some((media_type.as_str(), data.as_str())),
+            MediaSource::Url { .. } => None,
+        })
 }
 
 /// A result's `structuredContent`: its structured output, an object as it

@@ -339,6 +339,23 @@ pub(crate) fn user_message(parts: Vec<ContentPart>) -> Message {
     }
 }
 
+/// The images of a result's content list, read with a format's part reader.
+pub(crate) fn result_images(
+    content: Option<&Value>,
+    read_part: fn(&Value) -> Option<ContentPart>,
+) -> Vec<crate::tool::MediaSource> {
+    content
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(read_part)
+        .filter_map(|part| match part {
+            ContentPart::Image { source } => Some(source),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The text of a content field that is a string or a list of text parts.
 pub(crate) fn content_text(content: &Value) -> String {
     match content {

@@ -4,6 +4,7 @@ mod call;
 mod context;
 mod error;
 mod external;
+mod media;
 mod output;
 mod spec;
 
@@ -20,6 +21,7 @@ pub use context::{
 };
 pub use error::{ArgumentIssue, LimitKind, ToolError, ToolResult};
 pub use external::{ExternalTool, ExternalToolArgs};
+pub use media::MediaSource;
 pub use output::{IntoToolOutput, ToolOutput};
 pub use spec::{ToolAnnotations, ToolSpec};
 

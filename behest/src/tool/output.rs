@@ -3,7 +3,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::ToolResult;
+use super::{MediaSource, ToolResult};
 
 /// What a tool returns: text, structured JSON, or both.
 ///
@@ -17,6 +17,11 @@ pub struct ToolOutput {
     /// Structured output, matching the tool's output schema if it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub structured: Option<Value>,
+    /// Images for the model to see, where its provider takes them in a
+    /// tool's result (Anthropic, Responses, Gemini 3, MCP); Chat gets the
+    /// text only.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<MediaSource>,
 }
 
 impl ToolOutput {
@@ -24,15 +29,15 @@ impl ToolOutput {
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             text: Some(text.into()),
-            structured: None,
+            ..Self::default()
         }
     }
 
     /// Structured JSON output.
     pub fn json(value: impl Into<Value>) -> Self {
         Self {
-            text: None,
             structured: Some(value.into()),
+            ..Self::default()
         }
     }
 
@@ -45,6 +50,13 @@ impl ToolOutput {
     #[must_use]
     pub fn with_text(mut self, text: impl Into<String>) -> Self {
         self.text = Some(text.into());
+        self
+    }
+
+    /// Adds an image for the model to see.
+    #[must_use]
+    pub fn with_image(mut self, image: MediaSource) -> Self {
+        self.images.push(image);
         self
     }
 
@@ -71,6 +83,11 @@ impl ToolOutput {
                 .structured
                 .as_ref()
                 .map_or(0, crate::json_text::encoded_len_estimate)
+            + self
+                .images
+                .iter()
+                .map(MediaSource::encoded_len)
+                .sum::<usize>()
     }
 }
 

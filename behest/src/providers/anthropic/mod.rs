@@ -125,10 +125,22 @@ pub fn result(result: &ToolCallResult) -> Value {
 }
 
 fn tool_result_block(result: &ToolResultMessage) -> Value {
+    // With images, the content is a list of blocks.
+    let content = if result.images.is_empty() {
+        json!(result.content)
+    } else {
+        let text = json!({"type": "text", "text": result.content});
+        let images = result.images.iter().map(|image| {
+            part(&ContentPart::Image {
+                source: image.clone(),
+            })
+        });
+        Value::Array(std::iter::once(text).chain(images).collect())
+    };
     json!({
         "type": "tool_result",
         "tool_use_id": result.call_id,
-        "content": result.content,
+        "content": content,
         "is_error": result.is_error,
     })
 }
@@ -298,6 +310,7 @@ pub fn from_messages(
                                 tool_name: tool_name_of(&conversation, &call_id),
                                 call_id,
                                 content: block.get("content").map(content_text).unwrap_or_default(),
+                                images: super::result_images(block.get("content"), read_part),
                                 structured: None,
                                 is_error: block
                                     .get("is_error")

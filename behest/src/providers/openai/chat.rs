@@ -421,6 +421,7 @@ pub fn from_messages(messages: &[Value]) -> Result<Vec<Message>, ParseError> {
                     tool_name: tool_name_of(&conversation, &call_id),
                     call_id,
                     content,
+                    images: Vec::new(),
                     structured: None,
                     is_error: false,
                 })

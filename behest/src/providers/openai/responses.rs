@@ -352,11 +352,25 @@ fn responses_items(message: &Message) -> Vec<Value> {
             "content": parts.iter().map(part).collect::<Vec<_>>(),
         })],
         Message::Assistant(assistant) => assistant_items(assistant),
-        Message::ToolResult(result) => vec![json!({
-            "type": "function_call_output",
-            "call_id": result.call_id,
-            "output": result.content,
-        })],
+        Message::ToolResult(result) => {
+            // With images, the output is a list of input parts.
+            let output = if result.images.is_empty() {
+                json!(result.content)
+            } else {
+                let text = json!({"type": "input_text", "text": result.content});
+                let images = result.images.iter().map(|image| {
+                    part(&ContentPart::Image {
+                        source: image.clone(),
+                    })
+                });
+                Value::Array(std::iter::once(text).chain(images).collect())
+            };
+            vec![json!({
+                "type": "function_call_output",
+                "call_id": result.call_id,
+                "output": output,
+            })]
+        }
     }
 }
 
@@ -408,12 +422,14 @@ pub fn from_messages(items: &[Value]) -> Result<Vec<Message>, ParseError> {
             }
             (Some("function_call_output"), _) => {
                 let call_id = str_field(item, "call_id", "function_call_output")?.to_owned();
+                let output = item.get("output");
                 conversation.push(Message::ToolResult(ToolResultMessage {
                     tool_name: tool_name_of(&conversation, &call_id),
                     call_id,
-                    content: item.get("output").map(content_text).unwrap_or_default(),
+                    content: output.map(content_text).unwrap_or_default(),
                     structured: None,
                     is_error: false,
+                    images: crate::providers::result_images(output, read_part),
                 }));
             }
             (_, Some("assistant")) => {
