@@ -34,8 +34,20 @@ pub(crate) async fn exchange<S: StreamAssembler>(
     let mut restarts = 0;
     loop {
         let mut shown = false;
-        let attempt =
-            stream_once::<S>(config, url, headers.clone(), body, deltas, &mut shown).await;
+        // Every restart spends a retry of the one budget: the requests a
+        // turn may make stay within the policy's count.
+        let mut left = config.retry.clone();
+        left.max_retries = left.max_retries.saturating_sub(restarts);
+        let attempt = stream_once::<S>(
+            config,
+            &left,
+            url,
+            headers.clone(),
+            body,
+            deltas,
+            &mut shown,
+        )
+        .await;
         let error = match attempt {
             Ok(message) => return Ok(message),
             Err(error) => error,
@@ -86,13 +98,14 @@ impl Failed {
 /// One streamed attempt: `shown` says whether a piece reached the sink.
 async fn stream_once<S: StreamAssembler>(
     config: &Config,
+    policy: &super::RetryPolicy,
     url: &str,
     headers: HeaderMap,
     body: &Value,
     deltas: Option<&DeltaSink>,
     shown: &mut bool,
 ) -> Result<AssistantMessage, Failed> {
-    let response = http::post(config, url, headers, body)
+    let response = http::post_retrying(config, policy, url, headers, body)
         .await
         .map_err(Failed::before_stream)?;
     let mut stream = S::default();

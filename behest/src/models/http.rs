@@ -55,6 +55,18 @@ pub(crate) async fn post(
     headers: HeaderMap,
     body: &Value,
 ) -> Result<Response, ModelError> {
+    post_retrying(config, &config.retry, url, headers, body).await
+}
+
+/// [`post`] with retries out of `policy`: a stream asked for again spends
+/// the same budget its restarts do.
+pub(crate) async fn post_retrying(
+    config: &Config,
+    policy: &super::RetryPolicy,
+    url: &str,
+    headers: HeaderMap,
+    body: &Value,
+) -> Result<Response, ModelError> {
     let mut headers = with_config_headers(headers, config)?;
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     let body = serde_json::to_vec(body)
@@ -63,7 +75,7 @@ pub(crate) async fn post(
         Some(own) => own,
         None => client()?,
     };
-    retrying(&config.retry, || async {
+    retrying(policy, || async {
         // The timeout covers the answer's head only: reqwest's own would
         // also cover the body, and so cut a long stream off.
         let sent = client
