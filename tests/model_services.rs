@@ -663,44 +663,39 @@ async fn an_answer_cut_at_the_token_cap_does_not_complete_the_run() {
     ])
     .await;
     let url = server.url();
-    let reasons = [
-        incomplete(
-            &run_once(
-                Messages::new("claude-sonnet-4-5")
-                    .api_key("k")
-                    .base_url(&url)
-                    .stream(false),
-            )
-            .await,
+    let models: [Box<dyn Model>; 4] = [
+        Box::new(
+            Messages::new("claude-sonnet-4-5")
+                .api_key("k")
+                .base_url(&url)
+                .stream(false),
         ),
-        incomplete(
-            &run_once(
-                Chat::new("gpt-4.1")
-                    .api_key("k")
-                    .base_url(&url)
-                    .stream(false),
-            )
-            .await,
+        Box::new(
+            Chat::new("gpt-4.1")
+                .api_key("k")
+                .base_url(&url)
+                .stream(false),
         ),
-        incomplete(
-            &run_once(
-                Responses::new("gpt-4.1")
-                    .api_key("k")
-                    .base_url(&url)
-                    .stream(false),
-            )
-            .await,
+        Box::new(
+            Responses::new("gpt-4.1")
+                .api_key("k")
+                .base_url(&url)
+                .stream(false),
         ),
-        incomplete(
-            &run_once(
-                Gemini::new("gemini-2.5-flash")
-                    .api_key("k")
-                    .base_url(&url)
-                    .stream(false),
-            )
-            .await,
+        Box::new(
+            Gemini::new("gemini-2.5-flash")
+                .api_key("k")
+                .base_url(&url)
+                .stream(false),
         ),
     ];
+    let mut reasons = Vec::new();
+    for model in models {
+        let outcome = Agent::from_arc(model.into(), weather_runtime())
+            .invoke([Message::user("Tell me everything about Paris.")])
+            .await;
+        reasons.push(incomplete(&outcome));
+    }
     let raw: Vec<&str> = reasons.iter().map(|reason| reason.raw.as_str()).collect();
     assert_eq!(
         raw,

@@ -339,6 +339,26 @@ pub(crate) fn user_message(parts: Vec<ContentPart>) -> Message {
     }
 }
 
+/// A result's content as a format takes it: its text, or, with images, a
+/// list of a text part (`{"type": text_type, "text": ..}`) and the images
+/// as `part` writes them.
+pub(crate) fn result_content(
+    result: &crate::conversation::ToolResultMessage,
+    text_type: &str,
+    part: fn(&ContentPart) -> Value,
+) -> Value {
+    if result.images.is_empty() {
+        return Value::String(result.content.clone());
+    }
+    let text = serde_json::json!({"type": text_type, "text": result.content});
+    let images = result.images.iter().map(|image| {
+        part(&ContentPart::Image {
+            source: image.clone(),
+        })
+    });
+    Value::Array(std::iter::once(text).chain(images).collect())
+}
+
 /// The images of a result's content list, read with a format's part reader.
 pub(crate) fn result_images(
     content: Option<&Value>,

@@ -125,18 +125,7 @@ pub fn result(result: &ToolCallResult) -> Value {
 }
 
 fn tool_result_block(result: &ToolResultMessage) -> Value {
-    // With images, the content is a list of blocks.
-    let content = if result.images.is_empty() {
-        json!(result.content)
-    } else {
-        let text = json!({"type": "text", "text": result.content});
-        let images = result.images.iter().map(|image| {
-            part(&ContentPart::Image {
-                source: image.clone(),
-            })
-        });
-        Value::Array(std::iter::once(text).chain(images).collect())
-    };
+    let content = super::result_content(result, "text", part);
     json!({
         "type": "tool_result",
         "tool_use_id": result.call_id,

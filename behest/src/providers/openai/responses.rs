@@ -353,18 +353,7 @@ fn responses_items(message: &Message) -> Vec<Value> {
         })],
         Message::Assistant(assistant) => assistant_items(assistant),
         Message::ToolResult(result) => {
-            // With images, the output is a list of input parts.
-            let output = if result.images.is_empty() {
-                json!(result.content)
-            } else {
-                let text = json!({"type": "input_text", "text": result.content});
-                let images = result.images.iter().map(|image| {
-                    part(&ContentPart::Image {
-                        source: image.clone(),
-                    })
-                });
-                Value::Array(std::iter::once(text).chain(images).collect())
-            };
+            let output = crate::providers::result_content(result, "input_text", part);
             vec![json!({
                 "type": "function_call_output",
                 "call_id": result.call_id,
