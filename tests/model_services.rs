@@ -1241,3 +1241,31 @@ async fn a_tool_s_image_reaches_the_providers_that_take_one() {
         json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"})
     );
 }
+
+#[tokio::test]
+async fn the_service_s_word_on_retrying_is_taken() {
+    // OpenAI and Anthropic send `x-should-retry`: a 409 they say not to
+    // retry is not, a 400 they say to retry is.
+    let conflict = json!({"error": {"message": "Conflict.", "type": "invalid_request_error"}});
+    let server = Server::start([
+        Reply::error(409, &conflict).header("x-should-retry", "false"),
+        Reply::error(400, &conflict).header("x-should-retry", "true"),
+        Reply::json(&chat_text("ok")),
+    ])
+    .await;
+    let mut policy = RetryPolicy::default();
+    policy.initial_backoff = Duration::from_millis(5);
+    let model = Chat::new("gpt-4.1")
+        .api_key("k")
+        .base_url(server.url())
+        .retry(policy)
+        .stream(false);
+    let error = model
+        .respond(&[Message::user("hi")], &[])
+        .await
+        .unwrap_err();
+    assert_eq!((error.status, error.retryable), (Some(409), false));
+    let answer = model.respond(&[Message::user("hi")], &[]).await.unwrap();
+    assert_eq!(answer.text.as_deref(), Some("ok"));
+    assert_eq!(server.received().len(), 3);
+}

@@ -271,6 +271,15 @@ async fn a_server_that_never_answers_times_out() {
         .stream(false);
     let error: ModelError = model.respond(&user("x"), &[]).await.unwrap_err();
     assert!(error.message.contains("in time"), "{error}");
+    // A whole answer may be under way (and billed): not asked again. A
+    // stream's head comes at once: its timeout may be retried.
+    assert!(!error.retryable);
+    let server = Server::start([Reply::Silent(Duration::from_secs(30))]).await;
+    let streamed = Chat::new("m")
+        .base_url(server.url())
+        .timeout(Duration::from_millis(200))
+        .retry(no_retries());
+    let error: ModelError = streamed.respond(&user("x"), &[]).await.unwrap_err();
     assert!(error.retryable);
 }
 

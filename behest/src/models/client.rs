@@ -314,10 +314,12 @@ impl<F: Format> Client<F> {
     /// How long the API may take to answer: to send the response's
     /// headers, then (again) its whole body, or (for a stream) each
     /// piece after the one before, however long the whole stream lasts.
-    /// Default 120 s.
+    /// Default 120 s for a stream, 600 s for a whole answer (the model
+    /// thinks before its first byte). A whole answer that times out is not
+    /// asked for again: the model may have written it, and been paid.
     #[must_use]
     pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
-        self.config.timeout = timeout;
+        self.config.timeout = Some(timeout);
         self
     }
 

@@ -148,7 +148,9 @@ pub struct Config {
     pub settings: ModelSettings,
     pub tool_choice: ToolChoice,
     pub parallel_tool_calls: Option<bool>,
-    pub timeout: Duration,
+    /// The timeout given (`None`: 120 s for a stream, 600 s for a whole
+    /// answer, as the providers' SDKs wait).
+    pub timeout: Option<Duration>,
     pub retry: RetryPolicy,
     /// The user's own HTTP client, instead of the shared one.
     pub http: Option<reqwest::Client>,
@@ -187,7 +189,7 @@ impl Config {
             settings: ModelSettings::default(),
             tool_choice: ToolChoice::Auto,
             parallel_tool_calls: None,
-            timeout: Duration::from_secs(120),
+            timeout: None,
             retry: RetryPolicy::default(),
             http: None,
             body: Map::new(),
@@ -197,6 +199,17 @@ impl Config {
             encrypted_reasoning: None,
             prompt_caching: false,
         }
+    }
+
+    /// How long the API may take: the timeout given, else 120 s for a
+    /// stream (each pause) and 600 s for a whole answer, which may think
+    /// long before its first byte.
+    pub fn time_limit(&self) -> Duration {
+        self.timeout.unwrap_or(if self.stream {
+            Duration::from_secs(120)
+        } else {
+            Duration::from_secs(600)
+        })
     }
 
     /// The key to send: the one given, or the environment's when the

@@ -83,12 +83,21 @@ pub(crate) async fn post_retrying(
             .headers(headers.clone())
             .body(body.clone())
             .send();
-        match tokio::time::timeout(config.timeout, sent).await {
+        match tokio::time::timeout(config.time_limit(), sent).await {
             Err(_elapsed) => Err((not_in_time(config), None)),
             Ok(Ok(response)) if response.status().is_success() => Ok(response),
             Ok(Ok(response)) => {
                 let header_wait = retry_after(response.headers());
-                let (error, body_wait) = failure(config, response).await;
+                // OpenAI and Anthropic say themselves whether to retry.
+                let should_retry = response
+                    .headers()
+                    .get("x-should-retry")
+                    .and_then(|value| value.to_str().ok())
+                    .and_then(|value| value.parse::<bool>().ok());
+                let (mut error, body_wait) = failure(config, response).await;
+                if let Some(should_retry) = should_retry {
+                    error = error.retryable(should_retry);
+                }
                 Err((error, header_wait.or(body_wait)))
             }
             Ok(Err(error)) => Err((connection_error(&error), None)),
@@ -142,7 +151,7 @@ pub(crate) async fn read_events(
     let fail = |error: ModelError| with_request_id(error, request_id.as_deref());
     // The pause is timed on the bytes, not the events: comment lines a
     // server sends to keep a slow stream open count as signs of life.
-    let chunks = within_pauses(Box::pin(response.bytes_stream()), config.timeout);
+    let chunks = within_pauses(Box::pin(response.bytes_stream()), config.time_limit());
     let events = event_stream(chunks);
     futures::pin_mut!(events);
     loop {
@@ -152,7 +161,7 @@ pub(crate) async fn read_events(
                 return Err(fail(
                     ModelError::new(format!(
                         "the model's stream paused for more than {:?}",
-                        config.timeout
+                        config.time_limit()
                     ))
                     .retryable(true),
                 ))
@@ -326,7 +335,7 @@ fn in_slices<E>(chunk: Result<bytes::Bytes, E>) -> Vec<Result<bytes::Bytes, E>> 
 /// timeout.
 pub(crate) async fn read_json(config: &Config, response: Response) -> Result<Value, ModelError> {
     let request_id = request_id(response.headers());
-    let text = match tokio::time::timeout(config.timeout, response.text()).await {
+    let text = match tokio::time::timeout(config.time_limit(), response.text()).await {
         Err(_elapsed) => Err(not_in_time(config)),
         Ok(read) => read.map_err(|error| connection_error(&error)),
     }
@@ -365,7 +374,7 @@ pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, ModelError> {
 async fn failure(config: &Config, response: Response) -> (ModelError, Option<Duration>) {
     let status = response.status();
     let request_id = request_id(response.headers());
-    let body = tokio::time::timeout(config.timeout, response.text())
+    let body = tokio::time::timeout(config.time_limit(), response.text())
         .await
         .ok()
         .and_then(Result::ok)
@@ -455,14 +464,16 @@ fn quota_spent_for_the_day(error: Option<&Value>) -> bool {
     })
 }
 
-/// The API sent nothing within the timeout: the same request may go
-/// through later.
+/// The API sent nothing within the timeout. A stream's head comes at
+/// once, so the same request may go through later; a whole answer's comes
+/// when the model is done, so it may be under way (and billed): it is not
+/// sent again.
 fn not_in_time(config: &Config) -> ModelError {
     ModelError::new(format!(
         "the model's API did not answer in time ({:?})",
-        config.timeout
+        config.time_limit()
     ))
-    .retryable(true)
+    .retryable(config.stream)
 }
 
 fn connection_error(error: &reqwest::Error) -> ModelError {
