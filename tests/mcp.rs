@@ -1160,3 +1160,42 @@ async fn a_flood_of_progress_is_bounded_and_keeps_its_last_report() {
     // reports were replaced while the queue was full.
     assert!(received < 20_000, "{received} reports: nothing was bounded");
 }
+
+/// Report progress that goes back and forth, then keep reporting from a
+/// task left running after the result.
+#[tool]
+async fn wobble(#[ctx] cx: ToolContext) -> &'static str {
+    for value in [1.0, 1.0, 0.5, 2.0] {
+        cx.report_progress(Progress::new(value, None));
+    }
+    let late = cx.clone();
+    tokio::spawn(async move {
+        for value in 3..8 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            late.report_progress(Progress::new(f64::from(value), None));
+        }
+    });
+    "wobbled"
+}
+
+/// Progress only increases, and none comes after the request's result:
+/// Claude Code and Cursor drop the connection on either.
+#[tokio::test]
+async fn progress_increases_and_stops_with_the_result() {
+    let registry = ToolRegistry::new().with(Wobble).unwrap();
+    let client = connect(McpServer::new(ToolRuntime::new(registry)).unwrap()).await;
+    let done = call(&client, "wobble", json!({})).await;
+    assert_eq!(text_of(&done), "wobbled");
+    // Long enough for the late task to report everything it would.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut seen: Vec<f64> = client
+        .service()
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|report| report.progress)
+        .collect();
+    seen.sort_by(f64::total_cmp);
+    assert_eq!(seen, [1.0, 2.0]);
+}

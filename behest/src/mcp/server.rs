@@ -177,6 +177,11 @@ impl McpServer {
         let result = tokio::select! {
             result = &mut running => result,
             () = context.ct.cancelled() => {
+                // No progress for a request the client cancelled: what the
+                // tool reports in its grace goes nowhere.
+                if let Some(forwarder) = &forwarder {
+                    forwarder.close();
+                }
                 token.cancel();
                 running.await
             }
@@ -208,6 +213,13 @@ struct Relay {
     running: std::sync::Mutex<Option<Running>>,
     /// The newest report while the queue is full.
     overflow: std::sync::Mutex<Option<crate::Progress>>,
+    /// The last progress value taken: the protocol wants each report's
+    /// higher than the one before, so one that is not is dropped.
+    last: std::sync::Mutex<Option<f64>>,
+    /// Set once the call's result or cancellation is on its way: a report
+    /// after that (from a task the tool left running) goes nowhere, as the
+    /// protocol wants.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 struct Running {
@@ -224,6 +236,8 @@ impl ProgressForwarder {
             runtime: tokio::runtime::Handle::current(),
             running: std::sync::Mutex::new(None),
             overflow: std::sync::Mutex::new(None),
+            last: std::sync::Mutex::new(None),
+            closed: std::sync::atomic::AtomicBool::new(false),
         };
         Self {
             relay: Arc::new(relay),
@@ -235,8 +249,17 @@ impl ProgressForwarder {
         ProgressSink::new(move |_, report| relay.report(report))
     }
 
-    /// Sends what is left, before the call's result goes out.
+    /// Takes no more reports.
+    fn close(&self) {
+        self.relay
+            .closed
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Sends what is left, before the call's result goes out; later reports
+    /// go nowhere.
     async fn finish(self) {
+        self.close();
         let running = lock(&self.relay.running).take();
         if let Some(running) = running {
             let _gone = running.done.send(());
@@ -247,7 +270,27 @@ impl ProgressForwarder {
 
 impl Relay {
     fn report(self: &Arc<Self>, report: crate::Progress) {
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        {
+            let mut last = lock(&self.last);
+            if !report.progress.is_finite() {
+                return;
+            }
+            if last.is_some_and(|last| {
+                report.progress.partial_cmp(&last) != Some(std::cmp::Ordering::Greater)
+            }) {
+                return;
+            }
+            *last = Some(report.progress);
+        }
         let mut running = lock(&self.running);
+        // Checked again under the lock `finish` takes: no relay starts
+        // after it.
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
         let running = running.get_or_insert_with(|| self.start());
         // While a report waits beside the queue, newer ones replace it:
         // order holds, and the last one is never lost.
