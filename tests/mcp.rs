@@ -1199,3 +1199,80 @@ async fn progress_increases_and_stops_with_the_result() {
     seen.sort_by(f64::total_cmp);
     assert_eq!(seen, [1.0, 2.0]);
 }
+
+/// Names MCP allows and the providers refuse do not fail an import: they
+/// are made to fit, or the tool is skipped with a warning; a rename and a
+/// filter choose the rest.
+#[tokio::test]
+async fn names_mcp_allows_are_mapped_and_one_bad_name_keeps_no_tool_out() {
+    use behest::mcp::rmcp::model::{
+        CallToolRequestParams, CallToolResponse, ContentBlock, ListToolsResult,
+        PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    };
+    use behest::mcp::rmcp::service::RequestContext;
+    use behest::mcp::rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+
+    /// An rmcp server whose tool names MCP allows and the providers do not.
+    #[derive(Clone)]
+    struct Dotted;
+
+    impl ServerHandler for Dotted {
+        fn get_info(&self) -> ServerConfig {
+            ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        }
+
+        async fn list_tools(
+            &self,
+            _request: Option<PaginatedRequestParams>,
+            _context: RequestContext<RoleServer>,
+        ) -> Result<ListToolsResult, ErrorData> {
+            let schema = Arc::new(
+                json!({"type": "object", "properties": {}})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            );
+            let tool = |name: String| Tool::new(name, "A tool.", schema.clone());
+            Ok(ListToolsResult::with_all_items(vec![
+                tool("docs.read".into()),
+                tool("x".repeat(70)),
+                tool("admin_reset".into()),
+                tool("search".into()),
+            ]))
+        }
+
+        async fn call_tool(
+            &self,
+            request: CallToolRequestParams,
+            _context: RequestContext<RoleServer>,
+        ) -> Result<CallToolResponse, ErrorData> {
+            Ok(
+                CallToolResult::success(vec![ContentBlock::text(format!("ran {}", request.name))])
+                    .into(),
+            )
+        }
+    }
+
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move { Dotted.serve(server_end).await.unwrap().waiting().await });
+    let client = McpClient::connect(client_end).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    let names = client
+        .import_into(&mut registry, &ImportOptions::default())
+        .await
+        .unwrap();
+    // The 70-character name cannot be made to fit: skipped, the rest kept.
+    assert_eq!(names, ["docs_read", "admin_reset", "search"]);
+    let runtime = ToolRuntime::new(registry);
+    let read = runtime
+        .call(ToolCall::new("c1", "docs_read", json!({})))
+        .await;
+    assert_eq!(read.outcome.unwrap().to_text(), "ran docs.read");
+
+    let options = ImportOptions::prefixed("docs_")
+        .filter(|spec| !spec.name.starts_with("admin"))
+        .rename(|name| (name.len() <= 20).then(|| name.replace('.', "-")));
+    let mut registry = ToolRegistry::new();
+    let names = client.import_into(&mut registry, &options).await.unwrap();
+    assert_eq!(names, ["docs_docs-read", "docs_search"]);
+}

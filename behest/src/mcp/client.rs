@@ -34,13 +34,49 @@ pub enum McpClientError {
     Tools(String),
 }
 
-/// How a server's tools are imported.
-#[derive(Debug, Clone, Default)]
+/// How a server's tools are imported: which ones, and under what names.
+///
+/// MCP allows names the model providers refuse (`docs.read`, a name over
+/// 64 characters). By default a name is made to fit, each character
+/// outside `[a-zA-Z0-9_-]` becoming `_`; a tool whose name still does not
+/// fit the registry's rule is skipped with a warning, and the others are
+/// imported.
+///
+/// ```
+/// use behest::mcp::ImportOptions;
+///
+/// let options = ImportOptions::prefixed("docs_")
+///     .filter(|spec| !spec.name.starts_with("admin"))
+///     .rename(|name| Some(name.replace('.', "_")));
+/// ```
+#[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct ImportOptions {
     /// Put before every tool's name (`"github_"` makes `search` into
     /// `github_search`), so two servers' tools do not clash.
     pub prefix: Option<String>,
+    /// Maps a remote name to the local one (before the prefix); `None`
+    /// skips the tool. Unset: characters outside `[a-zA-Z0-9_-]` become
+    /// `_`.
+    pub rename: Option<RenameFn>,
+    /// Which tools to import, by their spec as the server declares it.
+    pub filter: Option<FilterFn>,
+}
+
+/// Maps a remote tool's name to a local one; `None` skips the tool.
+pub type RenameFn = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// Whether to import a tool, by its spec as the server declares it.
+pub type FilterFn = Arc<dyn Fn(&ToolSpec) -> bool + Send + Sync>;
+
+impl std::fmt::Debug for ImportOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImportOptions")
+            .field("prefix", &self.prefix)
+            .field("rename", &self.rename.is_some())
+            .field("filter", &self.filter.is_some())
+            .finish()
+    }
 }
 
 impl ImportOptions {
@@ -48,7 +84,47 @@ impl ImportOptions {
     pub fn prefixed(prefix: impl Into<String>) -> Self {
         Self {
             prefix: Some(prefix.into()),
+            ..Self::default()
         }
+    }
+
+    /// With names mapped by `rename` (before the prefix); a tool it maps
+    /// to `None` is skipped.
+    #[must_use]
+    pub fn rename(
+        mut self,
+        rename: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.rename = Some(Arc::new(rename));
+        self
+    }
+
+    /// Importing only the tools `keep` accepts.
+    #[must_use]
+    pub fn filter(mut self, keep: impl Fn(&ToolSpec) -> bool + Send + Sync + 'static) -> Self {
+        self.filter = Some(Arc::new(keep));
+        self
+    }
+
+    /// The local name of remote tool `name`, or why it has none.
+    fn local_name(&self, name: &str) -> Result<String, String> {
+        let mapped = match &self.rename {
+            Some(rename) => rename(name).ok_or_else(|| "the rename skipped it".to_owned())?,
+            None => name
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect(),
+        };
+        let local = format!("{}{mapped}", self.prefix.as_deref().unwrap_or_default());
+        crate::registry::check_name(&local)
+            .map(|()| local)
+            .map_err(|error| error.to_string())
     }
 }
 
@@ -325,17 +401,38 @@ impl McpClient {
             .list_all_tools()
             .await
             .map_err(|error| McpClientError::Connection(error.to_string()))?;
-        tools
-            .into_iter()
-            .map(|tool| {
-                let value = serde_json::to_value(&tool)
-                    .map_err(|error| McpClientError::Tools(error.to_string()))?;
-                let mut spec = providers::mcp::parse_tool(&value)
-                    .map_err(|error| McpClientError::Tools(error.to_string()))?;
-                let remote_name = spec.name.clone();
-                if let Some(prefix) = &options.prefix {
-                    spec.name = format!("{prefix}{}", spec.name);
+        let mut imported = Vec::new();
+        for tool in tools {
+            let read = serde_json::to_value(&tool)
+                .map_err(|error| error.to_string())
+                .and_then(|value| {
+                    providers::mcp::parse_tool(&value).map_err(|error| error.to_string())
+                });
+            let mut spec = match read {
+                Ok(spec) => spec,
+                Err(why) => {
+                    tracing::warn!(tool = %tool.name, %why, "an MCP tool is not imported: its declaration cannot be read");
+                    continue;
                 }
+            };
+            let remote_name = spec.name.clone();
+            if options.filter.as_ref().is_some_and(|keep| !keep(&spec)) {
+                continue;
+            }
+            // One name that cannot be mapped skips its tool, not the
+            // others.
+            match options.local_name(&remote_name) {
+                Ok(local) => spec.name = local,
+                Err(why) => {
+                    tracing::warn!(tool = %remote_name, %why, "an MCP tool is not imported: its name cannot be used");
+                    continue;
+                }
+            }
+            imported.push((spec, remote_name));
+        }
+        imported
+            .into_iter()
+            .map(|(mut spec, remote_name)| {
                 // Never trust either side: results are checked against the
                 // output schema the server declares. One behest cannot
                 // compile is not listed again, nor checked.
@@ -366,28 +463,26 @@ impl McpClient {
             .collect()
     }
 
-    /// Registers every tool of the server in `registry`; returns their
-    /// names. A tool the registry refuses (a name taken, a schema it cannot
-    /// compile) fails the import and names the tool.
+    /// Registers the server's tools in `registry`; returns their names. A
+    /// tool the registry refuses (a name taken, a schema it cannot
+    /// compile) is skipped with a warning: one tool never keeps the others
+    /// out.
     pub async fn import_into(
         &self,
         registry: &mut ToolRegistry,
         options: &ImportOptions,
     ) -> Result<Vec<String>, McpClientError> {
-        // All or nothing: into a copy first, so a tool refused half-way
-        // leaves `registry` as it was.
-        let mut grown = registry.clone();
         let mut names = Vec::new();
         for tool in self.tools(options).await? {
             let name = tool.spec.name.clone();
-            grown
-                .register_tool(Arc::new(tool))
-                .map_err(|error: RegistryError| {
-                    McpClientError::Tools(format!("`{name}` cannot be registered: {error}"))
-                })?;
-            names.push(name);
+            match registry.register_tool(Arc::new(tool)) {
+                Ok(_) => names.push(name),
+                Err(error) => {
+                    let error: RegistryError = error;
+                    tracing::warn!(tool = %name, %error, "an MCP tool is not imported: the registry refuses it");
+                }
+            }
         }
-        *registry = grown;
         Ok(names)
     }
 }

@@ -15,7 +15,7 @@ pub mod client;
 pub mod http;
 mod server;
 
-pub use client::{import, ImportOptions, McpClient, McpClientError, McpTool};
+pub use client::{import, FilterFn, ImportOptions, McpClient, McpClientError, McpTool, RenameFn};
 pub use server::{serve_stdio, McpServeError, McpServer};
 
 /// rmcp, at the version behest builds on: its transports, client and
