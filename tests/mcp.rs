@@ -1276,3 +1276,71 @@ async fn names_mcp_allows_are_mapped_and_one_bad_name_keeps_no_tool_out() {
     let names = client.import_into(&mut registry, &options).await.unwrap();
     assert_eq!(names, ["docs_docs-read", "docs_search"]);
 }
+
+/// A session answers only the credential that opened it: with two tokens
+/// admitted, the holder of one cannot list tools in, call in, or end the
+/// other's session; it is told the session does not exist.
+#[tokio::test]
+async fn a_session_is_bound_to_the_credential_that_opened_it() {
+    use behest::mcp::http::HttpOptions;
+
+    let options =
+        HttpOptions::default().bearer_check(|token| ["team-a", "team-b"].contains(&token));
+    let addr = serve_http(&options).await;
+    let url = format!("http://{addr}/mcp");
+    let client = http_client();
+    let post = |token: &'static str, session: Option<String>, body: Value| {
+        let mut request = client
+            .post(&url)
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let opened = post("team-a", None, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "a", "version": "0"}}}))
+    .await
+    .unwrap();
+    assert_eq!(opened.status(), 200);
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let _ = opened.text().await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let acked = post("team-a", Some(session.clone()), initialized)
+        .await
+        .unwrap();
+    assert!(acked.status().is_success(), "{}", acked.status());
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}});
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}});
+    // The other team's token: the session does not exist for it.
+    for body in [list.clone(), call.clone()] {
+        let stolen = post("team-b", Some(session.clone()), body).await.unwrap();
+        assert_eq!(stolen.status(), 404);
+    }
+    let ended = client
+        .delete(&url)
+        .bearer_auth("team-b")
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ended.status(), 404);
+    // The owner's session is untouched.
+    let listed = post("team-a", Some(session.clone()), list).await.unwrap();
+    assert_eq!(listed.status(), 200);
+    assert!(listed.text().await.unwrap().contains("\"add\""));
+    let ended = client
+        .delete(&url)
+        .bearer_auth("team-a")
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert!(ended.status().is_success(), "{}", ended.status());
+}

@@ -163,9 +163,11 @@ fn router_until(
         return router;
     }
     let options = Arc::new(options.clone());
+    let sessions = Arc::new(SessionOwners::default());
     router.layer(axum::middleware::from_fn(
         move |request: axum::extract::Request, next: axum::middleware::Next| {
             let options = options.clone();
+            let sessions = sessions.clone();
             async move {
                 let presented = request
                     .headers()
@@ -173,9 +175,30 @@ fn router_until(
                     .and_then(|value| value.to_str().ok())
                     .and_then(|value| value.split_once(' '))
                     .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-                    .map(|(_, presented)| presented.trim());
-                if options.admits(presented) {
-                    next.run(request).await
+                    .map(|(_, presented)| presented.trim().to_owned());
+                if options.admits(presented.as_deref()) {
+                    let presented = presented.unwrap_or_default();
+                    let session = session_id(request.headers());
+                    // A session answers only the credential that opened
+                    // it: another is told it does not exist, and changes
+                    // nothing (the spec's security notes).
+                    if let Some(session) = &session {
+                        if !sessions.belongs(session, &presented) {
+                            return axum::response::IntoResponse::into_response(
+                                axum::http::StatusCode::NOT_FOUND,
+                            );
+                        }
+                    }
+                    let deleting = request.method() == axum::http::Method::DELETE;
+                    let response = next.run(request).await;
+                    match (session_id(response.headers()), &session) {
+                        (Some(opened), None) => sessions.open(opened, &presented),
+                        (_, Some(ended)) if deleting && response.status().is_success() => {
+                            sessions.end(ended);
+                        }
+                        _ => {}
+                    }
+                    response
                 } else {
                     let mut refused = axum::response::IntoResponse::into_response(
                         axum::http::StatusCode::UNAUTHORIZED,
@@ -189,6 +212,49 @@ fn router_until(
             }
         },
     ))
+}
+
+/// The `Mcp-Session-Id` of a request or response.
+fn session_id(headers: &axum::http::HeaderMap) -> Option<String> {
+    headers
+        .get("mcp-session-id")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// Which credential opened each session, so that no other can use it.
+/// Kept as digests: the map holds no token.
+#[derive(Default)]
+struct SessionOwners {
+    owners: std::sync::Mutex<std::collections::HashMap<String, u64>>,
+}
+
+impl SessionOwners {
+    fn digest(token: &str) -> u64 {
+        use std::hash::{BuildHasher, Hasher};
+        // A fixed-key hash of the process: equal tokens, equal digests.
+        static KEYS: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+            std::sync::OnceLock::new();
+        let mut hasher = KEYS.get_or_init(Default::default).build_hasher();
+        hasher.write(token.as_bytes());
+        hasher.finish()
+    }
+
+    fn open(&self, session: String, token: &str) {
+        crate::sync::lock(&self.owners).insert(session, Self::digest(token));
+    }
+
+    /// Whether `session` may be used with `token`: it was opened with it,
+    /// or it is not one this server opened (rmcp answers for those).
+    fn belongs(&self, session: &str, token: &str) -> bool {
+        crate::sync::lock(&self.owners)
+            .get(session)
+            .is_none_or(|owner| *owner == Self::digest(token))
+    }
+
+    fn end(&self, session: &str) {
+        crate::sync::lock(&self.owners).remove(session);
+    }
 }
 
 /// Whether `presented` is `expected`, in time that does not depend on
