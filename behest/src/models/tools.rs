@@ -61,6 +61,8 @@ impl ExportCache {
 /// The schema a typed run's answer must match, in `provider`'s dialect (the
 /// same passes as a tool's parameters), and whether it could be made strict
 /// (OpenAI); a schema that cannot is sent non-strict rather than refused.
+/// Only the formats that answer in a schema's shape ask for one.
+#[cfg(any(feature = "openai", feature = "gemini"))]
 pub(crate) fn answer_schema(
     spec: &ToolSpec,
     provider: WireFormat,
