@@ -115,6 +115,13 @@ async fn connect(server: McpServer) -> RunningService<RoleClient, Recording> {
     Recording::default().serve(client_end).await.unwrap()
 }
 
+/// behest's client of an rmcp server of the test's own, in process.
+async fn client_of(server: impl behest::mcp::rmcp::ServerHandler) -> McpClient {
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move { server.serve(server_end).await.unwrap().waiting().await });
+    McpClient::connect(client_end).await.unwrap()
+}
+
 /// Waits up to a second for `done`: notifications travel beside results,
 /// and may trail them a moment.
 async fn eventually(done: impl Fn() -> bool) {
@@ -752,9 +759,7 @@ async fn a_changed_tool_list_is_noticed_and_imported_again() {
     }
 
     let server = Growing(Arc::new(Mutex::new(vec![declared("grow".into())])));
-    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move { server.serve(server_end).await.unwrap().waiting().await });
-    let client = McpClient::connect(client_end).await.unwrap();
+    let client = client_of(server).await;
     let mut registry = ToolRegistry::new();
     let names = client
         .import_into(&mut registry, &ImportOptions::default())
@@ -1098,9 +1103,7 @@ async fn remote_results_are_checked_and_every_content_block_is_read() {
         }
     }
 
-    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move { Careless.serve(server_end).await.unwrap().waiting().await });
-    let client = McpClient::connect(client_end).await.unwrap();
+    let client = client_of(Careless).await;
     let mut registry = ToolRegistry::new();
     client
         .import_into(&mut registry, &ImportOptions::default())
@@ -1210,7 +1213,7 @@ async fn names_mcp_allows_are_mapped_and_one_bad_name_keeps_no_tool_out() {
         PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
     };
     use behest::mcp::rmcp::service::RequestContext;
-    use behest::mcp::rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+    use behest::mcp::rmcp::{ErrorData, RoleServer, ServerHandler};
 
     /// An rmcp server whose tool names MCP allows and the providers do not.
     #[derive(Clone)]
@@ -1253,9 +1256,7 @@ async fn names_mcp_allows_are_mapped_and_one_bad_name_keeps_no_tool_out() {
         }
     }
 
-    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move { Dotted.serve(server_end).await.unwrap().waiting().await });
-    let client = McpClient::connect(client_end).await.unwrap();
+    let client = client_of(Dotted).await;
     let mut registry = ToolRegistry::new();
     let names = client
         .import_into(&mut registry, &ImportOptions::default())
