@@ -592,12 +592,12 @@ impl McpTool {
     /// kind of block said, none dropped) and its structured content,
     /// checked against the declared output schema.
     fn output_of(&self, result: rmcp::model::CallToolResult) -> ToolResult<ToolOutput> {
-        let text: Vec<String> = result
+        let blocks: Vec<Value> = result
             .content
             .iter()
             .filter_map(|block| serde_json::to_value(block).ok())
-            .filter_map(|block| content_text(&block))
             .collect();
+        let text: Vec<String> = blocks.iter().filter_map(content_text).collect();
         let text = text.join("\n");
         if result.is_error == Some(true) {
             let message = match (&result.structured_content, text.is_empty()) {
@@ -627,10 +627,8 @@ impl McpTool {
             }
         }
         // Images go on as images too, for providers that show them.
-        let images: Vec<MediaSource> = result
-            .content
+        let images: Vec<MediaSource> = blocks
             .iter()
-            .filter_map(|block| serde_json::to_value(block).ok())
             .filter(|block| block["type"] == "image")
             .filter_map(|block| {
                 Some(MediaSource::base64(

@@ -238,47 +238,41 @@ impl<F: Format> Client<F> {
 
     /// The sampling temperature.
     #[must_use]
-    pub fn temperature(mut self, temperature: f64) -> Self {
-        self.config.settings.temperature = Some(temperature);
-        self
+    pub fn temperature(self, temperature: f64) -> Self {
+        self.with_settings(|settings| settings.temperature(temperature))
     }
 
     /// Nucleus sampling: the probability mass the next token is drawn from.
     #[must_use]
-    pub fn top_p(mut self, top_p: f64) -> Self {
-        self.config.settings.top_p = Some(top_p);
-        self
+    pub fn top_p(self, top_p: f64) -> Self {
+        self.with_settings(|settings| settings.top_p(top_p))
     }
 
     /// Texts that end the turn when the model writes them (`stop`,
     /// `stop_sequences`, `stopSequences`). Responses has none.
     #[must_use]
-    pub fn stop<S: Into<String>>(mut self, stop: impl IntoIterator<Item = S>) -> Self {
-        self.config.settings.stop = stop.into_iter().map(Into::into).collect();
-        self
+    pub fn stop<S: Into<String>>(self, stop: impl IntoIterator<Item = S>) -> Self {
+        self.with_settings(|settings| settings.stop(stop))
     }
 
     /// A seed, where the provider takes one (Chat, Gemini).
     #[must_use]
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.config.settings.seed = Some(seed);
-        self
+    pub fn seed(self, seed: u64) -> Self {
+        self.with_settings(|settings| settings.seed(seed))
     }
 
     /// How hard a reasoning model thinks (OpenAI's `reasoning_effort`,
     /// Responses' `reasoning.effort`).
     #[must_use]
-    pub fn reasoning_effort(mut self, effort: crate::ReasoningEffort) -> Self {
-        self.config.settings.reasoning_effort = Some(effort);
-        self
+    pub fn reasoning_effort(self, effort: crate::ReasoningEffort) -> Self {
+        self.with_settings(|settings| settings.reasoning_effort(effort))
     }
 
     /// How many tokens the model may think with: Anthropic's extended
     /// thinking (`thinking.budget_tokens`), Gemini's `thinkingBudget`.
     #[must_use]
-    pub fn thinking_budget(mut self, tokens: u32) -> Self {
-        self.config.settings.thinking_budget = Some(tokens);
-        self
+    pub fn thinking_budget(self, tokens: u32) -> Self {
+        self.with_settings(|settings| settings.thinking_budget(tokens))
     }
 
     /// Every sampling and reasoning setting at once; a run's
@@ -290,11 +284,16 @@ impl<F: Format> Client<F> {
         self
     }
 
+    /// The client with its settings changed by `change`.
+    fn with_settings(mut self, change: impl FnOnce(ModelSettings) -> ModelSettings) -> Self {
+        self.config.settings = change(std::mem::take(&mut self.config.settings));
+        self
+    }
+
     /// The most tokens the model may write in one turn.
     #[must_use]
-    pub fn max_tokens(mut self, tokens: u32) -> Self {
-        self.config.settings.max_tokens = Some(tokens);
-        self
+    pub fn max_tokens(self, tokens: u32) -> Self {
+        self.with_settings(|settings| settings.max_tokens(tokens))
     }
 
     /// Which tools the model may or must call.

@@ -70,14 +70,15 @@ fn response_stop(response: &Value) -> Option<StopReason> {
     Some(stop_reason(status, incomplete))
 }
 
-/// The text of a message item's `refusal` parts.
-fn refusal_text(item: &Value) -> String {
+/// The text of a message item's content parts of type `kind`, under their
+/// `field`: `output_text` parts' `text`, `refusal` parts' `refusal`.
+fn part_text(item: &Value, kind: &str, field: &str) -> String {
     item.get("content")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter(|part| part.get("type").and_then(Value::as_str) == Some("refusal"))
-        .filter_map(|part| part.get("refusal").and_then(Value::as_str))
+        .filter(|part| part.get("type").and_then(Value::as_str) == Some(kind))
+        .filter_map(|part| part.get(field).and_then(Value::as_str))
         .collect()
 }
 
@@ -92,8 +93,8 @@ fn parse_response_message(response: &Value) -> Result<AssistantMessage, ParseErr
         match item.get("type").and_then(Value::as_str) {
             Some("function_call") => push_function_call(&mut message, item)?,
             Some("message") => {
-                text.push_str(&output_text(item));
-                let refusal = refusal_text(item);
+                text.push_str(&part_text(item, "output_text", "text"));
+                let refusal = part_text(item, "refusal", "refusal");
                 if !refusal.is_empty() {
                     // A refusal is the turn's text, and why it ended.
                     text.push_str(&refusal);
@@ -135,16 +136,6 @@ fn function_call(item: &Value) -> Result<ToolCall, ParseError> {
                 .to_owned(),
         ),
     ))
-}
-
-fn output_text(item: &Value) -> String {
-    item.get("content")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text"))
-        .filter_map(|part| part.get("text").and_then(Value::as_str))
-        .collect()
 }
 
 /// Assembles a streamed Responses message from its events, per
