@@ -88,9 +88,7 @@ impl Run<'_> {
                 match stop.kind {
                     StopKind::Completed => {}
                     StopKind::Paused => {
-                        rounds += 1;
-                        let max_steps = self.agent.options.max_steps;
-                        if rounds > max_steps {
+                        if let Some(max_steps) = self.past_the_limit(&mut rounds) {
                             return failed(RunError::MaxStepsExceeded { max_steps }, transcript);
                         }
                         continue;
@@ -136,9 +134,7 @@ impl Run<'_> {
                         transcript.push(result_message(&result));
                         reminders -= 1;
                         if calls.is_empty() {
-                            rounds += 1;
-                            if rounds > self.agent.options.max_steps {
-                                let max_steps = self.agent.options.max_steps;
+                            if let Some(max_steps) = self.past_the_limit(&mut rounds) {
                                 return failed(
                                     RunError::MaxStepsExceeded { max_steps },
                                     transcript,
@@ -153,9 +149,7 @@ impl Run<'_> {
                 let text = reply.text.unwrap_or_default();
                 return RunOutcome::Completed { text, transcript };
             }
-            rounds += 1;
-            let max_steps = self.agent.options.max_steps;
-            if rounds > max_steps {
+            if let Some(max_steps) = self.past_the_limit(&mut rounds) {
                 // Every call in a transcript gets its result, or providers
                 // refuse the transcript.
                 let results = calls.into_iter().map(|call| {
@@ -293,9 +287,14 @@ impl Run<'_> {
         result
     }
 
-    /// Whether anybody can answer: a handler, or a stream of
-    /// [`events`](super::RuntimeInvocation::events) whose reader answers
-    /// through [`control`](super::RuntimeInvocation::control).
+    /// Counts one more round of the model's; past the run's limit, the
+    /// limit.
+    fn past_the_limit(&self, rounds: &mut usize) -> Option<usize> {
+        *rounds += 1;
+        let max_steps = self.agent.options.max_steps;
+        (*rounds > max_steps).then_some(max_steps)
+    }
+
     /// Whether someone can answer an external call or an approval: a
     /// handler, or a [`control`](super::RuntimeInvocation::control) handle
     /// held outside the handlers. A stream of events alone only observes.
@@ -303,6 +302,8 @@ impl Run<'_> {
         self.handlers > 0 || self.control.held_outside()
     }
 
+    /// Whether anybody sees the run's events: a handler, or a stream of
+    /// [`events`](super::RuntimeInvocation::events).
     fn observed(&self) -> bool {
         self.emitter.has_sinks()
     }
