@@ -216,14 +216,18 @@ impl Config {
     /// client talks to the provider's own API or to the base URL the
     /// environment named.
     pub fn key(&self) -> Option<&ApiKey> {
-        let env_named = self
-            .env_base_url
-            .as_deref()
-            .is_some_and(|url| same_origin(url, &self.base_url));
         self.api_key.as_ref().or(self
             .env_key
             .as_ref()
-            .filter(|_| self.is_own_api() || env_named))
+            .filter(|_| self.is_own_api() || self.is_env_named()))
+    }
+
+    /// Whether the base URL is on the origin the environment named
+    /// (`OPENAI_BASE_URL`, …).
+    pub fn is_env_named(&self) -> bool {
+        self.env_base_url
+            .as_deref()
+            .is_some_and(|url| same_origin(url, &self.base_url))
     }
 
     /// Whether the base URL is on the provider's own API (its scheme, host

@@ -95,9 +95,7 @@ impl Format for ChatApi {
         // OpenAI's own API reads `max_completion_tokens` (its reasoning
         // models refuse `max_tokens`); compatible servers (Ollama, vLLM,
         // llama.cpp) read `max_tokens` and ignore the other.
-        let openai = config.is_own_api()
-            || config.env_base_url.as_deref() == Some(config.base_url.as_str())
-            || reasons(&config.model);
+        let openai = config.is_own_api() || config.is_env_named() || reasons(&config.model);
         let max_tokens_field = if openai {
             "max_completion_tokens"
         } else {
