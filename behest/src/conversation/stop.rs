@@ -53,6 +53,14 @@ impl StopReason {
     }
 }
 
+impl StopReason {
+    /// OpenAI's refusal (`message.refusal`, a `refusal` part): no
+    /// `finish_reason` says it, the refusal itself does.
+    pub(crate) fn openai_refusal() -> Self {
+        Self::new(StopKind::Refused, "refusal")
+    }
+}
+
 impl StopKind {
     /// Whether a turn that ended so is whole.
     pub fn is_complete(self) -> bool {

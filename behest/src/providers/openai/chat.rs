@@ -87,7 +87,7 @@ pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> 
         // A refusal is the turn's text, and why it ended.
         Some(refusal) => {
             message.text.get_or_insert_with(|| refusal.to_owned());
-            Some(StopReason::new(StopKind::Refused, "refusal"))
+            Some(StopReason::openai_refusal())
         }
         None => response
             .pointer("/choices/0/finish_reason")
@@ -283,7 +283,7 @@ impl StreamAssembler for Stream {
         };
         if !self.refusal.is_empty() {
             message.text.get_or_insert(self.refusal);
-            message.stop = Some(StopReason::new(StopKind::Refused, "refusal"));
+            message.stop = Some(StopReason::openai_refusal());
         }
         for call in self.calls.into_values() {
             call.finish_into(&mut message, WireFormat::OpenAiChat);

@@ -98,7 +98,7 @@ fn parse_response_message(response: &Value) -> Result<AssistantMessage, ParseErr
                 if !refusal.is_empty() {
                     // A refusal is the turn's text, and why it ended.
                     text.push_str(&refusal);
-                    message.stop = Some(StopReason::new(StopKind::Refused, "refusal"));
+                    message.stop = Some(StopReason::openai_refusal());
                 }
             }
             Some("reasoning") => {
@@ -272,7 +272,7 @@ impl StreamAssembler for Stream {
         if !self.refusal.is_empty() {
             let text = message.text.get_or_insert_with(String::new);
             text.push_str(&self.refusal);
-            message.stop = Some(StopReason::new(StopKind::Refused, "refusal"));
+            message.stop = Some(StopReason::openai_refusal());
         }
         let mut reasoning = self.reasoning.into_iter().peekable();
         for (index, call) in self.calls {
