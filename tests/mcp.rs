@@ -519,20 +519,40 @@ fn python_file(name: &str) -> std::path::PathBuf {
         .join(name)
 }
 
-/// Runs the SDK's client script against `target` and reads what it saw.
-async fn python_client(mode: &str, target: &str) -> Value {
+/// Runs the SDK's client script with `args` (a mode, a target, more) and
+/// reads what it saw.
+async fn python_client(args: &[&str]) -> Value {
     let output = tokio::process::Command::new(python())
         .arg(python_file("client.py"))
-        .args([mode, target])
+        .args(args)
         .output()
         .await
         .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
-        "the Python client failed: {}",
-        String::from_utf8_lossy(&output.stderr)
+        "the Python client failed: {stderr}"
     );
+    // The SDK ends its session with DELETE on exit and warns unless the
+    // answer is 200 or 204.
+    assert!(!stderr.contains("termination failed"), "{stderr}");
     serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// The test server over HTTP on a free port, with `args` after its
+/// address; its address.
+async fn python_test_server(args: &[&str]) -> (tokio::process::Child, String) {
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_behest-mcp-test-server"))
+        .args(["--http", "127.0.0.1:0"])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = server.stdout.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+    let addr = lines.next_line().await.unwrap().unwrap();
+    (server, format!("http://{addr}/mcp"))
 }
 
 /// What the SDK's client must have seen of the test server.
@@ -568,7 +588,7 @@ fn assert_python_saw_the_server(seen: &Value) {
 )]
 async fn the_official_python_client_uses_the_stdio_server() {
     let server = env!("CARGO_BIN_EXE_behest-mcp-test-server");
-    let seen = python_client("stdio", server).await;
+    let seen = python_client(&["stdio", server]).await;
     assert_python_saw_the_server(&seen);
 }
 
@@ -578,17 +598,24 @@ async fn the_official_python_client_uses_the_stdio_server() {
     ignore = "skipped: BEHEST_PYTHON does not name a Python with the mcp package (.ci/run installs it)"
 )]
 async fn the_official_python_client_uses_the_http_server() {
-    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_behest-mcp-test-server"))
-        .args(["--http", "127.0.0.1:0"])
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stdout = server.stdout.take().unwrap();
-    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
-    let addr = lines.next_line().await.unwrap().unwrap();
-    let seen = python_client("http", &format!("http://{addr}/mcp")).await;
+    let (_server, url) = python_test_server(&[]).await;
+    let seen = python_client(&["http", &url]).await;
     assert_python_saw_the_server(&seen);
+}
+
+/// The SDK's client idles longer than the idle timeout (1 s standing in
+/// for 30 minutes, as rmcp's 5 did) holding its notification stream open,
+/// as it always does: a connected client is not idle, and its next call
+/// is answered in the same session.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_python_mcp),
+    ignore = "skipped: BEHEST_PYTHON does not name a Python with the mcp package (.ci/run installs it)"
+)]
+async fn the_official_python_client_idles_past_the_idle_timeout_and_keeps_its_session() {
+    let (_server, url) = python_test_server(&["--idle-ms", "1000"]).await;
+    let seen = python_client(&["idle", &url, "2.5"]).await;
+    assert_eq!(seen, json!({"before": "3", "after": "7"}));
 }
 
 #[tokio::test]

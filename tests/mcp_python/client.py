@@ -1,7 +1,8 @@
 """The official MCP Python SDK's client against a behest server.
 
-Usage: client.py stdio COMMAND | client.py http URL
-Prints one JSON object with what it saw; the Rust test checks it.
+Usage: client.py stdio COMMAND | client.py http URL | client.py idle URL SECONDS
+Prints one JSON object with what it saw; the Rust test checks it. `idle`
+calls, idles SECONDS, and calls again in the same session.
 """
 
 import asyncio
@@ -50,9 +51,21 @@ async def exercise(session):
     return seen
 
 
+async def idle(session, seconds):
+    await session.initialize()
+    before = await session.call_tool("add", {"a": 1, "b": 2})
+    await asyncio.sleep(seconds)
+    after = await session.call_tool("add", {"a": 3, "b": 4})
+    return {"before": before.content[0].text, "after": after.content[0].text}
+
+
 async def main():
     mode, target = sys.argv[1], sys.argv[2]
-    if mode == "stdio":
+    if mode == "idle":
+        async with streamablehttp_client(target) as (read, write, _):
+            async with ClientSession(read, write) as session:
+                seen = await idle(session, float(sys.argv[3]))
+    elif mode == "stdio":
         params = StdioServerParameters(command=target, args=[])
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:

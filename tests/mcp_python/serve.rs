@@ -1,6 +1,6 @@
 //! The MCP server the official Python SDK's client talks to in
 //! `tests/mcp.rs`: a behest runtime over stdio, or over streamable HTTP
-//! with `--http ADDR` (it prints the address it listens on).
+//! with `--http ADDR [--idle-ms N]` (it prints the address it listens on).
 
 use std::time::Duration;
 
@@ -52,9 +52,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     match (args.next().as_deref(), args.next()) {
         (Some("--http"), Some(addr)) => {
+            let mut options = HttpOptions::default();
+            // `--idle-ms N`: a shortened idle timeout, for the idle test.
+            if let (Some("--idle-ms"), Some(ms)) = (args.next().as_deref(), args.next()) {
+                options.idle_timeout = Some(Duration::from_millis(ms.parse()?));
+            }
             let listener = tokio::net::TcpListener::bind(addr).await?;
             println!("{}", listener.local_addr()?);
-            let app = router(server, "/mcp", &HttpOptions::default());
+            let app = router(server, "/mcp", &options);
             axum::serve(listener, app).await?;
         }
         _ => server.serve_stdio().await?,

@@ -3,11 +3,15 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use super::sessions::SessionLimits;
+pub use super::sessions::{McpSessions, McpSessionsError, SessionTransport};
 use super::{McpServeError, McpServer};
 use crate::runtime::ToolRuntime;
 
@@ -40,7 +44,9 @@ pub struct HttpOptions {
     /// cancelled (its tool sees its token, then is dropped after the
     /// grace period) and its permit freed. With sessions, MCP says a
     /// disconnect is not a cancellation (the client may come back for the
-    /// answer); a client cancels with `notifications/cancelled`.
+    /// answer); a client cancels with `notifications/cancelled`. Stateless,
+    /// that notification has no session to find the call by and is
+    /// ignored: closing the request's connection is the way to cancel.
     pub stateless: bool,
     /// A bearer token every request must carry (`Authorization: Bearer ..`),
     /// checked by [`router`]. For other schemes, mount [`service`] behind
@@ -52,12 +58,106 @@ pub struct HttpOptions {
     /// carries a token both accept. Set with
     /// [`bearer_check`](Self::bearer_check).
     pub bearer_check: Option<BearerCheck>,
+    /// How long a session may sit idle (no call in flight, no stream open,
+    /// no request) before it ends; its client then gets 404 and starts a
+    /// new one. A call never counts as idle, however long it runs, nor
+    /// does a client holding its notification stream open. Default 30
+    /// minutes; `None`: sessions end only by `DELETE` or shutdown.
+    pub idle_timeout: Option<Duration>,
+    /// The most sessions open at once (each holds a worker); an
+    /// `initialize` past it gets 503 with `Retry-After`. Default 1024.
+    pub max_sessions: usize,
+    /// The authorization server that issues this endpoint's tokens, for
+    /// clients that discover it by OAuth (RFC 9728). Set with
+    /// [`protected_resource`](Self::protected_resource).
+    pub protected_resource: Option<ProtectedResource>,
+    /// Browser origins allowed to call the endpoint across origins (CORS):
+    /// `"*"` or full origins (`"https://app.example.com"`). Default empty:
+    /// no CORS headers, so browsers keep pages of other origins out. Each
+    /// is also let past [`allowed_origins`](Self::allowed_origins).
+    pub cors_origins: Vec<String>,
+}
+
+/// What [`router`] publishes as OAuth 2.0 protected-resource metadata
+/// (RFC 9728), at `/.well-known/oauth-protected-resource` followed by the
+/// endpoint's path, and names in every 401's `WWW-Authenticate`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProtectedResource {
+    /// The endpoint's own URL as clients reach it
+    /// (`https://mcp.example.com/mcp`): the tokens' audience.
+    pub resource: String,
+    /// The authorization servers' issuer URLs.
+    pub authorization_servers: Vec<String>,
+    /// The scopes a token may carry; empty: not published.
+    pub scopes_supported: Vec<String>,
+}
+
+impl ProtectedResource {
+    /// `resource` guarded by tokens from `authorization_server`.
+    pub fn new(resource: impl Into<String>, authorization_server: impl Into<String>) -> Self {
+        Self {
+            resource: resource.into(),
+            authorization_servers: vec![authorization_server.into()],
+            scopes_supported: Vec::new(),
+        }
+    }
+
+    /// The scopes a token may carry.
+    #[must_use]
+    pub fn scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes_supported = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The metadata document's path and its full URL: the resource's
+    /// origin, `/.well-known/oauth-protected-resource`, then the
+    /// resource's path (RFC 9728, section 3.1).
+    fn metadata_location(&self) -> (String, String) {
+        let after_scheme = self.resource.find("://").map_or(0, |at| at + 3);
+        let path_at = self.resource[after_scheme..]
+            .find('/')
+            .map_or(self.resource.len(), |at| after_scheme + at);
+        let (origin, path) = self.resource.split_at(path_at);
+        let path = path.trim_end_matches('/');
+        let well_known = format!("/.well-known/oauth-protected-resource{path}");
+        let url = format!("{origin}{well_known}");
+        (well_known, url)
+    }
+
+    fn document(&self) -> serde_json::Value {
+        let mut document = serde_json::json!({
+            "resource": self.resource,
+            "authorization_servers": self.authorization_servers,
+            "bearer_methods_supported": ["header"],
+        });
+        if !self.scopes_supported.is_empty() {
+            document["scopes_supported"] = serde_json::json!(self.scopes_supported);
+        }
+        document
+    }
 }
 
 /// A check of a request's bearer token: whether it may pass.
 pub type BearerCheck = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 impl HttpOptions {
+    /// Publishes `resource` (RFC 9728) and names it in every 401, so an
+    /// OAuth-aware client finds the authorization server by itself.
+    #[must_use]
+    pub fn protected_resource(mut self, resource: ProtectedResource) -> Self {
+        self.protected_resource = Some(resource);
+        self
+    }
+
+    /// Lets browser pages of `origins` call the endpoint (see
+    /// [`cors_origins`](Self::cors_origins)).
+    #[must_use]
+    pub fn cors(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.cors_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
     /// Lets through only requests whose bearer token `check` accepts.
     #[must_use]
     pub fn bearer_check(mut self, check: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
@@ -94,6 +194,10 @@ impl std::fmt::Debug for HttpOptions {
             .field("stateless", &self.stateless)
             .field("bearer_token", &self.bearer_token.as_ref().map(|_| "***"))
             .field("bearer_check", &self.bearer_check.as_ref().map(|_| ".."))
+            .field("idle_timeout", &self.idle_timeout)
+            .field("max_sessions", &self.max_sessions)
+            .field("protected_resource", &self.protected_resource)
+            .field("cors_origins", &self.cors_origins)
             .finish()
     }
 }
@@ -111,43 +215,72 @@ impl Default for HttpOptions {
             stateless: false,
             bearer_token: None,
             bearer_check: None,
+            idle_timeout: Some(Duration::from_secs(30 * 60)),
+            max_sessions: 1024,
+            protected_resource: None,
+            cors_origins: Vec::new(),
         }
     }
 }
 
-/// `server` as a tower service of MCP's streamable HTTP transport, with
-/// the host, origin and body checks of `options` (not its bearer token:
-/// [`router`] checks that).
+/// How long a client waits before reconnecting a broken stream, as the
+/// priming events tell it.
+const SSE_RETRY: Duration = Duration::from_secs(3);
+
+/// `server` as rmcp's tower service of MCP's streamable HTTP transport,
+/// with behest's sessions ([`McpSessions`]) and the host, origin and body
+/// checks of `options`. The rest of `options` (bearer tokens, the session
+/// cap's 503, CORS, OAuth metadata, `DELETE`'s 204) is [`router`]'s: mount
+/// this only behind your own layers for those.
 pub fn service(
     server: McpServer,
     options: &HttpOptions,
-) -> StreamableHttpService<McpServer, LocalSessionManager> {
-    service_until(server, options, CancellationToken::new())
-}
-
-/// [`service`], whose sessions and streams end when `stop` is cancelled.
-fn service_until(
-    server: McpServer,
-    options: &HttpOptions,
-    stop: CancellationToken,
-) -> StreamableHttpService<McpServer, LocalSessionManager> {
-    let config = StreamableHttpServerConfig::default()
-        .with_cancellation_token(stop)
-        .with_allowed_hosts(options.allowed_hosts.clone())
-        .with_allowed_origins(options.allowed_origins.clone())
-        .with_max_request_body_bytes(options.max_body_bytes)
-        .with_legacy_session_mode(!options.stateless)
-        .with_json_response(options.stateless);
-    StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
+) -> StreamableHttpService<McpServer, McpSessions> {
+    service_until(
+        server,
+        options,
+        Arc::new(sessions_of(options)),
+        CancellationToken::new(),
     )
 }
 
+fn sessions_of(options: &HttpOptions) -> McpSessions {
+    McpSessions::new(SessionLimits {
+        idle_timeout: options.idle_timeout,
+        max_sessions: options.max_sessions,
+        sse_retry: SSE_RETRY,
+    })
+}
+
+/// [`service`] on `sessions`, whose sessions and streams end when `stop`
+/// is cancelled.
+fn service_until(
+    server: McpServer,
+    options: &HttpOptions,
+    sessions: Arc<McpSessions>,
+    stop: CancellationToken,
+) -> StreamableHttpService<McpServer, McpSessions> {
+    let mut allowed_origins = options.allowed_origins.clone();
+    if !allowed_origins.is_empty() {
+        allowed_origins.extend(options.cors_origins.iter().cloned());
+    }
+    let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stop)
+        .with_allowed_hosts(options.allowed_hosts.clone())
+        .with_allowed_origins(allowed_origins)
+        .with_max_request_body_bytes(options.max_body_bytes)
+        .with_legacy_session_mode(!options.stateless)
+        .with_json_response(options.stateless)
+        // Priming events are the sessions' to send, by protocol version.
+        .with_sse_retry(None);
+    StreamableHttpService::new(move || Ok(server.clone()), sessions, config)
+}
+
 /// An axum router serving `server` at `path` (`"/mcp"`; not `"/"`, which
-/// axum cannot nest), with the bearer token checked when one is set. Merge
-/// it into your own router.
+/// axum cannot nest) with everything `options` asks: the bearer token and
+/// each session bound to the credential that opened it, the session cap,
+/// CORS, and the OAuth protected-resource metadata. Merge it into your own
+/// router.
 pub fn router(server: McpServer, path: &str, options: &HttpOptions) -> axum::Router {
     router_until(server, path, options, CancellationToken::new())
 }
@@ -158,64 +291,182 @@ fn router_until(
     options: &HttpOptions,
     stop: CancellationToken,
 ) -> axum::Router {
-    let router = axum::Router::new().nest_service(path, service_until(server, options, stop));
-    if options.bearer_token.is_none() && options.bearer_check.is_none() {
-        return router;
+    let sessions = Arc::new(sessions_of(options));
+    let service = service_until(server, options, sessions.clone(), stop);
+    let guard = Arc::new(Guard {
+        options: options.clone(),
+        sessions,
+        owners: SessionOwners::default(),
+    });
+    let mut router =
+        axum::Router::new()
+            .nest_service(path, service)
+            .layer(axum::middleware::from_fn(
+                move |request: axum::extract::Request, next: axum::middleware::Next| {
+                    guard.clone().pass(request, next)
+                },
+            ));
+    // The metadata is public: it tells a client without a token where to
+    // get one.
+    if let Some(resource) = &options.protected_resource {
+        let (well_known, _) = resource.metadata_location();
+        let document = resource.document();
+        router = router.route(
+            &well_known,
+            axum::routing::get(move || {
+                std::future::ready(json_response(StatusCode::OK, &document))
+            }),
+        );
     }
-    let options = Arc::new(options.clone());
-    let sessions = Arc::new(SessionOwners::default());
-    router.layer(axum::middleware::from_fn(
-        move |request: axum::extract::Request, next: axum::middleware::Next| {
-            let options = options.clone();
-            let sessions = sessions.clone();
-            async move {
-                let presented = request
-                    .headers()
-                    .get(axum::http::header::AUTHORIZATION)
-                    .and_then(|value| value.to_str().ok())
-                    .and_then(|value| value.split_once(' '))
-                    .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-                    .map(|(_, presented)| presented.trim().to_owned());
-                if options.admits(presented.as_deref()) {
-                    let presented = presented.unwrap_or_default();
-                    let session = session_id(request.headers());
-                    // A session answers only the credential that opened
-                    // it: another is told it does not exist, and changes
-                    // nothing (the spec's security notes).
-                    if let Some(session) = &session {
-                        if !sessions.belongs(session, &presented) {
-                            return axum::response::IntoResponse::into_response(
-                                axum::http::StatusCode::NOT_FOUND,
-                            );
-                        }
-                    }
-                    let deleting = request.method() == axum::http::Method::DELETE;
-                    let response = next.run(request).await;
-                    match (session_id(response.headers()), &session) {
-                        (Some(opened), None) => sessions.open(opened, &presented),
-                        (_, Some(ended)) if deleting && response.status().is_success() => {
-                            sessions.end(ended);
-                        }
-                        _ => {}
-                    }
-                    response
-                } else {
-                    let mut refused = axum::response::IntoResponse::into_response(
-                        axum::http::StatusCode::UNAUTHORIZED,
-                    );
-                    refused.headers_mut().insert(
-                        axum::http::header::WWW_AUTHENTICATE,
-                        axum::http::HeaderValue::from_static("Bearer"),
-                    );
-                    refused
-                }
+    match cors(&options.cors_origins) {
+        Some(cors) => router.layer(cors),
+        None => router,
+    }
+}
+
+/// The CORS layer letting `origins` in, or `None` for none.
+fn cors(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    if origins.is_empty() {
+        return None;
+    }
+    let allow = if origins.iter().any(|origin| origin == "*") {
+        AllowOrigin::any()
+    } else {
+        AllowOrigin::list(
+            origins
+                .iter()
+                .filter_map(|origin| HeaderValue::from_str(origin).ok()),
+        )
+    };
+    Some(
+        CorsLayer::new()
+            .allow_origin(allow)
+            .allow_methods([Method::GET, Method::POST, Method::DELETE])
+            .allow_headers([
+                header::CONTENT_TYPE,
+                header::ACCEPT,
+                header::AUTHORIZATION,
+                header::HeaderName::from_static("mcp-session-id"),
+                header::HeaderName::from_static("mcp-protocol-version"),
+                header::HeaderName::from_static("last-event-id"),
+            ])
+            .expose_headers([
+                header::HeaderName::from_static("mcp-session-id"),
+                header::WWW_AUTHENTICATE,
+            ]),
+    )
+}
+
+/// What [`router`] checks of each request before rmcp sees it.
+struct Guard {
+    options: HttpOptions,
+    sessions: Arc<McpSessions>,
+    owners: SessionOwners,
+}
+
+impl Guard {
+    fn is_guarded(&self) -> bool {
+        self.options.bearer_token.is_some() || self.options.bearer_check.is_some()
+    }
+
+    async fn pass(
+        self: Arc<Self>,
+        request: axum::extract::Request,
+        next: axum::middleware::Next,
+    ) -> Response {
+        let presented = bearer_of(request.headers());
+        if !self.options.admits(presented.as_deref()) {
+            return self.unauthorized();
+        }
+        let presented = presented.unwrap_or_default();
+        let session = session_id(request.headers());
+        let method = request.method().clone();
+        if let Some(session) = &session {
+            // A session answers only the credential that opened it: another
+            // is told it does not exist, and changes nothing (the spec's
+            // security notes). An ended session does not exist either.
+            let owned = !self.is_guarded() || self.owners.belongs(session, &presented);
+            if !owned || (method == Method::DELETE && !self.sessions.contains(session)) {
+                return StatusCode::NOT_FOUND.into_response();
             }
-        },
-    ))
+        } else if method == Method::POST && !self.options.stateless && self.sessions.is_full() {
+            return self.full();
+        }
+        let mut response = next.run(request).await;
+        match (session_id(response.headers()), &session) {
+            (Some(opened), None) if self.is_guarded() => {
+                self.owners.open(opened, &presented, &self.sessions);
+            }
+            (_, Some(ended)) if method == Method::DELETE && response.status().is_success() => {
+                self.owners.end(ended);
+                // rmcp says 202; a DELETE is done, not accepted for later.
+                *response.status_mut() = StatusCode::NO_CONTENT;
+            }
+            _ => {}
+        }
+        response
+    }
+
+    /// 401, naming the metadata of an OAuth-guarded endpoint.
+    fn unauthorized(&self) -> Response {
+        let challenge = match &self.options.protected_resource {
+            Some(resource) => format!(
+                "Bearer resource_metadata=\"{}\"",
+                resource.metadata_location().1
+            ),
+            None => "Bearer".to_owned(),
+        };
+        let mut refused = StatusCode::UNAUTHORIZED.into_response();
+        if let Ok(challenge) = HeaderValue::from_str(&challenge) {
+            refused
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, challenge);
+        }
+        refused
+    }
+
+    /// 503 for an `initialize` past the session cap, as a JSON-RPC error
+    /// the client can show.
+    fn full(&self) -> Response {
+        let error = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {
+                "code": -32000,
+                "message": McpSessionsError::Full(self.options.max_sessions).to_string(),
+            },
+        });
+        let mut response = json_response(StatusCode::SERVICE_UNAVAILABLE, &error);
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        response
+    }
+}
+
+/// `body` as a JSON response with `status`.
+fn json_response(status: StatusCode, body: &serde_json::Value) -> Response {
+    let mut response = (status, body.to_string()).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// The bearer token of a request's `Authorization`, if any.
+fn bearer_of(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, presented)| presented.trim().to_owned())
 }
 
 /// The `Mcp-Session-Id` of a request or response.
-fn session_id(headers: &axum::http::HeaderMap) -> Option<String> {
+fn session_id(headers: &HeaderMap) -> Option<String> {
     headers
         .get("mcp-session-id")
         .and_then(|value| value.to_str().ok())
@@ -240,8 +491,12 @@ impl SessionOwners {
         hasher.finish()
     }
 
-    fn open(&self, session: String, token: &str) {
-        crate::sync::lock(&self.owners).insert(session, Self::digest(token));
+    /// Records `session`'s owner, forgetting sessions that ended on their
+    /// own (idle) since the last one opened.
+    fn open(&self, session: String, token: &str, open: &McpSessions) {
+        let mut owners = crate::sync::lock(&self.owners);
+        owners.retain(|session, _| open.contains(session));
+        owners.insert(session, Self::digest(token));
     }
 
     /// Whether `session` may be used with `token`: it was opened with it,

@@ -14,6 +14,8 @@ pub mod client;
 #[cfg(feature = "mcp-http")]
 pub mod http;
 mod server;
+#[cfg(feature = "mcp-http")]
+mod sessions;
 
 pub use client::{import, FilterFn, ImportOptions, McpClient, McpClientError, McpTool, RenameFn};
 pub use server::{serve_stdio, McpServeError, McpServer};

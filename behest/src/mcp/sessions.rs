@@ -1,0 +1,649 @@
+//! The HTTP sessions behind [`router`](super::http::router): rmcp's
+//! `LocalSessionManager` runs each session's worker; this manager adds what
+//! real clients need of it.
+//!
+//! - **Idle expiry that waits for work.** rmcp's own timer counts only the
+//!   session's events, so a silent ten-minute call or a client holding its
+//!   notification stream open was cut at five. Here a session is idle only
+//!   with no call in flight and no stream open, and ends after
+//!   [`idle_timeout`](super::http::HttpOptions::idle_timeout) of that.
+//! - **A cap on sessions**: each `initialize` holds a worker.
+//! - **Priming events by version.** An event with an id and empty data
+//!   lets a 2025-11-25 client resume; clients on older versions fail to
+//!   parse it, so they never get one.
+//! - **Answers kept for resumption.** rmcp drops a request's stream the
+//!   moment its answer is sent, delivered or not. Each request's events are
+//!   copied into a [`StreamLog`] here, which a client resuming with
+//!   `Last-Event-ID` reads from; an answer nobody has read is kept until it
+//!   is read or the session ends.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, ProtocolVersion, RequestId, ServerJsonRpcMessage,
+    ServerResult,
+};
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError, LocalSessionWorker, SessionConfig,
+};
+use rmcp::transport::streamable_http_server::session::{
+    RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
+};
+use rmcp::transport::{Transport, WorkerTransport};
+use rmcp::RoleServer;
+use tokio::sync::{watch, Notify};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::sync::lock;
+
+/// How many events one request's log keeps: past that its oldest (progress)
+/// go, never its answer, which comes last.
+const LOG_EVENTS: usize = 1024;
+/// How long a log whose answer was handed to a client stays for a client
+/// whose connection broke as the answer went out.
+const DELIVERED_GRACE: Duration = Duration::from_secs(10);
+/// How often a session's logs are swept of those past their grace.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+/// How many answered logs nobody has read one session keeps; past that the
+/// oldest goes, with a warning.
+const UNREAD_ANSWERS: usize = 1024;
+
+/// The limits of [`McpSessions`], from [`HttpOptions`](super::http::HttpOptions).
+#[derive(Clone, Debug)]
+pub(crate) struct SessionLimits {
+    pub(crate) idle_timeout: Option<Duration>,
+    pub(crate) max_sessions: usize,
+    pub(crate) sse_retry: Duration,
+}
+
+/// behest's session manager for MCP over streamable HTTP (see the module
+/// docs of [`http`](super::http)): rmcp's sessions with idle expiry that
+/// never cuts a call in flight, a cap on their number, priming events only
+/// for clients whose protocol defines them, and answers kept until a
+/// resuming client reads them.
+pub struct McpSessions {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for McpSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpSessions")
+            .field("open", &self.len())
+            .field("limits", &self.shared.limits)
+            .finish()
+    }
+}
+
+struct Shared {
+    inner: LocalSessionManager,
+    sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
+    limits: SessionLimits,
+}
+
+/// Why a session could not be made or used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpSessionsError {
+    /// [`max_sessions`](super::http::HttpOptions::max_sessions) are open.
+    #[error("the server holds its limit of {0} sessions; end one (DELETE) or retry later")]
+    Full(usize),
+    /// rmcp's session manager failed.
+    #[error(transparent)]
+    Session(#[from] LocalSessionManagerError),
+}
+
+impl McpSessions {
+    pub(crate) fn new(limits: SessionLimits) -> Self {
+        let mut inner = LocalSessionManager::default();
+        // Expiry is this manager's; the worker's timer would cut calls.
+        let mut config = SessionConfig::default();
+        config.keep_alive = None;
+        config.sse_retry = Some(limits.sse_retry);
+        inner.session_config = config;
+        Self {
+            shared: Arc::new(Shared {
+                inner,
+                sessions: Mutex::default(),
+                limits,
+            }),
+        }
+    }
+
+    /// How many sessions are open.
+    pub fn len(&self) -> usize {
+        lock(&self.shared.sessions).len()
+    }
+
+    /// Whether no session is open.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether a new session would pass the cap.
+    pub(crate) fn is_full(&self) -> bool {
+        self.len() >= self.shared.limits.max_sessions
+    }
+
+    /// Whether `id` names an open session.
+    pub(crate) fn contains(&self, id: &str) -> bool {
+        lock(&self.shared.sessions).contains_key(id)
+    }
+
+    fn session(&self, id: &SessionId) -> Option<Arc<Session>> {
+        let session = lock(&self.shared.sessions).get(id).cloned();
+        if let Some(session) = &session {
+            session.touch();
+        }
+        session
+    }
+}
+
+impl Shared {
+    /// Ends `id`: forgotten here, closed in rmcp.
+    async fn end(&self, id: &SessionId) -> Result<(), LocalSessionManagerError> {
+        if let Some(session) = lock(&self.sessions).remove(id) {
+            session.ended.cancel();
+        }
+        self.inner.close_session(id).await
+    }
+}
+
+/// One session's state beside rmcp's worker.
+struct Session {
+    activity: Mutex<Activity>,
+    /// Woken when the session stops being busy.
+    quiet: Notify,
+    /// Cancelled when the session ends.
+    ended: CancellationToken,
+    /// Whether the client's protocol defines priming events.
+    primes: AtomicBool,
+    logs: Mutex<Logs>,
+}
+
+/// A session's request logs, by rmcp's HTTP request id.
+struct Logs {
+    by_request: HashMap<u64, Arc<StreamLog>>,
+    swept: Instant,
+}
+
+struct Activity {
+    /// Client requests the server has not answered.
+    calls: HashSet<RequestId>,
+    /// Streams a client holds open.
+    streams: usize,
+    last_seen: Instant,
+}
+
+impl Session {
+    fn new() -> Self {
+        Self {
+            activity: Mutex::new(Activity {
+                calls: HashSet::new(),
+                streams: 0,
+                last_seen: Instant::now(),
+            }),
+            quiet: Notify::new(),
+            ended: CancellationToken::new(),
+            primes: AtomicBool::new(false),
+            logs: Mutex::new(Logs {
+                by_request: HashMap::new(),
+                swept: Instant::now(),
+            }),
+        }
+    }
+
+    fn touch(&self) {
+        lock(&self.activity).last_seen = Instant::now();
+    }
+
+    /// Changes the activity; wakes the expiry watch if it became idle.
+    fn update(&self, change: impl FnOnce(&mut Activity)) {
+        let mut activity = lock(&self.activity);
+        let was_busy = activity.is_busy();
+        change(&mut activity);
+        activity.last_seen = Instant::now();
+        if was_busy && !activity.is_busy() {
+            self.quiet.notify_one();
+        }
+    }
+
+    /// When the session will have idled `idle`, or `None` while busy.
+    fn idle_deadline(&self, idle: Duration) -> Option<Instant> {
+        let activity = lock(&self.activity);
+        (!activity.is_busy()).then(|| activity.last_seen + idle)
+    }
+
+    /// A guard counting an open stream until dropped.
+    fn stream_guard(self: &Arc<Self>) -> StreamGuard {
+        self.update(|activity| activity.streams += 1);
+        StreamGuard(self.clone())
+    }
+
+    /// Keeps `log` for resumption, dropping what no client can want.
+    fn keep_log(&self, request: u64, log: Arc<StreamLog>) {
+        let mut logs = lock(&self.logs);
+        let now = Instant::now();
+        if now.saturating_duration_since(logs.swept) >= SWEEP_EVERY {
+            logs.swept = now;
+            logs.by_request.retain(|_, log| !log.expired(now));
+            let mut unread: Vec<u64> = logs
+                .by_request
+                .iter()
+                .filter(|(_, log)| log.is_unread_answer())
+                .map(|(request, _)| *request)
+                .collect();
+            if unread.len() > UNREAD_ANSWERS {
+                unread.sort_unstable();
+                let excess = unread.len() - UNREAD_ANSWERS;
+                tracing::warn!(
+                    "an MCP session holds {} answers no client has read; the oldest {excess} are dropped",
+                    unread.len()
+                );
+                for request in &unread[..excess] {
+                    logs.by_request.remove(request);
+                }
+            }
+        }
+        logs.by_request.insert(request, log);
+    }
+
+    fn log(&self, request: u64) -> Option<Arc<StreamLog>> {
+        lock(&self.logs).by_request.get(&request).cloned()
+    }
+}
+
+impl Activity {
+    fn is_busy(&self) -> bool {
+        !self.calls.is_empty() || self.streams > 0
+    }
+}
+
+/// Counts one open stream of a session while alive.
+struct StreamGuard(Arc<Session>);
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        self.0
+            .update(|activity| activity.streams = activity.streams.saturating_sub(1));
+    }
+}
+
+/// Ends the session once it has idled `idle`; forgets it when it ends
+/// otherwise.
+async fn expire(
+    shared: Weak<Shared>,
+    id: SessionId,
+    session: Arc<Session>,
+    idle: Option<Duration>,
+) {
+    loop {
+        let deadline = idle.and_then(|idle| session.idle_deadline(idle));
+        tokio::select! {
+            () = session.ended.cancelled() => break,
+            () = session.quiet.notified() => {}
+            () = sleep_until(deadline) => {
+                let idle = idle.unwrap_or(Duration::MAX);
+                if session.idle_deadline(idle).is_some_and(|at| at <= Instant::now()) {
+                    tracing::debug!(session = %id, "an idle MCP session ended");
+                    if let Some(shared) = shared.upgrade() {
+                        let _ = shared.end(&id).await;
+                    }
+                    return;
+                }
+            }
+        }
+    }
+    if let Some(shared) = shared.upgrade() {
+        lock(&shared.sessions).remove(&id);
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// rmcp's session transport, watched for the requests in flight.
+pub struct SessionTransport {
+    inner: WorkerTransport<LocalSessionWorker>,
+    session: Arc<Session>,
+}
+
+impl Drop for SessionTransport {
+    fn drop(&mut self) {
+        self.session.ended.cancel();
+    }
+}
+
+impl Transport<RoleServer> for SessionTransport {
+    type Error = <WorkerTransport<LocalSessionWorker> as Transport<RoleServer>>::Error;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let answered = match &item {
+            ServerJsonRpcMessage::Response(response) => Some(response.id.clone()),
+            ServerJsonRpcMessage::Error(error) => error.id.clone(),
+            _ => None,
+        };
+        if let Some(id) = answered {
+            self.session.update(|activity| {
+                activity.calls.remove(&id);
+            });
+        }
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        let message = self.inner.receive().await?;
+        match &message {
+            ClientJsonRpcMessage::Request(request) => {
+                let id = request.id.clone();
+                self.session.update(|activity| {
+                    activity.calls.insert(id);
+                });
+            }
+            // A cancelled request may never be answered.
+            ClientJsonRpcMessage::Notification(notification) => {
+                if let ClientNotification::CancelledNotification(cancelled) =
+                    &notification.notification
+                {
+                    if let Some(id) = &cancelled.params.request_id {
+                        self.session.update(|activity| {
+                            activity.calls.remove(id);
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+        Some(message)
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.session.ended.cancel();
+        self.inner.close().await
+    }
+}
+
+/// One request's events as rmcp sent them, for whoever reads them: the
+/// client's first stream, or the stream it resumes with `Last-Event-ID`.
+struct StreamLog {
+    state: Mutex<LogState>,
+    /// How many events were ever pushed; readers wait on it.
+    pushed: watch::Sender<usize>,
+}
+
+struct LogState {
+    events: VecDeque<ServerSseMessage>,
+    /// How many events left the front.
+    dropped: usize,
+    ended: bool,
+    /// When a reader handed out the last event.
+    delivered: Option<Instant>,
+}
+
+impl StreamLog {
+    fn new() -> Self {
+        Self {
+            state: Mutex::new(LogState {
+                events: VecDeque::new(),
+                dropped: 0,
+                ended: false,
+                delivered: None,
+            }),
+            pushed: watch::Sender::new(0),
+        }
+    }
+
+    fn push(&self, event: ServerSseMessage) {
+        let mut state = lock(&self.state);
+        if state.events.len() >= LOG_EVENTS {
+            state.events.pop_front();
+            state.dropped += 1;
+        }
+        state.events.push_back(event);
+        let pushed = state.dropped + state.events.len();
+        drop(state);
+        self.pushed.send_replace(pushed);
+    }
+
+    fn end(&self) {
+        lock(&self.state).ended = true;
+        self.pushed.send_modify(|_| {});
+    }
+
+    fn is_unread_answer(&self) -> bool {
+        let state = lock(&self.state);
+        state.ended && state.delivered.is_none()
+    }
+
+    fn expired(&self, now: Instant) -> bool {
+        lock(&self.state)
+            .delivered
+            .is_some_and(|at| now.saturating_duration_since(at) >= DELIVERED_GRACE)
+    }
+
+    /// The position just after the event `event_id`, or the oldest kept.
+    fn position_after(&self, event_id: &str) -> usize {
+        let state = lock(&self.state);
+        state
+            .events
+            .iter()
+            .position(|event| event.event_id.as_deref() == Some(event_id))
+            .map_or(state.dropped, |at| state.dropped + at + 1)
+    }
+
+    /// The event at `position` (or the oldest kept after it), with its
+    /// position, or whether the log has ended. A reader past the end of an
+    /// ended log has handed out everything: the log is delivered.
+    fn read(&self, position: usize) -> Result<(usize, ServerSseMessage), bool> {
+        let mut state = lock(&self.state);
+        let position = position.max(state.dropped);
+        match state.events.get(position - state.dropped) {
+            Some(event) => Ok((position, event.clone())),
+            None => {
+                if state.ended && state.delivered.is_none() {
+                    state.delivered = Some(Instant::now());
+                }
+                Err(state.ended)
+            }
+        }
+    }
+
+    /// The events from `position` on, as they come, until the last.
+    fn reader(
+        self: Arc<Self>,
+        position: usize,
+        guard: StreamGuard,
+        primes: bool,
+    ) -> impl Stream<Item = ServerSseMessage> + Send + Sync + 'static {
+        let pushed = self.pushed.subscribe();
+        futures::stream::unfold(
+            (self, position, pushed, guard),
+            |(log, position, mut pushed, guard)| async move {
+                loop {
+                    match log.read(position) {
+                        Ok((at, event)) => return Some((event, (log, at + 1, pushed, guard))),
+                        Err(true) => return None,
+                        Err(false) => {
+                            if pushed.changed().await.is_err() {
+                                return None;
+                            }
+                        }
+                    }
+                }
+            },
+        )
+        .filter(move |event| std::future::ready(primes || event.message.is_some()))
+    }
+}
+
+/// The HTTP request id in rmcp's event id `index/request`.
+fn request_of(event_id: &str) -> Option<u64> {
+    event_id.split_once('/')?.1.parse().ok()
+}
+
+/// Whether a client on `version` parses priming events (2025-11-25 on).
+fn defines_priming(version: &ProtocolVersion) -> bool {
+    *version >= ProtocolVersion::V_2025_11_25
+}
+
+impl SessionManager for McpSessions {
+    type Error = McpSessionsError;
+    type Transport = SessionTransport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let max = self.shared.limits.max_sessions;
+        if self.is_full() {
+            return Err(McpSessionsError::Full(max));
+        }
+        let (id, inner) = self.shared.inner.create_session().await?;
+        let session = Arc::new(Session::new());
+        let admitted = {
+            let mut sessions = lock(&self.shared.sessions);
+            let admitted = sessions.len() < max;
+            if admitted {
+                sessions.insert(id.clone(), session.clone());
+            }
+            admitted
+        };
+        if !admitted {
+            let _ = self.shared.inner.close_session(&id).await;
+            return Err(McpSessionsError::Full(max));
+        }
+        tokio::spawn(expire(
+            Arc::downgrade(&self.shared),
+            id.clone(),
+            session.clone(),
+            self.shared.limits.idle_timeout,
+        ));
+        Ok((id, SessionTransport { inner, session }))
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        let answer = self.shared.inner.initialize_session(id, message).await?;
+        if let (Some(session), ServerJsonRpcMessage::Response(response)) =
+            (self.session(id), &answer)
+        {
+            if let ServerResult::InitializeResult(result) = &response.result {
+                let primes = defines_priming(&result.protocol_version);
+                session.primes.store(primes, Ordering::Relaxed);
+            }
+        }
+        Ok(answer)
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        Ok(self.session(id).is_some())
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        Ok(self.shared.end(id).await?)
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let session = self
+            .session(id)
+            .ok_or_else(|| LocalSessionManagerError::SessionNotFound(id.clone()))?;
+        let guard = session.stream_guard();
+        let mut events = Box::pin(self.shared.inner.create_stream(id, message).await?);
+        // The first event (the priming one) names the request's stream.
+        let Some(first) = events.next().await else {
+            return Ok(futures::stream::empty().left_stream());
+        };
+        let log = Arc::new(StreamLog::new());
+        if let Some(request) = first.event_id.as_deref().and_then(request_of) {
+            session.keep_log(request, log.clone());
+        }
+        log.push(first);
+        let pump = log.clone();
+        tokio::spawn(async move {
+            while let Some(event) = events.next().await {
+                pump.push(event);
+            }
+            pump.end();
+        });
+        let primes = session.primes.load(Ordering::Relaxed);
+        Ok(log.reader(0, guard, primes).right_stream())
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
+        self.session(id);
+        Ok(self.shared.inner.accept_message(id, message).await?)
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let session = self
+            .session(id)
+            .ok_or_else(|| LocalSessionManagerError::SessionNotFound(id.clone()))?;
+        let guard = session.stream_guard();
+        let events = self.shared.inner.create_standalone_stream(id).await?;
+        let priming = session
+            .primes
+            .load(Ordering::Relaxed)
+            .then(|| ServerSseMessage::priming("0", self.shared.limits.sse_retry));
+        Ok(futures::stream::iter(priming)
+            .chain(events)
+            .map(move |event| {
+                let _open = &guard;
+                event
+            }))
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let session = self
+            .session(id)
+            .ok_or_else(|| LocalSessionManagerError::SessionNotFound(id.clone()))?;
+        let guard = session.stream_guard();
+        let primes = session.primes.load(Ordering::Relaxed);
+        let log = request_of(&last_event_id).and_then(|request| session.log(request));
+        if let Some(log) = log {
+            let position = log.position_after(&last_event_id);
+            return Ok(log.reader(position, guard, primes).left_stream());
+        }
+        let events = self.shared.inner.resume(id, last_event_id).await?;
+        Ok(events
+            .filter(move |event| std::future::ready(primes || event.message.is_some()))
+            .map(move |event| {
+                let _open = &guard;
+                event
+            })
+            .right_stream())
+    }
+
+    async fn restore_session(
+        &self,
+        _id: SessionId,
+    ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        // Sessions live in this process only.
+        Ok(RestoreOutcome::NotSupported)
+    }
+}

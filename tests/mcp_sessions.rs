@@ -1,0 +1,392 @@
+//! MCP's streamable HTTP sessions on the wire, driven as real clients drive
+//! them: raw requests where the fault is on the wire (priming events by
+//! protocol version, resumption with `Last-Event-ID`, idle expiry, the
+//! session cap, `DELETE`, OAuth discovery, CORS), and the official Python
+//! SDK where it shows one (a client idling past the idle timeout).
+
+#![cfg(feature = "mcp")]
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use behest::mcp::http::{router, HttpOptions, ProtectedResource};
+use behest::mcp::McpServer;
+use behest::{tool, ToolRegistry, ToolRuntime};
+use serde_json::{json, Value};
+
+/// Add two numbers.
+#[tool]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Wait `ms` milliseconds, then answer.
+#[tool]
+async fn wait(ms: u64) -> String {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    format!("waited {ms} ms")
+}
+
+async fn serve(options: &HttpOptions) -> SocketAddr {
+    let registry = ToolRegistry::new().with(Add).unwrap().with(Wait).unwrap();
+    let runtime = ToolRuntime::builder(registry)
+        .tool_timeout("wait", Duration::from_secs(3600))
+        .build();
+    let server = McpServer::new(runtime).unwrap();
+    let app = router(server, "/mcp", options);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
+fn http_client() -> reqwest::Client {
+    let _installed = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
+/// One SSE event as a client's parser reads it.
+#[derive(Debug, Default)]
+struct Event {
+    id: Option<String>,
+    data: String,
+    retry: bool,
+}
+
+fn events(body: &str) -> Vec<Event> {
+    body.replace("\r\n", "\n")
+        .split("\n\n")
+        .filter(|block| !block.trim().is_empty())
+        .filter_map(|block| {
+            let mut event = Event::default();
+            let mut fields = 0;
+            for line in block.lines() {
+                let (field, value) = line.split_once(':').unwrap_or((line, ""));
+                let value = value.strip_prefix(' ').unwrap_or(value);
+                match field {
+                    "id" => event.id = Some(value.to_owned()),
+                    "data" => event.data.push_str(value),
+                    "retry" => event.retry = true,
+                    _ => continue,
+                }
+                fields += 1;
+            }
+            // A block of comments only (a keep-alive) is no event.
+            (fields > 0).then_some(event)
+        })
+        .collect()
+}
+
+/// A client session opened by hand, as an SDK opens one.
+struct Session {
+    client: reqwest::Client,
+    url: String,
+    id: String,
+    version: &'static str,
+}
+
+impl Session {
+    async fn open(addr: SocketAddr, version: &'static str) -> Self {
+        let client = http_client();
+        let url = format!("http://{addr}/mcp");
+        let opened = initialize(&client, &url, version).await;
+        assert_eq!(opened.status(), 200);
+        let id = opened.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let _ = opened.text().await;
+        let session = Self {
+            client,
+            url,
+            id,
+            version,
+        };
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(session.post(&initialized).await.status(), 202);
+        session
+    }
+
+    fn request(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
+        self.client
+            .request(method, &self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", self.version)
+            .header("mcp-session-id", &self.id)
+    }
+
+    async fn post(&self, body: &Value) -> reqwest::Response {
+        self.request(reqwest::Method::POST)
+            .json(body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    async fn call(&self, id: u64, name: &str, arguments: Value) -> reqwest::Response {
+        self.post(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}))
+            .await
+    }
+}
+
+async fn initialize(client: &reqwest::Client, url: &str, version: &str) -> reqwest::Response {
+    client
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+        )
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The text of the answer among `events`.
+fn answer_text(events: &[Event]) -> Option<String> {
+    events.iter().find_map(|event| {
+        let message: Value = serde_json::from_str(&event.data).ok()?;
+        message["result"]["content"][0]["text"]
+            .as_str()
+            .map(str::to_owned)
+    })
+}
+
+/// A 2025-06-18 client's SSE parser fails on an event with empty data: it
+/// never gets one. A 2025-11-25 client gets the priming event first, with
+/// the id it resumes from.
+#[tokio::test]
+async fn priming_events_go_only_to_clients_whose_version_defines_them() {
+    let addr = serve(&HttpOptions::default()).await;
+    for version in ["2025-06-18", "2025-03-26"] {
+        let session = Session::open(addr, version).await;
+        let body = session
+            .call(1, "add", json!({"a": 2, "b": 3}))
+            .await
+            .text()
+            .await
+            .unwrap();
+        let events = events(&body);
+        assert!(
+            events.iter().all(|event| !event.data.is_empty()),
+            "{version}: {events:?}"
+        );
+        assert_eq!(answer_text(&events).as_deref(), Some("5"), "{version}");
+    }
+    let session = Session::open(addr, "2025-11-25").await;
+    let body = session
+        .call(1, "add", json!({"a": 2, "b": 3}))
+        .await
+        .text()
+        .await
+        .unwrap();
+    let events = events(&body);
+    let priming = &events[0];
+    assert!(priming.data.is_empty() && priming.retry, "{events:?}");
+    assert!(priming.id.is_some(), "{events:?}");
+    assert_eq!(answer_text(&events).as_deref(), Some("5"));
+}
+
+/// The client drops its connection after the priming event; the answer
+/// comes while it is away, and is there when it resumes.
+#[tokio::test]
+async fn an_answer_that_comes_while_the_client_is_away_is_there_when_it_resumes() {
+    let addr = serve(&HttpOptions::default()).await;
+    let session = Session::open(addr, "2025-11-25").await;
+    let mut response = session.call(7, "wait", json!({"ms": 200})).await;
+    let mut first = String::new();
+    while !first.contains("\n\n") {
+        let chunk = response.chunk().await.unwrap().unwrap();
+        first.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    let primed = events(&first);
+    let last_event_id = primed[0].id.clone().unwrap();
+    drop(response);
+    // Long enough for the answer to be sent to nobody.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let resumed = session
+        .request(reqwest::Method::GET)
+        .header("last-event-id", &last_event_id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resumed.status(), 200);
+    let body = resumed.text().await.unwrap();
+    assert_eq!(
+        answer_text(&events(&body)).as_deref(),
+        Some("waited 200 ms"),
+        "{body}"
+    );
+}
+
+/// rmcp's own timer ended a session five minutes after its last event,
+/// cutting a long call. On a shortened clock (a 2 s idle timeout for the
+/// real 30 minutes): a call three times longer than the timeout is
+/// answered, the session outlives a pause shorter than it, then, idle past
+/// it, ends, and its client is told 404.
+#[tokio::test]
+async fn a_long_call_outlives_the_idle_timeout_and_an_idle_session_then_ends() {
+    let idle = Duration::from_secs(2);
+    let mut options = HttpOptions::default();
+    options.idle_timeout = Some(idle);
+    let addr = serve(&options).await;
+    let session = Session::open(addr, "2025-06-18").await;
+    let body = session
+        .call(1, "wait", json!({"ms": 6000}))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(
+        answer_text(&events(&body)).as_deref(),
+        Some("waited 6000 ms"),
+        "{body}"
+    );
+    tokio::time::sleep(idle / 4).await;
+    let body = session
+        .call(2, "add", json!({"a": 1, "b": 1}))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(answer_text(&events(&body)).as_deref(), Some("2"));
+    tokio::time::sleep(idle + idle / 2).await;
+    let gone = session.call(3, "add", json!({"a": 1, "b": 1})).await;
+    assert_eq!(gone.status(), 404);
+}
+
+/// Past `max_sessions`, `initialize` gets 503 with `Retry-After` and a
+/// JSON-RPC error; a `DELETE` (204, as SDK clients expect) frees a place.
+/// A `DELETE` of a session that does not exist is 404.
+#[tokio::test]
+async fn the_session_cap_refuses_with_503_and_a_deleted_session_frees_its_place() {
+    let mut options = HttpOptions::default();
+    options.max_sessions = 2;
+    let addr = serve(&options).await;
+    let first = Session::open(addr, "2025-11-25").await;
+    let _second = Session::open(addr, "2025-11-25").await;
+    let client = http_client();
+    let url = format!("http://{addr}/mcp");
+    let refused = initialize(&client, &url, "2025-11-25").await;
+    assert_eq!(refused.status(), 503);
+    assert!(refused.headers().contains_key("retry-after"));
+    let error: Value = refused.json().await.unwrap();
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("limit of 2 sessions"),
+        "{error}"
+    );
+    let ended = first.request(reqwest::Method::DELETE).send().await.unwrap();
+    assert_eq!(ended.status(), 204);
+    let again = first.request(reqwest::Method::DELETE).send().await.unwrap();
+    assert_eq!(again.status(), 404);
+    let _third = Session::open(addr, "2025-11-25").await;
+}
+
+/// An OAuth-aware client (Claude Code, the SDKs) reads where to get a
+/// token from the 401, then the metadata document (RFC 9728).
+#[tokio::test]
+async fn a_401_names_the_protected_resource_metadata_that_is_served() {
+    let options = HttpOptions::default()
+        .bearer_check(|token| token == "issued")
+        .protected_resource(
+            ProtectedResource::new("http://127.0.0.1/mcp", "https://auth.example.com")
+                .scopes(["tools"]),
+        );
+    let addr = serve(&options).await;
+    let client = http_client();
+    let refused = initialize(&client, &format!("http://{addr}/mcp"), "2025-11-25").await;
+    assert_eq!(refused.status(), 401);
+    assert_eq!(
+        refused.headers()["www-authenticate"],
+        "Bearer resource_metadata=\"http://127.0.0.1/.well-known/oauth-protected-resource/mcp\""
+    );
+    let document: Value = client
+        .get(format!(
+            "http://{addr}/.well-known/oauth-protected-resource/mcp"
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(document["resource"], "http://127.0.0.1/mcp");
+    assert_eq!(
+        document["authorization_servers"],
+        json!(["https://auth.example.com"])
+    );
+    assert_eq!(document["scopes_supported"], json!(["tools"]));
+}
+
+/// A browser page of a listed origin passes the preflight and its request;
+/// one of another origin gets no CORS grant and is refused.
+#[tokio::test]
+async fn cors_lets_listed_origins_in_and_no_other() {
+    let options = HttpOptions::default().cors(["https://app.example.com"]);
+    let addr = serve(&options).await;
+    let client = http_client();
+    let url = format!("http://{addr}/mcp");
+    let preflight = client
+        .request(reqwest::Method::OPTIONS, &url)
+        .header("origin", "https://app.example.com")
+        .header("access-control-request-method", "POST")
+        .header(
+            "access-control-request-headers",
+            "content-type, mcp-session-id",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(preflight.status().is_success(), "{}", preflight.status());
+    assert_eq!(
+        preflight.headers()["access-control-allow-origin"],
+        "https://app.example.com"
+    );
+    let allowed_headers = preflight.headers()["access-control-allow-headers"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        allowed_headers.contains("mcp-session-id"),
+        "{allowed_headers}"
+    );
+    let opened = client
+        .post(&url)
+        .header("origin", "https://app.example.com")
+        .header("accept", "application/json, text/event-stream")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "page", "version": "0"}}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(opened.status(), 200);
+    let exposed = opened.headers()["access-control-expose-headers"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(exposed.contains("mcp-session-id"), "{exposed}");
+    let stranger = client
+        .post(&url)
+        .header("origin", "https://evil.example.com")
+        .header("accept", "application/json, text/event-stream")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "page", "version": "0"}}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stranger.status(), 403);
+    assert!(!stranger
+        .headers()
+        .contains_key("access-control-allow-origin"));
+}
