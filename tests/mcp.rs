@@ -1372,3 +1372,72 @@ async fn a_session_is_bound_to_the_credential_that_opened_it() {
         .unwrap();
     assert!(ended.status().is_success(), "{}", ended.status());
 }
+
+/// A server that takes the connection and never answers `initialize`: the
+/// client's handshake ends in an error at its timeout, not never.
+#[tokio::test(start_paused = true)]
+async fn a_server_that_never_answers_initialize_is_an_error_at_the_handshake_timeout() {
+    use behest::mcp::ConnectOptions;
+
+    let (ours, mut theirs) = tokio::io::duplex(64 * 1024);
+    // Read everything, answer nothing.
+    tokio::spawn(async move {
+        let mut sink = tokio::io::sink();
+        let _ = tokio::io::copy(&mut theirs, &mut sink).await;
+    });
+    let options = ConnectOptions::default().handshake_timeout(Duration::from_secs(5));
+    let started = tokio::time::Instant::now();
+    let error = McpClient::connect_with(ours, &options).await.unwrap_err();
+    assert!(started.elapsed() >= Duration::from_secs(5));
+    assert!(
+        error
+            .to_string()
+            .contains("did not answer `initialize` within 5s"),
+        "{error}"
+    );
+}
+
+/// Headers of the client's options reach the server on every request (an
+/// API gateway's key here); a header that cannot be sent is an error
+/// naming it.
+#[tokio::test]
+async fn the_http_client_sends_its_headers_with_every_request() {
+    use behest::mcp::ConnectOptions;
+
+    let app = behest::mcp::http::router(
+        McpServer::new(runtime()).unwrap(),
+        "/mcp",
+        &Default::default(),
+    )
+    .layer(axum::middleware::from_fn(
+        |request: axum::extract::Request, next: axum::middleware::Next| async move {
+            if request
+                .headers()
+                .get("x-gateway-key")
+                .map(|key| key.as_bytes())
+                == Some(b"k-1")
+            {
+                next.run(request).await
+            } else {
+                axum::response::IntoResponse::into_response(axum::http::StatusCode::FORBIDDEN)
+            }
+        },
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    assert!(McpClient::http(&url).await.is_err());
+    let options = ConnectOptions::default().header("x-gateway-key", "k-1");
+    let client = McpClient::http_with(&url, &options).await.unwrap();
+    let tools = client.tools(&ImportOptions::default()).await.unwrap();
+    assert!(tools.iter().any(|tool| tool.remote_name() == "add"));
+    let bad = ConnectOptions::default().header("x-gateway-key", "line\nbreak");
+    let error = McpClient::http_with(&url, &bad).await.unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("\"x-gateway-key\" has an invalid value"),
+        "{error}"
+    );
+}

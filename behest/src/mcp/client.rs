@@ -34,6 +34,77 @@ pub enum McpClientError {
     Tools(String),
 }
 
+/// How [`McpClient`] connects: how long the handshake may take and, over
+/// HTTP, what every request carries.
+///
+/// ```
+/// use std::time::Duration;
+/// use behest::mcp::ConnectOptions;
+///
+/// let options = ConnectOptions::default()
+///     .handshake_timeout(Duration::from_secs(5))
+///     .bearer_token("secret")
+///     .header("x-team", "search");
+/// # let _ = options;
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ConnectOptions {
+    /// How long the server has to answer `initialize`; past it the
+    /// connection is an error (and a child process ends). Default 30 s.
+    pub handshake_timeout: std::time::Duration,
+    /// Over HTTP: sent as `Authorization: Bearer <token>`.
+    pub bearer_token: Option<String>,
+    /// Over HTTP: headers sent with every request (an API key header, a
+    /// tenant), as name and value.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        Self {
+            handshake_timeout: std::time::Duration::from_secs(30),
+            bearer_token: None,
+            headers: Vec::new(),
+        }
+    }
+}
+
+/// Shows everything but the token and the headers' values.
+impl std::fmt::Debug for ConnectOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("ConnectOptions")
+            .field("handshake_timeout", &self.handshake_timeout)
+            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "***"))
+            .field("headers", &headers)
+            .finish()
+    }
+}
+
+impl ConnectOptions {
+    /// How long the server has to answer `initialize`.
+    #[must_use]
+    pub fn handshake_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.handshake_timeout = timeout;
+        self
+    }
+
+    /// The bearer token sent over HTTP.
+    #[must_use]
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer_token = Some(token.into());
+        self
+    }
+
+    /// A header sent with every HTTP request.
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+}
+
 /// How a server's tools are imported: which ones, and under what names.
 ///
 /// MCP allows names the model providers refuse (`docs.read`, a name over
@@ -311,45 +382,95 @@ impl McpClient {
     where
         T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + 'static,
     {
-        Self::started(Handler::default().serve(stream).await).await
+        Self::connect_with(stream, &ConnectOptions::default()).await
+    }
+
+    /// [`connect`](Self::connect) with `options`' handshake timeout.
+    pub async fn connect_with<T>(
+        stream: T,
+        options: &ConnectOptions,
+    ) -> Result<Self, McpClientError>
+    where
+        T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + 'static,
+    {
+        Self::started(Handler::default().serve(stream), options).await
     }
 
     /// Starts `command` and talks to it over its stdin and stdout; the
     /// process ends when the connection is dropped.
     pub async fn child_process(command: tokio::process::Command) -> Result<Self, McpClientError> {
+        Self::child_process_with(command, &ConnectOptions::default()).await
+    }
+
+    /// [`child_process`](Self::child_process) with `options`' handshake
+    /// timeout: a process that never answers `initialize` is an error,
+    /// and ends.
+    pub async fn child_process_with(
+        command: tokio::process::Command,
+        options: &ConnectOptions,
+    ) -> Result<Self, McpClientError> {
         let transport = rmcp::transport::TokioChildProcess::new(command).map_err(|error| {
             McpClientError::Connection(format!("the server could not be started: {error}"))
         })?;
-        Self::started(Handler::default().serve(transport).await).await
+        Self::started(Handler::default().serve(transport), options).await
     }
 
     /// Connects to a streamable HTTP endpoint (`http://127.0.0.1:8000/mcp`).
     #[cfg(feature = "mcp-http")]
     pub async fn http(url: &str) -> Result<Self, McpClientError> {
-        Self::http_with_token(url, None).await
+        Self::http_with(url, &ConnectOptions::default()).await
     }
 
     /// [`http`](Self::http), sending `Authorization: Bearer <token>` when
     /// a token is given.
     #[cfg(feature = "mcp-http")]
     pub async fn http_with_token(url: &str, token: Option<&str>) -> Result<Self, McpClientError> {
+        let mut options = ConnectOptions::default();
+        options.bearer_token = token.map(str::to_owned);
+        Self::http_with(url, &options).await
+    }
+
+    /// [`http`](Self::http) with `options`: a bearer token, headers sent
+    /// with every request, the handshake timeout.
+    #[cfg(feature = "mcp-http")]
+    pub async fn http_with(url: &str, options: &ConnectOptions) -> Result<Self, McpClientError> {
         use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
         super::http::install_crypto_provider();
-        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
-        if let Some(token) = token {
-            config = config.auth_header(token.to_owned());
+        let mut headers = std::collections::HashMap::new();
+        for (name, value) in &options.headers {
+            let invalid = |what: &str| {
+                McpClientError::Connection(format!("the header {name:?} has an invalid {what}"))
+            };
+            headers.insert(
+                axum::http::HeaderName::try_from(name.as_str()).map_err(|_| invalid("name"))?,
+                axum::http::HeaderValue::try_from(value.as_str()).map_err(|_| invalid("value"))?,
+            );
+        }
+        let mut config =
+            StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(headers);
+        if let Some(token) = &options.bearer_token {
+            config = config.auth_header(token.clone());
         }
         let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
-        Self::started(Handler::default().serve(transport).await).await
+        Self::started(Handler::default().serve(transport), options).await
     }
 
-    /// A connection once the handshake is done: rmcp's answer cache off,
-    /// so a list is always the server's own.
+    /// A connection once the handshake is done within `options`' timeout:
+    /// rmcp's answer cache off, so a list is always the server's own.
     async fn started<E: std::fmt::Display>(
-        service: Result<RunningService<RoleClient, Handler>, E>,
+        handshake: impl std::future::Future<Output = Result<RunningService<RoleClient, Handler>, E>>,
+        options: &ConnectOptions,
     ) -> Result<Self, McpClientError> {
-        let service = service.map_err(|error| McpClientError::Connection(error.to_string()))?;
+        let limit = options.handshake_timeout;
+        let service = tokio::time::timeout(limit, handshake)
+            .await
+            .map_err(|_| {
+                McpClientError::Connection(format!(
+                    "the server did not answer `initialize` within {limit:?}"
+                ))
+            })?
+            .map_err(|error| McpClientError::Connection(error.to_string()))?;
         service
             .peer()
             .set_response_cache_config(rmcp::ClientCacheConfig::disabled())

@@ -17,7 +17,9 @@ mod server;
 #[cfg(feature = "mcp-http")]
 mod sessions;
 
-pub use client::{import, FilterFn, ImportOptions, McpClient, McpClientError, McpTool, RenameFn};
+pub use client::{
+    import, ConnectOptions, FilterFn, ImportOptions, McpClient, McpClientError, McpTool, RenameFn,
+};
 pub use server::{serve_stdio, McpServeError, McpServer};
 
 /// rmcp, at the version behest builds on: its transports, client and
