@@ -425,8 +425,10 @@ impl McpClient {
     /// a token is given.
     #[cfg(feature = "mcp-http")]
     pub async fn http_with_token(url: &str, token: Option<&str>) -> Result<Self, McpClientError> {
-        let mut options = ConnectOptions::default();
-        options.bearer_token = token.map(str::to_owned);
+        let options = ConnectOptions {
+            bearer_token: token.map(str::to_owned),
+            ..ConnectOptions::default()
+        };
         Self::http_with(url, &options).await
     }
 
