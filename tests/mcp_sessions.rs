@@ -10,8 +10,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use behest::mcp::http::{router, HttpOptions, ProtectedResource};
-use behest::mcp::McpServer;
-use behest::{tool, ToolRegistry, ToolRuntime};
+use behest::mcp::{McpCaller, McpServer};
+use behest::{tool, ToolContext, ToolRegistry, ToolRuntime};
 use serde_json::{json, Value};
 
 /// Add two numbers.
@@ -27,8 +27,31 @@ async fn wait(ms: u64) -> String {
     format!("waited {ms} ms")
 }
 
+/// Who is calling, as the tool sees it.
+#[tool]
+async fn whoami(#[ctx] cx: ToolContext) -> Value {
+    let caller = cx.extension::<McpCaller>().cloned().unwrap_or_default();
+    let header = caller
+        .http
+        .as_ref()
+        .and_then(|parts| parts.headers.get("x-team")?.to_str().ok());
+    json!({
+        "session": caller.session_id,
+        "token": caller.bearer_token(),
+        "version": caller.protocol_version,
+        "client": caller.client.map(|(name, _)| name),
+        "header": header,
+    })
+}
+
 async fn serve(options: &HttpOptions) -> SocketAddr {
-    let registry = ToolRegistry::new().with(Add).unwrap().with(Wait).unwrap();
+    let registry = ToolRegistry::new()
+        .with(Add)
+        .unwrap()
+        .with(Wait)
+        .unwrap()
+        .with(Whoami)
+        .unwrap();
     let runtime = ToolRuntime::builder(registry)
         .tool_timeout("wait", Duration::from_secs(3600))
         .build();
@@ -389,4 +412,59 @@ async fn cors_lets_listed_origins_in_and_no_other() {
     assert!(!stranger
         .headers()
         .contains_key("access-control-allow-origin"));
+}
+
+/// A tool reads who called it: the session, the token the bearer check
+/// accepted, the client and its protocol version, the request's headers.
+#[tokio::test]
+async fn a_tool_sees_its_caller() {
+    let options =
+        HttpOptions::default().bearer_check(|token| ["team-a", "team-b"].contains(&token));
+    let addr = serve(&options).await;
+    let url = format!("http://{addr}/mcp");
+    let client = http_client();
+    let opened = client
+        .post(&url)
+        .bearer_auth("team-a")
+        .header("accept", "application/json, text/event-stream")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw-client", "version": "0"}}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let _ = opened.text().await;
+    let post = |body: Value| {
+        client
+            .post(&url)
+            .bearer_auth("team-a")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .header("mcp-session-id", &session)
+            .header("x-team", "search")
+            .json(&body)
+            .send()
+    };
+    post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await
+        .unwrap();
+    let body = post(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "whoami", "arguments": {}}}))
+    .await
+    .unwrap()
+    .text()
+    .await
+    .unwrap();
+    let seen: Value = serde_json::from_str(&answer_text(&events(&body)).unwrap()).unwrap();
+    assert_eq!(
+        seen,
+        json!({"session": session, "token": "team-a", "version": "2025-06-18",
+            "client": "raw-client", "header": "search"})
+    );
 }

@@ -20,7 +20,7 @@ mod sessions;
 pub use client::{
     import, ConnectOptions, FilterFn, ImportOptions, McpClient, McpClientError, McpTool, RenameFn,
 };
-pub use server::{serve_stdio, McpServeError, McpServer};
+pub use server::{serve_stdio, McpCaller, McpServeError, McpServer};
 
 /// rmcp, at the version behest builds on: its transports, client and
 /// protocol types, for what behest does not wrap.

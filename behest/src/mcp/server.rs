@@ -169,7 +169,9 @@ impl McpServer {
         let options = CallOptions {
             cancellation: Some(token.clone()),
             progress: forwarder.as_ref().map(ProgressForwarder::sink),
-        };
+            extensions: Default::default(),
+        }
+        .extension(McpCaller::of(&context));
         let running = self.runtime.call_with(call, options);
         tokio::pin!(running);
         // `notifications/cancelled` cancels `ct`; the runtime then gives the
@@ -190,6 +192,97 @@ impl McpServer {
             forwarder.finish().await;
         }
         result
+    }
+}
+
+/// Who made an MCP call, for a tool that authorises per caller: read it
+/// with [`ToolContext::extension`](crate::ToolContext::extension).
+///
+/// ```
+/// use behest::mcp::McpCaller;
+/// use behest::{tool, ToolContext, ToolError};
+///
+/// /// The caller's own records.
+/// #[tool]
+/// async fn my_records(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+///     let caller = cx.extension::<McpCaller>();
+///     let Some(token) = caller.and_then(McpCaller::bearer_token) else {
+///         return Err(ToolError::execution("this tool needs a signed-in caller"));
+///     };
+///     Ok(format!("records of {}", &token[..4.min(token.len())]))
+/// }
+/// ```
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct McpCaller {
+    /// The `Mcp-Session-Id` of the call's HTTP session (none over stdio or
+    /// stateless HTTP).
+    pub session_id: Option<String>,
+    /// The protocol version the client negotiated.
+    pub protocol_version: Option<String>,
+    /// The client's name and version from its `initialize`.
+    pub client: Option<(String, String)>,
+    /// The HTTP request the call came in (its headers, and the extensions
+    /// your own axum layers set before [`router`]'s, such as verified
+    /// token claims). `None` over stdio.
+    ///
+    /// [`router`]: crate::mcp::http::router
+    #[cfg(feature = "mcp-http")]
+    pub http: Option<axum::http::request::Parts>,
+}
+
+impl McpCaller {
+    fn of(context: &RequestContext<RoleServer>) -> Self {
+        let peer = context.peer.peer_info();
+        #[cfg(feature = "mcp-http")]
+        let http = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .cloned();
+        #[cfg(feature = "mcp-http")]
+        let session_id = http.as_ref().and_then(|parts| {
+            parts
+                .headers
+                .get("mcp-session-id")?
+                .to_str()
+                .ok()
+                .map(str::to_owned)
+        });
+        #[cfg(not(feature = "mcp-http"))]
+        let session_id = None;
+        Self {
+            session_id,
+            protocol_version: peer.as_ref().map(|peer| peer.protocol_version.to_string()),
+            client: peer.map(|peer| {
+                (
+                    peer.client_info.name.clone(),
+                    peer.client_info.version.clone(),
+                )
+            }),
+            #[cfg(feature = "mcp-http")]
+            http,
+        }
+    }
+
+    /// The bearer token the request carried (and [`router`]'s check
+    /// accepted, when one is set). `None` over stdio.
+    ///
+    /// [`router`]: crate::mcp::http::router
+    pub fn bearer_token(&self) -> Option<&str> {
+        #[cfg(feature = "mcp-http")]
+        {
+            let value = self
+                .http
+                .as_ref()?
+                .headers
+                .get(axum::http::header::AUTHORIZATION)?
+                .to_str()
+                .ok()?;
+            let (scheme, token) = value.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        }
+        #[cfg(not(feature = "mcp-http"))]
+        None
     }
 }
 

@@ -266,6 +266,7 @@ impl Run<'_> {
                     progress,
                 }));
             })),
+            extensions: Default::default(),
         };
         let result = self.agent.runtime.call_in(call, options, Some(self)).await;
         self.tool_event(ToolStreamEvent::Result {

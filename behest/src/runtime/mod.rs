@@ -104,6 +104,9 @@ pub struct CallOptions {
     pub cancellation: Option<CancellationToken>,
     /// Receives the tool's progress reports.
     pub progress: Option<ProgressSink>,
+    /// Values of this call alone, which the tool reads with
+    /// [`ToolContext::extension`].
+    pub extensions: SharedState,
 }
 
 impl CallOptions {
@@ -116,6 +119,14 @@ impl CallOptions {
     #[must_use]
     pub fn cancellation(mut self, token: CancellationToken) -> Self {
         self.cancellation = Some(token);
+        self
+    }
+
+    /// Attaching `value` to this call alone (who the caller is, the request
+    /// it came in), for the tool's [`ToolContext::extension`].
+    #[must_use]
+    pub fn extension<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
         self
     }
 
@@ -497,6 +508,7 @@ impl ToolRuntime {
             options.cancellation.clone(),
             options.progress.clone(),
             self.inner.state.clone(),
+            options.extensions.clone(),
         )
     }
 

@@ -22,6 +22,8 @@ pub struct ToolContext {
     cancellation: CallToken,
     progress: Option<ProgressSink>,
     state: SharedState,
+    /// Values of this call alone, set by its caller.
+    extensions: SharedState,
 }
 
 impl ToolContext {
@@ -33,6 +35,7 @@ impl ToolContext {
             cancellation: CallToken::Own(OnceLock::new()),
             progress: None,
             state: SharedState::default(),
+            extensions: SharedState::default(),
         }
     }
 
@@ -44,12 +47,14 @@ impl ToolContext {
         parent: Option<CancellationToken>,
         progress: Option<ProgressSink>,
         state: SharedState,
+        extensions: SharedState,
     ) -> Self {
         Self {
             call_id,
             cancellation: CallToken::Watched(Arc::new(CallCancellation::child_of(parent))),
             progress,
             state,
+            extensions,
         }
     }
 
@@ -60,6 +65,21 @@ impl ToolContext {
             CallToken::Watched(handle) => Some(handle.clone()),
             CallToken::Own(_) => None,
         }
+    }
+
+    /// Adds a value of this call alone, as a caller does with
+    /// [`CallOptions::extension`](crate::CallOptions::extension).
+    #[must_use]
+    pub fn with_extension<T: Any + Send + Sync>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
+        self
+    }
+
+    /// A value the caller attached to this call alone, by type: who called
+    /// over MCP ([`McpCaller`](crate::mcp::McpCaller), with the `mcp`
+    /// feature), or what an application's own caller attached.
+    pub fn extension<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.extensions.get::<T>()
     }
 
     /// Uses this shared state instead of the empty one.
