@@ -15,6 +15,9 @@
 //! arguments (the value route); rmcp's server deserializes them into the
 //! tool's type.
 //!
+//! Over HTTP behest's server checks a bearer token and binds each session
+//! to it (rmcp's ignores the token the client sends both).
+//!
 //! Run: `cargo bench --bench mcp_load --features mcp`
 
 use std::time::{Duration, Instant};
@@ -30,6 +33,8 @@ const CALLS: usize = 20_000;
 const CONCURRENCY: usize = 16;
 const WARM_UP: usize = 1_000;
 const ROUNDS: usize = 5;
+/// The bearer token of the HTTP cases.
+const BENCH_TOKEN: &str = "bench-token";
 
 /// Describe a count.
 #[behest::tool]
@@ -110,7 +115,11 @@ async fn serve(kind: &str, transport: &str) {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             println!("{}", listener.local_addr().unwrap());
             let app = if kind == "behest" {
-                let options = behest::mcp::http::HttpOptions::default();
+                // Sessions bound to the credential that opened them, and
+                // each request's events kept for resumption: behest's
+                // sessions as they serve with a token.
+                let options = behest::mcp::http::HttpOptions::default()
+                    .bearer_check(|token| token == BENCH_TOKEN);
                 behest::mcp::http::router(behest_server(), "/mcp", &options)
             } else {
                 let service = StreamableHttpService::new(
@@ -152,8 +161,13 @@ async fn connect(
     let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
     let addr = lines.next_line().await.unwrap().unwrap();
     let _installed = rustls::crypto::ring::default_provider().install_default();
-    let transport =
-        rmcp::transport::StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
+    // Both servers get the token; only behest's checks it.
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            format!("http://{addr}/mcp"),
+        )
+        .auth_header(BENCH_TOKEN);
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
     let client = ().serve(transport).await.unwrap();
     (client, child)
 }
