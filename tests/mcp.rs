@@ -16,7 +16,8 @@ use behest::mcp::rmcp::{ClientHandler, RoleClient, ServiceExt};
 use behest::mcp::{ImportOptions, McpClient, McpServer};
 use behest::run::Turn;
 use behest::{
-    tool, Agent, Message, Progress, ScriptedModel, ToolCall, ToolContext, ToolRegistry, ToolRuntime,
+    tool, Agent, Attachment, Message, Progress, ScriptedModel, ToolCall, ToolContext, ToolOutput,
+    ToolRegistry, ToolRuntime,
 };
 use serde_json::{json, Map, Value};
 
@@ -1124,6 +1125,12 @@ async fn remote_results_are_checked_and_every_content_block_is_read() {
                 _ => CallToolResult::success(vec![
                     ContentBlock::text("a chart:"),
                     ContentBlock::image("aGVsbG8=", "image/png"),
+                    ContentBlock::audio("UklGRg==", "audio/wav"),
+                    ContentBlock::embedded_text("file:///notes.txt", "the notes"),
+                    ContentBlock::resource_link(behest::mcp::rmcp::model::Resource::new(
+                        "file:///big.csv",
+                        "big.csv",
+                    )),
                 ]),
             };
             Ok(result.into())
@@ -1151,8 +1158,81 @@ async fn remote_results_are_checked_and_every_content_block_is_read() {
         unstructured.contains("no structured result"),
         "{unstructured}"
     );
-    let picture = call("picture").await.outcome.unwrap().to_text();
-    assert_eq!(picture, "a chart:\n[image: image/png]");
+    // Each block comes through as what it is, not as a line of text.
+    let picture = call("picture").await.outcome.unwrap();
+    assert_eq!(picture.to_text(), "a chart:");
+    assert_eq!(
+        picture.images,
+        [behest::conversation::MediaSource::base64(
+            "image/png",
+            "aGVsbG8="
+        )]
+    );
+    assert_eq!(
+        picture.attachments,
+        [
+            Attachment::audio("audio/wav", "UklGRg=="),
+            Attachment::text_resource("file:///notes.txt", "the notes"),
+            Attachment::link("file:///big.csv", "big.csv"),
+        ]
+    );
+    // A model reads the text resource, and a line for the rest.
+    assert_eq!(
+        picture.to_model_text(),
+        "a chart:\n[audio: audio/wav]\nthe notes\n[resource link: big.csv <file:///big.csv>]"
+    );
+}
+
+/// A sound, a file and a link to another.
+#[tool]
+fn media() -> ToolOutput {
+    ToolOutput::text("here they are")
+        .with_attachment(Attachment::audio("audio/wav", "UklGRg=="))
+        .with_attachment(Attachment::text_resource("file:///a.txt", "alpha"))
+        .with_attachment(Attachment::blob_resource(
+            "file:///b.bin",
+            "application/octet-stream",
+            "AAE=",
+        ))
+        .with_attachment(Attachment::link("file:///c.csv", "c.csv"))
+}
+
+/// A tool's attachments are served as MCP's content blocks of their kind
+/// (rmcp's client reads them as such), and behest's client reads them back
+/// as the same attachments.
+#[tokio::test]
+async fn attachments_are_served_as_their_own_content_blocks_and_read_back() {
+    let runtime = ToolRuntime::new(ToolRegistry::new().with(Media).unwrap());
+    let served = McpServer::new(runtime).unwrap();
+    let client = connect(served.clone()).await;
+    let result = call(&client, "media", json!({})).await;
+    let blocks: Vec<Value> = result
+        .content
+        .iter()
+        .map(|block| serde_json::to_value(block).unwrap())
+        .collect();
+    assert_eq!(
+        blocks,
+        [
+            json!({"type": "text", "text": "here they are"}),
+            json!({"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}),
+            json!({"type": "resource", "resource": {"uri": "file:///a.txt", "mimeType": "text/plain", "text": "alpha"}}),
+            json!({"type": "resource", "resource": {"uri": "file:///b.bin", "mimeType": "application/octet-stream", "blob": "AAE="}}),
+            json!({"type": "resource_link", "uri": "file:///c.csv", "name": "c.csv"}),
+        ]
+    );
+    let imported = client_of(served).await;
+    let mut registry = ToolRegistry::new();
+    imported
+        .import_into(&mut registry, &ImportOptions::default())
+        .await
+        .unwrap();
+    let output = ToolRuntime::new(registry)
+        .call(ToolCall::new("c", "media", json!({})))
+        .await
+        .outcome
+        .unwrap();
+    assert_eq!(output, media());
 }
 
 /// Report in a tight loop, far faster than a client reads.

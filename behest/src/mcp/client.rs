@@ -749,24 +749,28 @@ impl McpTool {
                 )));
             }
         }
-        // Images go on as images too, for providers that show them.
-        let images: Vec<MediaSource> = blocks
-            .iter()
-            .filter(|block| block["type"] == "image")
-            .filter_map(|block| {
-                Some(MediaSource::base64(
-                    block["mimeType"].as_str()?,
-                    block["data"].as_str()?,
-                ))
-            })
-            .collect();
+        // Each block goes on as what it is: images as images (for the
+        // providers that show them), audio and resources as attachments,
+        // and only what is neither (or cannot be read as one) as text.
         let mut output = match result.structured_content {
             Some(structured) => ToolOutput::json(structured),
             None => ToolOutput::empty(),
         };
-        output.images = images;
+        let mut text = Vec::new();
+        for block in &blocks {
+            let image = (block["type"] == "image")
+                .then(|| Some((block["mimeType"].as_str()?, block["data"].as_str()?)))
+                .flatten();
+            if let Some((media_type, data)) = image {
+                output.images.push(MediaSource::base64(media_type, data));
+            } else if let Some(attachment) = crate::providers::mcp::block_attachment(block) {
+                output.attachments.push(attachment);
+            } else {
+                text.extend(content_text(block));
+            }
+        }
         if !text.is_empty() {
-            output = output.with_text(text);
+            output = output.with_text(text.join("\n"));
         }
         Ok(output)
     }

@@ -523,10 +523,17 @@ impl ServerHandler for McpServer {
             return Err(ErrorData::invalid_params(error.to_string(), None));
         }
         // What `providers::mcp::result` writes, built as rmcp's type.
-        let mut content = vec![rmcp::model::ContentBlock::text(result.to_model_text())];
+        let mut content = vec![rmcp::model::ContentBlock::text(
+            providers::mcp::result_text(&result),
+        )];
         content.extend(
             providers::mcp::inline_images(&result)
                 .map(|(mime_type, data)| rmcp::model::ContentBlock::image(data, mime_type)),
+        );
+        // Attachments are rare: read into rmcp's type from the one writer.
+        content.extend(
+            providers::mcp::attachment_blocks(&result)
+                .filter_map(|block| serde_json::from_value(block).ok()),
         );
         let mut answer = if result.is_error() {
             CallToolResult::error(content)

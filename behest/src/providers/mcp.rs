@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use super::{arguments_object, schema, str_field, Export, ExportError, ParseError};
 use crate::conversation::WireFormat;
 use crate::registry::ToolRegistry;
-use crate::tool::{MediaSource, ToolCall, ToolCallResult};
+use crate::tool::{Attachment, MediaSource, ToolCall, ToolCallResult};
 use crate::tool::{ToolAnnotations, ToolError, ToolSpec};
 
 #[doc(hidden)]
@@ -130,11 +130,12 @@ pub fn parse_call(request: &Value) -> Result<ToolCall, ParseError> {
 /// `{"result": ..}`) and `isError`. Argument errors are results with
 /// `isError`, as the protocol asks, so the model can fix them.
 pub fn result(result: &ToolCallResult) -> Value {
-    let mut content = vec![json!({"type": "text", "text": result.to_model_text()})];
+    let mut content = vec![json!({"type": "text", "text": result_text(result)})];
     content
         .extend(inline_images(result).map(
             |(mime_type, data)| json!({"type": "image", "data": data, "mimeType": mime_type}),
         ));
+    content.extend(attachment_blocks(result));
     let mut value = json!({
         "content": content,
         "isError": result.is_error(),
@@ -143,6 +144,96 @@ pub fn result(result: &ToolCallResult) -> Value {
         value["structuredContent"] = structured;
     }
     value
+}
+
+/// A result's text block: the output's text, or the error's. Attachments
+/// go as blocks of their own, not as lines of it too.
+pub(crate) fn result_text(result: &ToolCallResult) -> String {
+    match &result.outcome {
+        Ok(output) => output.to_text(),
+        Err(error) => error.to_string(),
+    }
+}
+
+/// A result's attachments as MCP content blocks.
+pub(crate) fn attachment_blocks(result: &ToolCallResult) -> impl Iterator<Item = Value> + '_ {
+    result
+        .outcome
+        .as_ref()
+        .map(|output| output.attachments.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .map(attachment_block)
+}
+
+/// An attachment as MCP's content block of its kind.
+fn attachment_block(attachment: &Attachment) -> Value {
+    match attachment {
+        Attachment::Audio { media_type, data } => {
+            json!({"type": "audio", "data": data, "mimeType": media_type})
+        }
+        Attachment::Resource {
+            uri,
+            media_type,
+            text,
+            blob,
+        } => {
+            let mut resource = json!({"uri": uri});
+            if let Some(media_type) = media_type {
+                resource["mimeType"] = json!(media_type);
+            }
+            match (text, blob) {
+                (Some(text), _) => resource["text"] = json!(text),
+                (None, blob) => resource["blob"] = json!(blob.as_deref().unwrap_or_default()),
+            }
+            json!({"type": "resource", "resource": resource})
+        }
+        Attachment::ResourceLink {
+            uri,
+            name,
+            description,
+            media_type,
+        } => {
+            let mut link = json!({"type": "resource_link", "uri": uri, "name": name});
+            if let Some(description) = description {
+                link["description"] = json!(description);
+            }
+            if let Some(media_type) = media_type {
+                link["mimeType"] = json!(media_type);
+            }
+            link
+        }
+    }
+}
+
+/// An MCP content block other than text and image, as an attachment (for
+/// the client that imports results).
+#[cfg(feature = "mcp")]
+pub(crate) fn block_attachment(block: &Value) -> Option<Attachment> {
+    let field =
+        |value: &Value, name: &str| value.get(name).and_then(Value::as_str).map(str::to_owned);
+    match block.get("type").and_then(Value::as_str)? {
+        "audio" => Some(Attachment::Audio {
+            media_type: field(block, "mimeType")?,
+            data: field(block, "data")?,
+        }),
+        "resource" => {
+            let resource = block.get("resource")?;
+            Some(Attachment::Resource {
+                uri: field(resource, "uri")?,
+                media_type: field(resource, "mimeType"),
+                text: field(resource, "text"),
+                blob: field(resource, "blob"),
+            })
+        }
+        "resource_link" => Some(Attachment::ResourceLink {
+            uri: field(block, "uri")?,
+            name: field(block, "name").unwrap_or_default(),
+            description: field(block, "description"),
+            media_type: field(block, "mimeType"),
+        }),
+        _ => None,
+    }
 }
 
 /// A result's images that MCP can carry (inline ones: MCP image content

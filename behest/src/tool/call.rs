@@ -53,7 +53,7 @@ impl ToolCallResult {
     /// What the model reads: the output as text, or the error's message.
     pub fn to_model_text(&self) -> String {
         match &self.outcome {
-            Ok(output) => output.to_text(),
+            Ok(output) => output.to_model_text(),
             Err(error) => error.to_string(),
         }
     }

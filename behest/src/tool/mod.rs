@@ -22,7 +22,7 @@ pub use context::{
 pub use error::{ArgumentIssue, LimitKind, ToolError, ToolResult};
 pub use external::{ExternalTool, ExternalToolArgs};
 pub use media::MediaSource;
-pub use output::{IntoToolOutput, ToolOutput};
+pub use output::{Attachment, IntoToolOutput, ToolOutput};
 pub use spec::{ToolAnnotations, ToolSpec};
 
 /// A tool a model can call.

@@ -5,6 +5,148 @@ use serde_json::Value;
 
 use super::{MediaSource, ToolResult};
 
+/// Content of a tool's output beside its text, JSON and images, in MCP's
+/// terms: served over MCP as the content block it is, and read by a model
+/// as text (a text resource's text, a line naming anything else), since
+/// no model provider takes these in a tool's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Attachment {
+    /// Audio, as base64 data.
+    Audio {
+        /// Its media type (`audio/wav`).
+        media_type: String,
+        /// The base64 data.
+        data: String,
+    },
+    /// A resource's contents, embedded: text or base64 bytes.
+    Resource {
+        /// The resource's URI.
+        uri: String,
+        /// Its media type, if known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        media_type: Option<String>,
+        /// Its text, for a text resource.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        /// Its bytes in base64, for a binary one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        blob: Option<String>,
+    },
+    /// A link to a resource the client can read itself.
+    ResourceLink {
+        /// The resource's URI.
+        uri: String,
+        /// Its name.
+        name: String,
+        /// What it is, if said.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+        /// Its media type, if known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        media_type: Option<String>,
+    },
+}
+
+impl Attachment {
+    /// Audio from base64 `data` of `media_type`.
+    pub fn audio(media_type: impl Into<String>, data: impl Into<String>) -> Self {
+        Self::Audio {
+            media_type: media_type.into(),
+            data: data.into(),
+        }
+    }
+
+    /// A text resource at `uri`, embedded.
+    pub fn text_resource(uri: impl Into<String>, text: impl Into<String>) -> Self {
+        Self::Resource {
+            uri: uri.into(),
+            media_type: Some("text/plain".to_owned()),
+            text: Some(text.into()),
+            blob: None,
+        }
+    }
+
+    /// A binary resource at `uri` of `media_type`, embedded as base64.
+    pub fn blob_resource(
+        uri: impl Into<String>,
+        media_type: impl Into<String>,
+        blob: impl Into<String>,
+    ) -> Self {
+        Self::Resource {
+            uri: uri.into(),
+            media_type: Some(media_type.into()),
+            text: None,
+            blob: Some(blob.into()),
+        }
+    }
+
+    /// A link to the resource at `uri`, named `name`.
+    pub fn link(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Self::ResourceLink {
+            uri: uri.into(),
+            name: name.into(),
+            description: None,
+            media_type: None,
+        }
+    }
+
+    /// What a model reads of it: a text resource's text; a line naming
+    /// anything else.
+    pub fn model_text(&self) -> String {
+        match self {
+            Self::Audio { media_type, .. } => format!("[audio: {media_type}]"),
+            Self::Resource {
+                text: Some(text), ..
+            } => text.clone(),
+            Self::Resource {
+                uri, media_type, ..
+            } => match media_type {
+                Some(media_type) => format!("[resource: {uri} ({media_type})]"),
+                None => format!("[resource: {uri}]"),
+            },
+            Self::ResourceLink {
+                uri,
+                name,
+                description,
+                ..
+            } => match description {
+                Some(description) => format!("[resource link: {name} <{uri}>: {description}]"),
+                None => format!("[resource link: {name} <{uri}>]"),
+            },
+        }
+    }
+
+    fn encoded_len(&self) -> usize {
+        match self {
+            Self::Audio { media_type, data } => media_type.len() + data.len(),
+            Self::Resource {
+                uri,
+                media_type,
+                text,
+                blob,
+            } => {
+                uri.len()
+                    + media_type.as_ref().map_or(0, String::len)
+                    + text.as_ref().map_or(0, String::len)
+                    + blob.as_ref().map_or(0, String::len)
+            }
+            Self::ResourceLink {
+                uri,
+                name,
+                description,
+                media_type,
+            } => {
+                uri.len()
+                    + name.len()
+                    + description.as_ref().map_or(0, String::len)
+                    + media_type.as_ref().map_or(0, String::len)
+            }
+        }
+    }
+}
+
 /// What a tool returns: text, structured JSON, or both.
 ///
 /// Providers that take only text receive [`ToolOutput::to_text`]: the text
@@ -22,6 +164,10 @@ pub struct ToolOutput {
     /// text only.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<MediaSource>,
+    /// Audio, embedded resources and resource links: MCP content blocks
+    /// over MCP, text for a model (see [`Attachment`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
 }
 
 impl ToolOutput {
@@ -60,6 +206,13 @@ impl ToolOutput {
         self
     }
 
+    /// Adds audio, an embedded resource or a resource link.
+    #[must_use]
+    pub fn with_attachment(mut self, attachment: Attachment) -> Self {
+        self.attachments.push(attachment);
+        self
+    }
+
     /// Adds structured output next to text.
     #[must_use]
     pub fn with_json(mut self, value: impl Into<Value>) -> Self {
@@ -76,6 +229,19 @@ impl ToolOutput {
         }
     }
 
+    /// What a model reads: [`to_text`](Self::to_text), then each
+    /// attachment's [`model_text`](Attachment::model_text) on a line.
+    pub fn to_model_text(&self) -> String {
+        let mut text = self.to_text();
+        for attachment in &self.attachments {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&attachment.model_text());
+        }
+        text
+    }
+
     /// Approximate encoded size in bytes, used for the output limit.
     pub(crate) fn encoded_len(&self) -> usize {
         self.text.as_ref().map_or(0, String::len)
@@ -87,6 +253,11 @@ impl ToolOutput {
                 .images
                 .iter()
                 .map(MediaSource::encoded_len)
+                .sum::<usize>()
+            + self
+                .attachments
+                .iter()
+                .map(Attachment::encoded_len)
                 .sum::<usize>()
     }
 }
