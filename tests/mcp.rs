@@ -4,6 +4,8 @@
 
 #![cfg(feature = "mcp")]
 
+mod mcp_support;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -19,6 +21,7 @@ use behest::{
     tool, Agent, Attachment, Message, Progress, ScriptedModel, ToolCall, ToolContext, ToolOutput,
     ToolRegistry, ToolRuntime,
 };
+use mcp_support::{http_client, serve_app};
 use serde_json::{json, Map, Value};
 
 /// Add two numbers.
@@ -393,17 +396,7 @@ async fn imported_tools_are_validated_locally_and_run_remotely_in_a_run() {
 /// The test tools served over streamable HTTP on 127.0.0.1.
 async fn serve_http(options: &behest::mcp::http::HttpOptions) -> std::net::SocketAddr {
     let app = behest::mcp::http::router(McpServer::new(runtime()).unwrap(), "/mcp", options);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    addr
-}
-
-/// An HTTP client for raw requests (its TLS needs a crypto provider, even
-/// for plain HTTP).
-fn http_client() -> reqwest::Client {
-    let _installed = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::new()
+    serve_app(app).await
 }
 
 /// The tools of the server at `addr`, imported into a runtime.

@@ -6,12 +6,15 @@
 
 #![cfg(feature = "mcp")]
 
+mod mcp_support;
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use behest::mcp::http::{router, HttpOptions, ProtectedResource};
 use behest::mcp::{McpCaller, McpServer};
 use behest::{tool, ToolContext, ToolRegistry, ToolRuntime};
+use mcp_support::{http_client, serve_app};
 use serde_json::{json, Value};
 
 /// Add two numbers.
@@ -56,16 +59,7 @@ async fn serve(options: &HttpOptions) -> SocketAddr {
         .tool_timeout("wait", Duration::from_secs(3600))
         .build();
     let server = McpServer::new(runtime).unwrap();
-    let app = router(server, "/mcp", options);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    addr
-}
-
-fn http_client() -> reqwest::Client {
-    let _installed = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::new()
+    serve_app(router(server, "/mcp", options)).await
 }
 
 /// One SSE event as a client's parser reads it.
@@ -146,6 +140,11 @@ impl Session {
             .unwrap()
     }
 
+    /// The whole body of a call's answer.
+    async fn call_body(&self, id: u64, name: &str, arguments: Value) -> String {
+        self.call(id, name, arguments).await.text().await.unwrap()
+    }
+
     async fn call(&self, id: u64, name: &str, arguments: Value) -> reqwest::Response {
         self.post(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": name, "arguments": arguments}}))
@@ -154,6 +153,17 @@ impl Session {
 }
 
 async fn initialize(client: &reqwest::Client, url: &str, version: &str) -> reqwest::Response {
+    initialize_request(client, url, version)
+        .send()
+        .await
+        .unwrap()
+}
+
+fn initialize_request(
+    client: &reqwest::Client,
+    url: &str,
+    version: &str,
+) -> reqwest::RequestBuilder {
     client
         .post(url)
         .header("accept", "application/json, text/event-stream")
@@ -162,9 +172,6 @@ async fn initialize(client: &reqwest::Client, url: &str, version: &str) -> reqwe
             "protocolVersion": version, "capabilities": {},
             "clientInfo": {"name": "raw", "version": "0"}}}),
         )
-        .send()
-        .await
-        .unwrap()
 }
 
 /// The text of the answer among `events`.
@@ -185,12 +192,7 @@ async fn priming_events_go_only_to_clients_whose_version_defines_them() {
     let addr = serve(&HttpOptions::default()).await;
     for version in ["2025-06-18", "2025-03-26"] {
         let session = Session::open(addr, version).await;
-        let body = session
-            .call(1, "add", json!({"a": 2, "b": 3}))
-            .await
-            .text()
-            .await
-            .unwrap();
+        let body = session.call_body(1, "add", json!({"a": 2, "b": 3})).await;
         let events = events(&body);
         assert!(
             events.iter().all(|event| !event.data.is_empty()),
@@ -199,12 +201,7 @@ async fn priming_events_go_only_to_clients_whose_version_defines_them() {
         assert_eq!(answer_text(&events).as_deref(), Some("5"), "{version}");
     }
     let session = Session::open(addr, "2025-11-25").await;
-    let body = session
-        .call(1, "add", json!({"a": 2, "b": 3}))
-        .await
-        .text()
-        .await
-        .unwrap();
+    let body = session.call_body(1, "add", json!({"a": 2, "b": 3})).await;
     let events = events(&body);
     let priming = &events[0];
     assert!(priming.data.is_empty() && priming.retry, "{events:?}");
@@ -256,24 +253,14 @@ async fn a_long_call_outlives_the_idle_timeout_and_an_idle_session_then_ends() {
     options.idle_timeout = Some(idle);
     let addr = serve(&options).await;
     let session = Session::open(addr, "2025-06-18").await;
-    let body = session
-        .call(1, "wait", json!({"ms": 6000}))
-        .await
-        .text()
-        .await
-        .unwrap();
+    let body = session.call_body(1, "wait", json!({"ms": 6000})).await;
     assert_eq!(
         answer_text(&events(&body)).as_deref(),
         Some("waited 6000 ms"),
         "{body}"
     );
     tokio::time::sleep(idle / 4).await;
-    let body = session
-        .call(2, "add", json!({"a": 1, "b": 1}))
-        .await
-        .text()
-        .await
-        .unwrap();
+    let body = session.call_body(2, "add", json!({"a": 1, "b": 1})).await;
     assert_eq!(answer_text(&events(&body)).as_deref(), Some("2"));
     tokio::time::sleep(idle + idle / 2).await;
     let gone = session.call(3, "add", json!({"a": 1, "b": 1})).await;
@@ -378,36 +365,19 @@ async fn cors_lets_listed_origins_in_and_no_other() {
         allowed_headers.contains("mcp-session-id"),
         "{allowed_headers}"
     );
-    let opened = client
-        .post(&url)
-        .header("origin", "https://app.example.com")
-        .header("accept", "application/json, text/event-stream")
-        .json(
-            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "page", "version": "0"}}}),
-        )
-        .send()
-        .await
-        .unwrap();
+    let from_page = |origin: &'static str| {
+        initialize_request(&client, &url, "2025-11-25")
+            .header("origin", origin)
+            .send()
+    };
+    let opened = from_page("https://app.example.com").await.unwrap();
     assert_eq!(opened.status(), 200);
     let exposed = opened.headers()["access-control-expose-headers"]
         .to_str()
         .unwrap()
         .to_owned();
     assert!(exposed.contains("mcp-session-id"), "{exposed}");
-    let stranger = client
-        .post(&url)
-        .header("origin", "https://evil.example.com")
-        .header("accept", "application/json, text/event-stream")
-        .json(
-            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "page", "version": "0"}}}),
-        )
-        .send()
-        .await
-        .unwrap();
+    let stranger = from_page("https://evil.example.com").await.unwrap();
     assert_eq!(stranger.status(), 403);
     assert!(!stranger
         .headers()

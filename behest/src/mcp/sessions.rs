@@ -134,6 +134,15 @@ impl McpSessions {
         lock(&self.shared.sessions).contains_key(id)
     }
 
+    /// The session `id`, with a guard counting a stream of it as open.
+    fn stream_of(&self, id: &SessionId) -> Result<(Arc<Session>, StreamGuard), McpSessionsError> {
+        let session = self
+            .session(id)
+            .ok_or_else(|| LocalSessionManagerError::SessionNotFound(id.clone()))?;
+        let guard = session.stream_guard();
+        Ok((session, guard))
+    }
+
     fn session(&self, id: &SessionId) -> Option<Arc<Session>> {
         let session = lock(&self.shared.sessions).get(id).cloned();
         if let Some(session) = &session {
@@ -265,6 +274,13 @@ impl Activity {
 
 /// Counts one open stream of a session while alive.
 struct StreamGuard(Arc<Session>);
+
+impl StreamGuard {
+    /// `event`, passed through by a stream that holds this guard.
+    fn holding(&self, event: ServerSseMessage) -> ServerSseMessage {
+        event
+    }
+}
 
 impl Drop for StreamGuard {
     fn drop(&mut self) {
@@ -559,10 +575,7 @@ impl SessionManager for McpSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        let session = self
-            .session(id)
-            .ok_or_else(|| LocalSessionManagerError::SessionNotFound(id.clone()))?;
-        let guard = session.stream_guard();
+        let (session, guard) = self.stream_of(id)?;
         let mut events = Box::pin(self.shared.inner.create_stream(id, message).await?);
         // The first event (the priming one) names the request's stream.
         let Some(first) = events.next().await else {
@@ -597,10 +610,7 @@ impl SessionManager for McpSessions {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        let session = self
-            .session(id)
-            .ok_or_else(|| LocalSessionManagerError::SessionNotFound(id.clone()))?;
-        let guard = session.stream_guard();
+        let (session, guard) = self.stream_of(id)?;
         let events = self.shared.inner.create_standalone_stream(id).await?;
         let priming = session
             .primes
@@ -608,10 +618,7 @@ impl SessionManager for McpSessions {
             .then(|| ServerSseMessage::priming("0", self.shared.limits.sse_retry));
         Ok(futures::stream::iter(priming)
             .chain(events)
-            .map(move |event| {
-                let _open = &guard;
-                event
-            }))
+            .map(move |event| guard.holding(event)))
     }
 
     async fn resume(
@@ -619,10 +626,7 @@ impl SessionManager for McpSessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        let session = self
-            .session(id)
-            .ok_or_else(|| LocalSessionManagerError::SessionNotFound(id.clone()))?;
-        let guard = session.stream_guard();
+        let (session, guard) = self.stream_of(id)?;
         let primes = session.primes.load(Ordering::Relaxed);
         let log = request_of(&last_event_id).and_then(|request| session.log(request));
         if let Some(log) = log {
@@ -632,10 +636,7 @@ impl SessionManager for McpSessions {
         let events = self.shared.inner.resume(id, last_event_id).await?;
         Ok(events
             .filter(move |event| std::future::ready(primes || event.message.is_some()))
-            .map(move |event| {
-                let _open = &guard;
-                event
-            })
+            .map(move |event| guard.holding(event))
             .right_stream())
     }
 
