@@ -1514,3 +1514,53 @@ async fn the_http_client_sends_its_headers_with_every_request() {
         "{error}"
     );
 }
+
+/// A served runtime replaced at run time: every connection (here one over
+/// a byte stream and one over HTTP, whose sessions each hold a clone) is
+/// told `tools/list_changed` and lists the new tools; a removed tool is
+/// unknown from then on.
+#[tokio::test]
+async fn a_replaced_runtime_is_announced_to_every_client_and_listed() {
+    let first = ToolRuntime::new(ToolRegistry::new().with(Add).unwrap());
+    let server = McpServer::new(first).unwrap();
+    let over_stream = client_of(server.clone()).await;
+    let app = behest::mcp::http::router(server.clone(), "/mcp", &Default::default());
+    let addr = serve_app(app).await;
+    let over_http = McpClient::http(&format!("http://{addr}/mcp"))
+        .await
+        .unwrap();
+    for client in [&over_stream, &over_http] {
+        let names: Vec<String> = client
+            .tools(&ImportOptions::default())
+            .await
+            .unwrap()
+            .iter()
+            .map(|tool| tool.remote_name().to_owned())
+            .collect();
+        assert_eq!(names, ["add"]);
+    }
+
+    let second = ToolRuntime::new(ToolRegistry::new().with(Forecast).unwrap());
+    server.replace_runtime(second).await.unwrap();
+    for client in [&over_stream, &over_http] {
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while !client.tools_changed() {
+                client.tools_change().await;
+            }
+        })
+        .await
+        .expect("told of the change");
+        let tools = client.tools(&ImportOptions::default()).await.unwrap();
+        let names: Vec<&str> = tools.iter().map(|tool| tool.remote_name()).collect();
+        assert_eq!(names, ["forecast"]);
+        let gone = client
+            .peer()
+            .call_tool(
+                CallToolRequestParams::new("add")
+                    .with_arguments(arguments(json!({"a": 1, "b": 2}))),
+            )
+            .await
+            .unwrap_err();
+        assert!(gone.to_string().contains("add"), "{gone}");
+    }
+}

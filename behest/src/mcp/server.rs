@@ -9,7 +9,7 @@ use rmcp::model::{
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
     ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -40,30 +40,28 @@ const PAGE_SIZE: usize = 100;
 /// ```
 #[derive(Clone)]
 pub struct McpServer {
-    runtime: ToolRuntime,
-    tools: Arc<Vec<Tool>>,
-    /// Where each tool is in `tools`.
-    by_name: Arc<std::collections::HashMap<String, usize>>,
+    /// What is served now; [`replace_runtime`](Self::replace_runtime)
+    /// swaps it for every clone at once.
+    served: Arc<std::sync::RwLock<Arc<Served>>>,
+    /// The connected clients, told when the tools change.
+    peers: Arc<std::sync::Mutex<Vec<Peer<RoleServer>>>>,
     implementation: Implementation,
     instructions: Option<String>,
     page_size: usize,
 }
 
-impl std::fmt::Debug for McpServer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpServer")
-            .field("tools", &self.tools.len())
-            .field("name", &self.implementation.name)
-            .field("page_size", &self.page_size)
-            .finish_non_exhaustive()
-    }
+/// A runtime and its tools as MCP lists them.
+struct Served {
+    runtime: ToolRuntime,
+    tools: Vec<Tool>,
+    /// Where each tool is in `tools`.
+    by_name: std::collections::HashMap<String, usize>,
 }
 
-impl McpServer {
-    /// A server of `runtime`'s tools, named `behest` with behest's version
-    /// until [`named`](Self::named). A tool MCP cannot list (a name it
-    /// refuses) is an error listing every such tool.
-    pub fn new(runtime: ToolRuntime) -> Result<Self, ExportError> {
+impl Served {
+    /// `runtime`'s tools as MCP declarations; a tool MCP cannot list is an
+    /// error listing every such tool.
+    fn new(runtime: ToolRuntime) -> Result<Self, ExportError> {
         let export = providers::mcp::tools(runtime.registry())?;
         let mut tools = Vec::new();
         for declaration in export.tools {
@@ -86,8 +84,30 @@ impl McpServer {
             .collect();
         Ok(Self {
             runtime,
-            tools: Arc::new(tools),
-            by_name: Arc::new(by_name),
+            tools,
+            by_name,
+        })
+    }
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("tools", &self.served().tools.len())
+            .field("name", &self.implementation.name)
+            .field("page_size", &self.page_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server of `runtime`'s tools, named `behest` with behest's version
+    /// until [`named`](Self::named). A tool MCP cannot list (a name it
+    /// refuses) is an error listing every such tool.
+    pub fn new(runtime: ToolRuntime) -> Result<Self, ExportError> {
+        Ok(Self {
+            served: Arc::new(std::sync::RwLock::new(Arc::new(Served::new(runtime)?))),
+            peers: Arc::default(),
             implementation: Implementation::new("behest", env!("CARGO_PKG_VERSION")),
             instructions: None,
             page_size: PAGE_SIZE,
@@ -115,9 +135,41 @@ impl McpServer {
         self
     }
 
-    /// The runtime served.
-    pub fn runtime(&self) -> &ToolRuntime {
-        &self.runtime
+    /// The runtime served now.
+    pub fn runtime(&self) -> ToolRuntime {
+        self.served().runtime.clone()
+    }
+
+    /// Serves `runtime`'s tools from now on, on every connection of this
+    /// server and its clones (each HTTP session's), and tells each
+    /// connected client with `notifications/tools/list_changed`, so that
+    /// it lists them again. Calls already running finish on the runtime
+    /// they began on. A runtime with a tool MCP cannot list is refused and
+    /// the old one kept.
+    pub async fn replace_runtime(&self, runtime: ToolRuntime) -> Result<(), ExportError> {
+        let served = Arc::new(Served::new(runtime)?);
+        *self
+            .served
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = served;
+        let peers: Vec<Peer<RoleServer>> = {
+            let mut peers = lock(&self.peers);
+            peers.retain(|peer| !peer.is_transport_closed());
+            peers.clone()
+        };
+        for peer in peers {
+            // A client that went away meanwhile misses nothing it needs.
+            let _ = peer.notify_tool_list_changed().await;
+        }
+        Ok(())
+    }
+
+    /// What is served now.
+    fn served(&self) -> Arc<Served> {
+        self.served
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Serves one client over stdin and stdout until it disconnects.
@@ -172,7 +224,8 @@ impl McpServer {
             extensions: Default::default(),
         }
         .extension(McpCaller::of(&context));
-        let running = self.runtime.call_with(call, options);
+        let served = self.served();
+        let running = served.runtime.call_with(call, options);
         tokio::pin!(running);
         // `notifications/cancelled` cancels `ct`; the runtime then gives the
         // tool its cancellation grace and drops it (rmcp would let it run).
@@ -472,12 +525,21 @@ pub async fn serve_stdio(runtime: ToolRuntime) -> Result<(), McpServeError> {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(self.implementation.clone());
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        let config = ServerConfig::new(capabilities).with_server_info(self.implementation.clone());
         match &self.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),
             None => config,
         }
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let mut peers = lock(&self.peers);
+        peers.retain(|peer| !peer.is_transport_closed());
+        peers.push(context.peer);
     }
 
     async fn list_tools(
@@ -485,19 +547,21 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let served = self.served();
+        let tools = &served.tools;
         let start = match request.and_then(|params| params.cursor) {
             None => 0,
             Some(cursor) => cursor
                 .parse::<usize>()
                 .ok()
-                .filter(|start| *start <= self.tools.len())
+                .filter(|start| *start <= tools.len())
                 .ok_or_else(|| {
                     ErrorData::invalid_params(format!("invalid cursor `{cursor}`"), None)
                 })?,
         };
-        let end = start.saturating_add(self.page_size).min(self.tools.len());
-        let mut result = ListToolsResult::with_all_items(self.tools[start..end].to_vec());
-        if end < self.tools.len() {
+        let end = start.saturating_add(self.page_size).min(tools.len());
+        let mut result = ListToolsResult::with_all_items(tools[start..end].to_vec());
+        if end < tools.len() {
             result.next_cursor = Some(end.to_string());
             result.result_type = None;
         }
@@ -506,8 +570,9 @@ impl ServerHandler for McpServer {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         // rmcp asks this for every call over HTTP: a lookup, not a scan.
-        let index = *self.by_name.get(name)?;
-        self.tools.get(index).cloned()
+        let served = self.served();
+        let index = *served.by_name.get(name)?;
+        served.tools.get(index).cloned()
     }
 
     async fn call_tool(
