@@ -15,11 +15,11 @@ use behest::mcp::rmcp::model::{
 };
 use behest::mcp::rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use behest::mcp::rmcp::{ClientHandler, RoleClient, ServiceExt};
-use behest::mcp::{ImportOptions, McpClient, McpServer};
+use behest::mcp::{Elicitation, ImportOptions, McpCaller, McpClient, McpServer};
 use behest::run::Turn;
 use behest::{
-    tool, Agent, Attachment, Message, Progress, ScriptedModel, ToolCall, ToolContext, ToolOutput,
-    ToolRegistry, ToolRuntime,
+    tool, Agent, Attachment, Message, Progress, ScriptedModel, ToolCall, ToolContext, ToolError,
+    ToolOutput, ToolRegistry, ToolRuntime,
 };
 use mcp_support::{http_client, serve_app};
 use serde_json::{json, Map, Value};
@@ -552,7 +552,10 @@ async fn python_test_server(args: &[&str]) -> (tokio::process::Child, String) {
 /// What the SDK's client must have seen of the test server.
 fn assert_python_saw_the_server(seen: &Value) {
     assert_eq!(seen["server"], "behest-test");
-    assert_eq!(seen["tools"], json!(["add", "forecast", "work"]));
+    assert_eq!(
+        seen["tools"],
+        json!(["add", "forecast", "work", "greet_user"])
+    );
     assert_eq!(seen["read_only"], json!(["forecast"]));
     assert_eq!(seen["add"], json!({"is_error": false, "text": "5"}));
     // The SDK re-validated structuredContent against the outputSchema.
@@ -595,6 +598,25 @@ async fn the_official_python_client_uses_the_http_server() {
     let (_server, url) = python_test_server(&[]).await;
     let seen = python_client(&["http", &url]).await;
     assert_python_saw_the_server(&seen);
+}
+
+/// Over HTTP, a tool's questions reach the SDK's client, which declared
+/// elicitation and sampling: its form is `Person`'s schema, its answers
+/// come back to the tool.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_python_mcp),
+    ignore = "skipped: BEHEST_PYTHON does not name a Python with the mcp package (.ci/run installs it)"
+)]
+async fn the_official_python_client_answers_a_tools_questions() {
+    let (_server, url) = python_test_server(&[]).await;
+    let seen = python_client(&["ask", &url]).await;
+    assert_eq!(seen["greeting"], "Hello, Ada!", "{seen}");
+    assert_eq!(seen["is_error"], false);
+    assert_eq!(seen["asked"]["elicitation"]["message"], "Who are you?");
+    let form = &seen["asked"]["elicitation"]["schema"];
+    assert_eq!(form["properties"]["age"]["type"], "integer", "{form}");
+    assert_eq!(seen["asked"]["sampling"], "Greet Ada (36)");
 }
 
 /// The SDK's client idles longer than the idle timeout (1 s standing in
@@ -1563,4 +1585,123 @@ async fn a_replaced_runtime_is_announced_to_every_client_and_listed() {
             .unwrap_err();
         assert!(gone.to_string().contains("add"), "{gone}");
     }
+}
+
+/// Who the user says they are.
+#[behest::data(input)]
+struct Person {
+    name: String,
+    age: u32,
+}
+
+/// Ask who the user is, then have the client's model greet them.
+#[tool]
+async fn greet_user(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let caller = cx
+        .extension::<McpCaller>()
+        .cloned()
+        .ok_or_else(|| ToolError::execution("not called over MCP"))?;
+    let person = match caller.elicit::<Person>("Who are you?").await? {
+        Elicitation::Accepted(person) => person,
+        Elicitation::Declined => return Ok("declined".to_owned()),
+        _ => return Ok("cancelled".to_owned()),
+    };
+    let prompt = format!("Greet {} ({})", person.name, person.age);
+    Ok(caller.sample(prompt, 50).await?)
+}
+
+/// An rmcp client that answers questions as a user and a model would, and
+/// keeps what it was asked.
+#[derive(Clone, Default)]
+struct Answering {
+    capable: bool,
+    asked: Arc<Mutex<Vec<Value>>>,
+}
+
+impl ClientHandler for Answering {
+    fn get_info(&self) -> behest::mcp::rmcp::model::ClientConfig {
+        let mut config = behest::mcp::rmcp::model::ClientConfig::default();
+        if self.capable {
+            config.capabilities =
+                serde_json::from_value(json!({"elicitation": {}, "sampling": {}})).unwrap();
+        }
+        config
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: behest::mcp::rmcp::model::ElicitRequestParams,
+        _context: behest::mcp::rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<behest::mcp::rmcp::model::ElicitResult, behest::mcp::rmcp::ErrorData> {
+        self.asked
+            .lock()
+            .unwrap()
+            .push(serde_json::to_value(&request).unwrap());
+        Ok(behest::mcp::rmcp::model::ElicitResult::new(
+            behest::mcp::rmcp::model::ElicitationAction::Accept,
+        )
+        .with_content(json!({"name": "Ada", "age": 36})))
+    }
+
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        params: behest::mcp::rmcp::model::CreateMessageRequestParams,
+        _context: behest::mcp::rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<behest::mcp::rmcp::model::CreateMessageResult, behest::mcp::rmcp::ErrorData> {
+        use behest::mcp::rmcp::model::{CreateMessageResult, SamplingMessage};
+        self.asked
+            .lock()
+            .unwrap()
+            .push(serde_json::to_value(&params).unwrap());
+        Ok(CreateMessageResult::new(
+            SamplingMessage::assistant_text("Hello, Ada!"),
+            "client-model".to_owned(),
+        ))
+    }
+}
+
+/// A tool asks the user through the client (the form is `Person`'s schema)
+/// and has the client's model answer; a client that declared neither
+/// capability gets a tool error saying so, not a hang.
+#[tokio::test]
+async fn a_tool_asks_the_user_and_the_clients_model_through_the_client() {
+    let registry = ToolRegistry::new().with(GreetUser).unwrap();
+    let server = McpServer::new(ToolRuntime::new(registry)).unwrap();
+
+    let answering = Answering {
+        capable: true,
+        ..Answering::default()
+    };
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    let served = server.clone();
+    tokio::spawn(async move { served.serve_on(server_end).await });
+    let client = answering.clone().serve(client_end).await.unwrap();
+    let result = client
+        .call_tool(CallToolRequestParams::new("greet_user"))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&result), "Hello, Ada!");
+    let asked = answering.asked.lock().unwrap().clone();
+    assert_eq!(asked[0]["message"], "Who are you?");
+    let form = &asked[0]["requestedSchema"];
+    assert_eq!(form["type"], "object");
+    assert_eq!(form["properties"]["name"]["type"], "string");
+    assert_eq!(form["properties"]["age"]["type"], "integer");
+    assert_eq!(asked[1]["messages"][0]["content"]["text"], "Greet Ada (36)");
+    assert_eq!(asked[1]["maxTokens"], 50);
+
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move { server.serve_on(server_end).await });
+    let unable = Answering::default().serve(client_end).await.unwrap();
+    let result = unable
+        .call_tool(CallToolRequestParams::new("greet_user"))
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(true));
+    assert!(
+        text_of(&result).contains("did not declare `elicitation`"),
+        "{}",
+        text_of(&result)
+    );
 }

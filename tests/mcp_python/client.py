@@ -1,15 +1,17 @@
 """The official MCP Python SDK's client against a behest server.
 
 Usage: client.py stdio COMMAND | client.py http URL | client.py idle URL SECONDS
+       | client.py ask URL
 Prints one JSON object with what it saw; the Rust test checks it. `idle`
-calls, idles SECONDS, and calls again in the same session.
+calls, idles SECONDS, and calls again in the same session; `ask` answers the
+server's elicitation and sampling requests as a user and a model would.
 """
 
 import asyncio
 import json
 import sys
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamablehttp_client
 
@@ -59,9 +61,41 @@ async def idle(session, seconds):
     return {"before": before.content[0].text, "after": after.content[0].text}
 
 
+async def answer_elicitation(context, params):
+    asked["elicitation"] = {"message": params.message, "schema": params.requestedSchema}
+    return types.ElicitResult(action="accept", content={"name": "Ada", "age": 36})
+
+
+async def answer_sampling(context, params):
+    asked["sampling"] = params.messages[0].content.text
+    return types.CreateMessageResult(
+        role="assistant",
+        content=types.TextContent(type="text", text="Hello, Ada!"),
+        model="python-client-model",
+    )
+
+
+asked = {}
+
+
+async def ask(session):
+    await session.initialize()
+    greeted = await session.call_tool("greet_user", {})
+    return {"greeting": greeted.content[0].text, "is_error": greeted.isError, "asked": asked}
+
+
 async def main():
     mode, target = sys.argv[1], sys.argv[2]
-    if mode == "idle":
+    if mode == "ask":
+        async with streamablehttp_client(target) as (read, write, _):
+            async with ClientSession(
+                read,
+                write,
+                elicitation_callback=answer_elicitation,
+                sampling_callback=answer_sampling,
+            ) as session:
+                seen = await ask(session)
+    elif mode == "idle":
         async with streamablehttp_client(target) as (read, write, _):
             async with ClientSession(read, write) as session:
                 seen = await idle(session, float(sys.argv[3]))

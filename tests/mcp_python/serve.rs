@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use behest::mcp::http::{router, HttpOptions};
-use behest::mcp::McpServer;
+use behest::mcp::{Elicitation, McpCaller, McpServer};
 use behest::{tool, Progress, ToolContext, ToolRegistry, ToolRuntime};
 
 /// Add two numbers.
@@ -45,9 +45,36 @@ async fn work(#[ctx] cx: ToolContext) -> &'static str {
     "done"
 }
 
+/// Who the user says they are.
+#[behest::data(input)]
+struct Person {
+    name: String,
+    age: u32,
+}
+
+/// Ask who the user is, then have the client's model greet them.
+#[tool]
+async fn greet_user(#[ctx] cx: ToolContext) -> Result<String, behest::ToolError> {
+    let caller = cx
+        .extension::<McpCaller>()
+        .cloned()
+        .ok_or_else(|| behest::ToolError::execution("not called over MCP"))?;
+    match caller.elicit::<Person>("Who are you?").await? {
+        Elicitation::Accepted(person) => {
+            let prompt = format!("Greet {} ({})", person.name, person.age);
+            Ok(caller.sample(prompt, 50).await?)
+        }
+        _ => Ok("no answer".to_owned()),
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let registry = ToolRegistry::new().with(Add)?.with(Forecast)?.with(Work)?;
+    let registry = ToolRegistry::new()
+        .with(Add)?
+        .with(Forecast)?
+        .with(Work)?
+        .with(GreetUser)?;
     let server = McpServer::new(ToolRuntime::new(registry))?.named("behest-test", "1.0.0");
     let mut args = std::env::args().skip(1);
     match (args.next().as_deref(), args.next()) {

@@ -10,6 +10,7 @@
 //!
 //! [`ToolRuntime`]: crate::ToolRuntime
 
+mod ask;
 pub mod client;
 #[cfg(feature = "mcp-http")]
 pub mod http;
@@ -17,6 +18,7 @@ mod server;
 #[cfg(feature = "mcp-http")]
 mod sessions;
 
+pub use ask::{Elicitation, McpAskError};
 pub use client::{
     import, ConnectOptions, FilterFn, ImportOptions, McpClient, McpClientError, McpTool, RenameFn,
 };

@@ -282,6 +282,8 @@ pub struct McpCaller {
     /// [`router`]: crate::mcp::http::router
     #[cfg(feature = "mcp-http")]
     pub http: Option<axum::http::request::Parts>,
+    /// The connection, for questions to the client.
+    pub(crate) peer: Option<Peer<RoleServer>>,
 }
 
 impl McpCaller {
@@ -314,6 +316,7 @@ impl McpCaller {
             }),
             #[cfg(feature = "mcp-http")]
             http,
+            peer: Some(context.peer.clone()),
         }
     }
 

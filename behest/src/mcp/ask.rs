@@ -1,0 +1,177 @@
+//! Tools that ask the client: elicitation (a typed question for the user)
+//! and sampling (a completion from the client's model), through the
+//! [`McpCaller`] of the call.
+
+use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use serde::de::DeserializeOwned;
+
+use super::McpCaller;
+use crate::tool::ToolError;
+
+/// The user's answer to [`McpCaller::elicit`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Elicitation<T> {
+    /// The user answered.
+    Accepted(T),
+    /// The user said no; the tool goes on without the answer.
+    Declined,
+    /// The user dismissed the question.
+    Cancelled,
+}
+
+/// Why a question to the client got no answer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpAskError {
+    /// The call did not come over MCP (a run, a test): nobody to ask.
+    #[error("the call did not come over MCP: there is no client to ask")]
+    NoClient,
+    /// The client did not declare the capability in its `initialize`.
+    #[error("the MCP client did not declare `{0}` in its capabilities: it cannot be asked")]
+    NotSupported(&'static str),
+    /// The type asked for is not a form MCP can put to a user: an object of
+    /// strings, numbers, booleans and enums, nothing nested.
+    #[error("`{type_name}` cannot be asked of a user: {reason}")]
+    Form {
+        /// The Rust type.
+        type_name: &'static str,
+        /// What MCP refuses in its schema.
+        reason: String,
+    },
+    /// The client's answer does not fit the type asked for.
+    #[error("the client's answer does not fit `{type_name}`: {reason}")]
+    Answer {
+        /// The Rust type.
+        type_name: &'static str,
+        /// Why it does not fit.
+        reason: String,
+    },
+    /// The request failed on the way (the client went away, answered with
+    /// an error, or timed out).
+    #[error("the request to the MCP client failed: {0}")]
+    Request(String),
+}
+
+impl From<McpAskError> for ToolError {
+    fn from(error: McpAskError) -> Self {
+        ToolError::execution(error.to_string())
+    }
+}
+
+impl McpCaller {
+    /// Asks the user a typed question through the client (MCP
+    /// elicitation): `T`'s JSON Schema is the form, and the answer is read
+    /// into `T`. Needs a client that declared `elicitation`.
+    ///
+    /// ```
+    /// use behest::mcp::{Elicitation, McpCaller};
+    /// use behest::{tool, ToolContext, ToolError};
+    ///
+    /// /// Where to ship.
+    /// #[behest::data(input)]
+    /// struct Address {
+    ///     street: String,
+    ///     city: String,
+    /// }
+    ///
+    /// /// Ship the order, asking where to.
+    /// #[tool]
+    /// async fn ship(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    ///     let caller = cx.extension::<McpCaller>().ok_or_else(|| ToolError::execution("not over MCP"))?;
+    ///     match caller.elicit::<Address>("Where should it go?").await? {
+    ///         Elicitation::Accepted(address) => Ok(format!("shipping to {}", address.city)),
+    ///         _ => Ok("not shipped".to_owned()),
+    ///     }
+    /// }
+    /// ```
+    pub async fn elicit<T>(&self, message: impl Into<String>) -> Result<Elicitation<T>, McpAskError>
+    where
+        T: schemars::JsonSchema + DeserializeOwned,
+    {
+        let type_name = std::any::type_name::<T>();
+        let peer = self.peer.as_ref().ok_or(McpAskError::NoClient)?;
+        let declared = peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.elicitation.is_some());
+        if !declared {
+            return Err(McpAskError::NotSupported("elicitation"));
+        }
+        let requested_schema =
+            form_of::<T>().map_err(|reason| McpAskError::Form { type_name, reason })?;
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: message.into(),
+            requested_schema,
+        };
+        let answer = peer
+            .create_elicitation(params)
+            .await
+            .map_err(|error| McpAskError::Request(error.to_string()))?;
+        match answer.action {
+            ElicitationAction::Accept => {
+                let content = answer.content.unwrap_or_default();
+                serde_json::from_value(content)
+                    .map(Elicitation::Accepted)
+                    .map_err(|error| McpAskError::Answer {
+                        type_name,
+                        reason: error.to_string(),
+                    })
+            }
+            ElicitationAction::Decline => Ok(Elicitation::Declined),
+            // Cancel, or an action of a later protocol: no answer.
+            _ => Ok(Elicitation::Cancelled),
+        }
+    }
+
+    /// Asks the client's model to complete `prompt` in at most
+    /// `max_tokens` (MCP sampling), and returns the text of its answer.
+    /// Needs a client that declared `sampling`; the client may show the
+    /// prompt to its user first.
+    // Sampling is deprecated by the newest protocol (SEP-2577), not by the
+    // versions behest serves; rmcp refuses it where it is forbidden.
+    #[allow(deprecated)]
+    pub async fn sample(
+        &self,
+        prompt: impl Into<String>,
+        max_tokens: u32,
+    ) -> Result<String, McpAskError> {
+        let peer = self.peer.as_ref().ok_or(McpAskError::NoClient)?;
+        let declared = peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.sampling.is_some());
+        if !declared {
+            return Err(McpAskError::NotSupported("sampling"));
+        }
+        use rmcp::model::{CreateMessageRequestParams, SamplingMessage};
+
+        let params =
+            CreateMessageRequestParams::new(vec![SamplingMessage::user_text(prompt)], max_tokens);
+        let answer = peer
+            .create_message(params)
+            .await
+            .map_err(|error| McpAskError::Request(error.to_string()))?;
+        let text: Vec<&str> = answer
+            .message
+            .content
+            .iter()
+            .filter_map(|block| block.as_text())
+            .map(|text| text.text.as_str())
+            .collect();
+        Ok(text.join("\n"))
+    }
+}
+
+/// `T`'s JSON Schema as an MCP form: refs inlined, checked by rmcp's type
+/// of a form (an object of primitive properties).
+fn form_of<T: schemars::JsonSchema>() -> Result<ElicitationSchema, String> {
+    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|settings| {
+        settings.inline_subschemas = true;
+    });
+    let mut schema = serde_json::to_value(settings.into_generator().into_root_schema_for::<T>())
+        .map_err(|error| error.to_string())?;
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$schema");
+    }
+    serde_json::from_value(schema).map_err(|error| error.to_string())
+}
