@@ -1705,3 +1705,85 @@ async fn a_tool_asks_the_user_and_the_clients_model_through_the_client() {
         text_of(&result)
     );
 }
+
+/// Look something up, saying so in the logs.
+#[tool]
+async fn look_up(city: String) -> String {
+    tracing::info!(city = %city, "looking up");
+    tracing::debug!("cache miss");
+    format!("found {city}")
+}
+
+/// A client that keeps the log messages it receives.
+#[derive(Clone, Default)]
+struct Listening(Arc<Mutex<Vec<Value>>>);
+
+impl ClientHandler for Listening {
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: behest::mcp::rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(serde_json::to_value(params).unwrap());
+    }
+}
+
+/// A tool's `tracing` events reach the client that called it, at `info`
+/// and above until the client sets another level; events outside calls do
+/// not.
+#[tokio::test]
+#[allow(deprecated)]
+async fn a_tools_tracing_events_reach_its_client_at_the_level_it_set() {
+    use behest::mcp::rmcp::model::{LoggingLevel, SetLevelRequestParams};
+    use tracing_subscriber::layer::SubscriberExt;
+
+    let _subscriber = tracing::subscriber::set_default(
+        tracing_subscriber::registry().with(behest::mcp::McpLogLayer),
+    );
+    let server =
+        McpServer::new(ToolRuntime::new(ToolRegistry::new().with(LookUp).unwrap())).unwrap();
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move { server.serve_on(server_end).await });
+    let listening = Listening::default();
+    let client = listening.clone().serve(client_end).await.unwrap();
+    tracing::info!("not in a call");
+    let look_up = |city: &str| {
+        client.call_tool(
+            CallToolRequestParams::new("look_up").with_arguments(arguments(json!({"city": city}))),
+        )
+    };
+    look_up("Oslo").await.unwrap();
+    eventually(|| listening.0.lock().unwrap().len() == 1).await;
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Debug))
+        .await
+        .unwrap();
+    look_up("Rome").await.unwrap();
+    eventually(|| listening.0.lock().unwrap().len() == 3).await;
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Error))
+        .await
+        .unwrap();
+    look_up("Lima").await.unwrap();
+    // A last call at `info`, to know the `Lima` messages would have come.
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Info))
+        .await
+        .unwrap();
+    look_up("Kyiv").await.unwrap();
+    eventually(|| listening.0.lock().unwrap().len() == 4).await;
+    let seen = listening.0.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        [
+            json!({"level": "info", "logger": "mcp", "data": {"message": "looking up", "city": "Oslo"}}),
+            json!({"level": "info", "logger": "mcp", "data": {"message": "looking up", "city": "Rome"}}),
+            json!({"level": "debug", "logger": "mcp", "data": "cache miss"}),
+            json!({"level": "info", "logger": "mcp", "data": {"message": "looking up", "city": "Kyiv"}}),
+        ]
+    );
+}

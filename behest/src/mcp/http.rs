@@ -273,7 +273,7 @@ fn service_until(
         .with_json_response(options.stateless)
         // Priming events are the sessions' to send, by protocol version.
         .with_sse_retry(None);
-    StreamableHttpService::new(move || Ok(server.clone()), sessions, config)
+    StreamableHttpService::new(move || Ok(server.for_connection()), sessions, config)
 }
 
 /// An axum router serving `server` at `path` (`"/mcp"`; not `"/"`, which

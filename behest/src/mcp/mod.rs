@@ -14,6 +14,7 @@ mod ask;
 pub mod client;
 #[cfg(feature = "mcp-http")]
 pub mod http;
+mod log;
 mod server;
 #[cfg(feature = "mcp-http")]
 mod sessions;
@@ -22,6 +23,7 @@ pub use ask::{Elicitation, McpAskError};
 pub use client::{
     import, ConnectOptions, FilterFn, ImportOptions, McpClient, McpClientError, McpTool, RenameFn,
 };
+pub use log::McpLogLayer;
 pub use server::{serve_stdio, McpCaller, McpServeError, McpServer};
 
 /// rmcp, at the version behest builds on: its transports, client and

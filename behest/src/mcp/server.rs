@@ -15,6 +15,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::log::ClientLog;
 use crate::providers::{self, ExportError};
 use crate::runtime::{CallOptions, ToolCall, ToolCallResult, ToolRuntime};
 use crate::sync::lock;
@@ -45,6 +46,8 @@ pub struct McpServer {
     served: Arc<std::sync::RwLock<Arc<Served>>>,
     /// The connected clients, told when the tools change.
     peers: Arc<std::sync::Mutex<Vec<Peer<RoleServer>>>>,
+    /// This connection's log to its client; each connection its own.
+    log: Arc<ClientLog>,
     implementation: Implementation,
     instructions: Option<String>,
     page_size: usize,
@@ -108,6 +111,7 @@ impl McpServer {
         Ok(Self {
             served: Arc::new(std::sync::RwLock::new(Arc::new(Served::new(runtime)?))),
             peers: Arc::default(),
+            log: Arc::default(),
             implementation: Implementation::new("behest", env!("CARGO_PKG_VERSION")),
             instructions: None,
             page_size: PAGE_SIZE,
@@ -164,6 +168,15 @@ impl McpServer {
         Ok(())
     }
 
+    /// This server for one more connection: the same tools, its own log
+    /// level.
+    pub(crate) fn for_connection(&self) -> Self {
+        Self {
+            log: Arc::default(),
+            ..self.clone()
+        }
+    }
+
     /// What is served now.
     fn served(&self) -> Arc<Served> {
         self.served
@@ -193,6 +206,7 @@ impl McpServer {
         E: std::error::Error + Send + Sync + 'static,
     {
         let running = self
+            .for_connection()
             .serve(transport)
             .await
             .map_err(|error| McpServeError(format!("the MCP session did not start: {error}")))?;
@@ -225,7 +239,7 @@ impl McpServer {
         }
         .extension(McpCaller::of(&context));
         let served = self.served();
-        let running = served.runtime.call_with(call, options);
+        let running = self.log.scope(served.runtime.call_with(call, options));
         tokio::pin!(running);
         // `notifications/cancelled` cancels `ct`; the runtime then gives the
         // tool its cancellation grace and drops it (rmcp would let it run).
@@ -527,10 +541,14 @@ pub async fn serve_stdio(runtime: ToolRuntime) -> Result<(), McpServeError> {
 }
 
 impl ServerHandler for McpServer {
+    // Logging is deprecated by the newest protocol (SEP-2577), not by the
+    // versions served here.
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_logging()
             .build();
         let config = ServerConfig::new(capabilities).with_server_info(self.implementation.clone());
         match &self.instructions {
@@ -540,9 +558,20 @@ impl ServerHandler for McpServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.log.connect(context.peer.clone());
         let mut peers = lock(&self.peers);
         peers.retain(|peer| !peer.is_transport_closed());
         peers.push(context.peer);
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log.set_level(request.level);
+        Ok(())
     }
 
     async fn list_tools(
