@@ -8,6 +8,10 @@
 //!   serves streamable HTTP at `http://127.0.0.1:8000/mcp`, reachable from
 //!   this machine only.
 //!
+//! `book_table` asks the user a question through the client (elicitation)
+//! before it books, and the tools' `tracing` events reach the client as log
+//! messages (`McpLogLayer`); clients that show neither still get answers.
+//!
 //! With `--http`, the endpoint checks the `Host` and `Origin` headers
 //! against DNS rebinding and caps request bodies; set `BEHEST_MCP_TOKEN`
 //! to require `Authorization: Bearer <token>` too.
@@ -27,8 +31,9 @@
 //! ```
 
 use behest::mcp::http::{serve_http_local, HttpOptions};
-use behest::mcp::McpServer;
+use behest::mcp::{Elicitation, McpCaller, McpLogLayer, McpServer};
 use behest::prelude::*;
+use tracing_subscriber::layer::SubscriberExt;
 
 /// Get the current weather for a city.
 #[tool(read_only)]
@@ -64,12 +69,51 @@ async fn countdown(
     "liftoff".to_owned()
 }
 
+/// The guest's details, asked of the user.
+#[behest::data(input)]
+struct Guest {
+    /// The name the table is booked under.
+    name: String,
+    /// How many people.
+    people: u32,
+}
+
+/// Book a table at a restaurant, asking the user for the guest's details.
+#[tool]
+async fn book_table(
+    /// The restaurant.
+    restaurant: String,
+    #[ctx] cx: ToolContext,
+) -> Result<String, ToolError> {
+    tracing::info!(%restaurant, "booking a table");
+    let caller = cx
+        .extension::<McpCaller>()
+        .ok_or_else(|| ToolError::execution("book_table needs an MCP client to ask"))?;
+    match caller
+        .elicit::<Guest>(format!("Who is the table at {restaurant} for?"))
+        .await?
+    {
+        Elicitation::Accepted(guest) => Ok(format!(
+            "Booked {restaurant} for {} under {}.",
+            guest.people, guest.name
+        )),
+        _ => Ok("Nothing booked: the user did not answer.".to_owned()),
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = ToolRegistry::new()
         .with(GetWeather)?
         .with(EurosToDollars)?
-        .with(Countdown)?;
+        .with(Countdown)?
+        .with(BookTable)?;
+    // Tool calls' log events go to their MCP client; everything to stderr
+    // (stdout is the protocol's over stdio).
+    let subscriber = tracing_subscriber::registry()
+        .with(McpLogLayer)
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr));
+    tracing::subscriber::set_global_default(subscriber)?;
     let runtime = ToolRuntime::new(registry);
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
