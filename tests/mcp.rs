@@ -1592,6 +1592,8 @@ async fn a_replaced_runtime_is_announced_to_every_client_and_listed() {
 struct Person {
     name: String,
     age: u32,
+    /// What they like to be called, if not their name.
+    nickname: Option<String>,
 }
 
 /// Ask who the user is, then have the client's model greet them.
@@ -1606,7 +1608,8 @@ async fn greet_user(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
         Elicitation::Declined => return Ok("declined".to_owned()),
         _ => return Ok("cancelled".to_owned()),
     };
-    let prompt = format!("Greet {} ({})", person.name, person.age);
+    let name = person.nickname.unwrap_or(person.name);
+    let prompt = format!("Greet {name} ({})", person.age);
     Ok(caller.sample(prompt, 50).await?)
 }
 
@@ -1688,6 +1691,9 @@ async fn a_tool_asks_the_user_and_the_clients_model_through_the_client() {
     assert_eq!(form["type"], "object");
     assert_eq!(form["properties"]["name"]["type"], "string");
     assert_eq!(form["properties"]["age"]["type"], "integer");
+    // An optional field is a property of one type, not required.
+    assert_eq!(form["properties"]["nickname"]["type"], "string");
+    assert_eq!(form["required"], json!(["name", "age"]));
     assert_eq!(asked[1]["messages"][0]["content"]["text"], "Greet Ada (36)");
     assert_eq!(asked[1]["maxTokens"], 50);
 

@@ -42,8 +42,9 @@ async fn whoami(#[ctx] cx: ToolContext) -> Value {
         "session": caller.session_id,
         "token": caller.bearer_token(),
         "version": caller.protocol_version,
-        "client": caller.client.map(|(name, _)| name),
+        "client": caller.client.as_ref().map(|(name, _)| name),
         "header": header,
+        "debug": format!("{caller:?}"),
     })
 }
 
@@ -279,6 +280,15 @@ async fn the_session_cap_refuses_with_503_and_a_deleted_session_frees_its_place(
     let _second = Session::open(addr, "2025-11-25").await;
     let client = http_client();
     let url = format!("http://{addr}/mcp");
+    // A request without a session that opens none is rmcp's to answer.
+    let listing = client
+        .post(&url)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(listing.status(), 503);
     let refused = initialize(&client, &url, "2025-11-25").await;
     assert_eq!(refused.status(), 503);
     assert!(refused.headers().contains_key("retry-after"));
@@ -314,6 +324,18 @@ async fn a_401_names_the_protected_resource_metadata_that_is_served() {
     assert_eq!(
         refused.headers()["www-authenticate"],
         "Bearer resource_metadata=\"http://127.0.0.1/.well-known/oauth-protected-resource/mcp\""
+    );
+    let wrong = client
+        .post(format!("http://{addr}/mcp"))
+        .bearer_auth("forged")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+    assert_eq!(
+        wrong.headers()["www-authenticate"],
+        "Bearer resource_metadata=\"http://127.0.0.1/.well-known/oauth-protected-resource/mcp\", error=\"invalid_token\""
     );
     let document: Value = client
         .get(format!(
@@ -431,10 +453,73 @@ async fn a_tool_sees_its_caller() {
     .text()
     .await
     .unwrap();
-    let seen: Value = serde_json::from_str(&answer_text(&events(&body)).unwrap()).unwrap();
+    let mut seen: Value = serde_json::from_str(&answer_text(&events(&body)).unwrap()).unwrap();
+    // Its Debug names the headers, never their values.
+    let debug = seen["debug"].take();
+    let debug = debug.as_str().unwrap();
+    assert!(
+        debug.contains("authorization") && !debug.contains("team-a"),
+        "{debug}"
+    );
+    seen.as_object_mut().unwrap().remove("debug");
     assert_eq!(
         seen,
         json!({"session": session, "token": "team-a", "version": "2025-06-18",
             "client": "raw-client", "header": "search"})
     );
+}
+
+/// With `cors(["*"])` a page of any origin passes (rmcp's own origin check
+/// steps aside rather than refuse what CORS allows).
+#[tokio::test]
+async fn cors_for_every_origin_lets_any_page_in() {
+    let addr = serve(&HttpOptions::default().cors(["*"])).await;
+    let client = http_client();
+    let opened = initialize_request(&client, &format!("http://{addr}/mcp"), "2025-11-25")
+        .header("origin", "https://anywhere.example.org")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(opened.status(), 200);
+    assert_eq!(opened.headers()["access-control-allow-origin"], "*");
+}
+
+/// With `bearer_identity`, a session is bound to who the token names: a
+/// client whose token rotates (an OAuth refresh) keeps its session, and
+/// another identity is still told it does not exist.
+#[tokio::test]
+async fn a_session_follows_its_identity_through_a_token_refresh() {
+    let options = HttpOptions::default()
+        .bearer_identity(|token| token.split_once('#').map(|(user, _)| user.to_owned()));
+    let addr = serve(&options).await;
+    let client = http_client();
+    let url = format!("http://{addr}/mcp");
+    let opened = initialize_request(&client, &url, "2025-11-25")
+        .bearer_auth("alice#1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(opened.status(), 200);
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let _ = opened.text().await;
+    let post = |token: &'static str, body: Value| {
+        client
+            .post(&url)
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", &session)
+            .json(&body)
+            .send()
+    };
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post("alice#1", initialized).await.unwrap().status(), 202);
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    assert_eq!(post("alice#2", list.clone()).await.unwrap().status(), 200);
+    assert_eq!(post("bob#1", list.clone()).await.unwrap().status(), 404);
+    let unnamed = post("no-user", list).await.unwrap();
+    assert_eq!(unnamed.status(), 401);
 }

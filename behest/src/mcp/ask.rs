@@ -173,5 +173,42 @@ fn form_of<T: schemars::JsonSchema>() -> Result<ElicitationSchema, String> {
     if let Some(object) = schema.as_object_mut() {
         object.remove("$schema");
     }
+    // An optional field is one left out of `required`; a form's property
+    // names one type, so the `null` schemars adds for it goes.
+    if let Some(properties) = schema
+        .get_mut("properties")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        properties.values_mut().for_each(drop_null);
+    }
     serde_json::from_value(schema).map_err(|error| error.to_string())
+}
+
+/// `property` without its `null` alternative: `"type": ["string", "null"]`
+/// becomes `"type": "string"`, `anyOf: [{..}, {"type": "null"}]` the other
+/// branch.
+fn drop_null(property: &mut serde_json::Value) {
+    use serde_json::Value;
+
+    let is_null = |value: &Value| value == "null" || value["type"] == "null";
+    if let Some(Value::Array(types)) = property.get_mut("type") {
+        types.retain(|kind| !is_null(kind));
+        if let [only] = types.as_slice() {
+            property["type"] = only.clone();
+        }
+    }
+    let branch = match property.get("anyOf") {
+        Some(Value::Array(branches)) if branches.iter().any(is_null) => {
+            let kept: Vec<&Value> = branches.iter().filter(|branch| !is_null(branch)).collect();
+            match kept.as_slice() {
+                [only] => Some((*only).clone()),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    if let (Some(Value::Object(branch)), Some(object)) = (branch, property.as_object_mut()) {
+        object.remove("anyOf");
+        object.extend(branch);
+    }
 }

@@ -58,6 +58,13 @@ pub struct HttpOptions {
     /// carries a token both accept. Set with
     /// [`bearer_check`](Self::bearer_check).
     pub bearer_check: Option<BearerCheck>,
+    /// Who a bearer token names (a token's subject), or `None` to refuse
+    /// it, run by [`router`] after the token and the check. A session is
+    /// bound to the identity that opened it, so a client whose token
+    /// rotates (an OAuth refresh) keeps its session; without this, the
+    /// token itself is the identity. Set with
+    /// [`bearer_identity`](Self::bearer_identity).
+    pub bearer_identity: Option<BearerIdentity>,
     /// How long a session may sit idle (no call in flight, no stream open,
     /// no request) before it ends; its client then gets 404 and starts a
     /// new one. A call never counts as idle, however long it runs, nor
@@ -141,6 +148,9 @@ impl ProtectedResource {
 /// A check of a request's bearer token: whether it may pass.
 pub type BearerCheck = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
+/// Who a bearer token names, or `None` when it is refused.
+pub type BearerIdentity = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
 impl HttpOptions {
     /// Publishes `resource` (RFC 9728) and names it in every 401, so an
     /// OAuth-aware client finds the authorization server by itself.
@@ -158,6 +168,18 @@ impl HttpOptions {
         self
     }
 
+    /// Lets through only requests whose bearer token `identify` names
+    /// someone, and binds each session to that identity rather than to the
+    /// token (see [`bearer_identity`](Self::bearer_identity)).
+    #[must_use]
+    pub fn bearer_identity(
+        mut self,
+        identify: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.bearer_identity = Some(Arc::new(identify));
+        self
+    }
+
     /// Lets through only requests whose bearer token `check` accepts.
     #[must_use]
     pub fn bearer_check(mut self, check: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
@@ -165,22 +187,33 @@ impl HttpOptions {
         self
     }
 
-    /// Whether a request carrying `presented` (its bearer token, if any)
-    /// may pass.
-    fn admits(&self, presented: Option<&str>) -> bool {
-        if self.bearer_token.is_none() && self.bearer_check.is_none() {
-            return true;
+    /// Whether any bearer token is asked for.
+    fn is_guarded(&self) -> bool {
+        self.bearer_token.is_some() || self.bearer_check.is_some() || self.bearer_identity.is_some()
+    }
+
+    /// Who a request carrying `presented` (its bearer token, if any) is,
+    /// or `None` when it may not pass. Unguarded, everyone is `""`.
+    fn identity(&self, presented: Option<&str>) -> Option<String> {
+        if !self.is_guarded() {
+            return Some(String::new());
         }
-        let Some(presented) = presented else {
-            return false;
-        };
-        self.bearer_token
+        let presented = presented?;
+        let admitted = self
+            .bearer_token
             .as_deref()
             .is_none_or(|token| same_secret(presented, token))
             && self
                 .bearer_check
                 .as_ref()
-                .is_none_or(|check| check(presented))
+                .is_none_or(|check| check(presented));
+        if !admitted {
+            return None;
+        }
+        match &self.bearer_identity {
+            Some(identify) => identify(presented),
+            None => Some(presented.to_owned()),
+        }
     }
 }
 
@@ -194,6 +227,10 @@ impl std::fmt::Debug for HttpOptions {
             .field("stateless", &self.stateless)
             .field("bearer_token", &self.bearer_token.as_ref().map(|_| "***"))
             .field("bearer_check", &self.bearer_check.as_ref().map(|_| ".."))
+            .field(
+                "bearer_identity",
+                &self.bearer_identity.as_ref().map(|_| ".."),
+            )
             .field("idle_timeout", &self.idle_timeout)
             .field("max_sessions", &self.max_sessions)
             .field("protected_resource", &self.protected_resource)
@@ -215,6 +252,7 @@ impl Default for HttpOptions {
             stateless: false,
             bearer_token: None,
             bearer_check: None,
+            bearer_identity: None,
             idle_timeout: Some(Duration::from_secs(30 * 60)),
             max_sessions: 1024,
             protected_resource: None,
@@ -261,7 +299,10 @@ fn service_until(
     stop: CancellationToken,
 ) -> StreamableHttpService<McpServer, McpSessions> {
     let mut allowed_origins = options.allowed_origins.clone();
-    if !allowed_origins.is_empty() {
+    if options.cors_origins.iter().any(|origin| origin == "*") {
+        // Every origin may call: rmcp's origin check steps aside.
+        allowed_origins.clear();
+    } else if !allowed_origins.is_empty() {
         allowed_origins.extend(options.cors_origins.iter().cloned());
     }
     let config = StreamableHttpServerConfig::default()
@@ -311,8 +352,10 @@ fn router_until(
     if let Some(resource) = &options.protected_resource {
         let (well_known, _) = resource.metadata_location();
         let document = resource.document();
+        // Braces are axum's path syntax: a literal one is doubled.
+        let route = well_known.replace('{', "{{").replace('}', "}}");
         router = router.route(
-            &well_known,
+            &route,
             axum::routing::get(move || {
                 std::future::ready(json_response(StatusCode::OK, &document))
             }),
@@ -343,14 +386,9 @@ fn cors(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
         CorsLayer::new()
             .allow_origin(allow)
             .allow_methods([Method::GET, Method::POST, Method::DELETE])
-            .allow_headers([
-                header::CONTENT_TYPE,
-                header::ACCEPT,
-                header::AUTHORIZATION,
-                header::HeaderName::from_static("mcp-session-id"),
-                header::HeaderName::from_static("mcp-protocol-version"),
-                header::HeaderName::from_static("last-event-id"),
-            ])
+            // MCP's headers grow with its versions (`Mcp-Method`,
+            // `Mcp-Param-*`): a listed origin may send what it asks to.
+            .allow_headers(tower_http::cors::AllowHeaders::mirror_request())
             .expose_headers([
                 header::HeaderName::from_static("mcp-session-id"),
                 header::WWW_AUTHENTICATE,
@@ -366,37 +404,54 @@ struct Guard {
 }
 
 impl Guard {
-    fn is_guarded(&self) -> bool {
-        self.options.bearer_token.is_some() || self.options.bearer_check.is_some()
-    }
-
     async fn pass(
         self: Arc<Self>,
         request: axum::extract::Request,
         next: axum::middleware::Next,
     ) -> Response {
         let presented = bearer_of(request.headers());
-        if !self.options.admits(presented.as_deref()) {
-            return self.unauthorized();
-        }
-        let presented = presented.unwrap_or_default();
+        let Some(identity) = self.options.identity(presented.as_deref()) else {
+            return self.unauthorized(presented.is_some());
+        };
+        let guarded = self.options.is_guarded();
         let session = session_id(request.headers());
         let method = request.method().clone();
+        let mut request = request;
         if let Some(session) = &session {
-            // A session answers only the credential that opened it: another
+            // A session answers only the identity that opened it: another
             // is told it does not exist, and changes nothing (the spec's
             // security notes). An ended session does not exist either.
-            let owned = !self.is_guarded() || self.owners.belongs(session, &presented);
+            let owned = !guarded || self.owners.belongs(session, &identity);
             if !owned || (method == Method::DELETE && !self.sessions.contains(session)) {
                 return StatusCode::NOT_FOUND.into_response();
             }
         } else if method == Method::POST && !self.options.stateless && self.sessions.is_full() {
-            return self.full();
+            // Only a new session is refused; other requests without one
+            // (of protocols that need none) pass.
+            let (parts, body) = request.into_parts();
+            let Ok(bytes) = axum::body::to_bytes(body, self.options.max_body_bytes).await else {
+                return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+            };
+            if is_initialize(&bytes) {
+                return self.full();
+            }
+            request = axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes));
         }
         let mut response = next.run(request).await;
+        if response.status() == StatusCode::INTERNAL_SERVER_ERROR {
+            match &session {
+                // The session ended (idle) between rmcp's look and its use.
+                Some(session) if !self.sessions.contains(session) => {
+                    return StatusCode::NOT_FOUND.into_response();
+                }
+                // The cap was reached by a request racing this one.
+                None if self.sessions.is_full() => return self.full(),
+                _ => {}
+            }
+        }
         match (session_id(response.headers()), &session) {
-            (Some(opened), None) if self.is_guarded() => {
-                self.owners.open(opened, &presented, &self.sessions);
+            (Some(opened), None) if guarded => {
+                self.owners.open(opened, &identity, &self.sessions);
             }
             (_, Some(ended)) if method == Method::DELETE && response.status().is_success() => {
                 self.owners.end(ended);
@@ -408,15 +463,19 @@ impl Guard {
         response
     }
 
-    /// 401, naming the metadata of an OAuth-guarded endpoint.
-    fn unauthorized(&self) -> Response {
-        let challenge = match &self.options.protected_resource {
-            Some(resource) => format!(
-                "Bearer resource_metadata=\"{}\"",
-                resource.metadata_location().1
-            ),
-            None => "Bearer".to_owned(),
-        };
+    /// 401, naming the metadata of an OAuth-guarded endpoint, and saying
+    /// whether a token was there but refused (RFC 6750).
+    fn unauthorized(&self, presented: bool) -> Response {
+        let mut challenge = "Bearer".to_owned();
+        let mut separator = " ";
+        if let Some(resource) = &self.options.protected_resource {
+            let url = resource.metadata_location().1;
+            challenge.push_str(&format!("{separator}resource_metadata=\"{url}\""));
+            separator = ", ";
+        }
+        if presented {
+            challenge.push_str(&format!("{separator}error=\"invalid_token\""));
+        }
         let mut refused = StatusCode::UNAUTHORIZED.into_response();
         if let Ok(challenge) = HeaderValue::from_str(&challenge) {
             refused
@@ -455,6 +514,17 @@ fn json_response(status: StatusCode, body: &serde_json::Value) -> Response {
     response
 }
 
+/// Whether a JSON-RPC body is an `initialize` request (or a batch with
+/// one).
+fn is_initialize(body: &[u8]) -> bool {
+    let is_one = |message: &serde_json::Value| message["method"] == "initialize";
+    match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(serde_json::Value::Array(batch)) => batch.iter().any(is_one),
+        Ok(message) => is_one(&message),
+        Err(_) => false,
+    }
+}
+
 /// The bearer token of a request's `Authorization`, if any.
 fn bearer_of(headers: &HeaderMap) -> Option<String> {
     headers
@@ -473,8 +543,8 @@ fn session_id(headers: &HeaderMap) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Which credential opened each session, so that no other can use it.
-/// Kept as digests: the map holds no token.
+/// Which identity opened each session, so that no other can use it. Kept
+/// as digests: the map holds no token.
 #[derive(Default)]
 struct SessionOwners {
     owners: std::sync::Mutex<std::collections::HashMap<String, u64>>,
@@ -493,18 +563,18 @@ impl SessionOwners {
 
     /// Records `session`'s owner, forgetting sessions that ended on their
     /// own (idle) since the last one opened.
-    fn open(&self, session: String, token: &str, open: &McpSessions) {
+    fn open(&self, session: String, identity: &str, open: &McpSessions) {
         let mut owners = crate::sync::lock(&self.owners);
         owners.retain(|session, _| open.contains(session));
-        owners.insert(session, Self::digest(token));
+        owners.insert(session, Self::digest(identity));
     }
 
-    /// Whether `session` may be used with `token`: it was opened with it,
+    /// Whether `session` may be used by `identity`: it was opened by it,
     /// or it is not one this server opened (rmcp answers for those).
-    fn belongs(&self, session: &str, token: &str) -> bool {
+    fn belongs(&self, session: &str, identity: &str) -> bool {
         crate::sync::lock(&self.owners)
             .get(session)
-            .is_none_or(|owner| *owner == Self::digest(token))
+            .is_none_or(|owner| *owner == Self::digest(identity))
     }
 
     fn end(&self, session: &str) {

@@ -149,7 +149,8 @@ impl McpServer {
     /// connected client with `notifications/tools/list_changed`, so that
     /// it lists them again. Calls already running finish on the runtime
     /// they began on. A runtime with a tool MCP cannot list is refused and
-    /// the old one kept.
+    /// the old one kept. The notices are sent in the background: this
+    /// returns once the new tools are served.
     pub async fn replace_runtime(&self, runtime: ToolRuntime) -> Result<(), ExportError> {
         let served = Arc::new(Served::new(runtime)?);
         *self
@@ -161,9 +162,12 @@ impl McpServer {
             peers.retain(|peer| !peer.is_transport_closed());
             peers.clone()
         };
+        // Each in its own task: one client slow to read holds up no other,
+        // nor the caller.
         for peer in peers {
-            // A client that went away meanwhile misses nothing it needs.
-            let _ = peer.notify_tool_list_changed().await;
+            tokio::spawn(async move {
+                let _ = peer.notify_tool_list_changed().await;
+            });
         }
         Ok(())
     }
@@ -276,10 +280,10 @@ impl McpServer {
 ///     let Some(token) = caller.and_then(McpCaller::bearer_token) else {
 ///         return Err(ToolError::execution("this tool needs a signed-in caller"));
 ///     };
-///     Ok(format!("records of {}", &token[..4.min(token.len())]))
+///     Ok(format!("{} records for this caller", token.len()))
 /// }
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct McpCaller {
     /// The `Mcp-Session-Id` of the call's HTTP session (none over stdio or
@@ -298,6 +302,27 @@ pub struct McpCaller {
     pub http: Option<axum::http::request::Parts>,
     /// The connection, for questions to the client.
     pub(crate) peer: Option<Peer<RoleServer>>,
+}
+
+/// Shows the request's method, URI and header names, never their values
+/// (the `Authorization` header holds a credential).
+impl std::fmt::Debug for McpCaller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut debug = f.debug_struct("McpCaller");
+        debug
+            .field("session_id", &self.session_id)
+            .field("protocol_version", &self.protocol_version)
+            .field("client", &self.client);
+        #[cfg(feature = "mcp-http")]
+        if let Some(http) = &self.http {
+            let headers: Vec<&str> = http.headers.keys().map(|name| name.as_str()).collect();
+            debug
+                .field("method", &http.method)
+                .field("uri", &http.uri)
+                .field("headers", &headers);
+        }
+        debug.finish_non_exhaustive()
+    }
 }
 
 impl McpCaller {

@@ -17,7 +17,7 @@
 //!   `Last-Event-ID` reads from; an answer nobody has read is kept until it
 //!   is read or the session ends.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -181,8 +181,9 @@ struct Logs {
 }
 
 struct Activity {
-    /// Client requests the server has not answered.
-    calls: HashSet<RequestId>,
+    /// Client requests the server has not answered, by id (a client may
+    /// reuse one while the first is running).
+    calls: HashMap<RequestId, usize>,
     /// Streams a client holds open.
     streams: usize,
     last_seen: Instant,
@@ -192,7 +193,7 @@ impl Session {
     fn new() -> Self {
         Self {
             activity: Mutex::new(Activity {
-                calls: HashSet::new(),
+                calls: HashMap::new(),
                 streams: 0,
                 last_seen: Instant::now(),
             }),
@@ -224,7 +225,10 @@ impl Session {
     /// When the session will have idled `idle`, or `None` while busy.
     fn idle_deadline(&self, idle: Duration) -> Option<Instant> {
         let activity = lock(&self.activity);
-        (!activity.is_busy()).then(|| activity.last_seen + idle)
+        // A timeout too long to add is no timeout.
+        (!activity.is_busy())
+            .then(|| activity.last_seen.checked_add(idle))
+            .flatten()
     }
 
     /// A guard counting an open stream until dropped.
@@ -267,6 +271,16 @@ impl Session {
 }
 
 impl Activity {
+    /// One request `id` answered or cancelled.
+    fn settle(&mut self, id: &RequestId) {
+        if let Some(count) = self.calls.get_mut(id) {
+            *count -= 1;
+            if *count == 0 {
+                self.calls.remove(id);
+            }
+        }
+    }
+
     fn is_busy(&self) -> bool {
         !self.calls.is_empty() || self.streams > 0
     }
@@ -352,7 +366,7 @@ impl Transport<RoleServer> for SessionTransport {
         };
         if let Some(id) = answered {
             self.session.update(|activity| {
-                activity.calls.remove(&id);
+                activity.settle(&id);
             });
         }
         self.inner.send(item)
@@ -364,7 +378,7 @@ impl Transport<RoleServer> for SessionTransport {
             ClientJsonRpcMessage::Request(request) => {
                 let id = request.id.clone();
                 self.session.update(|activity| {
-                    activity.calls.insert(id);
+                    *activity.calls.entry(id).or_default() += 1;
                 });
             }
             // A cancelled request may never be answered.
@@ -374,7 +388,7 @@ impl Transport<RoleServer> for SessionTransport {
                 {
                     if let Some(id) = &cancelled.params.request_id {
                         self.session.update(|activity| {
-                            activity.calls.remove(id);
+                            activity.settle(id);
                         });
                     }
                 }
@@ -399,9 +413,10 @@ struct StreamLog {
 }
 
 struct LogState {
-    events: VecDeque<ServerSseMessage>,
-    /// How many events left the front.
-    dropped: usize,
+    /// The events kept, each with its position among all pushed.
+    events: VecDeque<(usize, ServerSseMessage)>,
+    /// How many events were pushed.
+    pushed: usize,
     ended: bool,
     /// When a reader handed out the last event.
     delivered: Option<Instant>,
@@ -412,7 +427,7 @@ impl StreamLog {
         Self {
             state: Mutex::new(LogState {
                 events: VecDeque::new(),
-                dropped: 0,
+                pushed: 0,
                 ended: false,
                 delivered: None,
             }),
@@ -420,14 +435,24 @@ impl StreamLog {
         }
     }
 
+    /// Adds `event`; a full log first drops its oldest notification (a
+    /// progress or log message), never a request to the client or an
+    /// answer, unless it holds nothing else.
     fn push(&self, event: ServerSseMessage) {
         let mut state = lock(&self.state);
         if state.events.len() >= LOG_EVENTS {
-            state.events.pop_front();
-            state.dropped += 1;
+            let notification = state.events.iter().position(|(_, event)| {
+                !matches!(
+                    event.message.as_deref(),
+                    Some(ServerJsonRpcMessage::Request(_) | ServerJsonRpcMessage::Response(_))
+                )
+            });
+            state.events.remove(notification.unwrap_or(0));
         }
-        state.events.push_back(event);
-        let pushed = state.dropped + state.events.len();
+        let position = state.pushed;
+        state.events.push_back((position, event));
+        state.pushed += 1;
+        let pushed = state.pushed;
         drop(state);
         self.pushed.send_replace(pushed);
     }
@@ -454,18 +479,18 @@ impl StreamLog {
         state
             .events
             .iter()
-            .position(|event| event.event_id.as_deref() == Some(event_id))
-            .map_or(state.dropped, |at| state.dropped + at + 1)
+            .find(|(_, event)| event.event_id.as_deref() == Some(event_id))
+            .map_or(0, |(position, _)| position + 1)
     }
 
-    /// The event at `position` (or the oldest kept after it), with its
-    /// position, or whether the log has ended. A reader past the end of an
-    /// ended log has handed out everything: the log is delivered.
+    /// The first event kept at `position` or after, with its position, or
+    /// whether the log has ended. A reader past the end of an ended log
+    /// has handed out everything: the log is delivered.
     fn read(&self, position: usize) -> Result<(usize, ServerSseMessage), bool> {
         let mut state = lock(&self.state);
-        let position = position.max(state.dropped);
-        match state.events.get(position - state.dropped) {
-            Some(event) => Ok((position, event.clone())),
+        let at = state.events.partition_point(|(kept, _)| *kept < position);
+        match state.events.get(at) {
+            Some((kept, event)) => Ok((*kept, event.clone())),
             None => {
                 if state.ended && state.delivered.is_none() {
                     state.delivered = Some(Instant::now());
@@ -646,5 +671,87 @@ impl SessionManager for McpSessions {
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
         // Sessions live in this process only.
         Ok(RestoreOutcome::NotSupported)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(index: usize, message: serde_json::Value) -> ServerSseMessage {
+        let message: ServerJsonRpcMessage = serde_json::from_value(message).unwrap();
+        ServerSseMessage::new(format!("{index}/0"), message)
+    }
+
+    /// A full log drops its oldest notifications, never the request to the
+    /// client nor the answer, and a reader resumed after an event gets what
+    /// followed it.
+    #[tokio::test]
+    async fn a_full_log_keeps_requests_and_answers_and_resumes_after_an_event() {
+        let log = Arc::new(StreamLog::new());
+        let progress = |n: usize| {
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": 1, "progress": n}})
+        };
+        log.push(event(0, progress(0)));
+        log.push(event(
+            1,
+            serde_json::json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}),
+        ));
+        for n in 2..3 * LOG_EVENTS {
+            log.push(event(n, progress(n)));
+        }
+        let last = 3 * LOG_EVENTS;
+        log.push(event(
+            last,
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+        ));
+        log.end();
+        let kept: Vec<String> = {
+            let state = lock(&log.state);
+            assert_eq!(state.events.len(), LOG_EVENTS);
+            state
+                .events
+                .iter()
+                .map(|(_, event)| event.event_id.clone().unwrap())
+                .collect()
+        };
+        assert_eq!(kept[0], "1/0", "the request to the client stays");
+        assert_eq!(kept.last().unwrap(), &format!("{last}/0"));
+        // Resumed after the request: the newest progress kept, then the answer.
+        let (position, next) = log.read(log.position_after("1/0")).unwrap();
+        assert_eq!(next.event_id.as_deref(), Some(kept[1].as_str()));
+        assert!(position > 1);
+        // Read to the end: the answer, then the end; then it is delivered.
+        let (at, answer) = log.read(last).unwrap();
+        assert_eq!(at, last);
+        assert_eq!(answer.event_id, Some(format!("{last}/0")));
+        assert!(log.is_unread_answer());
+        assert!(log.read(last + 1).unwrap_err());
+        assert!(!log.is_unread_answer());
+    }
+
+    /// A session idle for a timeout too long to add to a clock never
+    /// expires, and does not panic.
+    #[test]
+    fn an_idle_timeout_too_long_to_add_is_no_deadline() {
+        let session = Session::new();
+        assert_eq!(session.idle_deadline(Duration::MAX), None);
+        assert!(session.idle_deadline(Duration::from_secs(1)).is_some());
+    }
+
+    /// Two requests with one id: the session stays busy until both are
+    /// answered.
+    #[test]
+    fn a_reused_request_id_keeps_the_session_busy_until_both_are_answered() {
+        let session = Session::new();
+        let id = RequestId::Number(3);
+        for _ in 0..2 {
+            session.update(|activity| *activity.calls.entry(id.clone()).or_default() += 1);
+        }
+        session.update(|activity| activity.settle(&id));
+        assert_eq!(session.idle_deadline(Duration::from_secs(1)), None);
+        session.update(|activity| activity.settle(&id));
+        assert!(session.idle_deadline(Duration::from_secs(1)).is_some());
     }
 }
