@@ -1242,6 +1242,64 @@ async fn a_tool_s_image_reaches_the_providers_that_take_one() {
     );
 }
 
+/// Fetch an invoice as a PDF.
+#[tool]
+fn invoice(number: u32) -> behest::ToolOutput {
+    behest::ToolOutput::text(format!("Invoice {number}, attached.")).with_attachment(
+        behest::Attachment::blob_resource(
+            format!("file:///invoices/{number}.pdf"),
+            "application/pdf",
+            "JVBERi0xLjc=",
+        ),
+    )
+}
+
+/// A PDF a tool returns (an embedded resource) reaches the providers that
+/// take documents in a tool's result as a document, and each reads it back;
+/// Chat, which takes text only, gets the line naming it.
+#[tokio::test]
+async fn a_tool_s_pdf_reaches_the_providers_that_take_documents() {
+    use behest::providers::{anthropic, gemini, openai};
+    let call = Turn::tool_calls([ToolCall::new("c1", "invoice", json!({"number": 7}))]);
+    let runtime = ToolRuntime::new(ToolRegistry::new().with(Invoice).unwrap());
+    let outcome = Agent::new(ScriptedModel::new([call, Turn::text("Here.")]), runtime)
+        .invoke([Message::user("Invoice 7?")])
+        .await;
+    let Some(Message::ToolResult(result)) = outcome.transcript().get(2) else {
+        panic!("{outcome:?}");
+    };
+    let pdf = behest::tool::MediaSource::base64("application/pdf", "JVBERi0xLjc=");
+    assert_eq!(result.documents, std::slice::from_ref(&pdf));
+    let conversation = outcome.transcript()[..3].to_vec();
+    let (_, claude) = anthropic::messages(&conversation);
+    assert_eq!(
+        claude[2]["content"][0]["content"][1],
+        json!({"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0xLjc="}})
+    );
+    let responses = openai::responses::messages(&conversation);
+    assert_eq!(responses[2]["output"][1]["type"], "input_file");
+    let (_, contents) = gemini::messages(&conversation);
+    assert_eq!(
+        contents[2]["parts"][0]["functionResponse"]["parts"][0],
+        json!({"inlineData": {"mimeType": "application/pdf", "data": "JVBERi0xLjc="}})
+    );
+    let chat = openai::chat::messages(&conversation);
+    assert_eq!(
+        chat[2]["content"],
+        "Invoice 7, attached.\n[resource: file:///invoices/7.pdf (application/pdf)]"
+    );
+    for back in [
+        anthropic::from_messages(None, &claude).unwrap(),
+        openai::responses::from_messages(&responses).unwrap(),
+        gemini::from_messages(None, &contents).unwrap(),
+    ] {
+        let Some(Message::ToolResult(read)) = back.get(2) else {
+            panic!("{back:?}")
+        };
+        assert_eq!(read.documents, std::slice::from_ref(&pdf), "{back:?}");
+    }
+}
+
 #[tokio::test]
 async fn the_service_s_word_on_retrying_is_taken() {
     // OpenAI and Anthropic send `x-should-retry`: a 409 they say not to

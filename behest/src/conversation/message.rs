@@ -152,6 +152,10 @@ pub struct ToolResultMessage {
     /// Images the tool returned, where the provider takes them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<MediaSource>,
+    /// Documents (PDFs) the tool returned, where the provider takes them
+    /// in a tool's result (Anthropic, Responses, Gemini 3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub documents: Vec<MediaSource>,
 }
 
 impl ToolResultMessage {
@@ -168,6 +172,7 @@ impl ToolResultMessage {
             structured: None,
             is_error: false,
             images: Vec::new(),
+            documents: Vec::new(),
         }
     }
 
@@ -191,6 +196,13 @@ impl ToolResultMessage {
         self.images.push(image);
         self
     }
+
+    /// With a document (a PDF) the tool returned.
+    #[must_use]
+    pub fn with_document(mut self, document: MediaSource) -> Self {
+        self.documents.push(document);
+        self
+    }
 }
 
 impl From<&ToolCallResult> for ToolResultMessage {
@@ -209,6 +221,11 @@ impl From<&ToolCallResult> for ToolResultMessage {
                 .outcome
                 .as_ref()
                 .map(|output| output.images.clone())
+                .unwrap_or_default(),
+            documents: result
+                .outcome
+                .as_ref()
+                .map(|output| output.documents().collect())
                 .unwrap_or_default(),
         }
     }

@@ -339,41 +339,58 @@ pub(crate) fn user_message(parts: Vec<ContentPart>) -> Message {
     }
 }
 
-/// A result's content as a format takes it: its text, or, with images, a
-/// list of a text part (`{"type": text_type, "text": ..}`) and the images
-/// as `part` writes them.
+/// A result's content as a format takes it: its text, or, with images or
+/// documents, a list of a text part (`{"type": text_type, "text": ..}`)
+/// and those as `part` writes them.
 pub(crate) fn result_content(
     result: &crate::conversation::ToolResultMessage,
     text_type: &str,
     part: fn(&ContentPart) -> Value,
 ) -> Value {
-    if result.images.is_empty() {
+    if result.images.is_empty() && result.documents.is_empty() {
         return Value::String(result.content.clone());
     }
     let text = serde_json::json!({"type": text_type, "text": result.content});
-    let images = result.images.iter().map(|image| {
-        part(&ContentPart::Image {
-            source: image.clone(),
-        })
-    });
-    Value::Array(std::iter::once(text).chain(images).collect())
+    Value::Array(
+        std::iter::once(text)
+            .chain(result_parts(result).map(|media| part(&media)))
+            .collect(),
+    )
 }
 
-/// The images of a result's content list, read with a format's part reader.
-pub(crate) fn result_images(
+/// A result's images, then its documents, as content parts.
+pub(crate) fn result_parts(
+    result: &crate::conversation::ToolResultMessage,
+) -> impl Iterator<Item = ContentPart> + '_ {
+    let images = result.images.iter().map(|image| ContentPart::Image {
+        source: image.clone(),
+    });
+    let documents = result
+        .documents
+        .iter()
+        .map(|document| ContentPart::Document {
+            source: document.clone(),
+        });
+    images.chain(documents)
+}
+
+/// The images and the documents of a result's content list, read with a
+/// format's part reader.
+pub(crate) fn result_media(
     content: Option<&Value>,
     read_part: fn(&Value) -> Option<ContentPart>,
-) -> Vec<crate::tool::MediaSource> {
-    content
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(read_part)
-        .filter_map(|part| match part {
-            ContentPart::Image { source } => Some(source),
-            _ => None,
-        })
-        .collect()
+) -> (Vec<crate::tool::MediaSource>, Vec<crate::tool::MediaSource>) {
+    let mut images = Vec::new();
+    let mut documents = Vec::new();
+    let parts = content.and_then(Value::as_array).into_iter().flatten();
+    for part in parts.filter_map(read_part) {
+        match part {
+            ContentPart::Image { source } => images.push(source),
+            ContentPart::Document { source } => documents.push(source),
+            _ => {}
+        }
+    }
+    (images, documents)
 }
 
 /// The text of a content field that is a string or a list of text parts.

@@ -229,6 +229,23 @@ impl ToolOutput {
         }
     }
 
+    /// The PDFs among the attachments (embedded `application/pdf`
+    /// resources), which some providers take as documents.
+    pub fn documents(&self) -> impl Iterator<Item = MediaSource> + '_ {
+        self.attachments
+            .iter()
+            .filter_map(|attachment| match attachment {
+                Attachment::Resource {
+                    media_type: Some(media_type),
+                    blob: Some(blob),
+                    ..
+                } if media_type == "application/pdf" => {
+                    Some(MediaSource::base64(media_type.clone(), blob.clone()))
+                }
+                _ => None,
+            })
+    }
+
     /// What a model reads: [`to_text`](Self::to_text), then each
     /// attachment's [`model_text`](Attachment::model_text) on a line.
     pub fn to_model_text(&self) -> String {

@@ -295,11 +295,14 @@ pub fn from_messages(
                         Some("tool_result") => {
                             let call_id =
                                 str_field(block, "tool_use_id", "tool_result")?.to_owned();
+                            let (images, documents) =
+                                super::result_media(block.get("content"), read_part);
                             conversation.push(Message::ToolResult(ToolResultMessage {
                                 tool_name: tool_name_of(&conversation, &call_id),
                                 call_id,
                                 content: block.get("content").map(content_text).unwrap_or_default(),
-                                images: super::result_images(block.get("content"), read_part),
+                                images,
+                                documents,
                                 structured: None,
                                 is_error: block
                                     .get("is_error")

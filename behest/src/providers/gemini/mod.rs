@@ -291,14 +291,10 @@ fn response_part(result: &ToolResultMessage) -> Value {
     if !result.call_id.starts_with(GENERATED_ID) {
         function_response["id"] = Value::String(result.call_id.clone());
     }
-    // Gemini 3 takes images inside the function response.
-    if !result.images.is_empty() {
-        let images = result.images.iter().map(|image| {
-            part(&ContentPart::Image {
-                source: image.clone(),
-            })
-        });
-        function_response["parts"] = Value::Array(images.collect());
+    // Gemini 3 takes images and PDFs inside the function response.
+    if !result.images.is_empty() || !result.documents.is_empty() {
+        let parts = super::result_parts(result).map(|media| part(&media));
+        function_response["parts"] = Value::Array(parts.collect());
     }
     json!({"functionResponse": function_response})
 }
@@ -454,9 +450,10 @@ pub fn from_messages(
                     Some(other) => other.to_string(),
                     None => body.to_string(),
                 };
-                let images = super::result_images(response.get("parts"), read_part);
+                let (images, documents) = super::result_media(response.get("parts"), read_part);
                 conversation.push(Message::ToolResult(ToolResultMessage {
                     images,
+                    documents,
                     tool_name: if name.is_empty() {
                         tool_name_of(&conversation, &call_id)
                     } else {

@@ -422,6 +422,7 @@ pub fn from_messages(messages: &[Value]) -> Result<Vec<Message>, ParseError> {
                     call_id,
                     content,
                     images: Vec::new(),
+                    documents: Vec::new(),
                     structured: None,
                     is_error: false,
                 })

@@ -403,13 +403,15 @@ pub fn from_messages(items: &[Value]) -> Result<Vec<Message>, ParseError> {
             (Some("function_call_output"), _) => {
                 let call_id = str_field(item, "call_id", "function_call_output")?.to_owned();
                 let output = item.get("output");
+                let (images, documents) = crate::providers::result_media(output, read_part);
                 conversation.push(Message::ToolResult(ToolResultMessage {
                     tool_name: tool_name_of(&conversation, &call_id),
                     call_id,
                     content: output.map(content_text).unwrap_or_default(),
                     structured: None,
                     is_error: false,
-                    images: crate::providers::result_images(output, read_part),
+                    images,
+                    documents,
                 }));
             }
             (_, Some("assistant")) => {
