@@ -1752,10 +1752,25 @@ async fn a_tools_tracing_events_reach_its_client_at_the_level_it_set() {
     );
     let server =
         McpServer::new(ToolRuntime::new(ToolRegistry::new().with(LookUp).unwrap())).unwrap();
+    // Another client of a clone of the server, served by rmcp itself: its
+    // calls' events are its own, and its level is its own.
+    let (other_end, other_client_end) = tokio::io::duplex(64 * 1024);
+    let other_server = server.clone();
+    tokio::spawn(async move { other_server.serve(other_end).await.unwrap().waiting().await });
+    let other = Listening::default();
+    let other_client = other.clone().serve(other_client_end).await.unwrap();
     let (server_end, client_end) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move { server.serve_on(server_end).await });
     let listening = Listening::default();
     let client = listening.clone().serve(client_end).await.unwrap();
+    other_client
+        .call_tool(
+            CallToolRequestParams::new("look_up")
+                .with_arguments(arguments(json!({"city": "Quito"}))),
+        )
+        .await
+        .unwrap();
+    eventually(|| other.0.lock().unwrap().len() == 1).await;
     tracing::info!("not in a call");
     let look_up = |city: &str| {
         client.call_tool(
@@ -1790,6 +1805,13 @@ async fn a_tools_tracing_events_reach_its_client_at_the_level_it_set() {
             json!({"level": "info", "logger": "mcp", "data": {"message": "looking up", "city": "Rome"}}),
             json!({"level": "debug", "logger": "mcp", "data": "cache miss"}),
             json!({"level": "info", "logger": "mcp", "data": {"message": "looking up", "city": "Kyiv"}}),
+        ]
+    );
+    // The other client saw its own call only, at its own (default) level.
+    assert_eq!(
+        *other.0.lock().unwrap(),
+        [
+            json!({"level": "info", "logger": "mcp", "data": {"message": "looking up", "city": "Quito"}})
         ]
     );
 }

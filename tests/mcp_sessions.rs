@@ -523,3 +523,33 @@ async fn a_session_follows_its_identity_through_a_token_refresh() {
     let unnamed = post("no-user", list).await.unwrap();
     assert_eq!(unnamed.status(), 401);
 }
+
+/// Stateless HTTP keeps no session to hold a log level in, nor a stream to
+/// send on outside a call: it does not offer `logging`; with sessions it
+/// does.
+#[tokio::test]
+async fn logging_is_offered_only_where_a_session_carries_it() {
+    for (stateless, offered) in [(false, true), (true, false)] {
+        let mut options = HttpOptions::default();
+        options.stateless = stateless;
+        let addr = serve(&options).await;
+        let body = initialize(&http_client(), &format!("http://{addr}/mcp"), "2025-11-25")
+            .await
+            .text()
+            .await
+            .unwrap();
+        let answer: Value = match serde_json::from_str(&body) {
+            Ok(answer) => answer,
+            Err(_) => events(&body)
+                .iter()
+                .find_map(|event| serde_json::from_str(&event.data).ok())
+                .unwrap(),
+        };
+        let capabilities = &answer["result"]["capabilities"];
+        assert_eq!(
+            capabilities.get("logging").is_some(),
+            offered,
+            "stateless {stateless}: {capabilities}"
+        );
+    }
+}

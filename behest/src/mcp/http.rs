@@ -274,12 +274,8 @@ pub fn service(
     server: McpServer,
     options: &HttpOptions,
 ) -> StreamableHttpService<McpServer, McpSessions> {
-    service_until(
-        server,
-        options,
-        Arc::new(sessions_of(options)),
-        CancellationToken::new(),
-    )
+    let sessions = Arc::new(sessions_of(options));
+    service_until(server, options, sessions, false, CancellationToken::new())
 }
 
 fn sessions_of(options: &HttpOptions) -> McpSessions {
@@ -291,15 +287,19 @@ fn sessions_of(options: &HttpOptions) -> McpSessions {
 }
 
 /// [`service`] on `sessions`, whose sessions and streams end when `stop`
-/// is cancelled.
+/// is cancelled; `cors` when a CORS layer in front grants
+/// [`cors_origins`](HttpOptions::cors_origins).
 fn service_until(
     server: McpServer,
     options: &HttpOptions,
     sessions: Arc<McpSessions>,
+    cors: bool,
     stop: CancellationToken,
 ) -> StreamableHttpService<McpServer, McpSessions> {
     let mut allowed_origins = options.allowed_origins.clone();
-    if options.cors_origins.iter().any(|origin| origin == "*") {
+    if !cors {
+        // No CORS layer in front: the origins it would grant stay out.
+    } else if options.cors_origins.iter().any(|origin| origin == "*") {
         // Every origin may call: rmcp's origin check steps aside.
         allowed_origins.clear();
     } else if !allowed_origins.is_empty() {
@@ -314,7 +314,12 @@ fn service_until(
         .with_json_response(options.stateless)
         // Priming events are the sessions' to send, by protocol version.
         .with_sse_retry(None);
-    StreamableHttpService::new(move || Ok(server.for_connection()), sessions, config)
+    let server = if options.stateless {
+        server.without_logging()
+    } else {
+        server
+    };
+    StreamableHttpService::new(move || Ok(server.clone()), sessions, config)
 }
 
 /// An axum router serving `server` at `path` (`"/mcp"`; not `"/"`, which
@@ -333,7 +338,14 @@ fn router_until(
     stop: CancellationToken,
 ) -> axum::Router {
     let sessions = Arc::new(sessions_of(options));
-    let service = service_until(server, options, sessions.clone(), stop);
+    let cors_layer = cors(&options.cors_origins);
+    let service = service_until(
+        server,
+        options,
+        sessions.clone(),
+        cors_layer.is_some(),
+        stop,
+    );
     let guard = Arc::new(Guard {
         options: options.clone(),
         sessions,
@@ -361,7 +373,7 @@ fn router_until(
             }),
         );
     }
-    match cors(&options.cors_origins) {
+    match cors_layer {
         Some(cors) => router.layer(cors),
         None => router,
     }

@@ -163,7 +163,12 @@ impl Fields {
 /// the client set with `logging/setLevel` (`info` until it does). Add it
 /// to your subscriber; events outside MCP calls pass it by. Only the events
 /// your subscriber lets through reach it, and only those emitted on the
-/// call's own task (not from tasks the tool spawns).
+/// call's own task (not from tasks the tool spawns). That includes the
+/// events of libraries the tool uses: a client that asks for `debug` gets
+/// theirs too, so give the layer a filter of its own by target when those
+/// should stay in the server (`McpLogLayer.with_filter(..)`). Over HTTP the
+/// messages travel on the client's notification stream (`GET`), which the
+/// SDKs open; stateless HTTP offers no logging.
 ///
 /// ```
 /// use tracing_subscriber::layer::SubscriberExt;

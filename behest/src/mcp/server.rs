@@ -26,7 +26,9 @@ use crate::tool::ToolError;
 const PAGE_SIZE: usize = 100;
 
 /// A [`ToolRuntime`] served over MCP: every tool of its registry, with its
-/// limits, timeouts and state. Cheap to clone (one per HTTP session).
+/// limits, timeouts and state. Cheap to clone (one per HTTP session): a
+/// clone serves the same tools, with a client log of its own, so clone it
+/// for each connection you serve yourself.
 ///
 /// ```no_run
 /// use behest::mcp::McpServer;
@@ -39,15 +41,16 @@ const PAGE_SIZE: usize = 100;
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Clone)]
 pub struct McpServer {
     /// What is served now; [`replace_runtime`](Self::replace_runtime)
     /// swaps it for every clone at once.
     served: Arc<std::sync::RwLock<Arc<Served>>>,
     /// The connected clients, told when the tools change.
     peers: Arc<std::sync::Mutex<Vec<Peer<RoleServer>>>>,
-    /// This connection's log to its client; each connection its own.
+    /// This connection's log to its client; each clone its own.
     log: Arc<ClientLog>,
+    /// Whether `logging` is offered (not where no session carries it).
+    logging: bool,
     implementation: Implementation,
     instructions: Option<String>,
     page_size: usize,
@@ -93,6 +96,22 @@ impl Served {
     }
 }
 
+/// The same tools, served the same way, with a client log of its own: a
+/// clone is one more connection's server.
+impl Clone for McpServer {
+    fn clone(&self) -> Self {
+        Self {
+            served: self.served.clone(),
+            peers: self.peers.clone(),
+            log: Arc::default(),
+            logging: self.logging,
+            implementation: self.implementation.clone(),
+            instructions: self.instructions.clone(),
+            page_size: self.page_size,
+        }
+    }
+}
+
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpServer")
@@ -112,6 +131,7 @@ impl McpServer {
             served: Arc::new(std::sync::RwLock::new(Arc::new(Served::new(runtime)?))),
             peers: Arc::default(),
             log: Arc::default(),
+            logging: true,
             implementation: Implementation::new("behest", env!("CARGO_PKG_VERSION")),
             instructions: None,
             page_size: PAGE_SIZE,
@@ -172,13 +192,11 @@ impl McpServer {
         Ok(())
     }
 
-    /// This server for one more connection: the same tools, its own log
-    /// level.
-    pub(crate) fn for_connection(&self) -> Self {
-        Self {
-            log: Arc::default(),
-            ..self.clone()
-        }
+    /// Without the `logging` capability: stateless HTTP has no session to
+    /// keep a level in nor a stream to send on outside a call.
+    pub(crate) fn without_logging(mut self) -> Self {
+        self.logging = false;
+        self
     }
 
     /// What is served now.
@@ -210,7 +228,6 @@ impl McpServer {
         E: std::error::Error + Send + Sync + 'static,
     {
         let running = self
-            .for_connection()
             .serve(transport)
             .await
             .map_err(|error| McpServeError(format!("the MCP session did not start: {error}")))?;
@@ -570,11 +587,14 @@ impl ServerHandler for McpServer {
     // versions served here.
     #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_logging()
             .build();
+        if !self.logging {
+            capabilities.logging = None;
+        }
         let config = ServerConfig::new(capabilities).with_server_info(self.implementation.clone());
         match &self.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),

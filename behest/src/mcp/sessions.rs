@@ -473,14 +473,14 @@ impl StreamLog {
             .is_some_and(|at| now.saturating_duration_since(at) >= DELIVERED_GRACE)
     }
 
-    /// The position just after the event `event_id`, or the oldest kept.
+    /// The position just after the event `event_id`. rmcp numbers a
+    /// request's events from 0 in the order pushed (`index/request`), so
+    /// its index is its position, whether it is still kept or not.
     fn position_after(&self, event_id: &str) -> usize {
-        let state = lock(&self.state);
-        state
-            .events
-            .iter()
-            .find(|(_, event)| event.event_id.as_deref() == Some(event_id))
-            .map_or(0, |(position, _)| position + 1)
+        event_id
+            .split_once('/')
+            .and_then(|(index, _)| index.parse::<usize>().ok())
+            .map_or(0, |index| index.saturating_add(1))
     }
 
     /// The first event kept at `position` or after, with its position, or
@@ -722,6 +722,10 @@ mod tests {
         let (position, next) = log.read(log.position_after("1/0")).unwrap();
         assert_eq!(next.event_id.as_deref(), Some(kept[1].as_str()));
         assert!(position > 1);
+        // Resumed after a notification since dropped: what followed it, not
+        // the request the client already had.
+        let (_, next) = log.read(log.position_after("5/0")).unwrap();
+        assert_eq!(next.event_id.as_deref(), Some(kept[1].as_str()));
         // Read to the end: the answer, then the end; then it is delivered.
         let (at, answer) = log.read(last).unwrap();
         assert_eq!(at, last);

@@ -386,7 +386,9 @@ pub(crate) fn result_media(
     for part in parts.filter_map(read_part) {
         match part {
             ContentPart::Image { source } => images.push(source),
-            ContentPart::Document { source } => documents.push(source),
+            // Providers take PDFs in a tool's result; a reader may call
+            // other inline data a document (Gemini's audio).
+            ContentPart::Document { source } if source.is_pdf() => documents.push(source),
             _ => {}
         }
     }

@@ -25,7 +25,23 @@ pub enum MediaSource {
     },
 }
 
+/// Whether `media_type` names a PDF, whatever its case or parameters.
+pub(crate) fn is_pdf(media_type: &str) -> bool {
+    media_type
+        .split(';')
+        .next()
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/pdf"))
+}
+
 impl MediaSource {
+    /// Whether it is a PDF, as far as its media type says.
+    pub fn is_pdf(&self) -> bool {
+        match self {
+            Self::Url { media_type, .. } => media_type.as_deref().is_some_and(is_pdf),
+            Self::Base64 { media_type, .. } => is_pdf(media_type),
+        }
+    }
+
     /// At a URL, of a media type not given.
     pub fn url(url: impl Into<String>) -> Self {
         Self::Url {

@@ -239,8 +239,8 @@ impl ToolOutput {
                     media_type: Some(media_type),
                     blob: Some(blob),
                     ..
-                } if media_type == "application/pdf" => {
-                    Some(MediaSource::base64(media_type.clone(), blob.clone()))
+                } if super::media::is_pdf(media_type) => {
+                    Some(MediaSource::base64("application/pdf", blob.clone()))
                 }
                 _ => None,
             })
