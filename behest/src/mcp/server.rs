@@ -194,6 +194,7 @@ impl McpServer {
 
     /// Without the `logging` capability: stateless HTTP has no session to
     /// keep a level in nor a stream to send on outside a call.
+    #[cfg(feature = "mcp-http")]
     pub(crate) fn without_logging(mut self) -> Self {
         self.logging = false;
         self
