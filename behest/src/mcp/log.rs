@@ -40,10 +40,11 @@ impl Default for ClientLog {
 }
 
 impl ClientLog {
-    /// Starts sending to `peer`, once, when its session is initialized.
-    pub(crate) fn connect(&self, peer: Peer<RoleServer>) {
+    /// Starts sending to `peer`, once: whether this was the first time.
+    pub(crate) fn connect(&self, peer: Peer<RoleServer>) -> bool {
         let (sender, mut messages) = mpsc::channel(LOG_BACKLOG);
-        if self.to_client.set(sender).is_ok() {
+        let first = self.to_client.set(sender).is_ok();
+        if first {
             tokio::spawn(async move {
                 while let Some(message) = messages.recv().await {
                     if peer.notify_logging_message(message).await.is_err() {
@@ -52,6 +53,7 @@ impl ClientLog {
                 }
             });
         }
+        first
     }
 
     /// Sends messages at `level` and above from now on.

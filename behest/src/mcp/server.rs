@@ -200,6 +200,16 @@ impl McpServer {
         self
     }
 
+    /// Takes `peer` as this connection's client, once: its log, and a
+    /// place among those told of changed tools.
+    fn know(&self, peer: &Peer<RoleServer>) {
+        if self.log.connect(peer.clone()) {
+            let mut peers = lock(&self.peers);
+            peers.retain(|peer| !peer.is_transport_closed());
+            peers.push(peer.clone());
+        }
+    }
+
     /// What is served now.
     fn served(&self) -> Arc<Served> {
         self.served
@@ -604,10 +614,7 @@ impl ServerHandler for McpServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.log.connect(context.peer.clone());
-        let mut peers = lock(&self.peers);
-        peers.retain(|peer| !peer.is_transport_closed());
-        peers.push(context.peer);
+        self.know(&context.peer);
     }
 
     #[allow(deprecated)]
@@ -623,8 +630,13 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        // A client that lists before its `initialized` is handled must not
+        // miss a change made in between.
+        if self.logging {
+            self.know(&context.peer);
+        }
         let served = self.served();
         let tools = &served.tools;
         let start = match request.and_then(|params| params.cursor) {
