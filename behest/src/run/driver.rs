@@ -12,6 +12,7 @@ use super::control::{Decision, RunControl};
 use super::events::{Emitter, EventKind, RunState, ToolStreamEvent};
 use super::model::ModelRequest;
 use super::output::{FinalOutput, FINAL_ANSWER};
+use super::steps::{ModelTurn, RunSteps, StepKind, ToolStep};
 use super::{Agent, RunError, RunOutcome};
 use crate::conversation::DeltaSink;
 use crate::conversation::{AssistantMessage, Message, ReasoningPlace, StopKind, ToolResultMessage};
@@ -26,6 +27,9 @@ pub(super) struct Run<'a> {
     pub control: &'a RunControl,
     /// How many handlers the run has.
     pub handlers: usize,
+    /// Who carries out the model turns and tool calls, when not this
+    /// process alone (a durable engine's journal).
+    pub steps: Option<&'a dyn RunSteps>,
 }
 
 impl Run<'_> {
@@ -54,24 +58,23 @@ impl Run<'_> {
             .as_ref()
             .filter(|_| native)
             .map(FinalOutput::native_spec);
+        let mut turns = 0;
         loop {
             self.state(RunState::AwaitingModel);
+            let turn = TurnInput {
+                index: turns,
+                transcript: &transcript,
+                specs: &specs,
+                strict: &strict,
+                output: native_output.as_ref(),
+                deltas: &deltas,
+            };
+            turns += 1;
             // Dropping the model's future on cancellation aborts its request.
             let reply = tokio::select! {
                 biased;
                 () = cancellation.cancelled() => return RunOutcome::Cancelled { transcript },
-                reply = {
-                    let mut request = ModelRequest::new(&transcript, &specs)
-                        .with_strict(&strict)
-                        .with_deltas(&deltas);
-                    if let Some(output) = &native_output {
-                        request = request.with_output(output);
-                    }
-                    if let Some(settings) = &self.agent.options.model_settings {
-                        request = request.with_settings(settings);
-                    }
-                    self.agent.model.complete_dyn(request)
-                } => reply,
+                reply = self.model_turn(turn) => reply,
             };
             let mut reply = match reply {
                 Ok(reply) => reply,
@@ -254,11 +257,53 @@ impl Run<'_> {
         }
     }
 
-    /// One tool call, through the runtime's entry point, to its `Result`
-    /// event.
-    async fn call(&self, call: ToolCall) -> ToolCallResult {
+    /// The model's answer to one turn: asked here, or through the run's
+    /// steps with what the turn needs owned (an engine may keep it).
+    fn model_turn<'t>(
+        &'t self,
+        turn: TurnInput<'t>,
+    ) -> BoxFuture<'t, Result<AssistantMessage, crate::run::ModelError>> {
+        let settings = self.agent.options.model_settings.as_ref();
+        let Some(steps) = self.steps else {
+            let mut request = ModelRequest::new(turn.transcript, turn.specs)
+                .with_strict(turn.strict)
+                .with_deltas(turn.deltas);
+            if let Some(output) = turn.output {
+                request = request.with_output(output);
+            }
+            if let Some(settings) = settings {
+                request = request.with_settings(settings);
+            }
+            return self.agent.model.complete_dyn(request);
+        };
+        let model = self.agent.model.clone();
+        let transcript = turn.transcript.to_vec();
+        let specs = turn.specs.to_vec();
+        let strict = turn.strict.clone();
+        let output = turn.output.cloned();
+        let settings = settings.cloned();
+        let deltas = turn.deltas.clone();
+        steps.model_turn(ModelTurn::new(turn.index, move || {
+            Box::pin(async move {
+                let mut request = ModelRequest::new(&transcript, &specs)
+                    .with_strict(&strict)
+                    .with_deltas(&deltas);
+                if let Some(output) = &output {
+                    request = request.with_output(output);
+                }
+                if let Some(settings) = &settings {
+                    request = request.with_settings(settings);
+                }
+                model.complete_dyn(request).await
+            })
+        }))
+    }
+
+    /// What a call of the run is given: the run's cancellation, and a sink
+    /// of its progress into the run's events.
+    fn call_options(&self) -> CallOptions {
         let emitter = self.emitter.clone();
-        let options = CallOptions {
+        CallOptions {
             cancellation: Some(self.control.cancellation().clone()),
             progress: Some(ProgressSink::new(move |call_id, progress| {
                 emitter.emit(EventKind::Tool(ToolStreamEvent::Progress {
@@ -267,12 +312,57 @@ impl Run<'_> {
                 }));
             })),
             extensions: Default::default(),
+        }
+    }
+
+    /// One tool call, through the runtime's entry point (or the run's
+    /// steps), to its `Result` event.
+    async fn call(&self, call: ToolCall) -> ToolCallResult {
+        let result = match self.steps {
+            None => {
+                let options = self.call_options();
+                self.agent.runtime.call_in(call, options, Some(self)).await
+            }
+            Some(steps) => self.stepped_call(steps, call).await,
         };
-        let result = self.agent.runtime.call_in(call, options, Some(self)).await;
         self.tool_event(ToolStreamEvent::Result {
             result: result.clone(),
         });
         result
+    }
+
+    /// A call carried out by the run's steps: what it needs is said (an
+    /// approval, an outside answer), and the same events as in process go
+    /// out before it.
+    async fn stepped_call(&self, steps: &dyn RunSteps, call: ToolCall) -> ToolCallResult {
+        let options = &self.agent.options;
+        let kind = if self.agent.runtime.registry().is_external(&call.tool_name) {
+            self.tool_event(ToolStreamEvent::Call {
+                call: call.clone(),
+                external: true,
+            });
+            StepKind::External {
+                deadline: options.external_deadline,
+            }
+        } else if self.needs_approval(&call.tool_name) {
+            self.tool_event(ToolStreamEvent::ApprovalRequested { call: call.clone() });
+            StepKind::NeedsApproval {
+                deadline: options.approval_deadline,
+            }
+        } else {
+            self.tool_event(ToolStreamEvent::Call {
+                call: call.clone(),
+                external: false,
+            });
+            StepKind::Local
+        };
+        let runtime = self.agent.runtime.clone();
+        let call_options = self.call_options();
+        let run = call.clone();
+        let step = ToolStep::new(call, kind, move || {
+            Box::pin(async move { runtime.call_with(run, call_options).await })
+        });
+        steps.tool_call(step).await
     }
 
     /// A call answered without running, and its `Result` event.
@@ -442,6 +532,16 @@ impl RunHooks for Run<'_> {
             });
         }
     }
+}
+
+/// What one model turn is given, borrowed from the run.
+struct TurnInput<'t> {
+    index: usize,
+    transcript: &'t [Message],
+    specs: &'t [ToolSpec],
+    strict: &'t BTreeSet<String>,
+    output: Option<&'t ToolSpec>,
+    deltas: &'t DeltaSink,
 }
 
 /// The call ids of a run, kept unique: answers and results are matched by

@@ -10,6 +10,7 @@ use std::time::SystemTime;
 use super::control::RunControl;
 use super::driver::Run;
 use super::events::{spawn_handler, Emitter, Envelope, EventKind, EventStream, Handler};
+use super::steps::RunSteps;
 use super::{Agent, RunOutcome};
 use crate::conversation::Message;
 
@@ -75,7 +76,18 @@ impl RuntimeInvocation {
         self.emitter.run_id()
     }
 
+    /// Runs with `steps` carrying out each model turn and tool call (see
+    /// [`RunSteps`]): the run a durable engine drives. Handlers, streams
+    /// and [`control`](Self::control) work as in an awaited invocation.
+    pub async fn drive_with(self, steps: &dyn RunSteps) -> RunOutcome {
+        self.run_on(Some(steps)).await
+    }
+
     async fn run(self) -> RunOutcome {
+        self.run_on(None).await
+    }
+
+    async fn run_on(self, steps: Option<&dyn RunSteps>) -> RunOutcome {
         let handlers =
             std::mem::take(&mut *self.handlers.lock().unwrap_or_else(|p| p.into_inner()));
         let tasks: Vec<_> = handlers
@@ -87,6 +99,7 @@ impl RuntimeInvocation {
             emitter: &self.emitter,
             control: &self.control,
             handlers: tasks.len(),
+            steps,
         };
         let outcome = run.drive(self.conversation).await;
         self.control.finish();

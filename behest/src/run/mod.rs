@@ -16,6 +16,7 @@ mod model;
 mod output;
 mod record;
 mod scripted;
+mod steps;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -32,6 +33,7 @@ pub use model::{Model, ModelError, ModelRequest, ModelSettings, ReasoningEffort}
 pub use output::FINAL_ANSWER;
 pub use record::{RecordedTurn, Recorder, Recording};
 pub use scripted::{ScriptedModel, Turn};
+pub use steps::{ModelTurn, RunSteps, StepKind, ToolStep};
 
 use crate::runtime::ToolRuntime;
 

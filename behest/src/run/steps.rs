@@ -1,0 +1,134 @@
+//! The seam for runs kept outside this process. A durable engine (a
+//! workflow engine's journal) carries out each model turn and each tool
+//! call of a run through [`RunSteps`]: it records what a step gave and, when
+//! the run is played again after a crash, gives the record back instead of
+//! asking the model again or running the tool twice. It also answers
+//! approvals and external calls, for as long as they take.
+//!
+//! The run loop is the one every run has ([`RuntimeInvocation::drive_with`]);
+//! only the steps change hands.
+//!
+//! [`RuntimeInvocation::drive_with`]: super::RuntimeInvocation::drive_with
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+
+use super::model::ModelError;
+use crate::conversation::AssistantMessage;
+use crate::runtime::{ToolCall, ToolCallResult};
+
+/// Carries out a run's steps, as a durable engine does: each model turn
+/// and each tool call, in the order the run makes them (a round's calls
+/// concurrently). A step's answer must not depend on when it is asked:
+/// played again, a run makes the same steps in the same order.
+pub trait RunSteps: Send + Sync {
+    /// The model's answer to `turn`: [`ModelTurn::ask`] asks the model; an
+    /// engine that recorded this turn's answer gives that back instead.
+    fn model_turn(&self, turn: ModelTurn) -> BoxFuture<'_, Result<AssistantMessage, ModelError>>;
+
+    /// The result of `step`'s call. For a [`StepKind::Local`] call,
+    /// [`ToolStep::run`] runs it; [`StepKind::NeedsApproval`] asks for an
+    /// approval first (run it once approved, answer
+    /// [`ToolError::ApprovalDenied`](crate::ToolError::ApprovalDenied)
+    /// otherwise); a [`StepKind::External`] call is answered by someone
+    /// outside the run, within its deadline
+    /// ([`ToolError::Timeout`](crate::ToolError::Timeout) past it).
+    fn tool_call(&self, step: ToolStep) -> BoxFuture<'_, ToolCallResult>;
+}
+
+/// One model turn of a run, as [`RunSteps::model_turn`] gets it.
+pub struct ModelTurn {
+    /// Its place among the run's turns, from 0: the same when the run is
+    /// played again.
+    pub index: usize,
+    ask: Box<dyn FnOnce() -> BoxFuture<'static, Result<AssistantMessage, ModelError>> + Send>,
+}
+
+impl ModelTurn {
+    pub(crate) fn new(
+        index: usize,
+        ask: impl FnOnce() -> BoxFuture<'static, Result<AssistantMessage, ModelError>> + Send + 'static,
+    ) -> Self {
+        Self {
+            index,
+            ask: Box::new(ask),
+        }
+    }
+
+    /// Asks the model (owning what it needs: the future may be kept by an
+    /// engine's journal as long as it likes).
+    pub fn ask(self) -> BoxFuture<'static, Result<AssistantMessage, ModelError>> {
+        (self.ask)()
+    }
+}
+
+impl std::fmt::Debug for ModelTurn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelTurn")
+            .field("index", &self.index)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a tool call needs before it has a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StepKind {
+    /// A tool of the runtime's: run it.
+    Local,
+    /// A tool of the runtime's that needs an approval first, given within
+    /// `deadline`.
+    NeedsApproval {
+        /// How long the approval may take (the agent's
+        /// [`approval_deadline`](super::RunOptions::approval_deadline)).
+        deadline: Duration,
+    },
+    /// An external tool: someone outside the run answers within `deadline`.
+    External {
+        /// How long the answer may take (the agent's
+        /// [`external_deadline`](super::RunOptions::external_deadline)).
+        deadline: Duration,
+    },
+}
+
+/// One tool call of a run, as [`RunSteps::tool_call`] gets it.
+pub struct ToolStep {
+    /// The call, its arguments as the model gave them (validated when it
+    /// runs).
+    pub call: ToolCall,
+    /// What it needs before it has a result.
+    pub kind: StepKind,
+    run: Box<dyn FnOnce() -> BoxFuture<'static, ToolCallResult> + Send>,
+}
+
+impl ToolStep {
+    pub(crate) fn new(
+        call: ToolCall,
+        kind: StepKind,
+        run: impl FnOnce() -> BoxFuture<'static, ToolCallResult> + Send + 'static,
+    ) -> Self {
+        Self {
+            call,
+            kind,
+            run: Box::new(run),
+        }
+    }
+
+    /// Runs the call through the runtime (its validation, limits, timeout
+    /// and progress), with no approval asked: for a
+    /// [`StepKind::NeedsApproval`] call, once approved. An external call
+    /// has nothing to run and answers that no handler gave its result.
+    pub fn run(self) -> BoxFuture<'static, ToolCallResult> {
+        (self.run)()
+    }
+}
+
+impl std::fmt::Debug for ToolStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolStep")
+            .field("call", &self.call)
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
+}
