@@ -1,6 +1,6 @@
 use std::borrow::Cow;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{MediaSource, ToolResult};
@@ -9,7 +9,7 @@ use super::{MediaSource, ToolResult};
 /// terms: served over MCP as the content block it is, and read by a model
 /// as text (a text resource's text, a line naming anything else), since
 /// no model provider takes these in a tool's result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Attachment {
@@ -151,7 +151,8 @@ impl Attachment {
 ///
 /// Providers that take only text receive [`ToolOutput::to_text`]: the text
 /// when there is some, otherwise the JSON serialized.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ToolOutput {
     /// Text for the model.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1,0 +1,187 @@
+//! A run's steps journaled by Restate: each model turn and tool call is a
+//! `ctx.run` entry, approvals and external answers are durable promises
+//! raced against durable timers.
+
+use std::sync::Mutex;
+
+use behest::run::{ModelError, ModelTurn, RunSteps, StepKind, ToolStep};
+use behest::{AssistantMessage, RunControl, ToolCallResult, ToolError, ToolOutput};
+use futures::future::BoxFuture;
+use restate_sdk::prelude::*;
+
+use crate::wire::{Answer, Approval, JournaledResult, Pending, Status};
+
+/// The state key of a run's [`Status`].
+pub(crate) const STATUS: &str = "status";
+
+/// The promise an external call's answer resolves.
+pub(crate) fn answer_key(call_id: &str) -> String {
+    format!("answer:{call_id}")
+}
+
+/// The promise a call's approval resolves.
+pub(crate) fn approval_key(call_id: &str) -> String {
+    format!("approval:{call_id}")
+}
+
+/// The steps of one run, on its workflow's context.
+pub(crate) struct RestateSteps<'a, 'ctx> {
+    pub(crate) ctx: &'a WorkflowContext<'ctx>,
+    /// Cancels the run when Restate cancels the invocation.
+    pub(crate) control: RunControl,
+    pub(crate) status: Mutex<Status>,
+}
+
+impl RestateSteps<'_, '_> {
+    fn publish(&self, change: impl FnOnce(&mut Status)) {
+        let status = {
+            let mut status = self.status.lock().unwrap_or_else(|p| p.into_inner());
+            change(&mut status);
+            status.state = if status.pending.is_empty() {
+                "running".to_owned()
+            } else {
+                "waiting".to_owned()
+            };
+            status.clone()
+        };
+        self.ctx.set(STATUS, Json(status));
+    }
+
+    /// Restate cancelled the invocation: the run ends `Cancelled`.
+    fn cancelled(&self, step: &ToolStep) -> ToolCallResult {
+        self.control.cancel();
+        ToolCallResult {
+            call_id: step.call.call_id.clone(),
+            tool_name: step.call.tool_name.clone(),
+            outcome: Err(ToolError::Cancelled),
+        }
+    }
+
+    /// Runs `step`'s call as one journal entry.
+    async fn run_call(&self, step: ToolStep) -> ToolCallResult {
+        let (call_id, tool_name) = (step.call.call_id.clone(), step.call.tool_name.clone());
+        let name = format!("call {call_id}");
+        let journaled = self
+            .ctx
+            .run(move || async move { Ok(Json(JournaledResult::from(step.run().await))) })
+            .name(name)
+            .await;
+        match journaled {
+            Ok(Json(result)) => result.into(),
+            Err(error) if error.code() == 409 => {
+                self.control.cancel();
+                ToolCallResult {
+                    call_id,
+                    tool_name,
+                    outcome: Err(ToolError::Cancelled),
+                }
+            }
+            // Restate could not keep the entry: the run cannot go on.
+            Err(error) => ToolCallResult {
+                call_id,
+                tool_name,
+                outcome: Err(ToolError::execution(format!(
+                    "the durable step failed: {}",
+                    error.message()
+                ))),
+            },
+        }
+    }
+
+    fn waiting(&self, step: &ToolStep, waits_for: &str) {
+        let pending = Pending {
+            call: step.call.clone(),
+            waits_for: waits_for.to_owned(),
+        };
+        self.publish(|status| status.pending.push(pending));
+    }
+
+    fn answered(&self, step: &ToolStep) {
+        let call_id = step.call.call_id.clone();
+        self.publish(|status| {
+            status
+                .pending
+                .retain(|pending| pending.call.call_id != call_id);
+            status.steps += 1;
+        });
+    }
+}
+
+impl RunSteps for RestateSteps<'_, '_> {
+    fn model_turn(&self, turn: ModelTurn) -> BoxFuture<'_, Result<AssistantMessage, ModelError>> {
+        Box::pin(async move {
+            let name = format!("model turn {}", turn.index);
+            // The model's failure is journaled too: played again, the run
+            // fails the same way instead of asking again.
+            let journaled = self
+                .ctx
+                .run(move || async move {
+                    Ok(Json(turn.ask().await.map_err(|error| error.to_string())))
+                })
+                .name(name)
+                .await;
+            let answer = match journaled {
+                Ok(Json(answer)) => answer.map_err(ModelError::new),
+                Err(error) if error.code() == 409 => {
+                    self.control.cancel();
+                    Err(ModelError::new("the run was cancelled"))
+                }
+                Err(error) => Err(ModelError::new(error.message().to_owned())),
+            };
+            self.publish(|status| status.steps += 1);
+            answer
+        })
+    }
+
+    fn tool_call(&self, step: ToolStep) -> BoxFuture<'_, ToolCallResult> {
+        Box::pin(async move {
+            match step.kind {
+                StepKind::External { deadline } => {
+                    self.waiting(&step, "answer");
+                    let key = answer_key(&step.call.call_id);
+                    let outcome: Result<ToolOutput, ToolError> = restate_sdk::select! {
+                        answer = self.ctx.promise::<Json<Answer>>(&key) => match answer {
+                            Ok(Json(answer)) => Ok(answer.output),
+                            Err(error) => Err(ToolError::execution(error.message().to_owned())),
+                        },
+                        _ = self.ctx.sleep(deadline) => Err(ToolError::Timeout { after: deadline }),
+                        on_cancel => return self.cancelled(&step),
+                    };
+                    self.answered(&step);
+                    ToolCallResult {
+                        call_id: step.call.call_id,
+                        tool_name: step.call.tool_name,
+                        outcome,
+                    }
+                }
+                StepKind::NeedsApproval { deadline } => {
+                    self.waiting(&step, "approval");
+                    let key = approval_key(&step.call.call_id);
+                    let denied: Option<String> = restate_sdk::select! {
+                        approval = self.ctx.promise::<Json<Approval>>(&key) => match approval {
+                            Ok(Json(approval)) if approval.approved => None,
+                            Ok(Json(approval)) => Some(approval.reason.unwrap_or_else(|| "denied".to_owned())),
+                            Err(error) => Some(error.message().to_owned()),
+                        },
+                        _ = self.ctx.sleep(deadline) => Some(format!("nobody approved it within {deadline:?}")),
+                        on_cancel => return self.cancelled(&step),
+                    };
+                    self.answered(&step);
+                    match denied {
+                        None => self.run_call(step).await,
+                        Some(reason) => ToolCallResult {
+                            call_id: step.call.call_id,
+                            tool_name: step.call.tool_name,
+                            outcome: Err(ToolError::ApprovalDenied { reason }),
+                        },
+                    }
+                }
+                _ => {
+                    let result = self.run_call(step).await;
+                    self.publish(|status| status.steps += 1);
+                    result
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,99 @@
+//! An [`Agent`] served as a Restate workflow: one workflow instance per
+//! run id.
+
+use std::net::SocketAddr;
+use std::sync::Mutex;
+
+use behest::{Agent, Message};
+use restate_sdk::prelude::*;
+
+use crate::steps::{answer_key, approval_key, RestateSteps, STATUS};
+use crate::wire::{Answer, Approval, DurableOutcome, Status};
+
+/// An [`Agent`] as the Restate workflow `DurableAgent`: `run` runs a
+/// conversation to its outcome with every model turn and tool call
+/// journaled; `answer` and `approve` resolve what a run waits for; `status`
+/// tells where it stands. A run's id is the workflow's key.
+pub struct DurableAgent {
+    agent: Agent,
+}
+
+impl DurableAgent {
+    /// `agent`'s runs, made durable.
+    pub fn new(agent: Agent) -> Self {
+        Self { agent }
+    }
+}
+
+#[restate_sdk::workflow]
+impl DurableAgent {
+    /// Runs `conversation` to its outcome. Played again after a crash,
+    /// completed turns and calls come from the journal.
+    #[handler]
+    async fn run(
+        &self,
+        ctx: WorkflowContext<'_>,
+        conversation: Json<Vec<Message>>,
+    ) -> Result<Json<DurableOutcome>, HandlerError> {
+        let invocation = self.agent.invoke(conversation.into_inner());
+        let steps = RestateSteps {
+            ctx: &ctx,
+            control: invocation.control(),
+            status: Mutex::new(Status::default()),
+        };
+        let outcome = DurableOutcome::from(invocation.drive_with(&steps).await);
+        let mut status = steps
+            .status
+            .into_inner()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        status.state = match &outcome {
+            DurableOutcome::Completed { .. } => "completed",
+            DurableOutcome::Failed { .. } => "failed",
+            DurableOutcome::Cancelled { .. } => "cancelled",
+        }
+        .to_owned();
+        status.pending.clear();
+        status.transcript = outcome.transcript().to_vec();
+        ctx.set(STATUS, Json(status));
+        Ok(Json(outcome))
+    }
+
+    /// Answers an external call the run waits for.
+    #[handler]
+    async fn answer(
+        &self,
+        ctx: SharedWorkflowContext<'_>,
+        answer: Json<Answer>,
+    ) -> Result<(), HandlerError> {
+        let answer = answer.into_inner();
+        ctx.resolve_promise::<Json<Answer>>(&answer_key(&answer.call_id), Json(answer));
+        Ok(())
+    }
+
+    /// Approves or denies a call the run waits for.
+    #[handler]
+    async fn approve(
+        &self,
+        ctx: SharedWorkflowContext<'_>,
+        approval: Json<Approval>,
+    ) -> Result<(), HandlerError> {
+        let approval = approval.into_inner();
+        ctx.resolve_promise::<Json<Approval>>(&approval_key(&approval.call_id), Json(approval));
+        Ok(())
+    }
+
+    /// Where the run stands.
+    #[handler]
+    async fn status(&self, ctx: SharedWorkflowContext<'_>) -> Result<Json<Status>, HandlerError> {
+        Ok(ctx.get::<Json<Status>>(STATUS).await?.unwrap_or_default())
+    }
+}
+
+/// Serves `agent`'s durable runs at `addr` until the process ends: the
+/// endpoint a Restate server is told of (`restate deployments register
+/// http://ADDR`).
+pub async fn serve(agent: Agent, addr: SocketAddr) {
+    HttpServer::new(Endpoint::builder().bind(DurableAgent::new(agent)).build())
+        .listen_and_serve(addr)
+        .await;
+}

@@ -1,0 +1,317 @@
+//! Durable runs against a real `restate-server` (`BEHEST_RESTATE_SERVER`,
+//! installed by `.ci/run`): the test service is started, killed and started
+//! again as a separate process, the server keeps the journal, and runs are
+//! driven through its ingress with `DurableClient`.
+
+#[path = "service/agent.rs"]
+#[allow(dead_code)]
+mod agent;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use behest::{EventKind, Message, ToolOutput, ToolStreamEvent};
+use behest_restate::{DurableClient, DurableOutcome};
+use tokio::process::{Child, Command};
+
+/// An HTTP client (its TLS needs a crypto provider, even for plain HTTP).
+fn http() -> reqwest::Client {
+    let _installed = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|addr| addr.port())
+        .expect("a free port")
+}
+
+/// A folder of the test's own, emptied first.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("behest-restate-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    dir
+}
+
+/// Waits for `check` to give a value, for at most 60 s: a guard against a
+/// hang, not a measure of speed.
+async fn until<T, F: std::future::Future<Output = Option<T>>>(
+    what: &str,
+    mut check: impl FnMut() -> F,
+) -> T {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "gave up waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A `restate-server` of the test's own, on free ports, keeping its data
+/// in a scratch folder.
+struct Restate {
+    _server: Child,
+    ingress: String,
+    admin: String,
+}
+
+impl Restate {
+    async fn start(name: &str) -> Self {
+        let binary = std::env::var_os("BEHEST_RESTATE_SERVER").expect("BEHEST_RESTATE_SERVER");
+        let (ingress, admin, node) = (free_port(), free_port(), free_port());
+        let server = Command::new(binary)
+            .arg("--no-logo")
+            .env("RESTATE_BASE_DIR", scratch(&format!("{name}-server")))
+            .env("RESTATE_LISTEN_MODE", "tcp")
+            .env(
+                "RESTATE_INGRESS__BIND_ADDRESS",
+                format!("127.0.0.1:{ingress}"),
+            )
+            .env("RESTATE_ADMIN__BIND_ADDRESS", format!("127.0.0.1:{admin}"))
+            .env("RESTATE_BIND_ADDRESS", format!("127.0.0.1:{node}"))
+            .env(
+                "RESTATE_ADVERTISED_ADDRESS",
+                format!("http://127.0.0.1:{node}"),
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("restate-server starts");
+        let restate = Self {
+            _server: server,
+            ingress: format!("http://127.0.0.1:{ingress}"),
+            admin: format!("http://127.0.0.1:{admin}"),
+        };
+        let http = http();
+        for url in [
+            format!("{}/health", restate.admin),
+            format!("{}/restate/health", restate.ingress),
+        ] {
+            until("restate-server to be up", || async {
+                let answer = http.get(&url).send().await.ok()?;
+                answer.status().is_success().then_some(())
+            })
+            .await;
+        }
+        restate
+    }
+
+    fn client(&self) -> DurableClient {
+        DurableClient::new(&self.ingress, &self.admin)
+    }
+
+    /// Tells the server of the service at `port`.
+    async fn register(&self, port: u16) {
+        let http = http();
+        let url = format!("{}/deployments", self.admin);
+        let body = serde_json::json!({"uri": format!("http://127.0.0.1:{port}")});
+        until("the deployment to register", || async {
+            let answer = http.post(&url).json(&body).send().await.ok()?;
+            answer.status().is_success().then_some(())
+        })
+        .await;
+    }
+}
+
+/// The test service, counting its model's and tool's work into `counts`.
+struct Service {
+    child: Child,
+}
+
+impl Service {
+    async fn start(port: u16, counts: &Path, deadline_ms: u64) -> Self {
+        let child = Command::new(env!("CARGO_BIN_EXE_behest-restate-test-service"))
+            .args([port.to_string(), deadline_ms.to_string()])
+            .env("BEHEST_TEST_COUNTS", counts)
+            .stdout(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the test service starts");
+        until("the test service to listen", || async {
+            tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .ok()
+                .map(drop)
+        })
+        .await;
+        Self { child }
+    }
+
+    /// Kills the process, as a crash does.
+    async fn kill(mut self) {
+        self.child.kill().await.expect("the service is killed");
+    }
+}
+
+/// How many times `name` was counted in `counts`.
+fn counted(counts: &Path, name: &str) -> usize {
+    std::fs::read_to_string(counts.join(name)).map_or(0, |text| text.lines().count())
+}
+
+/// Waits until run `run_id` waits for the answer of an external call.
+async fn waiting_for_an_answer(client: &DurableClient, run_id: &str) -> String {
+    until("the run to wait for an answer", || async {
+        let status = client.status(run_id).await.ok()?;
+        let pending = status.pending.first()?;
+        (pending.waits_for == "answer").then(|| pending.call.call_id.clone())
+    })
+    .await
+}
+
+fn question() -> Vec<Message> {
+    vec![Message::user("count")]
+}
+
+/// The same run in process, its external call answered "yes".
+async fn in_process() -> Vec<Message> {
+    let invocation = agent::agent(Duration::from_secs(600)).invoke(question());
+    invocation.on(|envelope, control| {
+        if let EventKind::Tool(ToolStreamEvent::Call {
+            call,
+            external: true,
+        }) = envelope.kind
+        {
+            let _ = control.resolve(&call.call_id, Ok(ToolOutput::text("yes")));
+        }
+    });
+    invocation.await.transcript().to_vec()
+}
+
+/// A run with local tools and an external call completes through Restate,
+/// its transcript the same as the same run's in process.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn a_durable_run_completes_as_it_does_in_process() {
+    let restate = Restate::start("completes").await;
+    let counts = scratch("completes-counts");
+    let port = free_port();
+    let _service = Service::start(port, &counts, 600_000).await;
+    restate.register(port).await;
+    let client = restate.client();
+    client.start("run-1", &question()).await.unwrap();
+    let call_id = waiting_for_an_answer(&client, "run-1").await;
+    client
+        .answer("run-1", &call_id, ToolOutput::text("yes"))
+        .await
+        .unwrap();
+    let outcome = client.outcome("run-1").await.unwrap();
+    assert_eq!(
+        outcome.text(),
+        Some("done: step 0 counted, step 1 counted, yes")
+    );
+    assert_eq!(outcome.transcript(), in_process().await);
+    let status = client.status("run-1").await.unwrap();
+    assert_eq!(status.state, "completed");
+    assert!(status.pending.is_empty());
+}
+
+/// The service dies after the model's turns and both tallies, while the
+/// run waits for a person; started again and answered, the run completes,
+/// the model asked as often as without the crash and the tool run once
+/// per call.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn a_run_survives_the_death_of_its_service_and_repeats_nothing() {
+    let restate = Restate::start("crash").await;
+    let counts = scratch("crash-counts");
+    let port = free_port();
+    let service = Service::start(port, &counts, 600_000).await;
+    restate.register(port).await;
+    let client = restate.client();
+    client.start("run-2", &question()).await.unwrap();
+    let call_id = waiting_for_an_answer(&client, "run-2").await;
+    assert_eq!(
+        (counted(&counts, "model"), counted(&counts, "tally")),
+        (3, 2)
+    );
+    service.kill().await;
+
+    let _again = Service::start(port, &counts, 600_000).await;
+    client
+        .answer("run-2", &call_id, ToolOutput::text("yes"))
+        .await
+        .unwrap();
+    let outcome = client.outcome("run-2").await.unwrap();
+    assert_eq!(
+        outcome.text(),
+        Some("done: step 0 counted, step 1 counted, yes")
+    );
+    // Four turns in all, as without the crash; two tallies.
+    assert_eq!(
+        (counted(&counts, "model"), counted(&counts, "tally")),
+        (4, 2)
+    );
+}
+
+/// An external call's deadline passes while no service runs: the durable
+/// timer fires all the same, and once the service is back the model reads
+/// that the call timed out.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn a_deadline_that_passes_while_the_service_is_down_still_fires() {
+    let restate = Restate::start("deadline").await;
+    let counts = scratch("deadline-counts");
+    let port = free_port();
+    let service = Service::start(port, &counts, 1_000).await;
+    restate.register(port).await;
+    let client = restate.client();
+    client.start("run-3", &question()).await.unwrap();
+    waiting_for_an_answer(&client, "run-3").await;
+    service.kill().await;
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+
+    let _again = Service::start(port, &counts, 1_000).await;
+    let outcome = client.outcome("run-3").await.unwrap();
+    let text = outcome.text().unwrap();
+    assert!(
+        text.ends_with("did not finish within 1s and was stopped"),
+        "{text}"
+    );
+}
+
+/// Cancelled through Restate while it waits, a run ends `Cancelled` with
+/// every call in its transcript answered.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn a_run_cancelled_through_restate_ends_cancelled() {
+    let restate = Restate::start("cancel").await;
+    let counts = scratch("cancel-counts");
+    let port = free_port();
+    let _service = Service::start(port, &counts, 600_000).await;
+    restate.register(port).await;
+    let client = restate.client();
+    let invocation = client.start("run-4", &question()).await.unwrap();
+    waiting_for_an_answer(&client, "run-4").await;
+    client.cancel(&invocation).await.unwrap();
+    let outcome = client.outcome("run-4").await.unwrap();
+    let DurableOutcome::Cancelled { transcript } = &outcome else {
+        panic!("{outcome:?}");
+    };
+    let Some(Message::ToolResult(last)) = transcript.last() else {
+        panic!("{transcript:?}");
+    };
+    assert_eq!(last.tool_name, "ask_person");
+    assert!(last.is_error, "{last:?}");
+    assert_eq!(client.status("run-4").await.unwrap().state, "cancelled");
+}

@@ -1,0 +1,76 @@
+//! The agent of the durable-run tests, served by the test service and run
+//! in process by the tests for comparison. Its model and tool append a line
+//! to a file each time they work, so that what a crash repeats is counted
+//! across processes.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use behest::run::{ModelError, ModelRequest};
+use behest::{external_tool, json, tool, Agent, AssistantMessage, Message, Model, ToolCall};
+use behest::{ToolRegistry, ToolRuntime};
+
+/// Appends a line to `name` in the folder `BEHEST_TEST_COUNTS` names.
+fn count(name: &str) {
+    let Some(dir) = std::env::var_os("BEHEST_TEST_COUNTS") else {
+        return;
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(PathBuf::from(dir).join(name))
+        .expect("the count file");
+    writeln!(file, "1").expect("a count");
+}
+
+/// A model whose answer follows from the conversation alone: two tallies,
+/// then a question to a person, then the answer.
+pub struct Steady;
+
+impl Model for Steady {
+    async fn complete(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
+        count("model");
+        let results: Vec<&str> = request
+            .conversation
+            .iter()
+            .filter_map(|message| match message {
+                Message::ToolResult(result) => Some(result.content.as_str()),
+                _ => None,
+            })
+            .collect();
+        let n = results.len();
+        let call = |name: &str, arguments| ToolCall::new(format!("c{n}"), name, arguments);
+        Ok(match n {
+            0 | 1 => {
+                AssistantMessage::text("").with_tool_calls([call("tally", json!({"step": n}))])
+            }
+            2 => AssistantMessage::text("")
+                .with_tool_calls([call("ask_person", json!({"question": "go on?"}))]),
+            _ => AssistantMessage::text(format!("done: {}", results.join(", "))),
+        })
+    }
+}
+
+/// Count a step.
+#[tool(idempotent)]
+fn tally(step: u32) -> String {
+    count("tally");
+    format!("step {step} counted")
+}
+
+/// Ask a person.
+#[external_tool]
+pub struct AskPerson {
+    question: String,
+}
+
+/// The agent, its external deadline `external_deadline`.
+pub fn agent(external_deadline: Duration) -> Agent {
+    let registry = ToolRegistry::new()
+        .with(Tally)
+        .expect("tally")
+        .with(AskPerson::external_tool())
+        .expect("ask_person");
+    Agent::new(Steady, ToolRuntime::new(registry)).external_deadline(external_deadline)
+}
