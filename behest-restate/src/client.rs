@@ -85,14 +85,16 @@ impl DurableClient {
         Self::read(response).await
     }
 
-    /// Answers external call `call_id` of run `run_id` with `output`.
+    /// Answers external call `call_id` of run `run_id` with `output`. Restate
+    /// keeps the answer at once, even while no service runs; the run takes
+    /// it up when one does.
     pub async fn answer(
         &self,
         run_id: &str,
         call_id: &str,
         output: ToolOutput,
     ) -> Result<(), DurableClientError> {
-        let url = format!("{}/DurableAgent/{run_id}/answer", self.ingress);
+        let url = format!("{}/DurableAgent/{run_id}/answer/send", self.ingress);
         let answer = Answer {
             call_id: call_id.to_owned(),
             output,
@@ -102,7 +104,8 @@ impl DurableClient {
             .map(drop)
     }
 
-    /// Approves (or denies, saying why) call `call_id` of run `run_id`.
+    /// Approves (or denies, saying why) call `call_id` of run `run_id`; kept
+    /// by Restate at once, as [`answer`](Self::answer) is.
     pub async fn approve(
         &self,
         run_id: &str,
@@ -110,7 +113,7 @@ impl DurableClient {
         approved: bool,
         reason: Option<&str>,
     ) -> Result<(), DurableClientError> {
-        let url = format!("{}/DurableAgent/{run_id}/approve", self.ingress);
+        let url = format!("{}/DurableAgent/{run_id}/approve/send", self.ingress);
         let approval = Approval {
             call_id: call_id.to_owned(),
             approved,

@@ -129,8 +129,17 @@ struct Service {
 
 impl Service {
     async fn start(port: u16, counts: &Path, deadline_ms: u64) -> Self {
+        Self::start_with(port, counts, deadline_ms, false).await
+    }
+
+    /// [`start`](Self::start), its tallies needing approvals when `approve`.
+    async fn start_with(port: u16, counts: &Path, deadline_ms: u64, approve: bool) -> Self {
+        let mut args = vec![port.to_string(), deadline_ms.to_string()];
+        if approve {
+            args.push("approve".to_owned());
+        }
         let child = Command::new(env!("CARGO_BIN_EXE_behest-restate-test-service"))
-            .args([port.to_string(), deadline_ms.to_string()])
+            .args(args)
             .env("BEHEST_TEST_COUNTS", counts)
             .stdout(Stdio::null())
             .kill_on_drop(true)
@@ -159,10 +168,16 @@ fn counted(counts: &Path, name: &str) -> usize {
 
 /// Waits until run `run_id` waits for the answer of an external call.
 async fn waiting_for_an_answer(client: &DurableClient, run_id: &str) -> String {
-    until("the run to wait for an answer", || async {
+    waiting_for(client, run_id, "answer").await
+}
+
+/// Waits until run `run_id` waits for `what` (`answer` or `approval`), and
+/// gives the call's id.
+async fn waiting_for(client: &DurableClient, run_id: &str, what: &str) -> String {
+    until(&format!("the run to wait for an {what}"), || async {
         let status = client.status(run_id).await.ok()?;
         let pending = status.pending.first()?;
-        (pending.waits_for == "answer").then(|| pending.call.call_id.clone())
+        (pending.waits_for == what).then(|| pending.call.call_id.clone())
     })
     .await
 }
@@ -173,7 +188,7 @@ fn question() -> Vec<Message> {
 
 /// The same run in process, its external call answered "yes".
 async fn in_process() -> Vec<Message> {
-    let invocation = agent::agent(Duration::from_secs(600)).invoke(question());
+    let invocation = agent::agent(Duration::from_secs(600), false).invoke(question());
     invocation.on(|envelope, control| {
         if let EventKind::Tool(ToolStreamEvent::Call {
             call,
@@ -314,4 +329,55 @@ async fn a_run_cancelled_through_restate_ends_cancelled() {
     assert_eq!(last.tool_name, "ask_person");
     assert!(last.is_error, "{last:?}");
     assert_eq!(client.status("run-4").await.unwrap().state, "cancelled");
+}
+
+/// An approval given while no service runs at all: once the service is
+/// started again, the run takes it up and completes.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn an_approval_given_while_no_service_runs_is_taken_up_when_it_starts() {
+    let restate = Restate::start("approval").await;
+    let counts = scratch("approval-counts");
+    let port = free_port();
+    let service = Service::start_with(port, &counts, 600_000, true).await;
+    restate.register(port).await;
+    let client = restate.client();
+    client.start("run-5", &question()).await.unwrap();
+    let first = waiting_for(&client, "run-5", "approval").await;
+    assert_eq!(counted(&counts, "tally"), 0);
+    service.kill().await;
+    client.approve("run-5", &first, true, None).await.unwrap();
+
+    let _again = Service::start_with(port, &counts, 600_000, true).await;
+    // The approval given while it was down is taken up: the run goes on
+    // to the next call's.
+    let second = until("the second approval", || async {
+        let status = client.status("run-5").await.ok()?;
+        let pending = status.pending.first()?;
+        (pending.waits_for == "approval" && pending.call.call_id != first)
+            .then(|| pending.call.call_id.clone())
+    })
+    .await;
+    client
+        .approve("run-5", &second, false, Some("one is enough"))
+        .await
+        .unwrap();
+    let call_id = waiting_for_an_answer(&client, "run-5").await;
+    client
+        .answer("run-5", &call_id, ToolOutput::text("yes"))
+        .await
+        .unwrap();
+    let outcome = client.outcome("run-5").await.unwrap();
+    let text = outcome.text().unwrap();
+    assert!(
+        text.starts_with("done: step 0 counted, ")
+            && text.contains("one is enough")
+            && text.ends_with(", yes"),
+        "{text}"
+    );
+    // The approved tally ran once; the denied one never.
+    assert_eq!(counted(&counts, "tally"), 1);
 }

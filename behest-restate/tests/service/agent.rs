@@ -65,12 +65,18 @@ pub struct AskPerson {
     question: String,
 }
 
-/// The agent, its external deadline `external_deadline`.
-pub fn agent(external_deadline: Duration) -> Agent {
+/// The agent, its external deadline `external_deadline`; with `approve`,
+/// each tally needs an approval.
+pub fn agent(external_deadline: Duration, approve: bool) -> Agent {
     let registry = ToolRegistry::new()
         .with(Tally)
         .expect("tally")
         .with(AskPerson::external_tool())
         .expect("ask_person");
-    Agent::new(Steady, ToolRuntime::new(registry)).external_deadline(external_deadline)
+    let agent = Agent::new(Steady, ToolRuntime::new(registry)).external_deadline(external_deadline);
+    if approve {
+        agent.require_approval("tally")
+    } else {
+        agent
+    }
 }

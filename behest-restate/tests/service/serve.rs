@@ -1,6 +1,7 @@
 //! The durable-run tests' service: `behest-restate-test-service PORT
-//! [EXTERNAL_DEADLINE_MS]` serves the test agent as Restate's
-//! `DurableAgent` on 127.0.0.1:PORT.
+//! EXTERNAL_DEADLINE_MS [approve]` serves the test agent as Restate's
+//! `DurableAgent` on 127.0.0.1:PORT (with `approve`, tallies need an
+//! approval).
 
 mod agent;
 
@@ -17,5 +18,7 @@ async fn main() {
         .next()
         .and_then(|ms| ms.parse().ok())
         .map_or(Duration::from_secs(600), Duration::from_millis);
-    behest_restate::serve(agent::agent(deadline), ([127, 0, 0, 1], port).into()).await;
+    let approve = args.next().as_deref() == Some("approve");
+    let agent = agent::agent(deadline, approve);
+    behest_restate::serve(agent, ([127, 0, 0, 1], port).into()).await;
 }
