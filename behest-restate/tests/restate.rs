@@ -381,3 +381,93 @@ async fn an_approval_given_while_no_service_runs_is_taken_up_when_it_starts() {
     // The approved tally ran once; the denied one never.
     assert_eq!(counted(&counts, "tally"), 1);
 }
+
+/// A load balancer of the test's own: each connection goes to the next
+/// backend that accepts one, so a dead backend's share goes to the others.
+async fn balance(backends: Vec<u16>) -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let mut next = 0usize;
+        loop {
+            let Ok((mut inbound, _)) = listener.accept().await else {
+                return;
+            };
+            let mut outbound = None;
+            for _ in 0..backends.len() {
+                let backend = backends[next % backends.len()];
+                next = next.wrapping_add(1);
+                if let Ok(stream) = tokio::net::TcpStream::connect(("127.0.0.1", backend)).await {
+                    outbound = Some(stream);
+                    break;
+                }
+            }
+            if let Some(mut outbound) = outbound {
+                tokio::spawn(async move {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                });
+            }
+        }
+    });
+    port
+}
+
+/// Two service processes behind one balancer and one Restate server; 50
+/// runs at once; one process killed midway. Every run completes once, and
+/// no completed tool call ran again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn fifty_runs_on_two_services_survive_one_of_them_dying() {
+    const RUNS: usize = 50;
+    let restate = Restate::start("scale").await;
+    let counts = scratch("scale-counts");
+    let (first_port, second_port) = (free_port(), free_port());
+    let first = Service::start(first_port, &counts, 600_000).await;
+    let _second = Service::start(second_port, &counts, 600_000).await;
+    let balancer = balance(vec![first_port, second_port]).await;
+    restate.register(balancer).await;
+    let client = restate.client();
+    let ids: Vec<String> = (0..RUNS).map(|n| format!("scale-{n}")).collect();
+    for id in &ids {
+        client.start(id, &question()).await.unwrap();
+    }
+    let mut calls = Vec::new();
+    for id in &ids {
+        calls.push(waiting_for_an_answer(&client, id).await);
+    }
+    // Every run has had its tallies, each once.
+    assert_eq!(counted(&counts, "tally"), 2 * RUNS);
+    for (n, (id, call_id)) in ids.iter().zip(&calls).enumerate() {
+        if n == RUNS / 2 {
+            first.kill().await;
+            // `kill` consumed it; the rest go to the survivor.
+            break;
+        }
+        client
+            .answer(id, call_id, ToolOutput::text("yes"))
+            .await
+            .unwrap();
+    }
+    for (id, call_id) in ids.iter().zip(&calls).skip(RUNS / 2) {
+        client
+            .answer(id, call_id, ToolOutput::text("yes"))
+            .await
+            .unwrap();
+    }
+    for id in &ids {
+        let outcome = client.outcome(id).await.unwrap();
+        assert_eq!(
+            outcome.text(),
+            Some("done: step 0 counted, step 1 counted, yes"),
+            "{id}"
+        );
+    }
+    assert_eq!(counted(&counts, "tally"), 2 * RUNS);
+    // Each run's last turn was asked at least once; only a turn in flight
+    // on the killed process is asked again.
+    let model = counted(&counts, "model");
+    assert!((4 * RUNS..=4 * RUNS + RUNS / 2).contains(&model), "{model}");
+}
