@@ -30,8 +30,9 @@
 //!   no service ran.
 //! - **Status**: [`DurableClient::status`] (the `status` handler) tells
 //!   where a run stands at any time: running or waiting, the calls pending
-//!   with their arguments, how many steps are done, and the transcript once
-//!   it ended.
+//!   with their arguments, how many steps are done, the run's events (the
+//!   `EventKind`s an in-process run emits, as JSON, streamed deltas and
+//!   progress left out), and the transcript once it ended.
 //! - **Cancel** through Restate ([`DurableClient::cancel`]): the run ends
 //!   [`DurableOutcome::Cancelled`] with every call in its transcript
 //!   answered, as in process.
@@ -69,7 +70,8 @@
 //! # Compared with running in process
 //! A durable step costs a journal write (a round trip to the Restate
 //! server) besides the step itself: worth it for model turns and tools that
-//! take seconds, noticeable for microsecond tools. Event handlers and
+//! take seconds, noticeable for microsecond tools: `cargo bench -p
+//! behest-restate --bench durable_steps` measures it. Event handlers and
 //! streams of one process's run are not shared with others: follow a
 //! durable run through its status.
 //!

@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 
 use behest::run::{ModelError, ModelTurn, RunSteps, StepKind, ToolStep};
-use behest::{AssistantMessage, RunControl, ToolCallResult, ToolError, ToolOutput};
+use behest::{AssistantMessage, EventKind, RunControl, ToolCallResult, ToolError, ToolOutput};
 use futures::future::BoxFuture;
 use restate_sdk::prelude::*;
 
@@ -30,6 +30,8 @@ pub(crate) struct RestateSteps<'a, 'ctx> {
     /// Cancels the run when Restate cancels the invocation.
     pub(crate) control: RunControl,
     pub(crate) status: Mutex<Status>,
+    /// The run's events so far, as the run told them.
+    pub(crate) events: Mutex<Vec<serde_json::Value>>,
 }
 
 impl RestateSteps<'_, '_> {
@@ -37,6 +39,11 @@ impl RestateSteps<'_, '_> {
         let status = {
             let mut status = self.status.lock().unwrap_or_else(|p| p.into_inner());
             change(&mut status);
+            status.events = self
+                .events
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
             status.state = if status.pending.is_empty() {
                 "running".to_owned()
             } else {
@@ -131,6 +138,14 @@ impl RunSteps for RestateSteps<'_, '_> {
             self.publish(|status| status.steps += 1);
             answer
         })
+    }
+
+    fn event(&self, kind: &EventKind) {
+        let event = serde_json::json!({ "kind": kind });
+        self.events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(event);
     }
 
     fn tool_call(&self, step: ToolStep) -> BoxFuture<'_, ToolCallResult> {

@@ -95,6 +95,11 @@ pub struct Status {
     pub pending: Vec<Pending>,
     /// How many model turns and tool calls have completed.
     pub steps: usize,
+    /// The run's events so far (`{"kind": ..}`, the kinds an in-process run
+    /// emits, serialized; streamed deltas and progress left out), for a UI
+    /// following a run it did not start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<serde_json::Value>,
     /// The conversation, once the run has ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub transcript: Vec<Message>,

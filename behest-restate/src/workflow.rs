@@ -40,8 +40,13 @@ impl DurableAgent {
             ctx: &ctx,
             control: invocation.control(),
             status: Mutex::new(Status::default()),
+            events: Mutex::default(),
         };
         let outcome = DurableOutcome::from(invocation.drive_with(&steps).await);
+        let events = steps
+            .events
+            .into_inner()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut status = steps
             .status
             .into_inner()
@@ -54,6 +59,7 @@ impl DurableAgent {
         .to_owned();
         status.pending.clear();
         status.transcript = outcome.transcript().to_vec();
+        status.events = events;
         ctx.set(STATUS, Json(status));
         Ok(Json(outcome))
     }

@@ -230,6 +230,26 @@ async fn a_durable_run_completes_as_it_does_in_process() {
     let status = client.status("run-1").await.unwrap();
     assert_eq!(status.state, "completed");
     assert!(status.pending.is_empty());
+    // The run's events, as an in-process run emits them, for a UI.
+    let kinds: Vec<&str> = status
+        .events
+        .iter()
+        .filter_map(|event| event["kind"]["type"].as_str())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"state"));
+    assert_eq!(
+        kinds
+            .iter()
+            .filter(|kind| **kind == "model_message")
+            .count(),
+        4
+    );
+    let results = status
+        .events
+        .iter()
+        .filter(|event| event["kind"]["value"]["event"] == "result")
+        .count();
+    assert_eq!(results, 3);
 }
 
 /// The service dies after the model's turns and both tallies, while the

@@ -4,7 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 
 /// A piece of the model's turn as it streams in, before the whole message.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "type", content = "value", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ModelDelta {
     /// More of the answer's text.

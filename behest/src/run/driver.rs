@@ -81,7 +81,7 @@ impl Run<'_> {
                 Err(error) => return failed(RunError::Model(error), transcript),
             };
             ids.make_unique(&mut reply);
-            self.emitter.emit(EventKind::ModelMessage(reply.clone()));
+            self.emit(EventKind::ModelMessage(reply.clone()));
             let mut calls = reply.tool_calls.clone();
             transcript.push(Message::Assistant(reply.clone()));
             // A turn that would end the run must be whole: one cut at the
@@ -466,12 +466,22 @@ impl Run<'_> {
         }
     }
 
+    /// Emits `kind`, and tells the run's steps of it: every event but the
+    /// live display's (streamed deltas, progress), which a played-again run
+    /// does not repeat.
+    fn emit(&self, kind: EventKind) {
+        if let Some(steps) = self.steps {
+            steps.event(&kind);
+        }
+        self.emitter.emit(kind);
+    }
+
     fn state(&self, state: RunState) {
-        self.emitter.emit(EventKind::State(state));
+        self.emit(EventKind::State(state));
     }
 
     fn tool_event(&self, event: ToolStreamEvent) {
-        self.emitter.emit(EventKind::Tool(event));
+        self.emit(EventKind::Tool(event));
     }
 }
 

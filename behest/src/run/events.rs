@@ -49,8 +49,10 @@ pub struct Envelope {
     pub kind: EventKind,
 }
 
-/// What happened.
-#[derive(Debug, Clone)]
+/// What happened. Serialized as `{"type": .., "value": ..}`, for a UI
+/// that follows a run from elsewhere.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", content = "value", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum EventKind {
     /// The run entered a state.
@@ -65,7 +67,8 @@ pub enum EventKind {
 }
 
 /// The life of one tool call.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ToolStreamEvent {
     /// A validated call is about to run. For an external tool

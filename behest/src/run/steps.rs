@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
+use super::events::EventKind;
 use super::model::ModelError;
 use crate::conversation::AssistantMessage;
 use crate::runtime::{ToolCall, ToolCallResult};
@@ -35,6 +36,14 @@ pub trait RunSteps: Send + Sync {
     /// outside the run, within its deadline
     /// ([`ToolError::Timeout`](crate::ToolError::Timeout) past it).
     fn tool_call(&self, step: ToolStep) -> BoxFuture<'_, ToolCallResult>;
+
+    /// The run's events as they happen, in order, for an engine that keeps
+    /// them for those following the run from elsewhere: all but the live
+    /// display's (streamed deltas, progress), so a run played again tells
+    /// the same ones at the same steps. Does nothing unless implemented.
+    fn event(&self, kind: &EventKind) {
+        let _ = kind;
+    }
 }
 
 /// One model turn of a run, as [`RunSteps::model_turn`] gets it.

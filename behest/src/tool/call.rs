@@ -33,7 +33,9 @@ impl ToolCall {
     }
 }
 
-/// The outcome of one [`ToolCall`], under the call's id.
+/// The outcome of one [`ToolCall`], under the call's id. Serialized as
+/// what the model reads of it: `{call_id, tool_name, output}` or
+/// `{call_id, tool_name, error}` (the error's message).
 #[derive(Debug, Clone)]
 pub struct ToolCallResult {
     /// The id of the call this answers.
@@ -42,6 +44,20 @@ pub struct ToolCallResult {
     pub tool_name: String,
     /// The output, or why there is none.
     pub outcome: Result<ToolOutput, ToolError>,
+}
+
+impl Serialize for ToolCallResult {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut result = serializer.serialize_struct("ToolCallResult", 3)?;
+        result.serialize_field("call_id", &self.call_id)?;
+        result.serialize_field("tool_name", &self.tool_name)?;
+        match &self.outcome {
+            Ok(output) => result.serialize_field("output", output)?,
+            Err(error) => result.serialize_field("error", &error.to_string())?,
+        }
+        result.end()
+    }
 }
 
 impl ToolCallResult {
