@@ -5,7 +5,10 @@
 use std::sync::Mutex;
 
 use behest::run::{ModelError, ModelTurn, RunSteps, StepKind, ToolStep};
-use behest::{AssistantMessage, EventKind, RunControl, ToolCallResult, ToolError, ToolOutput};
+use behest::{
+    AssistantMessage, EventKind, Message, RunControl, ToolCallResult, ToolError, ToolOutput,
+    ToolStreamEvent,
+};
 use futures::future::BoxFuture;
 use restate_sdk::prelude::*;
 
@@ -141,6 +144,21 @@ impl RunSteps for RestateSteps<'_, '_> {
     }
 
     fn event(&self, kind: &EventKind) {
+        // The transcript so far grows with the turns and results.
+        let said = match kind {
+            EventKind::ModelMessage(reply) => Some(Message::Assistant(reply.clone())),
+            EventKind::Tool(ToolStreamEvent::Result { result }) => {
+                Some(Message::ToolResult(result.into()))
+            }
+            _ => None,
+        };
+        if let Some(said) = said {
+            self.status
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .transcript
+                .push(said);
+        }
         let event = serde_json::json!({ "kind": kind });
         self.events
             .lock()

@@ -100,7 +100,9 @@ pub struct Status {
     /// following a run it did not start.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<serde_json::Value>,
-    /// The conversation, once the run has ended.
+    /// The conversation so far: the run's input, then each model turn and
+    /// tool result as it came; once the run has ended, its whole
+    /// transcript.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub transcript: Vec<Message>,
 }

@@ -35,11 +35,16 @@ impl DurableAgent {
         ctx: WorkflowContext<'_>,
         conversation: Json<Vec<Message>>,
     ) -> Result<Json<DurableOutcome>, HandlerError> {
-        let invocation = self.agent.invoke(conversation.into_inner());
+        let conversation = conversation.into_inner();
+        let status = Status {
+            transcript: conversation.clone(),
+            ..Status::default()
+        };
+        let invocation = self.agent.invoke(conversation);
         let steps = RestateSteps {
             ctx: &ctx,
             control: invocation.control(),
-            status: Mutex::new(Status::default()),
+            status: Mutex::new(status),
             events: Mutex::default(),
         };
         let outcome = DurableOutcome::from(invocation.drive_with(&steps).await);

@@ -217,6 +217,12 @@ async fn a_durable_run_completes_as_it_does_in_process() {
     let client = restate.client();
     client.start("run-1", &question()).await.unwrap();
     let call_id = waiting_for_an_answer(&client, "run-1").await;
+    // While it waits: the transcript so far, up to the call it waits on.
+    let waiting = client.status("run-1").await.unwrap();
+    assert_eq!(waiting.state, "waiting");
+    assert_eq!(waiting.pending[0].call.tool_name, "ask_person");
+    let so_far = in_process().await;
+    assert_eq!(waiting.transcript, so_far[..so_far.len() - 2]);
     client
         .answer("run-1", &call_id, ToolOutput::text("yes"))
         .await
