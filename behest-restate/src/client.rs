@@ -26,6 +26,21 @@ pub enum DurableClientError {
     Unreadable(String),
 }
 
+/// `text` as one path segment: every byte but the unreserved ones
+/// (letters, digits, `-._~`) percent-encoded, so a run id with `/` or `?`
+/// names that run.
+fn segment(text: &str) -> String {
+    let mut encoded = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            encoded.push(char::from(byte));
+        } else {
+            encoded.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    encoded
+}
+
 /// Starts durable runs, answers what they wait for, and reads their status
 /// and outcome, through a Restate server's ingress (and its admin API to
 /// cancel).
@@ -58,7 +73,7 @@ impl DurableClient {
         run_id: &str,
         conversation: &[Message],
     ) -> Result<String, DurableClientError> {
-        let url = format!("{}/DurableAgent/{run_id}/run/send", self.ingress);
+        let url = format!("{}/DurableAgent/{}/run/send", self.ingress, segment(run_id));
         let answer: serde_json::Value = self.post(&url, conversation).await?;
         answer["invocationId"]
             .as_str()
@@ -70,8 +85,9 @@ impl DurableClient {
     /// it started).
     pub async fn outcome(&self, run_id: &str) -> Result<DurableOutcome, DurableClientError> {
         let url = format!(
-            "{}/restate/workflow/DurableAgent/{run_id}/attach",
-            self.ingress
+            "{}/restate/workflow/DurableAgent/{}/attach",
+            self.ingress,
+            segment(run_id)
         );
         let response = self.http.get(&url).send().await;
         Self::read(response).await
@@ -79,7 +95,7 @@ impl DurableClient {
 
     /// Where run `run_id` stands.
     pub async fn status(&self, run_id: &str) -> Result<Status, DurableClientError> {
-        let url = format!("{}/DurableAgent/{run_id}/status", self.ingress);
+        let url = format!("{}/DurableAgent/{}/status", self.ingress, segment(run_id));
         // The handler takes no input: the body must be empty.
         let response = self.http.post(&url).send().await;
         Self::read(response).await
@@ -94,7 +110,11 @@ impl DurableClient {
         call_id: &str,
         output: ToolOutput,
     ) -> Result<(), DurableClientError> {
-        let url = format!("{}/DurableAgent/{run_id}/answer/send", self.ingress);
+        let url = format!(
+            "{}/DurableAgent/{}/answer/send",
+            self.ingress,
+            segment(run_id)
+        );
         let answer = Answer {
             call_id: call_id.to_owned(),
             output,
@@ -113,7 +133,11 @@ impl DurableClient {
         approved: bool,
         reason: Option<&str>,
     ) -> Result<(), DurableClientError> {
-        let url = format!("{}/DurableAgent/{run_id}/approve/send", self.ingress);
+        let url = format!(
+            "{}/DurableAgent/{}/approve/send",
+            self.ingress,
+            segment(run_id)
+        );
         let approval = Approval {
             call_id: call_id.to_owned(),
             approved,
@@ -127,7 +151,11 @@ impl DurableClient {
     /// Cancels the run whose invocation [`start`](Self::start) returned:
     /// it ends `Cancelled`, every call in its transcript answered.
     pub async fn cancel(&self, invocation_id: &str) -> Result<(), DurableClientError> {
-        let url = format!("{}/invocations/{invocation_id}/cancel", self.admin);
+        let url = format!(
+            "{}/invocations/{}/cancel",
+            self.admin,
+            segment(invocation_id)
+        );
         let response = self
             .http
             .patch(&url)

@@ -14,6 +14,10 @@ use restate_sdk::prelude::*;
 
 use crate::wire::{Answer, Approval, JournaledResult, Pending, Status};
 
+/// How many times a model turn that failed in a way that may pass is asked
+/// again before the failure stands.
+const MODEL_ATTEMPTS: u32 = 4;
+
 /// The state key of a run's [`Status`].
 pub(crate) const STATUS: &str = "status";
 
@@ -35,6 +39,10 @@ pub(crate) struct RestateSteps<'a, 'ctx> {
     pub(crate) status: Mutex<Status>,
     /// The run's events so far, as the run told them.
     pub(crate) events: Mutex<Vec<serde_json::Value>>,
+    /// One step at a time (the run asks them so; a fair lock keeps it so
+    /// whoever calls): restate-sdk keeps one context operation in flight,
+    /// and a replay must meet the journal's entries in their order.
+    pub(crate) turn: tokio::sync::Mutex<()>,
 }
 
 impl RestateSteps<'_, '_> {
@@ -120,14 +128,24 @@ impl RestateSteps<'_, '_> {
 impl RunSteps for RestateSteps<'_, '_> {
     fn model_turn(&self, turn: ModelTurn) -> BoxFuture<'_, Result<AssistantMessage, ModelError>> {
         Box::pin(async move {
+            let _one_at_a_time = self.turn.lock().await;
             let name = format!("model turn {}", turn.index);
-            // The model's failure is journaled too: played again, the run
-            // fails the same way instead of asking again.
+            // A failure that may pass (a rate limit, an overload) is
+            // Restate's to retry, a few times; any other is journaled:
+            // played again, the run fails the same way.
+            let retry = RunRetryPolicy::default()
+                .initial_delay(std::time::Duration::from_secs(1))
+                .max_attempts(MODEL_ATTEMPTS);
             let journaled = self
                 .ctx
                 .run(move || async move {
-                    Ok(Json(turn.ask().await.map_err(|error| error.to_string())))
+                    match turn.ask().await {
+                        Ok(answer) => Ok(Json(Ok(answer))),
+                        Err(error) if error.retryable => Err(HandlerError::from(error)),
+                        Err(error) => Ok(Json(Err(error.to_string()))),
+                    }
                 })
+                .retry_policy(retry)
                 .name(name)
                 .await;
             let answer = match journaled {
@@ -168,6 +186,12 @@ impl RunSteps for RestateSteps<'_, '_> {
 
     fn tool_call(&self, step: ToolStep) -> BoxFuture<'_, ToolCallResult> {
         Box::pin(async move {
+            let _one_at_a_time = self.turn.lock().await;
+            // Restate tells one waiting step of a cancellation; the others
+            // of the round learn it here, and ask nothing more of it.
+            if self.control.is_cancelled() {
+                return self.cancelled(&step);
+            }
             match step.kind {
                 StepKind::External { deadline } => {
                     self.waiting(&step, "answer");

@@ -46,6 +46,7 @@ impl DurableAgent {
             control: invocation.control(),
             status: Mutex::new(status),
             events: Mutex::default(),
+            turn: tokio::sync::Mutex::new(()),
         };
         let outcome = DurableOutcome::from(invocation.drive_with(&steps).await);
         let events = steps

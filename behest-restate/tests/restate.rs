@@ -129,15 +129,14 @@ struct Service {
 
 impl Service {
     async fn start(port: u16, counts: &Path, deadline_ms: u64) -> Self {
-        Self::start_with(port, counts, deadline_ms, false).await
+        Self::start_with(port, counts, deadline_ms, None).await
     }
 
-    /// [`start`](Self::start), its tallies needing approvals when `approve`.
-    async fn start_with(port: u16, counts: &Path, deadline_ms: u64, approve: bool) -> Self {
+    /// [`start`](Self::start) in `mode` (`approve`: tallies need approvals;
+    /// `paired`: the model makes its calls in one turn).
+    async fn start_with(port: u16, counts: &Path, deadline_ms: u64, mode: Option<&str>) -> Self {
         let mut args = vec![port.to_string(), deadline_ms.to_string()];
-        if approve {
-            args.push("approve".to_owned());
-        }
+        args.extend(mode.map(str::to_owned));
         let child = Command::new(env!("CARGO_BIN_EXE_behest-restate-test-service"))
             .args(args)
             .env("BEHEST_TEST_COUNTS", counts)
@@ -188,7 +187,7 @@ fn question() -> Vec<Message> {
 
 /// The same run in process, its external call answered "yes".
 async fn in_process() -> Vec<Message> {
-    let invocation = agent::agent(Duration::from_secs(600), false).invoke(question());
+    let invocation = agent::agent(Duration::from_secs(600), false, false).invoke(question());
     invocation.on(|envelope, control| {
         if let EventKind::Tool(ToolStreamEvent::Call {
             call,
@@ -368,7 +367,7 @@ async fn an_approval_given_while_no_service_runs_is_taken_up_when_it_starts() {
     let restate = Restate::start("approval").await;
     let counts = scratch("approval-counts");
     let port = free_port();
-    let service = Service::start_with(port, &counts, 600_000, true).await;
+    let service = Service::start_with(port, &counts, 600_000, Some("approve")).await;
     restate.register(port).await;
     let client = restate.client();
     client.start("run-5", &question()).await.unwrap();
@@ -377,7 +376,7 @@ async fn an_approval_given_while_no_service_runs_is_taken_up_when_it_starts() {
     service.kill().await;
     client.approve("run-5", &first, true, None).await.unwrap();
 
-    let _again = Service::start_with(port, &counts, 600_000, true).await;
+    let _again = Service::start_with(port, &counts, 600_000, Some("approve")).await;
     // The approval given while it was down is taken up: the run goes on
     // to the next call's.
     let second = until("the second approval", || async {
@@ -496,4 +495,39 @@ async fn fifty_runs_on_two_services_survive_one_of_them_dying() {
     // on the killed process is asked again.
     let model = counted(&counts, "model");
     assert!((4 * RUNS..=4 * RUNS + RUNS / 2).contains(&model), "{model}");
+}
+
+/// Two calls in one turn, a tally and a question to a person: the steps go
+/// one at a time, in the turn's order, so the run played back after its
+/// service died meets its journal as written, and the tally ran once. The
+/// run id has a `/`, which the client sends as part of the id.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn a_turn_of_two_calls_is_played_back_in_order_after_a_crash() {
+    let restate = Restate::start("paired").await;
+    let counts = scratch("paired-counts");
+    let port = free_port();
+    let service = Service::start_with(port, &counts, 600_000, Some("paired")).await;
+    restate.register(port).await;
+    let client = restate.client();
+    client.start("team/7", &question()).await.unwrap();
+    let call_id = waiting_for_an_answer(&client, "team/7").await;
+    assert_eq!(call_id, "q");
+    assert_eq!(counted(&counts, "tally"), 1);
+    service.kill().await;
+
+    let _again = Service::start_with(port, &counts, 600_000, Some("paired")).await;
+    client
+        .answer("team/7", "q", ToolOutput::text("yes"))
+        .await
+        .unwrap();
+    let outcome = client.outcome("team/7").await.unwrap();
+    assert_eq!(outcome.text(), Some("done: step 0 counted, yes"));
+    assert_eq!(
+        (counted(&counts, "model"), counted(&counts, "tally")),
+        (2, 1)
+    );
 }

@@ -25,8 +25,11 @@ fn count(name: &str) {
 }
 
 /// A model whose answer follows from the conversation alone: two tallies,
-/// then a question to a person, then the answer.
-pub struct Steady;
+/// then a question to a person, then the answer; or, `paired`, a tally and
+/// the question in one turn, then the answer.
+pub struct Steady {
+    pub paired: bool,
+}
 
 impl Model for Steady {
     async fn complete(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
@@ -41,6 +44,16 @@ impl Model for Steady {
             .collect();
         let n = results.len();
         let call = |name: &str, arguments| ToolCall::new(format!("c{n}"), name, arguments);
+        if self.paired {
+            return Ok(if n == 0 {
+                AssistantMessage::text("").with_tool_calls([
+                    ToolCall::new("t", "tally", json!({"step": 0})),
+                    ToolCall::new("q", "ask_person", json!({"question": "go on?"})),
+                ])
+            } else {
+                AssistantMessage::text(format!("done: {}", results.join(", ")))
+            });
+        }
         Ok(match n {
             0 | 1 => {
                 AssistantMessage::text("").with_tool_calls([call("tally", json!({"step": n}))])
@@ -66,14 +79,15 @@ pub struct AskPerson {
 }
 
 /// The agent, its external deadline `external_deadline`; with `approve`,
-/// each tally needs an approval.
-pub fn agent(external_deadline: Duration, approve: bool) -> Agent {
+/// each tally needs an approval; `paired`, its calls come in one turn.
+pub fn agent(external_deadline: Duration, approve: bool, paired: bool) -> Agent {
     let registry = ToolRegistry::new()
         .with(Tally)
         .expect("tally")
         .with(AskPerson::external_tool())
         .expect("ask_person");
-    let agent = Agent::new(Steady, ToolRuntime::new(registry)).external_deadline(external_deadline);
+    let agent = Agent::new(Steady { paired }, ToolRuntime::new(registry))
+        .external_deadline(external_deadline);
     if approve {
         agent.require_approval("tally")
     } else {

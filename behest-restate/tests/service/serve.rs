@@ -1,7 +1,7 @@
 //! The durable-run tests' service: `behest-restate-test-service PORT
-//! EXTERNAL_DEADLINE_MS [approve]` serves the test agent as Restate's
-//! `DurableAgent` on 127.0.0.1:PORT (with `approve`, tallies need an
-//! approval).
+//! EXTERNAL_DEADLINE_MS [approve|paired]` serves the test agent as
+//! Restate's `DurableAgent` on 127.0.0.1:PORT (with `approve`, tallies need
+//! an approval; `paired`, the model makes its calls in one turn).
 
 mod agent;
 
@@ -18,7 +18,11 @@ async fn main() {
         .next()
         .and_then(|ms| ms.parse().ok())
         .map_or(Duration::from_secs(600), Duration::from_millis);
-    let approve = args.next().as_deref() == Some("approve");
-    let agent = agent::agent(deadline, approve);
+    let mode = args.next();
+    let agent = agent::agent(
+        deadline,
+        mode.as_deref() == Some("approve"),
+        mode.as_deref() == Some("paired"),
+    );
     behest_restate::serve(agent, ([127, 0, 0, 1], port).into()).await;
 }

@@ -78,6 +78,11 @@ impl Run<'_> {
             };
             let mut reply = match reply {
                 Ok(reply) => reply,
+                // Cancelled while the model answered (a durable engine
+                // learns it only then): the run is cancelled, not failed.
+                Err(_) if cancellation.is_cancelled() => {
+                    return RunOutcome::Cancelled { transcript };
+                }
                 Err(error) => return failed(RunError::Model(error), transcript),
             };
             ids.make_unique(&mut reply);
@@ -168,7 +173,17 @@ impl Run<'_> {
             }
 
             self.state(RunState::ExecutingTools);
-            let results = join_all(calls.into_iter().map(|call| self.call(call))).await;
+            let results = if self.steps.is_some() {
+                // A journal is written, and read back, one step at a time:
+                // the round's calls go in the turn's order.
+                let mut results = Vec::with_capacity(calls.len());
+                for call in calls {
+                    results.push(self.call(call).await);
+                }
+                results
+            } else {
+                join_all(calls.into_iter().map(|call| self.call(call))).await
+            };
             transcript.extend(results.iter().map(result_message));
             if cancellation.is_cancelled() {
                 return RunOutcome::Cancelled { transcript };

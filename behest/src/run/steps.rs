@@ -20,9 +20,10 @@ use crate::conversation::AssistantMessage;
 use crate::runtime::{ToolCall, ToolCallResult};
 
 /// Carries out a run's steps, as a durable engine does: each model turn
-/// and each tool call, in the order the run makes them (a round's calls
-/// concurrently). A step's answer must not depend on when it is asked:
-/// played again, a run makes the same steps in the same order.
+/// and each tool call, one at a time, in the order the run makes them (a
+/// round's calls in the turn's order, not at once as in process, so that
+/// a journal is read back as it was written). Played again, a run makes
+/// the same steps in the same order.
 pub trait RunSteps: Send + Sync {
     /// The model's answer to `turn`: [`ModelTurn::ask`] asks the model; an
     /// engine that recorded this turn's answer gives that back instead.
