@@ -5,13 +5,16 @@
 //!
 //! Run: `BEHEST_RESTATE_SERVER=… cargo bench -p behest-restate --bench durable_steps`
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use behest::run::{ModelError, ModelRequest};
 use behest::{json, tool, Agent, AssistantMessage, Message, Model, ToolCall};
 use behest::{ToolRegistry, ToolRuntime};
 use behest_restate::DurableClient;
+use server::{free_port, spawn_server};
+
+#[path = "../tests/support/server.rs"]
+mod server;
 
 const RUNS: usize = 30;
 /// Model turns and tool calls of one run.
@@ -53,13 +56,6 @@ fn agent() -> Agent {
     )
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|addr| addr.port())
-        .unwrap()
-}
-
 #[tokio::main]
 async fn main() {
     let Some(binary) = std::env::var_os("BEHEST_RESTATE_SERVER") else {
@@ -67,28 +63,10 @@ async fn main() {
         return;
     };
     let _installed = rustls::crypto::ring::default_provider().install_default();
-    let (ingress, admin, node, service) = (free_port(), free_port(), free_port(), free_port());
+    let service = free_port();
     let dir = std::env::temp_dir().join(format!("behest-restate-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let _server = tokio::process::Command::new(binary)
-        .arg("--no-logo")
-        .env("RESTATE_BASE_DIR", &dir)
-        .env("RESTATE_LISTEN_MODE", "tcp")
-        .env(
-            "RESTATE_INGRESS__BIND_ADDRESS",
-            format!("127.0.0.1:{ingress}"),
-        )
-        .env("RESTATE_ADMIN__BIND_ADDRESS", format!("127.0.0.1:{admin}"))
-        .env("RESTATE_BIND_ADDRESS", format!("127.0.0.1:{node}"))
-        .env(
-            "RESTATE_ADVERTISED_ADDRESS",
-            format!("http://127.0.0.1:{node}"),
-        )
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let (_server, ingress, admin) = spawn_server(&binary, &dir);
     tokio::spawn(behest_restate::serve(
         agent(),
         ([127, 0, 0, 1], service).into(),

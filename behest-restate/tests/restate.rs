@@ -3,6 +3,9 @@
 //! again as a separate process, the server keeps the journal, and runs are
 //! driven through its ingress with `DurableClient`.
 
+#[path = "support/server.rs"]
+mod server;
+
 #[path = "service/agent.rs"]
 #[allow(dead_code)]
 mod agent;
@@ -13,19 +16,13 @@ use std::time::Duration;
 
 use behest::{EventKind, Message, ToolOutput, ToolStreamEvent};
 use behest_restate::{DurableClient, DurableOutcome};
+use server::{free_port, spawn_server};
 use tokio::process::{Child, Command};
 
 /// An HTTP client (its TLS needs a crypto provider, even for plain HTTP).
 fn http() -> reqwest::Client {
     let _installed = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::new()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|addr| addr.port())
-        .expect("a free port")
 }
 
 /// A folder of the test's own, emptied first.
@@ -66,26 +63,7 @@ struct Restate {
 impl Restate {
     async fn start(name: &str) -> Self {
         let binary = std::env::var_os("BEHEST_RESTATE_SERVER").expect("BEHEST_RESTATE_SERVER");
-        let (ingress, admin, node) = (free_port(), free_port(), free_port());
-        let server = Command::new(binary)
-            .arg("--no-logo")
-            .env("RESTATE_BASE_DIR", scratch(&format!("{name}-server")))
-            .env("RESTATE_LISTEN_MODE", "tcp")
-            .env(
-                "RESTATE_INGRESS__BIND_ADDRESS",
-                format!("127.0.0.1:{ingress}"),
-            )
-            .env("RESTATE_ADMIN__BIND_ADDRESS", format!("127.0.0.1:{admin}"))
-            .env("RESTATE_BIND_ADDRESS", format!("127.0.0.1:{node}"))
-            .env(
-                "RESTATE_ADVERTISED_ADDRESS",
-                format!("http://127.0.0.1:{node}"),
-            )
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("restate-server starts");
+        let (server, ingress, admin) = spawn_server(&binary, &scratch(&format!("{name}-server")));
         let restate = Self {
             _server: server,
             ingress: format!("http://127.0.0.1:{ingress}"),
