@@ -105,7 +105,29 @@ impl DurableAgent {
 /// endpoint a Restate server is told of (`restate deployments register
 /// http://ADDR`).
 pub async fn serve(agent: Agent, addr: SocketAddr) {
-    HttpServer::new(Endpoint::builder().bind(DurableAgent::new(agent)).build())
-        .listen_and_serve(addr)
-        .await;
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+
+    let endpoint = restate_sdk::hyper::HyperEndpoint::new(
+        Endpoint::builder().bind(DurableAgent::new(agent)).build(),
+    );
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .expect("the service's address can be bound");
+    loop {
+        let Ok((stream, remote)) = listener.accept().await else {
+            continue;
+        };
+        // A journal entry is a small frame that Restate waits for: sent at
+        // once, not held back to be coalesced with the next (Nagle).
+        let _ = stream.set_nodelay(true);
+        let endpoint = endpoint.clone();
+        tokio::spawn(async move {
+            let served = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), endpoint)
+                .await;
+            if let Err(error) = served {
+                tracing::warn!("serving the Restate connection of {remote} failed: {error}");
+            }
+        });
+    }
 }
