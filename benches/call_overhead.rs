@@ -13,6 +13,10 @@
 //!     `Value`: decode into a `Value`, validate it, typed parse, and the rest
 //!     of (c).
 //!
+//! (b50) `from_str_50kb` and (c50) `runtime_50kb`: (b) and (c) with a
+//!     50 KB `label` (prose with hyphens and escapes), where reading the
+//!     text dominates.
+//!
 //! (d) `value_route/N`: `ToolRuntime::call` with the arguments as a parsed
 //!     `Value` object, as MCP delivers them, for the `#[tool]` of (c).
 //!
@@ -94,6 +98,13 @@ fn schema() -> Value {
 
 const TEXT: &str = r#"{"count": 42, "label": "apples", "verbose": true}"#;
 
+/// The arguments of (b50) and (c50): a 50 KB label.
+fn long_text() -> String {
+    let line = r#"A well-known, long-standing rule: \"measure twice\" - then cut.\n"#;
+    let label = line.repeat(50_000 / line.len());
+    format!(r#"{{"count": 42, "label": "{label}", "verbose": true}}"#)
+}
+
 fn runtime_with(tools: usize, tool: Arc<dyn Tool>) -> ToolRuntime {
     let mut registry = ToolRegistry::new();
     for i in 0..tools - 1 {
@@ -161,6 +172,29 @@ fn call_overhead(c: &mut Criterion) {
             });
         }
     }
+    let long = long_text();
+    group.bench_function("b50_from_str_50kb", |b| {
+        b.to_async(&rt).iter_batched(
+            || long.clone(),
+            |text| async move {
+                let args: Args = serde_json::from_str(black_box(&text)).unwrap();
+                describe(args.count, args.label, args.verbose).await
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    let runtime = runtime_with(10, Arc::new(Describe));
+    group.bench_function("c50_runtime_50kb", |b| {
+        b.to_async(&rt).iter_batched(
+            || ToolCall::new("call_1", "describe", long.as_str()),
+            |call| async {
+                let result = runtime.call(black_box(call)).await;
+                assert!(result.outcome.is_ok());
+                result
+            },
+            BatchSize::SmallInput,
+        )
+    });
     for tools in [10, 10_000] {
         let runtime = runtime_with(tools, Arc::new(Describe));
         group.bench_function(format!("d_value_route/{tools}_tools"), |b| {

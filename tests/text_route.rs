@@ -35,6 +35,14 @@ async fn plain(
     format!("{count} {label:?} {verbose:?} {tags:?} {ratio:?} {small}")
 }
 
+/// Takes whole numbers only: its text route does not look for negative
+/// zeros (which only a float argument reads differently), so its types
+/// must end such calls as the checked route does.
+#[tool]
+fn whole(count: i64, small: u8, many: Vec<i32>, maybe: Option<u64>) -> String {
+    format!("{count} {small} {many:?} {maybe:?}")
+}
+
 /// Takes nothing.
 #[tool]
 fn nothing() -> &'static str {
@@ -310,6 +318,31 @@ fn texts_the_route_must_leave_to_the_checked_route() {
     );
 }
 
+#[test]
+fn a_tool_without_floats_ends_negative_zeros_as_the_checked_route_does() {
+    let mut registry = ToolRegistry::new();
+    registry.register_tool(Arc::new(Whole)).unwrap();
+    let runtime = ToolRuntime::new(registry);
+    assert_eq!(Whole.__text_route(), Some(2));
+    for zero in ["-0", "-0.0", "-0e0", "-0.000E+3", "0", "-0.5", "-00"] {
+        for text in [
+            format!(r#"{{"count": {zero}, "small": 1, "many": []}}"#),
+            format!(r#"{{"count": 1, "small": {zero}, "many": []}}"#),
+            format!(r#"{{"count": 1, "small": 1, "many": [1, {zero}]}}"#),
+            format!(r#"{{"count": 1, "small": 1, "many": [], "maybe": {zero}}}"#),
+        ] {
+            let (routed, checked) = both_routes(&runtime, "whole", text.clone());
+            assert_eq!(routed, checked, "{text}");
+        }
+    }
+    // The checked route reads a negative zero as the integer 0.
+    let text = r#"{"count": -0, "small": -0.0, "many": [-0e1], "maybe": -0}"#;
+    assert_eq!(
+        both_routes(&runtime, "whole", text).0,
+        "ok: 0 0 [0] Some(0)"
+    );
+}
+
 /// Raw JSON for one field: some valid for some field, most not.
 fn fragment() -> impl Strategy<Value = String> {
     prop::sample::select(vec![
@@ -328,6 +361,8 @@ fn fragment() -> impl Strategy<Value = String> {
         "1e2",
         "1e400",
         "-0.0",
+        "-0",
+        "-0e0",
         "true",
         "false",
         "null",

@@ -23,7 +23,7 @@ use serde::de::{Deserializer, Error as _};
 use serde_json::Value;
 
 use super::de::Fields;
-use super::plain::AllPlain;
+use super::plain::{AllPlain, PlainArguments};
 use super::schema_of;
 use crate::tool::IntoToolOutput;
 use crate::tool::{ToolError, ToolOutput, ToolResult};
@@ -239,23 +239,27 @@ impl FromDisplay {
     }
 }
 
-/// The argument types are plain: the text route, with their nesting depth.
+/// The argument types are plain: the text route, with what it needs to
+/// know of them.
 pub trait IsPlain {
-    /// The depth of the arguments object.
-    fn __behest_plain(&self) -> Option<usize>;
+    /// The depth of the arguments object, and whether they hold floats.
+    fn __behest_plain(&self) -> Option<PlainArguments>;
 }
 impl<T: AllPlain> IsPlain for Probe<T> {
     #[inline(always)]
-    fn __behest_plain(&self) -> Option<usize> {
-        Some(T::DEPTH)
+    fn __behest_plain(&self) -> Option<PlainArguments> {
+        Some(PlainArguments {
+            depth: T::DEPTH,
+            floats: T::FLOATS,
+        })
     }
 }
 
 /// Some argument type is not plain: the checked route.
 pub trait NotPlain {
-    /// No depth: no text route.
+    /// No text route.
     #[inline(always)]
-    fn __behest_plain(&self) -> Option<usize> {
+    fn __behest_plain(&self) -> Option<PlainArguments> {
         None
     }
 }

@@ -10,17 +10,40 @@
 pub trait Plain {
     /// How many levels of arrays a value of the type nests.
     const DEPTH: usize;
+    /// Whether a value of the type holds floating-point numbers, which
+    /// read a negative zero differently on the two routes.
+    const FLOATS: bool = false;
 }
 
 macro_rules! plain {
     ($($ty:ty),*) => { $(impl Plain for $ty { const DEPTH: usize = 0; })* };
 }
-plain!(bool, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64, String);
+plain!(bool, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, String);
+impl Plain for f32 {
+    const DEPTH: usize = 0;
+    const FLOATS: bool = true;
+}
+impl Plain for f64 {
+    const DEPTH: usize = 0;
+    const FLOATS: bool = true;
+}
 impl<T: Plain> Plain for Option<T> {
     const DEPTH: usize = T::DEPTH;
+    const FLOATS: bool = T::FLOATS;
 }
 impl<T: Plain> Plain for Vec<T> {
     const DEPTH: usize = 1 + T::DEPTH;
+    const FLOATS: bool = T::FLOATS;
+}
+
+/// What the text route needs to know of a tool's plain arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlainArguments {
+    /// The deepest nesting of an arguments object, the object itself
+    /// being level 1 (as `Limits::max_argument_depth` counts).
+    pub depth: usize,
+    /// Whether some argument holds floating-point numbers.
+    pub floats: bool,
 }
 
 /// All argument types of a tool, as a tuple, are [`Plain`].
@@ -28,6 +51,8 @@ pub trait AllPlain {
     /// The deepest nesting of an arguments object of these types, the
     /// object itself being level 1 (as `Limits::max_argument_depth` counts).
     const DEPTH: usize;
+    /// Whether some argument type holds floating-point numbers.
+    const FLOATS: bool;
 }
 
 const fn max(a: usize, b: usize) -> usize {
@@ -42,6 +67,7 @@ macro_rules! all_plain {
     ($($name:ident)*) => {
         impl<$($name: Plain),*> AllPlain for ($($name,)*) {
             const DEPTH: usize = 1 + max_of(&[$(<$name as Plain>::DEPTH),*]);
+            const FLOATS: bool = false $(|| <$name as Plain>::FLOATS)*;
         }
     };
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+use super::plain::PlainArguments;
 use super::SpecParts;
 use crate::tool::{ToolContext, ToolOutput, ToolResult, ToolSpec};
 
@@ -23,9 +24,10 @@ pub trait TypedTool: Send + Sync + 'static {
     /// The spec, built on first use and kept in a `static` of the tool.
     fn build_spec(&self) -> ToolSpec;
 
-    /// The nesting depth of the arguments object when every argument type
-    /// is [`Plain`](super::plain::Plain) (the text route), else `None`.
-    fn plain_arguments(&self) -> Option<usize> {
+    /// The nesting depth of the arguments object, and whether they hold
+    /// floats, when every argument type is [`Plain`](super::plain::Plain)
+    /// (the text route), else `None`.
+    fn plain_arguments(&self) -> Option<PlainArguments> {
         None
     }
 
@@ -84,7 +86,7 @@ impl<T: TypedTool> crate::Tool for T {
     }
 
     fn __text_route(&self) -> Option<usize> {
-        self.plain_arguments()
+        self.plain_arguments().map(|plain| plain.depth)
     }
 
     fn __invoke_text(
@@ -126,7 +128,8 @@ fn invoke_text<'a, T: TypedTool>(
 ) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>> {
     // The arguments struct reads only an object (`__private::de`), as the
     // schema wants: an array or a scalar fails the parse below.
-    if has_negative_zero(text) {
+    let floats = tool.plain_arguments().is_some_and(|plain| plain.floats);
+    if floats && has_negative_zero(text) {
         return None;
     }
     let arguments = serde_json::from_str::<T::Arguments>(text).ok()?;
@@ -165,8 +168,9 @@ fn running<'a, T: TypedTool>(
 /// Whether `text` may hold a negative zero (`-0`, `-0.0`, `-0e5`): the
 /// checked route reads it as the integer `0` (so that an integer field
 /// accepts it), which a float field then gets as `0.0`, not `-0.0`. Such
-/// calls take the checked route, so that both routes give a tool the same
-/// arguments. A match inside a string only costs the shortcut.
+/// calls of a tool with float arguments take the checked route, so that
+/// both routes give a tool the same arguments (an integer field reads
+/// `-0` as `0` on both). A match inside a string only costs the shortcut.
 fn has_negative_zero(text: &str) -> bool {
     // A `char` pattern is searched with `memchr`; "-0" would not be.
     text.match_indices('-').any(|(at, _)| {

@@ -4,25 +4,27 @@
 //! cancellation, panic isolation) → check output. Every call yields exactly
 //! one [`ToolCallResult`], whatever the tool or the model did.
 
+mod gate;
 mod guard;
 mod hooks;
 
 use std::any::Any;
 use std::collections::HashMap;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::future::BoxFuture;
+use futures::future::{BoxFuture, CatchUnwind};
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
-use tokio::sync::{Semaphore, SemaphorePermit, TryAcquireError};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 pub use crate::limits::Limits;
 pub use crate::tool::{ToolCall, ToolCallResult};
+use gate::{Gate, Place};
 use guard::CallGuard;
 pub(crate) use hooks::RunHooks;
 
@@ -74,7 +76,8 @@ struct Inner {
     id: u64,
     registry: ToolRegistry,
     limits: Limits,
-    permits: Semaphore,
+    /// The concurrency limit.
+    gate: Gate,
     state: SharedState,
 }
 
@@ -165,13 +168,19 @@ impl ToolRuntime {
     }
 
     /// Runs one call through the whole pipeline.
-    pub async fn call(&self, call: ToolCall) -> ToolCallResult {
-        self.call_with(call, CallOptions::default()).await
+    // Not `async fn`, here and below: each layer of `async fn` would keep
+    // its own copy of the call in a future that every call moves.
+    pub fn call(&self, call: ToolCall) -> impl Future<Output = ToolCallResult> + Send + '_ {
+        self.call_in(call, CallOptions::default(), None)
     }
 
     /// Runs one call with cancellation and progress reporting.
-    pub async fn call_with(&self, call: ToolCall, options: CallOptions) -> ToolCallResult {
-        self.call_in(call, options, None).await
+    pub fn call_with(
+        &self,
+        call: ToolCall,
+        options: CallOptions,
+    ) -> impl Future<Output = ToolCallResult> + Send + '_ {
+        self.call_in(call, options, None)
     }
 
     /// The one entry point of every call, a run's included: the span, the
@@ -248,27 +257,57 @@ impl ToolRuntime {
         // An approval is asked with the validated arguments: the checked
         // route.
         let approval = hooks.is_some_and(|hooks| hooks.needs_approval(tool_name));
-        let arguments = match (arguments, approval) {
+        // The typed routes build the tool's future before anything is
+        // awaited, so that this future holds one small `finish` beside the
+        // call, not a copy of the call per layer.
+        let typed = match (arguments, approval) {
             (Value::String(text), false) => {
-                if let Some(output) = self
-                    .run_text(call_id, tool_name, &text, &options, hooks)
-                    .await
-                {
-                    return output;
+                match self.start_text(call_id, tool_name, &text, &options, hooks) {
+                    Some(started) => Ok(started),
+                    None => Err(Value::String(text)),
                 }
-                Value::String(text)
             }
             (object @ Value::Object(_), false) => {
-                match self
-                    .run_value(call_id, tool_name, object, &options, hooks)
-                    .await
-                {
-                    Ok(output) => return output,
-                    Err(object) => object,
-                }
+                self.start_value(call_id, tool_name, object, &options, hooks)
             }
-            (arguments, _) => arguments,
+            (arguments, _) => Err(arguments),
         };
+        // No `match` is open across an `await`: its scrutinee would live
+        // on in the future.
+        let (entry, future, guard) = match typed {
+            Ok(Started::Done(output)) => return output,
+            Ok(Started::Running {
+                entry,
+                future,
+                guard,
+            }) => (entry, future, guard),
+            Err(arguments) => {
+                // Boxed: the checked route's state stays off the future
+                // of every call, most of which take a typed route.
+                return Box::pin(
+                    self.run_checked(call_id, tool_name, arguments, options, hooks, approval),
+                )
+                .await;
+            }
+        };
+        let cancellation = options.cancellation.as_ref();
+        let output = self.finish(entry, cancellation, || Ok(future)).await;
+        guard.settle(&output);
+        output.and_then(|output| self.check_output(output))
+    }
+
+    /// The checked route: lookup, decoding and validation into a
+    /// [`PreparedCall`], then a run's approval or external answer, then
+    /// the tool.
+    async fn run_checked(
+        &self,
+        call_id: &str,
+        tool_name: &str,
+        arguments: Value,
+        options: CallOptions,
+        hooks: Option<&dyn RunHooks>,
+        approval: bool,
+    ) -> ToolResult<ToolOutput> {
         let prepared = self.prepare(tool_name, arguments)?;
         if let Some(hooks) = hooks {
             let validated = || ToolCall {
@@ -294,14 +333,14 @@ impl ToolRuntime {
     /// validating it again. `None` (unknown tool, another kind of tool, text
     /// over the size limit, a parse that fails) sends the call down the
     /// checked route, which finds and explains what is wrong.
-    async fn run_text(
+    fn start_text(
         &self,
         call_id: &str,
         tool_name: &str,
         text: &str,
         options: &CallOptions,
         hooks: Option<&dyn RunHooks>,
-    ) -> Option<ToolResult<ToolOutput>> {
+    ) -> Option<Started<'_>> {
         let inner = &*self.inner;
         let entry = inner.registry.entry_at(inner.registry.index_of(tool_name)?);
         // Text that could nest deeper than the limit, or is longer than it,
@@ -310,13 +349,12 @@ impl ToolRuntime {
         if depth > inner.limits.max_argument_depth || text.len() > inner.limits.max_argument_bytes {
             return None;
         }
-        // The typed parse happens before the permit: it runs none of the
+        // The typed parse happens before a place is taken: it runs none of the
         // tool's body (generated code, `async` throughout).
         let invoke = |context: &dyn Fn() -> ToolContext| entry.tool.__invoke_text(text, context);
         // Observers see the arguments as the checked route gives them.
         let shown = || self.decoded(entry, text);
-        self.run_typed(entry, call_id, tool_name, options, hooks, invoke, shown)
-            .await
+        self.start_typed(entry, call_id, tool_name, options, hooks, invoke, shown)
     }
 
     /// The same route for arguments that arrive as a parsed object (MCP
@@ -324,14 +362,14 @@ impl ToolRuntime {
     /// it, then read with the tool's own types, with no schema validation
     /// for the same reason. `Err` gives the object back for the checked
     /// route.
-    async fn run_value(
+    fn start_value(
         &self,
         call_id: &str,
         tool_name: &str,
         mut arguments: Value,
         options: &CallOptions,
         hooks: Option<&dyn RunHooks>,
-    ) -> Result<ToolResult<ToolOutput>, Value> {
+    ) -> Result<Started<'_>, Value> {
         let inner = &*self.inner;
         let Some(index) = inner.registry.index_of(tool_name) else {
             return Err(arguments);
@@ -356,18 +394,16 @@ impl ToolRuntime {
             crate::arguments::drop_optional_nulls(&mut shown, entry.validator.schema());
             shown
         };
-        let output = self
-            .run_typed(entry, call_id, tool_name, options, hooks, invoke, shown)
-            .await;
-        output.ok_or(arguments)
+        let started = self.start_typed(entry, call_id, tool_name, options, hooks, invoke, shown);
+        started.ok_or(arguments)
     }
 
-    /// Runs a call of a plain `#[tool]` whose arguments `invoke` reads with
-    /// the tool's types (`None`: they do not read, and the call takes the
-    /// checked route), under the same guard, limits and events as the
-    /// checked route; `shown` gives observers the arguments.
+    /// Starts a call of a plain `#[tool]` whose arguments `invoke` reads
+    /// with the tool's types (`None`: they do not read, and the call takes
+    /// the checked route), with the same guard and events as the checked
+    /// route; `shown` gives observers the arguments.
     #[allow(clippy::too_many_arguments)]
-    async fn run_typed<'a>(
+    fn start_typed<'a>(
         &'a self,
         entry: &'a Entry,
         call_id: &str,
@@ -376,7 +412,7 @@ impl ToolRuntime {
         hooks: Option<&dyn RunHooks>,
         invoke: impl FnOnce(&dyn Fn() -> ToolContext) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>>,
         shown: impl Fn() -> Value,
-    ) -> Option<ToolResult<ToolOutput>> {
+    ) -> Option<Started<'a>> {
         let guard = CallGuard::default();
         let future = {
             let context = || {
@@ -386,7 +422,7 @@ impl ToolRuntime {
             };
             match guarded(entry, || invoke(&context)) {
                 Ok(future) => future?,
-                Err(panicked) => return Some(Err(panicked)),
+                Err(panicked) => return Some(Started::Done(Err(panicked))),
             }
         };
         if let Some(hooks) = hooks {
@@ -396,10 +432,11 @@ impl ToolRuntime {
                 arguments: shown(),
             });
         }
-        let cancellation = options.cancellation.as_ref();
-        let output = self.finish(entry, cancellation, || Ok(future)).await;
-        guard.settle(&output);
-        Some(output.and_then(|output| self.check_output(output)))
+        Some(Started::Running {
+            entry,
+            future,
+            guard,
+        })
     }
 
     /// The arguments object of a text the text route accepted, as the
@@ -492,7 +529,7 @@ impl ToolRuntime {
         let guard = CallGuard::default();
         guard.watch(&context);
         // A hand-written `execute` may run code (or panic) while building
-        // its future: it is built under the permit.
+        // its future: it is built once it holds a place.
         let start = || guarded(entry, || entry.tool.invoke(arguments, context));
         let output = self
             .finish(entry, options.cancellation.as_ref(), start)
@@ -512,68 +549,93 @@ impl ToolRuntime {
         )
     }
 
-    /// Runs a tool's future, built by `start` once a permit is held, under
-    /// the concurrency limit, its timeout, cancellation and panic isolation.
+    /// Runs a tool's future, built by `start` once the call holds a place
+    /// in the gate, under the concurrency limit, its timeout, cancellation
+    /// and panic isolation.
+    ///
+    /// Most calls find a place free and a tool that finishes on its first
+    /// poll: that path awaits nothing. Waiting for a place, and for a tool
+    /// that does not finish at once, live on the heap, so that the future
+    /// of every call stays small.
     async fn finish<'a>(
         &'a self,
         entry: &'a Entry,
-        cancellation: Option<&CancellationToken>,
+        cancellation: Option<&'a CancellationToken>,
         start: impl FnOnce() -> ToolResult<BoxFuture<'a, ToolResult<ToolOutput>>>,
     ) -> ToolResult<ToolOutput> {
-        let inner = &*self.inner;
-        // A free permit is taken without building the waiting future: that
-        // one, with its cancellation branch, lives on the heap only while
-        // calls actually queue.
         if cancellation.is_some_and(CancellationToken::is_cancelled) {
             return Err(ToolError::Cancelled);
         }
-        let _permit = match inner.permits.try_acquire() {
-            Ok(permit) => permit,
-            Err(TryAcquireError::NoPermits) => Box::pin(self.acquire(cancellation)).await?,
-            Err(TryAcquireError::Closed) => return Err(ToolError::Cancelled),
+        // Each `match` ends before the `await`: a scrutinee lives to the
+        // end of its `match`, and would weigh on the future.
+        let Some(place) = self.inner.gate.try_enter() else {
+            return Box::pin(self.queue(entry, cancellation, start)).await;
         };
+        let running = match first_poll(entry, start) {
+            Ok(outcome) => return self.ended(outcome, cancellation),
+            Err(running) => running,
+        };
+        Box::pin(self.run_on(entry, place, running, cancellation)).await
+    }
 
-        let timeout = entry.timeout.unwrap_or(inner.limits.default_timeout);
-        let reveal = entry.reveals_panics;
-        let mut future = AssertUnwindSafe(start()?).catch_unwind();
-        // Most tools finish on their first poll; those never pay for a timer.
-        // Polling again with the real waker afterwards is what the `Future`
-        // contract asks of every poller.
-        let finished = match (&mut future).now_or_never() {
-            Some(done) => Ok(done),
-            // Boxed so that its timers do not weigh on every call's future.
-            None => Box::pin(self.wait(future, timeout, cancellation)).await?,
-        };
-        let outcome = match finished {
+    /// [`finish`](Self::finish) for a call that found the gate full.
+    async fn queue<'a>(
+        &'a self,
+        entry: &'a Entry,
+        cancellation: Option<&'a CancellationToken>,
+        start: impl FnOnce() -> ToolResult<BoxFuture<'a, ToolResult<ToolOutput>>>,
+    ) -> ToolResult<ToolOutput> {
+        let place = self.acquire(cancellation).await?;
+        match first_poll(entry, start) {
+            Ok(outcome) => self.ended(outcome, cancellation),
+            Err(running) => self.run_on(entry, place, running, cancellation).await,
+        }
+    }
+
+    /// [`finish`](Self::finish) for a tool that did not finish on its
+    /// first poll: it keeps its place until it ends.
+    async fn run_on(
+        &self,
+        entry: &Entry,
+        place: Place<'_>,
+        running: Running<'_>,
+        cancellation: Option<&CancellationToken>,
+    ) -> ToolResult<ToolOutput> {
+        let timeout = entry.timeout.unwrap_or(self.inner.limits.default_timeout);
+        let outcome = match self.wait(running, timeout, cancellation).await? {
             Ok(Ok(result)) => result,
-            Ok(Err(payload)) => Err(panicked(payload.as_ref(), reveal)),
+            Ok(Err(payload)) => Err(panicked(payload.as_ref(), entry.reveals_panics)),
             Err(_elapsed) => Err(ToolError::Timeout { after: timeout }),
         };
+        drop(place);
+        self.ended(outcome, cancellation)
+    }
+
+    /// The outcome of a call that ran.
+    fn ended(
+        &self,
+        outcome: ToolResult<ToolOutput>,
+        cancellation: Option<&CancellationToken>,
+    ) -> ToolResult<ToolOutput> {
         // Cancelled from another thread while the tool was polled: it may
         // have finished because it saw its token. A cancelled call answers
-        // `Cancelled`, however the race went (a panic was traced above).
+        // `Cancelled`, however the race went (a panic was traced).
         if cancellation.is_some_and(CancellationToken::is_cancelled) {
             return Err(ToolError::Cancelled);
         }
         outcome
     }
 
-    /// Waits for a permit, or for the call to be cancelled first.
-    async fn acquire(
-        &self,
-        cancellation: Option<&CancellationToken>,
-    ) -> ToolResult<SemaphorePermit<'_>> {
-        let permits = &self.inner.permits;
+    /// Waits for a place, or for the call to be cancelled first.
+    async fn acquire(&self, cancellation: Option<&CancellationToken>) -> ToolResult<Place<'_>> {
+        let gate = &self.inner.gate;
         match cancellation {
             Some(token) => tokio::select! {
                 biased;
                 () = token.cancelled() => Err(ToolError::Cancelled),
-                permit = permits.acquire() => permit.map_err(|_closed| ToolError::Cancelled),
+                place = gate.enter() => Ok(place),
             },
-            None => permits
-                .acquire()
-                .await
-                .map_err(|_closed| ToolError::Cancelled),
+            None => Ok(gate.enter().await),
         }
     }
 
@@ -601,6 +663,42 @@ impl ToolRuntime {
             }
             finished = &mut guarded => Ok(finished),
         }
+    }
+}
+
+/// A call on a typed route, its arguments read by the tool's own types.
+enum Started<'a> {
+    /// Ended before it ran (a panic while its future was built).
+    Done(ToolResult<ToolOutput>),
+    /// The tool's future, to run under the limits.
+    Running {
+        entry: &'a Entry,
+        future: BoxFuture<'a, ToolResult<ToolOutput>>,
+        guard: CallGuard,
+    },
+}
+
+/// A tool's future that did not finish on its first poll, a panic in it
+/// caught.
+type Running<'a> = CatchUnwind<AssertUnwindSafe<BoxFuture<'a, ToolResult<ToolOutput>>>>;
+
+/// Builds a tool's future with `start` and polls it once, a panic in
+/// either caught: its outcome, or the future that did not finish.
+/// Polling again with the real waker afterwards is what the `Future`
+/// contract asks of every poller.
+fn first_poll<'a>(
+    entry: &Entry,
+    start: impl FnOnce() -> ToolResult<BoxFuture<'a, ToolResult<ToolOutput>>>,
+) -> Result<ToolResult<ToolOutput>, Running<'a>> {
+    let future = match start() {
+        Ok(future) => future,
+        Err(error) => return Ok(Err(error)),
+    };
+    let mut running = AssertUnwindSafe(future).catch_unwind();
+    match (&mut running).now_or_never() {
+        Some(Ok(outcome)) => Ok(outcome),
+        Some(Err(payload)) => Ok(Err(panicked(payload.as_ref(), entry.reveals_panics))),
+        None => Err(running),
     }
 }
 
@@ -720,18 +818,14 @@ impl ToolRuntimeBuilder {
         for (name, timeout) in &self.timeouts {
             self.registry.set_timeout(name, *timeout);
         }
-        let permits = Semaphore::new(
-            self.limits
-                .max_concurrent_calls
-                .clamp(1, Semaphore::MAX_PERMITS),
-        );
+        let gate = Gate::new(self.limits.max_concurrent_calls);
         static IDS: AtomicU64 = AtomicU64::new(0);
         ToolRuntime {
             inner: Arc::new(Inner {
                 id: IDS.fetch_add(1, Ordering::Relaxed),
                 registry: self.registry,
                 limits: self.limits,
-                permits,
+                gate,
                 state: self.state,
             }),
         }
