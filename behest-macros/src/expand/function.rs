@@ -128,7 +128,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let from_file = tool.spec_file.is_some();
     let text_route = (deny && defaults.is_empty() && !has_cfgs && !from_file).then(|| {
         quote! {
-            fn plain_arguments(&self) -> ::core::option::Option<usize> {
+            fn plain_arguments(&self) -> ::core::option::Option<#private::plain::PlainArguments> {
                 use #private::dispatch::prelude::*;
                 (&#private::dispatch::Probe::<(#(#argument_types,)*)>::new()).__behest_plain()
             }
