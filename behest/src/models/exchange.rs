@@ -110,8 +110,14 @@ async fn stream_once<S: StreamAssembler>(
         .map_err(Failed::before_stream)?;
     let mut stream = S::default();
     let mut ended = false;
-    http::read_events(config, response, |_, event| {
-        let pushed = stream.push(&event).map_err(parse_error)?;
+    http::read_events(config, response, |_, data| {
+        // One parse per event: straight into the format's types where it
+        // reads the event's shape, else into a `Value`.
+        let pushed = match stream.push_json(data) {
+            Some(pushed) => pushed,
+            None => stream.push(&http::json_data(data)?),
+        };
+        let pushed = pushed.map_err(parse_error)?;
         if let Some(error) = &pushed.error {
             return Err(stream_error(error));
         }

@@ -2,11 +2,10 @@
 //! provider's error read into a [`ModelError`], and a stream of server-sent
 //! events read incrementally.
 
+use std::ops::ControlFlow;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use eventsource_stream::Eventsource;
-use futures::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use reqwest::Response;
 #[cfg(test)]
@@ -14,6 +13,7 @@ use reqwest::StatusCode;
 use serde_json::Value;
 
 use super::config::Config;
+use super::sse;
 use crate::run::ModelError;
 
 /// Statuses worth another attempt: timeouts, conflicts, rate limits and
@@ -138,26 +138,24 @@ where
     }
 }
 
-/// The events of a streamed response, their `data` parsed as JSON, each
-/// handed to `on_event` with its event name. Ends at the `data: [DONE]`
+/// The events of a streamed response, each event's `data` handed to
+/// `on_event` as text with the event's type. Ends at the `data: [DONE]`
 /// marker or the end of the body. A pause longer than the timeout, a
-/// broken connection or a `data` that is not JSON is an error.
+/// broken connection or a garbled line is an error.
 pub(crate) async fn read_events(
     config: &Config,
-    response: Response,
-    mut on_event: impl FnMut(&str, Value) -> Result<(), ModelError>,
+    mut response: Response,
+    mut on_event: impl FnMut(&str, &str) -> Result<(), ModelError>,
 ) -> Result<(), ModelError> {
     let request_id = request_id(response.headers());
     let fail = |error: ModelError| with_request_id(error, request_id.as_deref());
-    // The pause is timed on the bytes, not the events: comment lines a
-    // server sends to keep a slow stream open count as signs of life.
-    let chunks = within_pauses(Box::pin(response.bytes_stream()), config.time_limit());
-    let events = event_stream(chunks);
-    futures::pin_mut!(events);
+    let mut decoder = sse::Decoder::default();
+    let mut on_event = |event: &str, data: &str| data_event(event, data, &mut on_event);
     loop {
-        let event = match events.next().await {
-            None => return Ok(()),
-            Some(Err(eventsource_stream::EventStreamError::Transport(Fault::Paused))) => {
+        // The pause is timed on the bytes, not the events: comment lines
+        // a server sends to keep a slow stream open count as signs of life.
+        let chunk = match tokio::time::timeout(config.time_limit(), response.chunk()).await {
+            Err(_elapsed) => {
                 return Err(fail(
                     ModelError::new(format!(
                         "the model's stream paused for more than {:?}",
@@ -166,169 +164,77 @@ pub(crate) async fn read_events(
                     .retryable(true),
                 ))
             }
-            Some(Err(error)) => {
-                let message = format!("the model's stream broke off: {error}");
-                return Err(fail(ModelError::new(message).retryable(true)));
-            }
-            Some(Ok(event)) => event,
+            Ok(Err(error)) => return Err(fail(broke_off(&error.without_url_text()))),
+            Ok(Ok(None)) => return Ok(()),
+            Ok(Ok(Some(chunk))) => chunk,
         };
-        match event_data(&event.data).map_err(fail)? {
-            EventData::Empty => {}
-            EventData::Done => return Ok(()),
-            EventData::Json(value) => on_event(&event.event, value)?,
+        if decoder
+            .feed(&chunk, &mut on_event)
+            .map_err(fail)?
+            .is_break()
+        {
+            return Ok(());
         }
     }
 }
 
-/// Why a streamed body stopped short.
-#[derive(Debug)]
-enum Fault {
-    /// Nothing arrived within the timeout.
-    Paused,
-    /// The connection failed.
-    Broken(reqwest::Error),
-}
-
-impl std::fmt::Display for Fault {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Paused => f.write_str("no data within the timeout"),
-            Self::Broken(error) => write!(f, "{}", error.without_url_text()),
-        }
+/// An event's data to `on_event`, unless it is empty (a keep-alive) or
+/// the `[DONE]` marker that ends OpenAI's streams.
+fn data_event(
+    event: &str,
+    data: &str,
+    on_event: &mut impl FnMut(&str, &str) -> Result<(), ModelError>,
+) -> Result<ControlFlow<()>, ModelError> {
+    match data.trim() {
+        "" => Ok(ControlFlow::Continue(())),
+        "[DONE]" => Ok(ControlFlow::Break(())),
+        data => on_event(event, data).map(ControlFlow::Continue),
     }
 }
 
-/// The body's chunks, each to come within `limit` of the one before; the
-/// first failure ends the stream.
-fn within_pauses(
-    chunks: impl futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin,
-    limit: Duration,
-) -> impl futures::Stream<Item = Result<bytes::Bytes, Fault>> {
-    futures::stream::unfold(Some(chunks), move |state| async move {
-        let mut chunks = state?;
-        match tokio::time::timeout(limit, chunks.next()).await {
-            Err(_elapsed) => Some((Err(Fault::Paused), None)),
-            Ok(None) => None,
-            Ok(Some(Ok(bytes))) => Some((Ok(bytes), Some(chunks))),
-            Ok(Some(Err(error))) => Some((Err(Fault::Broken(error)), None)),
-        }
+/// The error of a stream that stopped short.
+fn broke_off(fault: &dyn std::fmt::Display) -> ModelError {
+    ModelError::new(format!("the model's stream broke off: {fault}")).retryable(true)
+}
+
+impl From<sse::NotUtf8> for ModelError {
+    fn from(error: sse::NotUtf8) -> Self {
+        broke_off(&error)
+    }
+}
+
+/// An event's `data` parsed as JSON.
+pub(crate) fn json_data(data: &str) -> Result<Value, ModelError> {
+    serde_json::from_str(data).map_err(|error| {
+        // Garbled in transit, most likely: the same request may stream
+        // whole the next time.
+        ModelError::new(format!(
+            "the model's stream sent an event that is not JSON: {error}"
+        ))
+        .retryable(true)
+        .with_source(error)
     })
 }
 
-/// What one event's `data` holds.
-enum EventData {
-    /// Nothing (a keep-alive).
-    Empty,
-    /// The `[DONE]` marker that ends OpenAI's streams.
-    Done,
-    Json(Value),
-}
-
-fn event_data(data: &str) -> Result<EventData, ModelError> {
-    let data = data.trim();
-    if data.is_empty() {
-        return Ok(EventData::Empty);
-    }
-    if data == "[DONE]" {
-        return Ok(EventData::Done);
-    }
-    serde_json::from_str(data)
-        .map(EventData::Json)
-        .map_err(|error| {
-            // Garbled in transit, most likely: the same request may stream
-            // whole the next time.
-            ModelError::new(format!(
-                "the model's stream sent an event that is not JSON: {error}"
-            ))
-            .retryable(true)
-            .with_source(error)
-        })
-}
-
 /// The events a streamed body arriving in `chunks` holds, as
-/// [`read_events`] hands them on: the same SSE parser, slicing and JSON
-/// reading, without the network. For fuzzing the stream path.
+/// [`read_events`] hands them on: the same SSE parser, its `data` read as
+/// JSON, without the network. For fuzzing the stream path.
 #[doc(hidden)]
 pub fn sse_events(chunks: Vec<bytes::Bytes>) -> Result<Vec<(String, Value)>, ModelError> {
-    let chunks = futures::stream::iter(chunks.into_iter().map(Ok::<_, std::convert::Infallible>));
-    let stream = event_stream(chunks);
-    // Every chunk is there already: one poll finishes.
-    let read = async move {
-        futures::pin_mut!(stream);
-        let mut events = Vec::new();
-        while let Some(event) = stream.next().await {
-            let event = event.map_err(|error| {
-                ModelError::new(format!("the model's stream broke off: {error}"))
-            })?;
-            match event_data(&event.data)? {
-                EventData::Empty => {}
-                EventData::Done => break,
-                EventData::Json(value) => events.push((event.event, value)),
-            }
-        }
-        Ok(events)
-    };
-    futures::FutureExt::now_or_never(read).expect("nothing in a stream of ready chunks waits")
-}
-
-/// The server-sent events of a body arriving in `chunks`: the one parser
-/// pipeline of the clients and of [`sse_events`].
-fn event_stream<E>(
-    chunks: impl futures::Stream<Item = Result<bytes::Bytes, E>>,
-) -> eventsource_stream::EventStream<impl futures::Stream<Item = Result<bytes::Bytes, E>>> {
-    without_bom(chunks)
-        .flat_map(|chunk| futures::stream::iter(in_slices(chunk)))
-        .eventsource()
-}
-
-/// The body without a leading byte-order mark, which SSE allows: the SSE
-/// parser (eventsource-stream 0.2) slices one byte off a leading U+FEFF,
-/// which takes three, and panics. The mark may come split over chunks.
-fn without_bom<E>(
-    chunks: impl futures::Stream<Item = Result<bytes::Bytes, E>>,
-) -> impl futures::Stream<Item = Result<bytes::Bytes, E>> {
-    const BOM: &[u8] = b"\xEF\xBB\xBF";
-    // The first bytes, until they tell whether they start with the mark.
-    let mut head: Option<Vec<u8>> = Some(Vec::new());
-    chunks
-        .map(Some)
-        .chain(futures::stream::iter([None]))
-        .flat_map(move |chunk| {
-            let out = match (chunk, head.as_mut()) {
-                (Some(Ok(chunk)), Some(start)) => {
-                    start.extend_from_slice(&chunk);
-                    if start.len() < BOM.len() && BOM.starts_with(start) {
-                        Vec::new()
-                    } else {
-                        let start = head.take().unwrap_or_default();
-                        let body = start.strip_prefix(BOM).unwrap_or(&start);
-                        vec![Ok(bytes::Bytes::copy_from_slice(body))]
-                    }
-                }
-                (Some(chunk), _) => vec![chunk],
-                // A body shorter than the mark: as it came.
-                (None, Some(_)) => vec![Ok(bytes::Bytes::from(head.take().unwrap_or_default()))],
-                (None, None) => Vec::new(),
-            };
-            futures::stream::iter(out)
+    let mut decoder = sse::Decoder::default();
+    let mut events = Vec::new();
+    let mut on_event = |event: &str, data: &str| {
+        data_event(event, data, &mut |event, data| {
+            events.push((event.to_owned(), json_data(data)?));
+            Ok(())
         })
-}
-
-/// How much of a network chunk the SSE parser is handed at once.
-const SSE_SLICE: usize = 1024;
-
-/// `chunk` in slices of at most [`SSE_SLICE`] bytes (no copy). The SSE
-/// parser moves what is left of its buffer after every line it reads, so
-/// a chunk of `n` bytes costs it `n²/line`: a 16 KiB chunk of short events
-/// costs 16 times a 1 KiB one, byte for byte.
-fn in_slices<E>(chunk: Result<bytes::Bytes, E>) -> Vec<Result<bytes::Bytes, E>> {
-    match chunk {
-        Ok(bytes) if bytes.len() > SSE_SLICE => (0..bytes.len())
-            .step_by(SSE_SLICE)
-            .map(|start| Ok(bytes.slice(start..(start + SSE_SLICE).min(bytes.len()))))
-            .collect(),
-        other => vec![other],
+    };
+    for chunk in chunks {
+        if decoder.feed(&chunk, &mut on_event)?.is_break() {
+            break;
+        }
     }
+    Ok(events)
 }
 
 /// The JSON body of a whole (not streamed) response, read within the
@@ -645,24 +551,6 @@ mod tests {
     }
 
     #[test]
-    fn a_large_chunk_is_handed_over_in_slices_that_add_up_to_it() {
-        let text: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
-        let slices = in_slices(Ok::<_, ()>(bytes::Bytes::from(text.clone())));
-        assert_eq!(slices.len(), 5);
-        let mut joined = Vec::new();
-        for slice in slices {
-            let slice = slice.unwrap();
-            assert!(slice.len() <= SSE_SLICE);
-            joined.extend_from_slice(&slice);
-        }
-        assert_eq!(joined, text);
-        assert_eq!(
-            in_slices(Ok::<_, ()>(bytes::Bytes::from_static(b"short"))).len(),
-            1
-        );
-    }
-
-    #[test]
     fn retry_after_reads_both_headers() {
         let mut headers = HeaderMap::new();
         headers.insert("retry-after", HeaderValue::from_static("2"));
@@ -774,6 +662,19 @@ mod tests {
             sse_events(vec![bytes::Bytes::from_static(b"\xEF\xBB\xBF")]).unwrap(),
             []
         );
-        assert!(sse_events(vec![bytes::Bytes::from_static(b"\xEF\xBB")]).is_err());
+        // Half a mark and no line end: no event.
+        assert_eq!(
+            sse_events(vec![bytes::Bytes::from_static(b"\xEF\xBB")]).unwrap(),
+            []
+        );
+        // A line a client reads must be UTF-8; a garbled line it ignores
+        // (a comment, an unknown field) is ignored, as the standard has it.
+        let garbled = sse_events(vec![bytes::Bytes::from_static(b"data: \xFF\n\n")]);
+        assert!(garbled.unwrap_err().to_string().contains("broke off"));
+        let ignored = b": \xFF\n\xFF\ndata: {\"n\": 1}\n\n";
+        assert_eq!(
+            sse_events(vec![bytes::Bytes::from_static(ignored)]).unwrap(),
+            vec![("message".to_owned(), serde_json::json!({"n": 1}))]
+        );
     }
 }

@@ -22,6 +22,7 @@ mod client;
 mod config;
 mod exchange;
 mod http;
+mod sse;
 mod tools;
 
 #[cfg(feature = "anthropic")]

@@ -54,6 +54,16 @@ pub trait StreamAssembler: Default + Send {
     /// Reads one event (an SSE `data` payload).
     fn push(&mut self, event: &Value) -> Result<Pushed, ParseError>;
 
+    /// Reads one event from its JSON text, where the format reads events
+    /// of its usual shape straight into its own types (one pass, no
+    /// [`Value`]). `None` leaves the event to [`push`](Self::push), once
+    /// the caller has parsed it: text that is not JSON, or an event of
+    /// another shape. Either way the event adds the same.
+    fn push_json(&mut self, data: &str) -> Option<Result<Pushed, ParseError>> {
+        let _unread = data;
+        None
+    }
+
     /// The assembled message, with the token counts the stream reported.
     fn finish(self) -> AssistantMessage;
 }

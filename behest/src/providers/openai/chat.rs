@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use super::chunk::{kept_call_fields, Chunk, Fragment};
 use super::{declaration, declarations, tool_list, PartialCall};
 use crate::conversation::{
     tool_name_of, AssistantMessage, ContentPart, MediaSource, Message, ModelDelta, StopKind,
@@ -58,22 +59,12 @@ pub fn parse_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
 /// DeepSeek's and most servers' `reasoning_content`, and `reasoning`
 /// (Ollama, vLLM, OpenRouter, Groq). What came goes back under the name it
 /// came in; DeepSeek refuses a tool-call turn sent back without it.
-const REASONING_FIELDS: [&str; 2] = ["reasoning_content", "reasoning"];
+pub(super) const REASONING_FIELDS: [&str; 2] = ["reasoning_content", "reasoning"];
 
 /// Fields a server puts on a tool call and wants back with it: Gemini's
 /// OpenAI-compatible endpoint carries a call's thought signature in
 /// `extra_content.google.thought_signature`.
-const KEPT_CALL_FIELDS: [&str; 1] = ["extra_content"];
-
-/// The fields of `KEPT_CALL_FIELDS` that `call` has, as one object.
-fn kept_call_fields(call: &Value) -> Option<Value> {
-    let kept: serde_json::Map<String, Value> = KEPT_CALL_FIELDS
-        .iter()
-        .filter_map(|key| Some(((*key).to_owned(), call.get(*key)?.clone())))
-        .filter(|(_, value)| !value.is_null())
-        .collect();
-    (!kept.is_empty()).then_some(Value::Object(kept))
-}
+pub(super) const KEPT_CALL_FIELDS: [&str; 1] = ["extra_content"];
 
 /// The assistant message of a Chat Completions response.
 pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> {
@@ -173,6 +164,64 @@ impl Stream {
 }
 
 impl Stream {
+    /// Adds what a chunk carries; one with a `finish_reason` ends the
+    /// turn.
+    fn add(&mut self, chunk: Chunk<'_>) -> Result<Pushed, ParseError> {
+        if let Some(reason) = chunk.finish_reason {
+            self.stop = Some(stop_reason(reason));
+        }
+        let ended = chunk.finish_reason.is_some();
+        let mut deltas = Vec::new();
+        let Some(delta) = chunk.delta else {
+            // Usage-only chunks carry no choice.
+            return Ok(Pushed::deltas(deltas).ending(ended));
+        };
+        // A server moving between the names may send both: the first
+        // present is the reasoning, shown once.
+        if let Some((key, piece)) = delta.reasoning.filter(|(_, piece)| !piece.is_empty()) {
+            self.reasoning.entry(key).or_default().push_str(piece);
+            deltas.push(ModelDelta::Reasoning(piece.to_owned()));
+        }
+        if let Some(text) = delta.content {
+            self.text.push_str(text);
+            if !text.is_empty() {
+                deltas.push(ModelDelta::Text(text.to_owned()));
+            }
+        }
+        if let Some(refusal) = delta.refusal {
+            self.refusal.push_str(refusal);
+            if !refusal.is_empty() {
+                deltas.push(ModelDelta::Text(refusal.to_owned()));
+            }
+        }
+        for fragment in delta.fragments {
+            let Fragment {
+                index,
+                id,
+                name,
+                arguments,
+                kept,
+            } = fragment;
+            let index = match index {
+                Some(index) => index,
+                None => self.unindexed(id)?,
+            };
+            let call = self.calls.entry(index).or_default();
+            call.identify(id, name);
+            call.arguments.push_str(arguments);
+            if let Some(kept) = kept {
+                call.kept = Some(kept);
+            }
+            deltas.push(ModelDelta::ToolCall {
+                index: usize::try_from(index).unwrap_or(usize::MAX),
+                id: id.map(str::to_owned),
+                name: name.map(str::to_owned),
+                arguments: arguments.to_owned(),
+            });
+        }
+        Ok(Pushed::deltas(deltas).ending(ended))
+    }
+
     /// The index of a call fragment that has none, as Gemini's
     /// OpenAI-compatible endpoint sends them (each call whole, in one
     /// fragment): a fragment with a new id starts the next call; one
@@ -201,77 +250,16 @@ impl StreamAssembler for Stream {
         }
         self.usage =
             crate::providers::usage::merge(self.usage, crate::providers::usage::chat(chunk));
-        let finish_reason = chunk
-            .pointer("/choices/0/finish_reason")
-            .and_then(Value::as_str);
-        if let Some(reason) = finish_reason {
-            self.stop = Some(stop_reason(reason));
-        }
-        let ended = finish_reason.is_some();
-        let mut deltas = Vec::new();
-        let Some(delta) = chunk.pointer("/choices/0/delta") else {
-            // Usage-only chunks carry no choice.
-            return Ok(Pushed::deltas(deltas).ending(ended));
-        };
-        // A server moving between the names may send both: the first
-        // present is the reasoning, shown once.
-        let reasoning = REASONING_FIELDS.iter().find_map(|key| {
-            let piece = delta.get(*key).and_then(Value::as_str)?;
-            Some((*key, piece))
-        });
-        if let Some((key, piece)) = reasoning.filter(|(_, piece)| !piece.is_empty()) {
-            self.reasoning.entry(key).or_default().push_str(piece);
-            deltas.push(ModelDelta::Reasoning(piece.to_owned()));
-        }
-        if let Some(text) = delta.get("content").and_then(Value::as_str) {
-            self.text.push_str(text);
-            if !text.is_empty() {
-                deltas.push(ModelDelta::Text(text.to_owned()));
-            }
-        }
-        if let Some(refusal) = delta.get("refusal").and_then(Value::as_str) {
-            self.refusal.push_str(refusal);
-            if !refusal.is_empty() {
-                deltas.push(ModelDelta::Text(refusal.to_owned()));
-            }
-        }
-        for fragment in delta
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let text = |pointer: &str| {
-                fragment
-                    .pointer(pointer)
-                    .and_then(Value::as_str)
-                    .filter(|text| !text.is_empty())
-            };
-            let (id, name) = (text("/id"), text("/function/name"));
-            let index = match fragment.get("index").and_then(Value::as_u64) {
-                Some(index) => index,
-                None => self.unindexed(id)?,
-            };
-            let arguments = fragment
-                .pointer("/function/arguments")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let call = self.calls.entry(index).or_default();
-            call.identify(id, name);
-            call.arguments.push_str(arguments);
-            if let Some(kept) = kept_call_fields(fragment) {
-                call.kept = Some(kept);
-            }
-            deltas.push(ModelDelta::ToolCall {
-                index: usize::try_from(index).unwrap_or(usize::MAX),
-                id: id.map(str::to_owned),
-                name: name.map(str::to_owned),
-                arguments: arguments.to_owned(),
-            });
-        }
-        Ok(Pushed::deltas(deltas).ending(ended))
+        self.add(Chunk::from_value(chunk))
     }
 
+    /// Reads a chunk of the plain shape (text, reasoning and call deltas)
+    /// straight from its text; any other is left to [`push`](Self::push).
+    fn push_json(&mut self, data: &str) -> Option<Result<Pushed, ParseError>> {
+        let wire = super::chunk::read(data)?;
+        let chunk = wire.view()?;
+        Some(self.add(chunk))
+    }
     /// The assembled message, calls in index order; an index that never
     /// got a name (no call started there) is skipped.
     fn finish(self) -> AssistantMessage {

@@ -8,6 +8,7 @@
 //! schema pass is in `strict`.
 
 pub mod chat;
+mod chunk;
 pub mod responses;
 pub(crate) mod strict;
 
