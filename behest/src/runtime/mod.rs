@@ -205,10 +205,14 @@ impl ToolRuntime {
             duration_us = tracing::field::Empty,
         );
         let started = (!span.is_disabled()).then(Instant::now);
-        let outcome = self
-            .run(&call_id, &tool_name, arguments, options, hooks)
-            .instrument(span.clone())
-            .await;
+        let outcome = {
+            let begun =
+                span.in_scope(|| self.begin(&call_id, &tool_name, arguments, &options, hooks));
+            match begun {
+                Ok(outcome) => outcome,
+                Err(later) => later.instrument(span.clone()).await,
+            }
+        };
         if let Some(started) = started {
             let label = match &outcome {
                 Ok(_) => "ok",
@@ -246,54 +250,60 @@ impl ToolRuntime {
             .await
     }
 
-    async fn run(
-        &self,
-        call_id: &str,
-        tool_name: &str,
+    /// Routes a call and runs as much of it as needs no waiting. A call
+    /// on a typed route whose tool finishes on its first poll (most calls)
+    /// ends here, and the caller's future never holds more than the call;
+    /// the rest (a tool that waits, a full gate, the checked route) is the
+    /// future given back, on the heap.
+    fn begin<'a>(
+        &'a self,
+        call_id: &'a str,
+        tool_name: &'a str,
         arguments: Value,
-        options: CallOptions,
-        hooks: Option<&dyn RunHooks>,
-    ) -> ToolResult<ToolOutput> {
+        options: &'a CallOptions,
+        hooks: Option<&'a dyn RunHooks>,
+    ) -> Result<ToolResult<ToolOutput>, BoxFuture<'a, ToolResult<ToolOutput>>> {
         // An approval is asked with the validated arguments: the checked
         // route.
         let approval = hooks.is_some_and(|hooks| hooks.needs_approval(tool_name));
-        // The typed routes build the tool's future before anything is
-        // awaited, so that this future holds one small `finish` beside the
-        // call, not a copy of the call per layer.
         let typed = match (arguments, approval) {
             (Value::String(text), false) => {
-                match self.start_text(call_id, tool_name, &text, &options, hooks) {
+                match self.start_text(call_id, tool_name, &text, options, hooks) {
                     Some(started) => Ok(started),
                     None => Err(Value::String(text)),
                 }
             }
             (object @ Value::Object(_), false) => {
-                self.start_value(call_id, tool_name, object, &options, hooks)
+                self.start_value(call_id, tool_name, object, options, hooks)
             }
             (arguments, _) => Err(arguments),
         };
-        // No `match` is open across an `await`: its scrutinee would live
-        // on in the future.
         let (entry, future, guard) = match typed {
-            Ok(Started::Done(output)) => return output,
+            Ok(Started::Done(output)) => return Ok(output),
             Ok(Started::Running {
                 entry,
                 future,
                 guard,
             }) => (entry, future, guard),
             Err(arguments) => {
-                // Boxed: the checked route's state stays off the future
-                // of every call, most of which take a typed route.
-                return Box::pin(
-                    self.run_checked(call_id, tool_name, arguments, options, hooks, approval),
-                )
-                .await;
+                let options = options.clone();
+                return Err(Box::pin(self.run_checked(
+                    call_id, tool_name, arguments, options, hooks, approval,
+                )));
             }
         };
         let cancellation = options.cancellation.as_ref();
-        let output = self.finish(entry, cancellation, || Ok(future)).await;
-        guard.settle(&output);
-        output.and_then(|output| self.check_output(output))
+        match self.finish_now(entry, cancellation, || Ok(future)) {
+            Ok(output) => {
+                guard.settle(&output);
+                Ok(output.and_then(|output| self.check_output(output)))
+            }
+            Err(later) => Err(Box::pin(async move {
+                let output = later.await;
+                guard.settle(&output);
+                output.and_then(|output| self.check_output(output))
+            })),
+        }
     }
 
     /// The checked route: lookup, decoding and validation into a
@@ -552,30 +562,38 @@ impl ToolRuntime {
     /// Runs a tool's future, built by `start` once the call holds a place
     /// in the gate, under the concurrency limit, its timeout, cancellation
     /// and panic isolation.
-    ///
-    /// Most calls find a place free and a tool that finishes on its first
-    /// poll: that path awaits nothing. Waiting for a place, and for a tool
-    /// that does not finish at once, live on the heap, so that the future
-    /// of every call stays small.
     async fn finish<'a>(
         &'a self,
         entry: &'a Entry,
         cancellation: Option<&'a CancellationToken>,
-        start: impl FnOnce() -> ToolResult<BoxFuture<'a, ToolResult<ToolOutput>>>,
+        start: impl FnOnce() -> ToolResult<BoxFuture<'a, ToolResult<ToolOutput>>> + Send + 'a,
     ) -> ToolResult<ToolOutput> {
-        if cancellation.is_some_and(CancellationToken::is_cancelled) {
-            return Err(ToolError::Cancelled);
+        match self.finish_now(entry, cancellation, start) {
+            Ok(outcome) => outcome,
+            Err(later) => later.await,
         }
-        // Each `match` ends before the `await`: a scrutinee lives to the
-        // end of its `match`, and would weigh on the future.
+    }
+
+    /// [`finish`](Self::finish) as far as it goes without waiting: most
+    /// calls find a place free and a tool that finishes on its first poll.
+    /// Waiting for a place, and for a tool that does not finish at once,
+    /// is the future given back, on the heap.
+    fn finish_now<'a>(
+        &'a self,
+        entry: &'a Entry,
+        cancellation: Option<&'a CancellationToken>,
+        start: impl FnOnce() -> ToolResult<BoxFuture<'a, ToolResult<ToolOutput>>> + Send + 'a,
+    ) -> Result<ToolResult<ToolOutput>, BoxFuture<'a, ToolResult<ToolOutput>>> {
+        if cancellation.is_some_and(CancellationToken::is_cancelled) {
+            return Ok(Err(ToolError::Cancelled));
+        }
         let Some(place) = self.inner.gate.try_enter() else {
-            return Box::pin(self.queue(entry, cancellation, start)).await;
+            return Err(Box::pin(self.queue(entry, cancellation, start)));
         };
-        let running = match first_poll(entry, start) {
-            Ok(outcome) => return self.ended(outcome, cancellation),
-            Err(running) => running,
-        };
-        Box::pin(self.run_on(entry, place, running, cancellation)).await
+        match first_poll(entry, start) {
+            Ok(outcome) => Ok(self.ended(outcome, cancellation)),
+            Err(running) => Err(Box::pin(self.run_on(entry, place, running, cancellation))),
+        }
     }
 
     /// [`finish`](Self::finish) for a call that found the gate full.

@@ -23,6 +23,7 @@ pub fn check(data: &[u8]) {
         (Err(_), Err(_)) => {}
         _ => panic!("pieces of {piece}: {whole:?} / {cut_events:?}"),
     }
+    chat_chunk_read_straight(body);
     let Ok(events) = whole else {
         return;
     };
@@ -42,4 +43,24 @@ pub fn check(data: &[u8]) {
         messages.finish(),
         gemini_stream.finish(),
     );
+}
+
+/// The body as one Chat Completions chunk: read straight from its text,
+/// it adds what it adds through a `Value`.
+fn chat_chunk_read_straight(body: &[u8]) {
+    let Ok(text) = std::str::from_utf8(body) else {
+        return;
+    };
+    let (mut fast, mut slow) = (openai::ChatStream::new(), openai::ChatStream::new());
+    let Some(pushed) = fast.push_json(text) else {
+        return;
+    };
+    let value: serde_json::Value = serde_json::from_str(text).expect("text read straight is JSON");
+    let expected = slow.push(&value);
+    assert_eq!(
+        pushed.map_err(|error| error.to_string()),
+        expected.map_err(|error| error.to_string()),
+        "{text}"
+    );
+    assert_eq!(fast.finish(), slow.finish(), "{text}");
 }

@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -105,25 +105,35 @@ pub(super) fn kept_call_fields(call: &Value) -> Option<Value> {
 
 /// A chunk read straight from its JSON text, when it has the plain shape
 /// of text, reasoning and call deltas: `None` otherwise (not JSON, an
-/// error, usage, fields a server wants back, any field of another type,
+/// error, usage other than `null`, fields a server wants back, any field of another type,
 /// a duplicated key), for [`Chunk::from_value`] to read as it can.
-pub(super) fn read(text: &str) -> Option<WireChunk<'_>> {
-    let chunk: WireChunk<'_> = serde_json::from_str(text).ok()?;
-    (!chunk.error && !chunk.usage).then_some(chunk)
+///
+/// Read by seeds that write into one `Wire` on the stack, rather than by
+/// derived structs, which move every level's fields up through each
+/// level above.
+pub(super) fn read(text: &str) -> Option<Wire<'_>> {
+    let mut wire = Wire::default();
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    deserializer
+        .deserialize_map(ChunkSeed(&mut wire))
+        .and_then(|()| deserializer.end())
+        .ok()?;
+    Some(wire)
 }
 
-/// The chunk as the wire has it, strings borrowed where they hold no
-/// escapes.
-#[derive(Deserialize)]
-pub(super) struct WireChunk<'a> {
-    /// Any `error`, even `null`, makes the event an error report.
-    #[serde(default, deserialize_with = "present")]
-    error: bool,
-    /// Usage is read from the `Value`, where `usage::chat` reads it.
-    #[serde(default, deserialize_with = "present")]
-    usage: bool,
-    #[serde(borrow, default)]
-    choices: Option<FirstChoice<'a>>,
+/// What [`read`] found, strings borrowed where they hold no escape.
+#[derive(Default)]
+pub(super) struct Wire<'a> {
+    /// A first choice came.
+    choice: bool,
+    finish_reason: Option<Text<'a>>,
+    /// The first choice has a `delta` object.
+    delta: bool,
+    /// `REASONING_FIELDS`, in order.
+    reasoning: [Option<Text<'a>>; 2],
+    content: Option<Text<'a>>,
+    refusal: Option<Text<'a>>,
+    tool_calls: Vec<WireFragment<'a>>,
 }
 
 /// A string of the event, borrowed when it holds no escape (serde
@@ -135,31 +145,6 @@ struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
 /// The text of an optional string field.
 fn text<'b>(field: &'b Option<Text<'_>>) -> Option<&'b str> {
     field.as_ref().map(|text| &*text.0)
-}
-
-/// The first element of `choices`; the others are read past.
-struct FirstChoice<'a>(Option<WireChoice<'a>>);
-
-#[derive(Deserialize)]
-struct WireChoice<'a> {
-    #[serde(borrow, default)]
-    finish_reason: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    delta: Option<WireDelta<'a>>,
-}
-
-#[derive(Deserialize)]
-struct WireDelta<'a> {
-    #[serde(borrow, default)]
-    reasoning_content: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    reasoning: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    content: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    refusal: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    tool_calls: Option<Vec<WireFragment<'a>>>,
 }
 
 #[derive(Deserialize)]
@@ -184,49 +169,49 @@ struct WireFunction<'a> {
     arguments: Option<Text<'a>>,
 }
 
-impl WireChunk<'_> {
+impl Wire<'_> {
     /// The chunk as the assembler reads it; `None` for a fragment with a
     /// field the `Value` reading keeps.
     pub fn view(&self) -> Option<Chunk<'_>> {
-        let Some(FirstChoice(Some(choice))) = &self.choices else {
+        if !self.choice {
             return Some(Chunk {
                 finish_reason: None,
                 delta: None,
             });
-        };
-        let delta = match &choice.delta {
-            None => None,
-            Some(delta) => {
-                let mut fragments = Vec::new();
-                for fragment in delta.tool_calls.iter().flatten() {
-                    if fragment.extra_content {
-                        return None;
-                    }
-                    let function = fragment.function.as_ref();
-                    fragments.push(Fragment {
-                        index: fragment.index,
-                        id: named(text(&fragment.id)),
-                        name: named(function.and_then(|function| text(&function.name))),
-                        arguments: function
-                            .and_then(|function| text(&function.arguments))
-                            .unwrap_or_default(),
-                        kept: None,
-                    });
+        }
+        let delta = if self.delta {
+            let mut fragments = Vec::with_capacity(self.tool_calls.len());
+            for fragment in &self.tool_calls {
+                if fragment.extra_content {
+                    return None;
                 }
-                let reasoning = [&delta.reasoning_content, &delta.reasoning]
-                    .into_iter()
-                    .zip(REASONING_FIELDS)
-                    .find_map(|(field, key)| Some((key, text(field)?)));
-                Some(Delta {
-                    reasoning,
-                    content: text(&delta.content),
-                    refusal: text(&delta.refusal),
-                    fragments,
-                })
+                let function = fragment.function.as_ref();
+                fragments.push(Fragment {
+                    index: fragment.index,
+                    id: named(text(&fragment.id)),
+                    name: named(function.and_then(|function| text(&function.name))),
+                    arguments: function
+                        .and_then(|function| text(&function.arguments))
+                        .unwrap_or_default(),
+                    kept: None,
+                });
             }
+            let reasoning = self
+                .reasoning
+                .iter()
+                .zip(REASONING_FIELDS)
+                .find_map(|(field, key)| Some((key, text(field)?)));
+            Some(Delta {
+                reasoning,
+                content: text(&self.content),
+                refusal: text(&self.refusal),
+                fragments,
+            })
+        } else {
+            None
         };
         Some(Chunk {
-            finish_reason: text(&choice.finish_reason),
+            finish_reason: text(&self.finish_reason),
             delta,
         })
     }
@@ -242,20 +227,177 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error>
     IgnoredAny::deserialize(deserializer).map(|_| true)
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct First<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for First<'a> {
-            type Value = FirstChoice<'a>;
-            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-                formatter.write_str("an array of choices")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let first = seq.next_element()?;
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(FirstChoice(first))
+/// Refuses a key met twice: the `Value` keeps the last, which this
+/// reading leaves to it.
+fn once<E: de::Error>(seen: &mut u8, bit: u8) -> Result<(), E> {
+    if *seen & bit != 0 {
+        return Err(E::custom("a duplicated key"));
+    }
+    *seen |= bit;
+    Ok(())
+}
+
+/// The chunk object.
+struct ChunkSeed<'w, 'a>(&'w mut Wire<'a>);
+
+impl<'de: 'a, 'a> Visitor<'de> for ChunkSeed<'_, 'a> {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a chunk object")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
+        let mut seen = 0;
+        while let Some(key) = map.next_key::<Text<'de>>()? {
+            match &*key.0 {
+                // An error report: the `Value` reading's.
+                "error" => return Err(de::Error::custom("read through a Value")),
+                // Usage, which `usage::chat` reads from the `Value`: OpenAI
+                // sends `null` in every chunk but the last.
+                "usage" => {
+                    once(&mut seen, 2)?;
+                    if map.next_value::<Option<IgnoredAny>>()?.is_some() {
+                        return Err(de::Error::custom("read through a Value"));
+                    }
+                }
+                "choices" => {
+                    once(&mut seen, 1)?;
+                    map.next_value_seed(ChoicesSeed(&mut *self.0))?;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
-        deserializer.deserialize_seq(First(std::marker::PhantomData))
+        Ok(())
+    }
+}
+
+/// `choices`: the first is read, the others read past; `null` is none.
+struct ChoicesSeed<'w, 'a>(&'w mut Wire<'a>);
+
+impl<'de: 'a, 'a> DeserializeSeed<'de> for ChoicesSeed<'_, 'a> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for ChoicesSeed<'_, 'a> {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("an array of choices")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        seq.next_element_seed(ChoiceSeed(&mut *self.0))?;
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+}
+
+/// The first choice.
+struct ChoiceSeed<'w, 'a>(&'w mut Wire<'a>);
+
+impl<'de: 'a, 'a> DeserializeSeed<'de> for ChoiceSeed<'_, 'a> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for ChoiceSeed<'_, 'a> {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a choice object")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
+        let wire = self.0;
+        wire.choice = true;
+        let mut seen = 0;
+        while let Some(key) = map.next_key::<Text<'de>>()? {
+            match &*key.0 {
+                "finish_reason" => {
+                    once(&mut seen, 1)?;
+                    wire.finish_reason = map.next_value()?;
+                }
+                "delta" => {
+                    once(&mut seen, 2)?;
+                    map.next_value_seed(DeltaSeed(&mut *wire))?;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The first choice's `delta`; `null` is none.
+struct DeltaSeed<'w, 'a>(&'w mut Wire<'a>);
+
+impl<'de: 'a, 'a> DeserializeSeed<'de> for DeltaSeed<'_, 'a> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for DeltaSeed<'_, 'a> {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a delta object")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
+        let wire = self.0;
+        wire.delta = true;
+        let mut seen = 0;
+        while let Some(key) = map.next_key::<Text<'de>>()? {
+            match &*key.0 {
+                "reasoning_content" => {
+                    once(&mut seen, 1)?;
+                    wire.reasoning[0] = map.next_value()?;
+                }
+                "reasoning" => {
+                    once(&mut seen, 2)?;
+                    wire.reasoning[1] = map.next_value()?;
+                }
+                "content" => {
+                    once(&mut seen, 4)?;
+                    wire.content = map.next_value()?;
+                }
+                "refusal" => {
+                    once(&mut seen, 8)?;
+                    wire.refusal = map.next_value()?;
+                }
+                "tool_calls" => {
+                    once(&mut seen, 16)?;
+                    let fragments: Option<Vec<WireFragment<'de>>> = map.next_value()?;
+                    wire.tool_calls = fragments.unwrap_or_default();
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
     }
 }
