@@ -23,19 +23,33 @@ fn value(valid: &'static [&'static str]) -> impl Strategy<Value = String> {
     .prop_map(str::to_owned)
 }
 
-/// An object of some of `members` (each maybe twice), in any order.
+/// A member's name as JSON: now and then with an escape, which names
+/// the same member.
+fn name(name: &'static str) -> impl Strategy<Value = String> {
+    (0..12u8).prop_map(move |escaped| match escaped {
+        0 => {
+            let mut chars = name.chars();
+            let first = chars.next().unwrap_or('x');
+            format!("\"\\u{:04x}{}\"", u32::from(first), chars.as_str())
+        }
+        _ => format!("\"{name}\""),
+    })
+}
+
+/// An object of some of `members` (each maybe twice, with another
+/// value), in any order.
 fn object(members: Vec<(&'static str, BoxedStrategy<String>)>) -> impl Strategy<Value = String> {
     let picked: Vec<_> = members
         .into_iter()
-        .map(|(name, value)| {
-            (0..4u8, value).prop_map(move |(times, value)| {
-                // Absent a quarter of the time, twice a sixteenth.
-                let times = match times {
-                    0 => 0,
-                    3 if value.len() % 4 == 0 => 2,
-                    _ => 1,
-                };
-                vec![format!("\"{name}\": {value}"); times]
+        .map(|(member, value)| {
+            let again = value.clone();
+            (0..16u8, name(member), value, again).prop_map(|(times, name, value, again)| {
+                match times {
+                    // Absent a quarter of the time, twice a sixteenth.
+                    0..=3 => vec![],
+                    4 => vec![format!("{name}: {value}"), format!("{name}: {again}")],
+                    _ => vec![format!("{name}: {value}")],
+                }
             })
         })
         .collect();
@@ -46,6 +60,23 @@ fn object(members: Vec<(&'static str, BoxedStrategy<String>)>) -> impl Strategy<
             members.rotate_left(at);
         }
         format!("{{{}}}", members.join(", "))
+    })
+}
+
+/// An object, now and then its values as an array instead (which a
+/// derived struct reads, and the `Value` reading does not).
+fn or_array(object: impl Strategy<Value = String>) -> impl Strategy<Value = String> {
+    (object, 0..10u8).prop_map(|(object, shape)| match shape {
+        0 => {
+            let values: Vec<&str> = object
+                .trim_start_matches('{')
+                .trim_end_matches('}')
+                .split(", ")
+                .filter_map(|member| member.split_once(": ").map(|(_, value)| value))
+                .collect();
+            format!("[{}]", values.join(", "))
+        }
+        _ => object,
     })
 }
 
@@ -60,17 +91,22 @@ fn fragment() -> BoxedStrategy<String> {
             value(&["\"\"", "\"{\\\"city\\\": \"", "\"Paris\\\"}\""]).boxed(),
         ),
     ]);
-    object(vec![
+    let fragment = object(vec![
         ("index", value(&["0", "1", "7"]).boxed()),
         ("id", value(&["\"call_1\"", "\"call_2\"", "\"\""]).boxed()),
         ("type", value(&["\"function\""]).boxed()),
-        ("function", function.boxed()),
+        ("function", or_array(function).boxed()),
         (
             "extra_content",
             prop_oneof![9 => Just("null".to_owned()), 1 => Just("{\"google\": {}}".to_owned())]
                 .boxed(),
         ),
-    ])
+    ]);
+    // Now and then a fragment as an array, which no reading takes for one.
+    prop_oneof![
+        19 => fragment,
+        1 => Just("[0, \"call_1\", \"function\"]".to_owned()),
+    ]
     .boxed()
 }
 
@@ -127,8 +163,12 @@ fn chunk() -> impl Strategy<Value = String> {
     .prop_flat_map(|chunk| {
         // Now and then an error report (even `"error": null` is one).
         (Just(chunk), 0..30u8).prop_map(|(chunk, error)| match error {
-            0 => chunk.replacen('{', "{\"error\": {\"message\": \"boom\"}, ", 1),
-            1 => chunk.replacen('{', "{\"error\": null, ", 1),
+            0 | 1 => {
+                let error = ["{\"message\": \"boom\"}", "null"][usize::from(error)];
+                let rest = chunk.strip_prefix('{').unwrap_or("}");
+                let comma = if rest == "}" { "" } else { ", " };
+                format!("{{\"error\": {error}{comma}{rest}")
+            }
             _ => chunk,
         })
     })
@@ -185,6 +225,10 @@ fn text_that_is_not_a_chunk_is_left_to_the_value_reading() {
         "\"x\"",
         "{} x",
         "{\"choices\": [{\"delta\": {\"content\": 5}}]}",
+        // Arrays where objects go: a derived struct would read them.
+        r#"{"choices": [{"delta": {"tool_calls": [{"index": 0, "function": ["f", "{}"]}]}}]}"#,
+        r#"{"choices": [{"delta": {"tool_calls": [[0, "c1"]]}}]}"#,
+        r#"{"choices": [[null, {"content": "x"}]]}"#,
     ] {
         assert!(stream.push_json(text).is_none(), "{text}");
     }

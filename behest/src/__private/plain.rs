@@ -11,12 +11,18 @@ pub trait Plain {
     /// How many levels of arrays a value of the type nests.
     const DEPTH: usize;
     /// Whether a value of the type holds floating-point numbers, which
-    /// read a negative zero differently on the two routes.
-    const FLOATS: bool = false;
+    /// read a negative zero differently on the two routes (no default: a
+    /// new impl must say).
+    const FLOATS: bool;
 }
 
 macro_rules! plain {
-    ($($ty:ty),*) => { $(impl Plain for $ty { const DEPTH: usize = 0; })* };
+    ($($ty:ty),*) => {
+        $(impl Plain for $ty {
+            const DEPTH: usize = 0;
+            const FLOATS: bool = false;
+        })*
+    };
 }
 plain!(bool, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, String);
 impl Plain for f32 {

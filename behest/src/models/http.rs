@@ -221,11 +221,20 @@ pub(crate) fn json_data(data: &str) -> Result<Value, ModelError> {
 /// JSON, without the network. For fuzzing the stream path.
 #[doc(hidden)]
 pub fn sse_events(chunks: Vec<bytes::Bytes>) -> Result<Vec<(String, Value)>, ModelError> {
+    sse_data(chunks)?
+        .into_iter()
+        .map(|(event, data)| Ok((event, json_data(&data)?)))
+        .collect()
+}
+
+/// [`sse_events`] with each event's `data` as its text.
+#[doc(hidden)]
+pub fn sse_data(chunks: Vec<bytes::Bytes>) -> Result<Vec<(String, String)>, ModelError> {
     let mut decoder = sse::Decoder::default();
     let mut events = Vec::new();
     let mut on_event = |event: &str, data: &str| {
         data_event(event, data, &mut |event, data| {
-            events.push((event.to_owned(), json_data(data)?));
+            events.push((event.to_owned(), data.to_owned()));
             Ok(())
         })
     };

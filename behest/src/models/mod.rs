@@ -36,7 +36,7 @@ pub use client::{Client, Format, NativeOutput};
 pub(crate) use config::Config;
 pub use config::{ApiKey, RetryPolicy, ToolChoice};
 #[doc(hidden)]
-pub use http::sse_events;
+pub use http::{sse_data, sse_events};
 
 /// Runs one model request in a span with the OpenTelemetry GenAI semantic
 /// names (`gen_ai.system` and its newer name `gen_ai.provider.name`,

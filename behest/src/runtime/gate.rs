@@ -4,8 +4,9 @@
 //! A free place is taken with one atomic operation and given back with
 //! two, where a `tokio::sync::Semaphore` takes its waiters' lock on every
 //! release: the uncontended case, nearly every call, costs a few
-//! nanoseconds. Calls that find the gate full wait on a `Notify`; each
-//! place given back while some wait wakes one of them.
+//! nanoseconds. Calls that find the gate full wait on a `Notify`, in the
+//! order they came; each place given back while some wait wakes the
+//! first, and no newcomer takes a place while any call waits.
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
@@ -49,8 +50,17 @@ impl Gate {
         }
     }
 
-    /// A free place, if there is one.
+    /// A free place, if there is one and no call waits for one: a newcomer
+    /// does not pass the calls queued before it.
     pub fn try_enter(&self) -> Option<Place<'_>> {
+        if self.waiting.load(SeqCst) > 0 {
+            return None;
+        }
+        self.take()
+    }
+
+    /// A free place, queue or not.
+    fn take(&self) -> Option<Place<'_>> {
         self.taken
             .fetch_update(SeqCst, SeqCst, |taken| {
                 (taken < self.limit).then_some(taken + 1)
@@ -69,7 +79,7 @@ impl Gate {
             // Listening before the try: a place freed in between wakes
             // this future rather than going unnoticed.
             freed.as_mut().enable();
-            if let Some(place) = self.try_enter() {
+            if let Some(place) = self.take() {
                 return place;
             }
             freed.await;
@@ -142,6 +152,22 @@ mod tests {
             .expect("every waiter got in")
             .expect("no task panicked");
         assert_eq!(gate.taken.load(std::sync::atomic::Ordering::SeqCst), 0);
+    }
+
+    #[tokio::test]
+    async fn a_newcomer_does_not_pass_a_call_that_waits() {
+        let gate = Gate::new(1);
+        let held = gate.try_enter().unwrap();
+        let mut waiter = Box::pin(gate.enter());
+        assert!(futures::poll!(waiter.as_mut()).is_pending());
+        drop(held);
+        // The freed place is the waiter's.
+        assert!(gate.try_enter().is_none());
+        let place = tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .expect("the waiter got the place");
+        drop(place);
+        assert!(gate.try_enter().is_some());
     }
 
     #[tokio::test]

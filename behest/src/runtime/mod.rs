@@ -590,7 +590,13 @@ impl ToolRuntime {
         let Some(place) = self.inner.gate.try_enter() else {
             return Err(Box::pin(self.queue(entry, cancellation, start)));
         };
-        match first_poll(entry, start) {
+        // A tool that fails to start (a panic while its future is built)
+        // answers that, however a cancellation raced it.
+        let future = match start() {
+            Ok(future) => future,
+            Err(error) => return Ok(Err(error)),
+        };
+        match first_poll(entry, future) {
             Ok(outcome) => Ok(self.ended(outcome, cancellation)),
             Err(running) => Err(Box::pin(self.run_on(entry, place, running, cancellation))),
         }
@@ -604,7 +610,7 @@ impl ToolRuntime {
         start: impl FnOnce() -> ToolResult<BoxFuture<'a, ToolResult<ToolOutput>>>,
     ) -> ToolResult<ToolOutput> {
         let place = self.acquire(cancellation).await?;
-        match first_poll(entry, start) {
+        match first_poll(entry, start()?) {
             Ok(outcome) => self.ended(outcome, cancellation),
             Err(running) => self.run_on(entry, place, running, cancellation).await,
         }
@@ -700,18 +706,13 @@ enum Started<'a> {
 /// caught.
 type Running<'a> = CatchUnwind<AssertUnwindSafe<BoxFuture<'a, ToolResult<ToolOutput>>>>;
 
-/// Builds a tool's future with `start` and polls it once, a panic in
-/// either caught: its outcome, or the future that did not finish.
-/// Polling again with the real waker afterwards is what the `Future`
-/// contract asks of every poller.
+/// Polls a tool's future once, a panic in it caught: its outcome, or the
+/// future that did not finish. Polling again with the real waker
+/// afterwards is what the `Future` contract asks of every poller.
 fn first_poll<'a>(
     entry: &Entry,
-    start: impl FnOnce() -> ToolResult<BoxFuture<'a, ToolResult<ToolOutput>>>,
+    future: BoxFuture<'a, ToolResult<ToolOutput>>,
 ) -> Result<ToolResult<ToolOutput>, Running<'a>> {
-    let future = match start() {
-        Ok(future) => future,
-        Err(error) => return Ok(Err(error)),
-    };
     let mut running = AssertUnwindSafe(future).catch_unwind();
     match (&mut running).now_or_never() {
         Some(Ok(outcome)) => Ok(outcome),

@@ -110,7 +110,10 @@ pub(super) fn kept_call_fields(call: &Value) -> Option<Value> {
 ///
 /// Read by seeds that write into one `Wire` on the stack, rather than by
 /// derived structs, which move every level's fields up through each
-/// level above.
+/// level above. Fields the assembler does not read are skipped without
+/// being decoded, so a lone surrogate, a number out of range or nesting
+/// past serde_json's 128 levels in one of them does not fail the chunk,
+/// as it fails a `Value`.
 pub(super) fn read(text: &str) -> Option<Wire<'_>> {
     let mut wire = Wire::default();
     let mut deserializer = serde_json::Deserializer::from_str(text);
@@ -133,7 +136,7 @@ pub(super) struct Wire<'a> {
     reasoning: [Option<Text<'a>>; 2],
     content: Option<Text<'a>>,
     refusal: Option<Text<'a>>,
-    tool_calls: Vec<WireFragment<'a>>,
+    tool_calls: Vec<Object<WireFragment<'a>>>,
 }
 
 /// A string of the event, borrowed when it holds no escape (serde
@@ -147,6 +150,28 @@ fn text<'b>(field: &'b Option<Text<'_>>) -> Option<&'b str> {
     field.as_ref().map(|text| &*text.0)
 }
 
+/// A struct read only from a JSON object: a derived struct also reads an
+/// array (its fields in order), where the `Value` reading finds none.
+struct Object<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Fields<T> {
+            type Value = T;
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("an object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<T, M::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer
+            .deserialize_map(Fields(std::marker::PhantomData))
+            .map(Object)
+    }
+}
+
 #[derive(Deserialize)]
 struct WireFragment<'a> {
     #[serde(default)]
@@ -154,7 +179,7 @@ struct WireFragment<'a> {
     #[serde(borrow, default)]
     id: Option<Text<'a>>,
     #[serde(borrow, default)]
-    function: Option<WireFunction<'a>>,
+    function: Option<Object<WireFunction<'a>>>,
     /// `KEPT_CALL_FIELDS`: a fragment that has one is read from the
     /// `Value`, which keeps it.
     #[serde(default, deserialize_with = "present")]
@@ -181,11 +206,11 @@ impl Wire<'_> {
         }
         let delta = if self.delta {
             let mut fragments = Vec::with_capacity(self.tool_calls.len());
-            for fragment in &self.tool_calls {
+            for Object(fragment) in &self.tool_calls {
                 if fragment.extra_content {
                     return None;
                 }
-                let function = fragment.function.as_ref();
+                let function = fragment.function.as_ref().map(|Object(function)| function);
                 fragments.push(Fragment {
                     index: fragment.index,
                     id: named(text(&fragment.id)),
@@ -372,13 +397,11 @@ impl<'de: 'a, 'a> Visitor<'de> for DeltaSeed<'_, 'a> {
         let mut seen = 0;
         while let Some(key) = map.next_key::<Text<'de>>()? {
             match &*key.0 {
-                "reasoning_content" => {
-                    once(&mut seen, 1)?;
-                    wire.reasoning[0] = map.next_value()?;
-                }
-                "reasoning" => {
-                    once(&mut seen, 2)?;
-                    wire.reasoning[1] = map.next_value()?;
+                key if REASONING_FIELDS.contains(&key) => {
+                    let at = REASONING_FIELDS.iter().position(|field| *field == key);
+                    let at = at.unwrap_or_default();
+                    once(&mut seen, 1 << at)?;
+                    wire.reasoning[at] = map.next_value()?;
                 }
                 "content" => {
                     once(&mut seen, 4)?;
@@ -390,7 +413,7 @@ impl<'de: 'a, 'a> Visitor<'de> for DeltaSeed<'_, 'a> {
                 }
                 "tool_calls" => {
                     once(&mut seen, 16)?;
-                    let fragments: Option<Vec<WireFragment<'de>>> = map.next_value()?;
+                    let fragments: Option<Vec<Object<WireFragment<'de>>>> = map.next_value()?;
                     wire.tool_calls = fragments.unwrap_or_default();
                 }
                 _ => {
