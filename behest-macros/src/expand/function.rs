@@ -84,6 +84,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let split = Ident::new("__behest_split", Span::mixed_site());
     let ok = Ident::new("__behest_ok", Span::mixed_site());
     let err = Ident::new("__behest_err", Span::mixed_site());
+    let build_fn = Ident::new("__behest_build", Span::mixed_site());
     // The converted values carry the return type's location: an
     // unsatisfied bound is reported on the argument of `convert`.
     let ok_value = Ident::new("__behest_v", output_span);
@@ -171,8 +172,11 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         }
         None => (
             quote! {
-                <Self as #private::TypedTool>::PARTS
-                    .build::<#args_ident>((&&&#ok).__behest_output_schema(), &#defaults_var)
+                <Self as #private::TypedTool>::PARTS.build_with(
+                    <#args_ident as #private::schemars::JsonSchema>::json_schema,
+                    (&&&#ok).__behest_output_schema(),
+                    &#defaults_var,
+                )
             },
             quote!(),
             quote!(),
@@ -204,17 +208,19 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 const PARTS: #private::SpecParts = #parts;
 
                 fn build_spec(&self) -> #krate::ToolSpec {
-                    use #private::dispatch::prelude::*;
                     static SPEC: #private::OnceLock<#krate::ToolSpec> = #private::OnceLock::new();
-                    SPEC.get_or_init(|| {
+                    // A `fn` pointer, so that `spec_once` (and the
+                    // `OnceLock` code in it) is compiled once, in `behest`.
+                    let #build_fn: fn() -> #krate::ToolSpec = || {
+                        use #private::dispatch::prelude::*;
                         let #split = (&&#private::dispatch::Probe::<#output>::new()).__behest_split();
                         let #ok = #split.ok();
                         #[allow(unused_mut)]
                         let mut #defaults_var: #private::Vec<(&str, #private::serde_json::Value)> = #private::Vec::new();
                         #(#defaults)*
                         #build
-                    })
-                    .clone()
+                    };
+                    #private::spec_once(&SPEC, #build_fn)
                 }
 
                 #text_route

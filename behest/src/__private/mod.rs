@@ -74,6 +74,19 @@ impl SpecParts {
         self.build_from(root_schema::<A>(), output_schema, defaults)
     }
 
+    /// [`build`](Self::build) for a `#[tool]`, whose arguments struct is
+    /// generated (so no field refers back to it), from the struct's
+    /// `json_schema`: nothing here is generic, so no tool compiles a copy of
+    /// schemars' root-schema code.
+    pub fn build_with(
+        &self,
+        json_schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+        output_schema: Option<Value>,
+        defaults: &[(&str, Value)],
+    ) -> ToolSpec {
+        self.build_from(root_schema_with(json_schema), output_schema, defaults)
+    }
+
     /// [`build`](Self::build) after the one generic step: most of the work
     /// is compiled once here, not once per tool.
     fn build_from(
@@ -178,6 +191,41 @@ fn root_schema<T: JsonSchema>() -> Value {
         .into()
 }
 
+/// What `into_root_schema_for` gives for a type whose schema is
+/// `json_schema` and that nothing in it refers back to, less the root
+/// `title` (which [`finish_schema`] removes): the schema, then `$schema`,
+/// then the definitions it uses under `$defs`. The draft 2020-12 settings
+/// have no transforms.
+fn root_schema_with(json_schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema) -> Value {
+    let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    let mut schema = json_schema(&mut generator);
+    let meta_schema = generator.settings().meta_schema.clone();
+    let mut definitions = generator.take_definitions(false);
+    let object = schema.ensure_object();
+    if let Some(meta_schema) = meta_schema {
+        object.insert(
+            "$schema".to_owned(),
+            Value::String(meta_schema.into_owned()),
+        );
+    }
+    if !definitions.is_empty() {
+        let defs = object
+            .entry("$defs")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+        if let Value::Object(defs) = defs {
+            defs.append(&mut definitions);
+        }
+    }
+    schema.into()
+}
+
+/// The one copy of a `#[tool]`'s spec: built by `build` on first use.
+/// Each tool passes its own `static` and a `fn` pointer, so that the
+/// `OnceLock` code is compiled once, here.
+pub fn spec_once(spec: &'static OnceLock<ToolSpec>, build: fn() -> ToolSpec) -> ToolSpec {
+    spec.get_or_init(build).clone()
+}
+
 fn finish_schema(mut schema: Value) -> Value {
     if let Value::Object(root) = &mut schema {
         root.remove("title");
@@ -266,3 +314,62 @@ pub const fn assert_argument_schema<T: ArgumentSchema>() {}
 
 /// Asserts that the model's JSON can be read into `T`.
 pub const fn assert_argument_deserialize<T: ArgumentDeserialize>() {}
+
+#[cfg(test)]
+mod tests {
+    use schemars::JsonSchema;
+
+    use super::{root_schema, root_schema_with};
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    enum Unit {
+        Celsius,
+        Fahrenheit,
+    }
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Place {
+        city: String,
+        unit: Option<Unit>,
+    }
+
+    /// A type that refers to itself, below the root.
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Tree {
+        label: String,
+        children: Vec<Tree>,
+    }
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Arguments {
+        count: i64,
+        places: Vec<Place>,
+        first: Place,
+        unit: Unit,
+        tree: Option<Tree>,
+        tags: Option<Vec<String>>,
+    }
+
+    /// The root schema built without generics is schemars' own, less the
+    /// root title, key order included.
+    fn same<T: JsonSchema>() {
+        let mut expected = root_schema::<T>();
+        expected.as_object_mut().unwrap().remove("title");
+        let got = root_schema_with(T::json_schema);
+        assert_eq!(got, expected);
+        assert_eq!(got.to_string(), expected.to_string());
+    }
+
+    #[test]
+    fn a_root_schema_without_generics_is_schemars_own() {
+        same::<Arguments>();
+        same::<Place>();
+        same::<Unit>();
+        same::<Option<Vec<Place>>>();
+        assert!(root_schema_with(Arguments::json_schema)["$defs"]["Tree"].is_object());
+    }
+}
