@@ -210,6 +210,31 @@ async fn method_tools_share_one_instance() {
     );
 }
 
+struct Pager {
+    page_size: u32,
+}
+
+#[tools]
+impl Pager {
+    /// List items, a page at a time.
+    #[tool]
+    fn list(&self, #[arg(default = self.0.page_size)] size: u32) -> u32 {
+        size
+    }
+}
+
+#[tokio::test]
+async fn a_default_may_read_the_instance() {
+    let pager = Arc::new(Pager { page_size: 25 });
+    let spec = List(pager.clone()).spec();
+    assert_eq!(spec.parameters["properties"]["size"]["default"], json!(25));
+    let mut registry = ToolRegistry::new();
+    registry.register_all(pager.tools()).unwrap();
+    let runtime = ToolRuntime::new(registry);
+    let listed = runtime.call(ToolCall::new("a", "list", json!({}))).await;
+    assert_eq!(listed.outcome.unwrap(), ToolOutput::json(json!(25)));
+}
+
 /// Search the web.
 #[external_tool]
 struct WebSearch {

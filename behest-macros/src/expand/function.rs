@@ -53,6 +53,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let fn_ident = &tool.fn_ident;
     let tool_ident = tool.tool_ident();
     let args_ident = tool.args_ident();
+    let args_name_text = args_ident.to_string();
     let tool_name = &tool.tool_name;
     let hidden = Hidden::new();
     let Hidden {
@@ -173,6 +174,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         None => (
             quote! {
                 <Self as #private::TypedTool>::PARTS.build_with(
+                    #args_name_text,
                     <#args_ident as #private::schemars::JsonSchema>::json_schema,
                     (&&&#ok).__behest_output_schema(),
                     &#defaults_var,
@@ -181,6 +183,26 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
             quote!(),
             quote!(),
         ),
+    };
+    let build_body = quote! {
+        use #private::dispatch::prelude::*;
+        let #split = (&&#private::dispatch::Probe::<#output>::new()).__behest_split();
+        let #ok = #split.ok();
+        #[allow(unused_mut)]
+        let mut #defaults_var: #private::Vec<(&str, #private::serde_json::Value)> = #private::Vec::new();
+        #(#defaults)*
+        #build
+    };
+    // Through a `fn` pointer, so that `spec_once` (and the `OnceLock`
+    // code in it) is compiled once, in `behest`; a default that reads
+    // `self` needs a closure that captures it.
+    let spec_once = if defaults.iter().any(mentions_self) {
+        quote!(SPEC.get_or_init(|| { #build_body }).clone())
+    } else {
+        quote! {
+            let #build_fn: fn() -> #krate::ToolSpec = || { #build_body };
+            #private::spec_once(&SPEC, #build_fn)
+        }
     };
     let tool_doc = format!("The `{tool_name}` tool, made by `#[tool]` from `{fn_ident}`.");
 
@@ -209,18 +231,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
 
                 fn build_spec(&self) -> #krate::ToolSpec {
                     static SPEC: #private::OnceLock<#krate::ToolSpec> = #private::OnceLock::new();
-                    // A `fn` pointer, so that `spec_once` (and the
-                    // `OnceLock` code in it) is compiled once, in `behest`.
-                    let #build_fn: fn() -> #krate::ToolSpec = || {
-                        use #private::dispatch::prelude::*;
-                        let #split = (&&#private::dispatch::Probe::<#output>::new()).__behest_split();
-                        let #ok = #split.ok();
-                        #[allow(unused_mut)]
-                        let mut #defaults_var: #private::Vec<(&str, #private::serde_json::Value)> = #private::Vec::new();
-                        #(#defaults)*
-                        #build
-                    };
-                    #private::spec_once(&SPEC, #build_fn)
+                    #spec_once
                 }
 
                 #text_route
@@ -519,4 +530,13 @@ fn configured_calls(
         });
     }
     quote!(#(#variants)*)
+}
+
+/// Whether `tokens` name `self` anywhere, in groups too.
+fn mentions_self(tokens: &TokenStream) -> bool {
+    tokens.clone().into_iter().any(|token| match token {
+        proc_macro2::TokenTree::Ident(ident) => ident == "self",
+        proc_macro2::TokenTree::Group(group) => mentions_self(&group.stream()),
+        _ => false,
+    })
 }

@@ -74,17 +74,17 @@ impl SpecParts {
         self.build_from(root_schema::<A>(), output_schema, defaults)
     }
 
-    /// [`build`](Self::build) for a `#[tool]`, whose arguments struct is
-    /// generated (so no field refers back to it), from the struct's
-    /// `json_schema`: nothing here is generic, so no tool compiles a copy of
-    /// schemars' root-schema code.
+    /// [`build`](Self::build) for a `#[tool]`, from the name and the
+    /// `json_schema` of its arguments struct: nothing here is generic, so
+    /// no tool compiles a copy of schemars' root-schema code.
     pub fn build_with(
         &self,
+        name: &str,
         json_schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
         output_schema: Option<Value>,
         defaults: &[(&str, Value)],
     ) -> ToolSpec {
-        self.build_from(root_schema_with(json_schema), output_schema, defaults)
+        self.build_from(root_schema_with(name, json_schema), output_schema, defaults)
     }
 
     /// [`build`](Self::build) after the one generic step: most of the work
@@ -191,22 +191,35 @@ fn root_schema<T: JsonSchema>() -> Value {
         .into()
 }
 
-/// What `into_root_schema_for` gives for a type whose schema is
-/// `json_schema` and that nothing in it refers back to, less the root
-/// `title` (which [`finish_schema`] removes): the schema, then `$schema`,
-/// then the definitions it uses under `$defs`. The draft 2020-12 settings
-/// have no transforms.
-fn root_schema_with(json_schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema) -> Value {
+/// What `into_root_schema_for` gives for the type named `name` whose
+/// schema is `json_schema`, key order included: the schema, its `title`
+/// if it has none, `$schema`, then the definitions it uses under `$defs`
+/// (the draft 2020-12 settings have no transforms). schemars writes a
+/// reference back to the root as `"#"`; without the root's id in hand,
+/// the generator files the root among the definitions instead, and that
+/// entry is taken out and its references pointed at the root.
+fn root_schema_with(
+    name: &str,
+    json_schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+) -> Value {
     let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
     let mut schema = json_schema(&mut generator);
     let meta_schema = generator.settings().meta_schema.clone();
     let mut definitions = generator.take_definitions(false);
     let object = schema.ensure_object();
+    object
+        .entry("title")
+        .or_insert_with(|| Value::String(name.to_owned()));
     if let Some(meta_schema) = meta_schema {
         object.insert(
             "$schema".to_owned(),
             Value::String(meta_schema.into_owned()),
         );
+    }
+    let refers_back = definitions.contains_key(name);
+    if refers_back {
+        // `retain` keeps the others' order, as `remove` might not.
+        definitions.retain(|key, _| key != name);
     }
     if !definitions.is_empty() {
         let defs = object
@@ -216,7 +229,28 @@ fn root_schema_with(json_schema: fn(&mut schemars::SchemaGenerator) -> schemars:
             defs.append(&mut definitions);
         }
     }
-    schema.into()
+    let mut schema = Value::from(schema);
+    if refers_back {
+        point_at_root(&mut schema, &format!("#/$defs/{name}"));
+    }
+    schema
+}
+
+/// Every `$ref` to `target` in `schema` made a reference to the root.
+fn point_at_root(schema: &mut Value, target: &str) {
+    let mut stack = vec![schema];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(object) => {
+                if object.get("$ref").and_then(Value::as_str) == Some(target) {
+                    object.insert("$ref".to_owned(), Value::String("#".to_owned()));
+                }
+                stack.extend(object.values_mut());
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            _ => {}
+        }
+    }
 }
 
 /// The one copy of a `#[tool]`'s spec: built by `build` on first use.
@@ -354,12 +388,21 @@ mod tests {
         tags: Option<Vec<String>>,
     }
 
-    /// The root schema built without generics is schemars' own, less the
-    /// root title, key order included.
+    /// The root schema refers back to itself.
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Batch {
+        steps: Vec<Batch>,
+        first: Option<Box<Batch>>,
+        place: Place,
+        tree: Tree,
+    }
+
+    /// The root schema built without generics is schemars' own, to the
+    /// text (with serde_json's `preserve_order`, to the key order).
     fn same<T: JsonSchema>() {
-        let mut expected = root_schema::<T>();
-        expected.as_object_mut().unwrap().remove("title");
-        let got = root_schema_with(T::json_schema);
+        let expected = root_schema::<T>();
+        let got = root_schema_with(&T::schema_name(), T::json_schema);
         assert_eq!(got, expected);
         assert_eq!(got.to_string(), expected.to_string());
     }
@@ -370,6 +413,11 @@ mod tests {
         same::<Place>();
         same::<Unit>();
         same::<Option<Vec<Place>>>();
-        assert!(root_schema_with(Arguments::json_schema)["$defs"]["Tree"].is_object());
+        same::<Batch>();
+        same::<Tree>();
+        let batch = root_schema::<Batch>();
+        assert_eq!(batch["properties"]["steps"]["items"]["$ref"], "#");
+        assert!(batch["$defs"].get("Batch").is_none());
+        assert!(root_schema::<Arguments>()["$defs"]["Tree"].is_object());
     }
 }
