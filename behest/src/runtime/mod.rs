@@ -293,16 +293,14 @@ impl ToolRuntime {
             }
         };
         let cancellation = options.cancellation.as_ref();
+        // The guard settles on the tool's outcome, then the output limit.
+        let settled = move |guard: CallGuard, output: ToolResult<ToolOutput>| {
+            guard.settle(&output);
+            output.and_then(|output| self.check_output(output))
+        };
         match self.finish_now(entry, cancellation, || Ok(future)) {
-            Ok(output) => {
-                guard.settle(&output);
-                Ok(output.and_then(|output| self.check_output(output)))
-            }
-            Err(later) => Err(Box::pin(async move {
-                let output = later.await;
-                guard.settle(&output);
-                output.and_then(|output| self.check_output(output))
-            })),
+            Ok(output) => Ok(settled(guard, output)),
+            Err(later) => Err(Box::pin(async move { settled(guard, later.await) })),
         }
     }
 
@@ -590,16 +588,7 @@ impl ToolRuntime {
         let Some(place) = self.inner.gate.try_enter() else {
             return Err(Box::pin(self.queue(entry, cancellation, start)));
         };
-        // A tool that fails to start (a panic while its future is built)
-        // answers that, however a cancellation raced it.
-        let future = match start() {
-            Ok(future) => future,
-            Err(error) => return Ok(Err(error)),
-        };
-        match first_poll(entry, future) {
-            Ok(outcome) => Ok(self.ended(outcome, cancellation)),
-            Err(running) => Err(Box::pin(self.run_on(entry, place, running, cancellation))),
-        }
+        self.start_in(entry, place, cancellation, start)
     }
 
     /// [`finish`](Self::finish) for a call that found the gate full.
@@ -610,9 +599,30 @@ impl ToolRuntime {
         start: impl FnOnce() -> ToolResult<BoxFuture<'a, ToolResult<ToolOutput>>>,
     ) -> ToolResult<ToolOutput> {
         let place = self.acquire(cancellation).await?;
-        match first_poll(entry, start()?) {
-            Ok(outcome) => self.ended(outcome, cancellation),
-            Err(running) => self.run_on(entry, place, running, cancellation).await,
+        match self.start_in(entry, place, cancellation, start) {
+            Ok(outcome) => outcome,
+            Err(later) => later.await,
+        }
+    }
+
+    /// Builds a tool's future with `start` for a call that holds `place`,
+    /// and polls it once: its outcome, or the future that runs it on.
+    fn start_in<'a>(
+        &'a self,
+        entry: &'a Entry,
+        place: Place<'a>,
+        cancellation: Option<&'a CancellationToken>,
+        start: impl FnOnce() -> ToolResult<BoxFuture<'a, ToolResult<ToolOutput>>>,
+    ) -> Result<ToolResult<ToolOutput>, BoxFuture<'a, ToolResult<ToolOutput>>> {
+        // A tool that fails to start (a panic while its future is built)
+        // answers that, however a cancellation raced it.
+        let future = match start() {
+            Ok(future) => future,
+            Err(error) => return Ok(Err(error)),
+        };
+        match first_poll(entry, future) {
+            Ok(outcome) => Ok(self.ended(outcome, cancellation)),
+            Err(running) => Err(Box::pin(self.run_on(entry, place, running, cancellation))),
         }
     }
 
