@@ -36,9 +36,11 @@ fn name(name: &'static str) -> impl Strategy<Value = String> {
     })
 }
 
-/// An object of some of `members` (each maybe twice, with another
-/// value), in any order.
-fn object(members: Vec<(&'static str, BoxedStrategy<String>)>) -> impl Strategy<Value = String> {
+/// Some of `members` (each maybe twice, with another value), in any
+/// order, as (name, value) pairs of JSON text.
+fn members(
+    members: Vec<(&'static str, BoxedStrategy<String>)>,
+) -> impl Strategy<Value = Vec<(String, String)>> {
     let picked: Vec<_> = members
         .into_iter()
         .map(|(member, value)| {
@@ -47,41 +49,51 @@ fn object(members: Vec<(&'static str, BoxedStrategy<String>)>) -> impl Strategy<
                 match times {
                     // Absent a quarter of the time, twice a sixteenth.
                     0..=3 => vec![],
-                    4 => vec![format!("{name}: {value}"), format!("{name}: {again}")],
-                    _ => vec![format!("{name}: {value}")],
+                    4 => vec![(name.clone(), value), (name, again)],
+                    _ => vec![(name, value)],
                 }
             })
         })
         .collect();
     (picked, any::<prop::sample::Index>()).prop_map(|(members, turn)| {
-        let mut members: Vec<String> = members.into_iter().flatten().collect();
+        let mut members: Vec<(String, String)> = members.into_iter().flatten().collect();
         if !members.is_empty() {
             let at = turn.index(members.len());
             members.rotate_left(at);
         }
-        format!("{{{}}}", members.join(", "))
+        members
     })
 }
 
-/// An object, now and then its values as an array instead (which a
-/// derived struct reads, and the `Value` reading does not).
-fn or_array(object: impl Strategy<Value = String>) -> impl Strategy<Value = String> {
-    (object, 0..10u8).prop_map(|(object, shape)| match shape {
+/// The members as a JSON object.
+fn as_object(members: &[(String, String)]) -> String {
+    let members: Vec<String> = members
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}"))
+        .collect();
+    format!("{{{}}}", members.join(", "))
+}
+
+/// An object of some of `members`.
+fn object(members: Vec<(&'static str, BoxedStrategy<String>)>) -> impl Strategy<Value = String> {
+    self::members(members).prop_map(|members| as_object(&members))
+}
+
+/// An object of some of `members`, now and then their values as an
+/// array instead (which a derived struct reads, and the `Value` reading
+/// does not).
+fn or_array(members: Vec<(&'static str, BoxedStrategy<String>)>) -> impl Strategy<Value = String> {
+    (self::members(members), 0..10u8).prop_map(|(members, shape)| match shape {
         0 => {
-            let values: Vec<&str> = object
-                .trim_start_matches('{')
-                .trim_end_matches('}')
-                .split(", ")
-                .filter_map(|member| member.split_once(": ").map(|(_, value)| value))
-                .collect();
+            let values: Vec<&str> = members.iter().map(|(_, value)| value.as_str()).collect();
             format!("[{}]", values.join(", "))
         }
-        _ => object,
+        _ => as_object(&members),
     })
 }
 
 fn fragment() -> BoxedStrategy<String> {
-    let function = object(vec![
+    let function = or_array(vec![
         (
             "name",
             value(&["\"get_weather\"", "\"\"", "\"f\\u0031\""]).boxed(),
@@ -95,7 +107,7 @@ fn fragment() -> BoxedStrategy<String> {
         ("index", value(&["0", "1", "7"]).boxed()),
         ("id", value(&["\"call_1\"", "\"call_2\"", "\"\""]).boxed()),
         ("type", value(&["\"function\""]).boxed()),
-        ("function", or_array(function).boxed()),
+        ("function", function.boxed()),
         (
             "extra_content",
             prop_oneof![9 => Just("null".to_owned()), 1 => Just("{\"google\": {}}".to_owned())]
