@@ -257,8 +257,7 @@ impl StreamAssembler for Stream {
     /// straight from its text; any other is left to [`push`](Self::push).
     fn push_json(&mut self, data: &str) -> Option<Result<Pushed, ParseError>> {
         let wire = super::chunk::read(data)?;
-        let chunk = wire.view()?;
-        Some(self.add(chunk))
+        Some(self.add(wire.view()))
     }
     /// The assembled message, calls in index order; an index that never
     /// got a name (no call started there) is skipped.

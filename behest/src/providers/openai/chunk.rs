@@ -180,10 +180,10 @@ struct WireFragment<'a> {
     id: Option<Text<'a>>,
     #[serde(borrow, default)]
     function: Option<Object<WireFunction<'a>>>,
-    /// `KEPT_CALL_FIELDS`: a fragment that has one is read from the
-    /// `Value`, which keeps it.
-    #[serde(default, deserialize_with = "present")]
-    extra_content: bool,
+    /// `KEPT_CALL_FIELDS`: a fragment that has one fails this reading,
+    /// and the chunk is read from the `Value`, which keeps it.
+    #[serde(default, rename = "extra_content", deserialize_with = "read_by_value")]
+    _kept: (),
 }
 
 #[derive(Deserialize)]
@@ -195,32 +195,31 @@ struct WireFunction<'a> {
 }
 
 impl Wire<'_> {
-    /// The chunk as the assembler reads it; `None` for a fragment with a
-    /// field the `Value` reading keeps.
-    pub fn view(&self) -> Option<Chunk<'_>> {
+    /// The chunk as the assembler reads it.
+    pub fn view(&self) -> Chunk<'_> {
         if !self.choice {
-            return Some(Chunk {
+            return Chunk {
                 finish_reason: None,
                 delta: None,
-            });
+            };
         }
         let delta = if self.delta {
-            let mut fragments = Vec::with_capacity(self.tool_calls.len());
-            for Object(fragment) in &self.tool_calls {
-                if fragment.extra_content {
-                    return None;
-                }
-                let function = fragment.function.as_ref().map(|Object(function)| function);
-                fragments.push(Fragment {
-                    index: fragment.index,
-                    id: named(text(&fragment.id)),
-                    name: named(function.and_then(|function| text(&function.name))),
-                    arguments: function
-                        .and_then(|function| text(&function.arguments))
-                        .unwrap_or_default(),
-                    kept: None,
-                });
-            }
+            let fragments = self
+                .tool_calls
+                .iter()
+                .map(|Object(fragment)| {
+                    let function = fragment.function.as_ref().map(|Object(function)| function);
+                    Fragment {
+                        index: fragment.index,
+                        id: named(text(&fragment.id)),
+                        name: named(function.and_then(|function| text(&function.name))),
+                        arguments: function
+                            .and_then(|function| text(&function.arguments))
+                            .unwrap_or_default(),
+                        kept: None,
+                    }
+                })
+                .collect();
             let reasoning = self
                 .reasoning
                 .iter()
@@ -235,10 +234,10 @@ impl Wire<'_> {
         } else {
             None
         };
-        Some(Chunk {
+        Chunk {
             finish_reason: text(&self.finish_reason),
             delta,
-        })
+        }
     }
 }
 
@@ -247,9 +246,9 @@ fn named(field: Option<&str>) -> Option<&str> {
     field.filter(|text| !text.is_empty())
 }
 
-/// A field that is there, whatever it holds.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
-    IgnoredAny::deserialize(deserializer).map(|_| true)
+/// A field this reading leaves to the `Value`'s: its presence fails it.
+fn read_by_value<'de, D: Deserializer<'de>>(_field: D) -> Result<(), D::Error> {
+    Err(de::Error::custom("read through a Value"))
 }
 
 /// Refuses a key met twice: the `Value` keeps the last, which this
