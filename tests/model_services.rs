@@ -1183,21 +1183,9 @@ fn weather_chart(city: String) -> behest::ToolOutput {
 #[tokio::test]
 async fn a_tool_s_image_reaches_the_providers_that_take_one() {
     use behest::providers::{anthropic, gemini, mcp, openai};
-    let call = Turn::tool_calls([ToolCall::new(
-        "c1",
-        "weather_chart",
-        json!({"city": "Paris"}),
-    )]);
-    let runtime = ToolRuntime::new(ToolRegistry::new().with(WeatherChart).unwrap());
-    let outcome = Agent::new(ScriptedModel::new([call, Turn::text("Here.")]), runtime)
-        .invoke([Message::user("Chart?")])
-        .await;
-    let Some(Message::ToolResult(result)) = outcome.transcript().get(2) else {
-        panic!("{outcome:?}");
-    };
+    let (result, conversation) = one_call(WeatherChart, json!({"city": "Paris"}), "Chart?").await;
     let image = behest::tool::MediaSource::base64("image/png", "iVBORw0KGgo=");
     assert_eq!(result.images, std::slice::from_ref(&image));
-    let conversation = outcome.transcript()[..3].to_vec();
     let (_, claude) = anthropic::messages(&conversation);
     assert_eq!(
         claude[2]["content"][0]["content"][1],
@@ -1260,17 +1248,9 @@ fn invoice(number: u32) -> behest::ToolOutput {
 #[tokio::test]
 async fn a_tool_s_pdf_reaches_the_providers_that_take_documents() {
     use behest::providers::{anthropic, gemini, openai};
-    let call = Turn::tool_calls([ToolCall::new("c1", "invoice", json!({"number": 7}))]);
-    let runtime = ToolRuntime::new(ToolRegistry::new().with(Invoice).unwrap());
-    let outcome = Agent::new(ScriptedModel::new([call, Turn::text("Here.")]), runtime)
-        .invoke([Message::user("Invoice 7?")])
-        .await;
-    let Some(Message::ToolResult(result)) = outcome.transcript().get(2) else {
-        panic!("{outcome:?}");
-    };
+    let (result, conversation) = one_call(Invoice, json!({"number": 7}), "Invoice 7?").await;
     let pdf = behest::tool::MediaSource::base64("application/pdf", "JVBERi0xLjc=");
     assert_eq!(result.documents, std::slice::from_ref(&pdf));
-    let conversation = outcome.transcript()[..3].to_vec();
     let (_, claude) = anthropic::messages(&conversation);
     assert_eq!(
         claude[2]["content"][0]["content"][1],
@@ -1326,4 +1306,24 @@ async fn the_service_s_word_on_retrying_is_taken() {
     let answer = model.respond(&[Message::user("hi")], &[]).await.unwrap();
     assert_eq!(answer.text.as_deref(), Some("ok"));
     assert_eq!(server.received().len(), 3);
+}
+
+/// A run in which the model calls `tool` once with `arguments`: the
+/// call's result message, and the conversation up to it (the question,
+/// the call, the result).
+async fn one_call(
+    tool: impl behest::Tool,
+    arguments: Value,
+    question: &str,
+) -> (ToolResultMessage, Vec<Message>) {
+    let name = tool.name().to_owned();
+    let call = Turn::tool_calls([ToolCall::new("c1", name, arguments)]);
+    let runtime = ToolRuntime::new(ToolRegistry::new().with(tool).unwrap());
+    let outcome = Agent::new(ScriptedModel::new([call, Turn::text("Here.")]), runtime)
+        .invoke([Message::user(question)])
+        .await;
+    let Some(Message::ToolResult(result)) = outcome.transcript().get(2) else {
+        panic!("{outcome:?}");
+    };
+    (result.clone(), outcome.transcript()[..3].to_vec())
 }
