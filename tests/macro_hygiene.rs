@@ -21,6 +21,9 @@ mod core {}
 mod serde {}
 mod schemars {}
 mod serde_json {}
+// The expansion names its support module inside its own `const _` block:
+// an item of the same name out here clashes with nothing.
+mod __behest_private {}
 
 type Text = std::string::String;
 

@@ -5,7 +5,7 @@
 //! such as `::behest::__private` quoted dozens of times per tool, that
 //! difference was a large part of the macro's own run time.
 
-use proc_macro2::{TokenStream, TokenTree};
+use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{quote, ToTokens, TokenStreamExt};
 
 /// A short token sequence, quoted tree by tree.
@@ -16,6 +16,16 @@ impl Tokens {
     /// `self::__private`: the support module behind the generated code.
     pub fn private(&self) -> Self {
         Self::from(quote!(#self::__private))
+    }
+
+    /// The name the generated code gives [`private`](Self::private)
+    /// inside its `const _` block (`use .. as __behest_private;`): one
+    /// token where the path is six, quoted dozens of times per tool.
+    pub fn private_alias() -> Self {
+        Self(vec![TokenTree::Ident(Ident::new(
+            "__behest_private",
+            Span::call_site(),
+        ))])
     }
 
     /// The tokens as a path string without spaces, as serde's and

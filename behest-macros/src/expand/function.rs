@@ -10,6 +10,7 @@ use syn::{Ident, Type};
 use super::at;
 use crate::internals::ast::{Param, Receiver, ToolFn};
 use crate::internals::attr::ParamDefault;
+use crate::tokens::Tokens;
 
 /// The hidden names the generated code binds, made once per tool.
 struct Hidden {
@@ -49,7 +50,8 @@ struct Arguments<'t> {
 /// `owner` is the impl's self type for method tools.
 pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let krate = tool.options.krate();
-    let private = krate.private();
+    let private_path = krate.private();
+    let private = Tokens::private_alias();
     let fn_ident = &tool.fn_ident;
     let tool_ident = tool.tool_ident();
     let args_ident = tool.args_ident();
@@ -168,7 +170,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                         #private::spec_conflict::<#args_ident>(&spec.parameters, #pointer, #shown, #fields)
                     }
                 },
-                file.enum_check_items(&private),
+                file.enum_check_items(&private_path),
             )
         }
         None => (
@@ -217,6 +219,8 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         #enum_checks
 
         const _: () = {
+            use #private_path as #private;
+
             #assertions
 
             #args_impls
@@ -253,7 +257,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
 /// The parameters, read into what the generated code needs of them.
 fn arguments<'t>(tool: &'t ToolFn, hidden: &Hidden) -> Arguments<'t> {
     let krate = tool.options.krate();
-    let private = krate.private();
+    let private = Tokens::private_alias();
     let Hidden {
         args: args_var,
         context: context_var,
@@ -403,12 +407,13 @@ fn args_items(
     deny_fields: bool,
     has_cfgs: bool,
 ) -> (TokenStream, TokenStream, TokenStream) {
-    let private = tool.options.krate().private();
+    let private_path = tool.options.krate().private();
+    let private = Tokens::private_alias();
     let vis = &tool.vis;
     let args_ident = tool.args_ident();
     let tool_name = &tool.tool_name;
-    let serde_crate = format!("{}::serde", private.path_string());
-    let schemars_crate = format!("{}::schemars", private.path_string());
+    let serde_crate = format!("{}::serde", private_path.path_string());
+    let schemars_crate = format!("{}::schemars", private_path.path_string());
     let Arguments {
         fields,
         derived_fields,
@@ -469,7 +474,7 @@ fn args_items(
     } else {
         let struct_item = quote! {
             #[doc = #args_doc]
-            #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+            #[derive(#private_path::serde::Deserialize, #private_path::schemars::JsonSchema)]
             #[serde(crate = #serde_crate)]
             #deny_unknown
             #[schemars(crate = #schemars_crate)]
