@@ -46,3 +46,29 @@ impl ToTokens for Tokens {
         tokens.append_all(self.0.iter().cloned());
     }
 }
+
+/// Whether `tokens` hold the identifier `name` anywhere, inside groups
+/// too (`(Self, u8)`, `{ self.limit }`).
+pub fn mentions(tokens: TokenStream, name: &str) -> bool {
+    tokens.into_iter().any(|tree| match tree {
+        TokenTree::Ident(ident) => ident == name,
+        TokenTree::Group(group) => mentions(group.stream(), name),
+        _ => false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use super::mentions;
+
+    #[test]
+    fn a_name_is_found_inside_groups_and_nowhere_else() {
+        assert!(mentions(quote!(Option<Self>), "Self"));
+        assert!(mentions(quote!((u8, [Self; 2])), "Self"));
+        assert!(mentions(quote!({ self.limit * 2 }), "self"));
+        assert!(!mentions(quote!((SelfTest, "Self", u8)), "Self"));
+        assert!(!mentions(quote!(Self), "self"));
+    }
+}

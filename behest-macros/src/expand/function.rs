@@ -198,7 +198,10 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     // Through a `fn` pointer, so that `spec_once` (and the `OnceLock`
     // code in it) is compiled once, in `behest`; a default that reads
     // `self` needs a closure that captures it.
-    let spec_once = if defaults.iter().any(mentions_self) {
+    let spec_once = if defaults
+        .iter()
+        .any(|default| crate::tokens::mentions(default.clone(), "self"))
+    {
         quote!(SPEC.get_or_init(|| { #build_body }).clone())
     } else {
         quote! {
@@ -535,13 +538,4 @@ fn configured_calls(
         });
     }
     quote!(#(#variants)*)
-}
-
-/// Whether `tokens` name `self` anywhere, in groups too.
-fn mentions_self(tokens: &TokenStream) -> bool {
-    tokens.clone().into_iter().any(|token| match token {
-        proc_macro2::TokenTree::Ident(ident) => ident == "self",
-        proc_macro2::TokenTree::Group(group) => mentions_self(&group.stream()),
-        _ => false,
-    })
 }

@@ -402,9 +402,7 @@ fn string_values(property: &Value) -> Option<Vec<(usize, String)>> {
 /// Whether a type names `Self`, which a `const` item outside the impl
 /// cannot.
 fn mentions_self(ty: &syn::Type) -> bool {
-    quote!(#ty)
-        .into_iter()
-        .any(|tree| matches!(&tree, proc_macro2::TokenTree::Ident(ident) if ident == "Self"))
+    crate::tokens::mentions(quote!(#ty), "Self")
 }
 
 /// The wire names of a unit-only enum's variants, as serde reads them,
