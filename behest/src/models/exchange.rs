@@ -110,20 +110,24 @@ async fn stream_once<S: StreamAssembler>(
         .map_err(Failed::before_stream)?;
     let mut stream = S::default();
     let mut ended = false;
+    // Each event's pieces, in one buffer for the whole stream.
+    let mut pieces = Vec::new();
     http::read_events(config, response, |_, data| {
         // One parse per event: straight into the format's types where it
         // reads the event's shape, else into a `Value`.
-        let pushed = match stream.push_json(data) {
+        pieces.clear();
+        let pushed = match stream.__push_json_into(data, &mut pieces) {
             Some(pushed) => pushed,
             None => stream.push(&http::json_data(data)?),
         };
-        let pushed = pushed.map_err(parse_error)?;
+        let mut pushed = pushed.map_err(parse_error)?;
         if let Some(error) = &pushed.error {
             return Err(stream_error(error));
         }
         ended |= pushed.ended;
+        pieces.append(&mut pushed.deltas);
         if let Some(deltas) = deltas {
-            for delta in pushed.deltas {
+            for delta in pieces.drain(..) {
                 *shown = true;
                 deltas.send(delta);
             }

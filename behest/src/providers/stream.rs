@@ -64,6 +64,23 @@ pub trait StreamAssembler: Default + Send {
         None
     }
 
+    /// [`push_json`](Self::push_json) with the event's pieces pushed onto
+    /// `deltas` rather than into a `Vec` of their own in
+    /// [`Pushed::deltas`]: the model clients keep one `deltas` for a
+    /// whole stream, which saves an allocation per event.
+    #[doc(hidden)]
+    fn __push_json_into(
+        &mut self,
+        data: &str,
+        deltas: &mut Vec<ModelDelta>,
+    ) -> Option<Result<Pushed, ParseError>> {
+        let pushed = self.push_json(data)?;
+        Some(pushed.map(|mut pushed| {
+            deltas.append(&mut pushed.deltas);
+            pushed
+        }))
+    }
+
     /// The assembled message, with the token counts the stream reported.
     fn finish(self) -> AssistantMessage;
 }

@@ -164,17 +164,16 @@ impl Stream {
 }
 
 impl Stream {
-    /// Adds what a chunk carries; one with a `finish_reason` ends the
-    /// turn.
-    fn add(&mut self, chunk: Chunk<'_>) -> Result<Pushed, ParseError> {
+    /// Adds what a chunk carries, its pieces pushed onto `deltas`;
+    /// whether it ends the turn (it has a `finish_reason`).
+    fn add(&mut self, chunk: Chunk<'_>, deltas: &mut Vec<ModelDelta>) -> Result<bool, ParseError> {
         if let Some(reason) = chunk.finish_reason {
             self.stop = Some(stop_reason(reason));
         }
         let ended = chunk.finish_reason.is_some();
-        let mut deltas = Vec::new();
         let Some(delta) = chunk.delta else {
             // Usage-only chunks carry no choice.
-            return Ok(Pushed::deltas(deltas).ending(ended));
+            return Ok(ended);
         };
         // A server moving between the names may send both: the first
         // present is the reasoning, shown once.
@@ -219,7 +218,24 @@ impl Stream {
                 arguments: arguments.to_owned(),
             });
         }
-        Ok(Pushed::deltas(deltas).ending(ended))
+        Ok(ended)
+    }
+
+    /// Reads a chunk of the plain shape straight from its text (`None`
+    /// for any other), its pieces pushed onto `deltas`.
+    fn add_json(
+        &mut self,
+        data: &str,
+        deltas: &mut Vec<ModelDelta>,
+    ) -> Option<Result<Pushed, ParseError>> {
+        let mut wire = super::chunk::Wire::default();
+        if !super::chunk::read(data, &mut wire) {
+            return None;
+        }
+        Some(
+            self.add(wire.view(), deltas)
+                .map(|ended| Pushed::default().ending(ended)),
+        )
     }
 
     /// The index of a call fragment that has none, as Gemini's
@@ -250,14 +266,25 @@ impl StreamAssembler for Stream {
         }
         self.usage =
             crate::providers::usage::merge(self.usage, crate::providers::usage::chat(chunk));
-        self.add(Chunk::from_value(chunk))
+        let mut deltas = Vec::new();
+        let ended = self.add(Chunk::from_value(chunk), &mut deltas)?;
+        Ok(Pushed::deltas(deltas).ending(ended))
     }
 
     /// Reads a chunk of the plain shape (text, reasoning and call deltas)
     /// straight from its text; any other is left to [`push`](Self::push).
     fn push_json(&mut self, data: &str) -> Option<Result<Pushed, ParseError>> {
-        let wire = super::chunk::read(data)?;
-        Some(self.add(wire.view()))
+        let mut deltas = Vec::new();
+        let pushed = self.add_json(data, &mut deltas)?;
+        Some(pushed.map(|pushed| Pushed { deltas, ..pushed }))
+    }
+
+    fn __push_json_into(
+        &mut self,
+        data: &str,
+        deltas: &mut Vec<ModelDelta>,
+    ) -> Option<Result<Pushed, ParseError>> {
+        self.add_json(data, deltas)
     }
     /// The assembled message, calls in index order; an index that never
     /// got a name (no call started there) is skipped.

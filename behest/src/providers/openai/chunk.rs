@@ -103,8 +103,9 @@ pub(super) fn kept_call_fields(call: &Value) -> Option<Value> {
     (!kept.is_empty()).then_some(Value::Object(kept))
 }
 
-/// A chunk read straight from its JSON text, when it has the plain shape
-/// of text, reasoning and call deltas: `None` otherwise (not JSON, an
+/// Reads a chunk straight from its JSON text into `wire` (the caller's,
+/// so that it is not moved), when it has the plain shape of text,
+/// reasoning and call deltas: `false` otherwise (not JSON, an
 /// error, usage other than `null`, fields a server wants back, any field of another type,
 /// a duplicated key), for [`Chunk::from_value`] to read as it can.
 ///
@@ -114,14 +115,12 @@ pub(super) fn kept_call_fields(call: &Value) -> Option<Value> {
 /// being decoded, so a lone surrogate, a number out of range or nesting
 /// past serde_json's 128 levels in one of them does not fail the chunk,
 /// as it fails a `Value`.
-pub(super) fn read(text: &str) -> Option<Wire<'_>> {
-    let mut wire = Wire::default();
+pub(super) fn read<'a>(text: &'a str, wire: &mut Wire<'a>) -> bool {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     deserializer
-        .deserialize_map(ChunkSeed(&mut wire))
+        .deserialize_map(ChunkSeed(wire))
         .and_then(|()| deserializer.end())
-        .ok()?;
-    Some(wire)
+        .is_ok()
 }
 
 /// What [`read`] found, strings borrowed where they hold no escape.
