@@ -20,8 +20,9 @@
 //! (d) `value_route/N`: `ToolRuntime::call` with the arguments as a parsed
 //!     `Value` object, as MCP delivers them, for the `#[tool]` of (c).
 //!
-//! Inputs are made and outputs dropped outside the timed part in all cases,
-//! in batches of 1 024 calls whose buffers are kept from batch to batch
+//! In the `call/*` cases and `parts/floor` and `parts/value_floor`, inputs
+//! are made and outputs dropped outside the timed part, in batches of 1 024
+//! calls whose buffers are kept from batch to batch
 //! ([`timed`]): criterion's own `iter_batched` makes a new buffer for every
 //! batch of up to tens of thousands, and the page faults and cache misses
 //! of filling it weighed on the small floors far more than on the calls

@@ -206,7 +206,10 @@ fn chunks_read_straight_add_what_they_add_through_a_value() {
                 let expected = slow.push(&value).map_err(|error| error.to_string());
                 pieces.clear();
                 let got_into = match into.__push_json_into(text, &mut pieces) {
+                    // The pieces go to the buffer only, as `exchange`
+                    // sends both.
                     Some(pushed) => pushed.map(|mut pushed| {
+                        assert!(pushed.deltas.is_empty(), "{text}");
                         pushed.deltas = std::mem::take(&mut pieces);
                         pushed
                     }),

@@ -18,14 +18,29 @@ impl Tokens {
         Self::from(quote!(#self::__private))
     }
 
-    /// The name the generated code gives [`private`](Self::private)
-    /// inside its `const _` block (`use .. as __behest_private;`): one
-    /// token where the path is six, quoted dozens of times per tool.
-    pub fn private_alias() -> Self {
-        Self(vec![TokenTree::Ident(Ident::new(
-            "__behest_private",
-            Span::call_site(),
-        ))])
+    /// How code inside a tool's `const _` block names
+    /// [`private`](Self::private), and the `use` line that makes that name,
+    /// if any: `__behest_private`, one token where the path is six and is
+    /// quoted dozens of times per tool. Only an absolute crate path
+    /// (`::behest`, `crate::..`) is imported so; a relative one is written
+    /// out in full, as given, so that it resolves as it does in any
+    /// expression (a `use` resolves a first name that is both a crate and
+    /// an item by stricter rules, E0659).
+    pub fn private_in_block(&self) -> (Self, Option<TokenStream>) {
+        let absolute = match self.0.first() {
+            Some(TokenTree::Punct(punct)) => punct.as_char() == ':',
+            Some(TokenTree::Ident(ident)) => {
+                ["crate", "self", "super", "$crate"].contains(&ident.to_string().as_str())
+            }
+            _ => false,
+        };
+        if !absolute {
+            return (self.private(), None);
+        }
+        let alias = Ident::new("__behest_private", Span::call_site());
+        let private = self.private();
+        let import = quote!(use #private as #alias;);
+        (Self(vec![TokenTree::Ident(alias)]), Some(import))
     }
 
     /// The tokens as a path string without spaces, as serde's and

@@ -10,7 +10,6 @@ use syn::{Ident, Type};
 use super::at;
 use crate::internals::ast::{Param, Receiver, ToolFn};
 use crate::internals::attr::ParamDefault;
-use crate::tokens::Tokens;
 
 /// The hidden names the generated code binds, made once per tool.
 struct Hidden {
@@ -51,7 +50,7 @@ struct Arguments<'t> {
 pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let krate = tool.options.krate();
     let private_path = krate.private();
-    let private = Tokens::private_alias();
+    let (private, import_private) = krate.private_in_block();
     let fn_ident = &tool.fn_ident;
     let tool_ident = tool.tool_ident();
     let args_ident = tool.args_ident();
@@ -222,7 +221,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         #enum_checks
 
         const _: () = {
-            use #private_path as #private;
+            #import_private
 
             #assertions
 
@@ -260,7 +259,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
 /// The parameters, read into what the generated code needs of them.
 fn arguments<'t>(tool: &'t ToolFn, hidden: &Hidden) -> Arguments<'t> {
     let krate = tool.options.krate();
-    let private = Tokens::private_alias();
+    let (private, _) = krate.private_in_block();
     let Hidden {
         args: args_var,
         context: context_var,
@@ -410,8 +409,9 @@ fn args_items(
     deny_fields: bool,
     has_cfgs: bool,
 ) -> (TokenStream, TokenStream, TokenStream) {
-    let private_path = tool.options.krate().private();
-    let private = Tokens::private_alias();
+    let krate = tool.options.krate();
+    let private_path = krate.private();
+    let (private, _) = krate.private_in_block();
     let vis = &tool.vis;
     let args_ident = tool.args_ident();
     let tool_name = &tool.tool_name;

@@ -67,7 +67,8 @@ pub trait StreamAssembler: Default + Send {
     /// [`push_json`](Self::push_json) with the event's pieces pushed onto
     /// `deltas` rather than into a `Vec` of their own in
     /// [`Pushed::deltas`]: the model clients keep one `deltas` for a
-    /// whole stream, which saves an allocation per event.
+    /// whole stream, which saves an allocation per event. On `Err`,
+    /// `deltas` may hold some of the failed event's pieces.
     #[doc(hidden)]
     fn __push_json_into(
         &mut self,

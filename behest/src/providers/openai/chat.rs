@@ -286,6 +286,7 @@ impl StreamAssembler for Stream {
     ) -> Option<Result<Pushed, ParseError>> {
         self.add_json(data, deltas)
     }
+
     /// The assembled message, calls in index order; an index that never
     /// got a name (no call started there) is skipped.
     fn finish(self) -> AssistantMessage {
