@@ -148,7 +148,7 @@ fn expand_impls(
     let krate = options.krate();
     let private = krate.private();
     let ident = &item.ident;
-    let parts = super::spec::parts(options, tool_name, description);
+    let parts = super::spec::parts(options, &private, tool_name, description);
     // The file's schema, exactly; `include_str!` makes the crate rebuild
     // (and the checks run again) when the file changes.
     let (build, conflict, enum_checks) = match file {

@@ -98,7 +98,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         (&&&#err).__behest_error().convert(#err_value)
     };
 
-    let parts = super::spec::parts(&tool.options, tool_name, &tool.description);
+    let parts = super::spec::parts(&tool.options, &private, tool_name, &tool.description);
     let calls = configured_calls(&tool.cfgs, call_args, make_call, &value);
     let body = quote! {
         use #private::dispatch::prelude::*;
@@ -210,8 +210,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     };
     let tool_doc = format!("The `{tool_name}` tool, made by `#[tool]` from `{fn_ident}`.");
 
-    let (args_struct, args_impls, assertions) =
-        args_items(tool, &arguments, deny, deny_fields, has_cfgs);
+    let (args_struct, args_impls, assertions) = args_items(tool, &arguments, deny, deny_fields);
     quote! {
         #args_struct
 
@@ -278,6 +277,9 @@ fn arguments<'t>(tool: &'t ToolFn, hidden: &Hidden) -> Arguments<'t> {
         assertions,
         call_args,
     } = &mut out;
+    // What only one of the two forms of the arguments struct needs is made
+    // for that form alone (see `args_items`).
+    let derives = derives_args(tool);
     for (param, predicates) in tool.params.iter().zip(&tool.cfgs) {
         let cfg = (!predicates.is_empty()).then(|| quote!(#[cfg(all(#(#predicates),*))]));
         match param {
@@ -285,7 +287,7 @@ fn arguments<'t>(tool: &'t ToolFn, hidden: &Hidden) -> Arguments<'t> {
                 let ident = &argument.ident;
                 let ty = &argument.ty;
                 let doc = argument.description.as_ref().map(|d| quote!(#[doc = #d]));
-                let rename = argument.renamed.then(|| {
+                let rename = (derives && argument.renamed).then(|| {
                     let wire = &argument.wire_name;
                     quote!(#[serde(rename = #wire)])
                 });
@@ -295,7 +297,6 @@ fn arguments<'t>(tool: &'t ToolFn, hidden: &Hidden) -> Arguments<'t> {
                 let (field_ty, schema_with, value) = match &argument.default {
                     None => (quote!(#ty), None, quote!(#args_var.#ident)),
                     Some(default) => {
-                        let with = quote!(#ty).to_string();
                         let (value, shown) = match default {
                             ParamDefault::Trait => (
                                 quote!(#args_var.#ident.unwrap_or_default()),
@@ -310,27 +311,30 @@ fn arguments<'t>(tool: &'t ToolFn, hidden: &Hidden) -> Arguments<'t> {
                         defaults.push(quote! {
                             #cfg #defaults_var.push((#wire, #private::default_value(&#shown)));
                         });
-                        (
-                            quote!(::core::option::Option<#ty>),
-                            Some(quote!(#[schemars(with = #with)])),
-                            value,
-                        )
+                        let schema_with = derives.then(|| {
+                            let with = quote!(#ty).to_string();
+                            quote!(#[schemars(with = #with)])
+                        });
+                        (quote!(::core::option::Option<#ty>), schema_with, value)
                     }
                 };
-                derived_fields
-                    .push(quote! { #cfg #doc #rename #schema_with pub #ident: #field_ty });
-                fields.push(quote! { #doc pub #ident: #field_ty });
-                // Both bounds are checked here, on the parameter's type, with
-                // a message that names the fix.
                 let wire = &argument.wire_name;
-                let described = argument.description.as_deref().unwrap_or_default();
-                properties.push(quote_spanned! {at(ty.span())=>
-                    #private::schema::property::<#ty>(#wire, #described)
-                });
-                let assertion = quote_spanned! {at(ty.span())=>
-                    #private::assert_argument_schema::<#ty>();
-                };
-                assertions.push(quote!(#cfg #assertion));
+                if derives {
+                    derived_fields
+                        .push(quote! { #cfg #doc #rename #schema_with pub #ident: #field_ty });
+                    // Both bounds are checked here, on the parameter's type,
+                    // with a message that names the fix.
+                    let assertion = quote_spanned! {at(ty.span())=>
+                        #private::assert_argument_schema::<#ty>();
+                    };
+                    assertions.push(quote!(#cfg #assertion));
+                } else {
+                    fields.push(quote! { #doc pub #ident: #field_ty });
+                    let described = argument.description.as_deref().unwrap_or_default();
+                    properties.push(quote_spanned! {at(ty.span())=>
+                        #private::schema::property::<#ty>(#wire, #described)
+                    });
+                }
                 field_idents.push(ident);
                 field_types.push(field_ty);
                 argument_types.push(ty);
@@ -407,7 +411,6 @@ fn args_items(
     arguments: &Arguments<'_>,
     deny: bool,
     deny_fields: bool,
-    has_cfgs: bool,
 ) -> (TokenStream, TokenStream, TokenStream) {
     let krate = tool.options.krate();
     let private_path = krate.private();
@@ -415,8 +418,6 @@ fn args_items(
     let vis = &tool.vis;
     let args_ident = tool.args_ident();
     let tool_name = &tool.tool_name;
-    let serde_crate = format!("{}::serde", private_path.path_string());
-    let schemars_crate = format!("{}::schemars", private_path.path_string());
     let Arguments {
         fields,
         derived_fields,
@@ -435,7 +436,7 @@ fn args_items(
     // that, the derives.
     // Configured parameters take the derives too, which honour `#[cfg]` on
     // fields.
-    if fields.len() <= 12 && !has_cfgs {
+    if !derives_args(tool) {
         let args_name = args_ident.to_string();
         let deserializer = Ident::new("deserializer", Span::mixed_site());
         let generator = Ident::new("generator", Span::mixed_site());
@@ -475,6 +476,8 @@ fn args_items(
         };
         (struct_item, impls, quote!())
     } else {
+        let serde_crate = format!("{}::serde", private_path.path_string());
+        let schemars_crate = format!("{}::schemars", private_path.path_string());
         let struct_item = quote! {
             #[doc = #args_doc]
             #[derive(#private_path::serde::Deserialize, #private_path::schemars::JsonSchema)]
@@ -493,6 +496,18 @@ fn args_items(
             quote!(const _: () = { #(#assertions)* };),
         )
     }
+}
+
+/// Whether the arguments struct takes serde's and schemars' derives: past
+/// twelve arguments, or with configured (`#[cfg]`) ones, which the derives
+/// honour on fields.
+fn derives_args(tool: &ToolFn) -> bool {
+    let sent = tool
+        .params
+        .iter()
+        .filter(|param| matches!(param, Param::Sent(_)))
+        .count();
+    sent > 12 || tool.cfgs.iter().any(|predicates| !predicates.is_empty())
 }
 
 /// The call of the function once per combination of its configured

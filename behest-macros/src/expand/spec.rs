@@ -4,11 +4,17 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 use crate::internals::options::Options;
+use crate::tokens::Tokens;
 
 /// `SpecParts { name, description, <the options set>, ..DEFAULT }`: only
 /// what the tool sets is spelled out, which keeps every expansion short.
-pub fn parts(options: &Options, tool_name: &str, description: &TokenStream) -> TokenStream {
-    let private = options.krate().private();
+/// `private` is how the code around it names `__private`.
+pub fn parts(
+    options: &Options,
+    private: &Tokens,
+    tool_name: &str,
+    description: &TokenStream,
+) -> TokenStream {
     let mut set = Vec::new();
     if let Some(title) = &options.title {
         set.push(quote!(title: ::core::option::Option::Some(#title)));
