@@ -101,7 +101,6 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let parts = super::spec::parts(&tool.options, &private, tool_name, &tool.description);
     let calls = configured_calls(&tool.cfgs, call_args, make_call, &value);
     let body = quote! {
-        use #private::dispatch::prelude::*;
         #calls
         let #split = (&&#private::dispatch::Probe::of(&#value)).__behest_split();
         let #ok = #split.ok();
@@ -132,7 +131,6 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let text_route = (deny && defaults.is_empty() && !has_cfgs && !from_file).then(|| {
         quote! {
             fn plain_arguments(&self) -> ::core::option::Option<#private::plain::PlainArguments> {
-                use #private::dispatch::prelude::*;
                 (&#private::dispatch::Probe::<(#(#argument_types,)*)>::new()).__behest_plain()
             }
         }
@@ -147,6 +145,18 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
             const READS_CONTEXT: bool = false;
         )
     });
+    // The defaults' values, for the schema; none is an empty slice.
+    let defaults_list = (!defaults.is_empty()).then(|| {
+        quote! {
+            let mut #defaults_var: #private::Vec<(&str, #private::serde_json::Value)> = #private::Vec::new();
+            #(#defaults)*
+        }
+    });
+    let defaults_arg = if defaults.is_empty() {
+        quote!(&[])
+    } else {
+        quote!(&#defaults_var)
+    };
     let (build, conflict, enum_checks) = match &tool.spec_file {
         // The file's schema, exactly; `include_str!` rebuilds the crate
         // when the file changes.
@@ -178,7 +188,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                     #args_name_text,
                     <#args_ident as #private::schemars::JsonSchema>::json_schema,
                     (&&&#ok).__behest_output_schema(),
-                    &#defaults_var,
+                    #defaults_arg,
                 )
             },
             quote!(),
@@ -186,12 +196,9 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         ),
     };
     let build_body = quote! {
-        use #private::dispatch::prelude::*;
         let #split = (&&#private::dispatch::Probe::<#output>::new()).__behest_split();
         let #ok = #split.ok();
-        #[allow(unused_mut)]
-        let mut #defaults_var: #private::Vec<(&str, #private::serde_json::Value)> = #private::Vec::new();
-        #(#defaults)*
+        #defaults_list
         #build
     };
     // Through a `fn` pointer, so that `spec_once` (and the `OnceLock`
@@ -221,6 +228,8 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
 
         const _: () = {
             #import_private
+            // The probes' traits, for every function of the block.
+            use #private::dispatch::prelude::*;
 
             #assertions
 
@@ -452,7 +461,6 @@ fn args_items(
                 fn deserialize<__BehestDeserializer: #private::serde::Deserializer<'de>>(
                     #deserializer: __BehestDeserializer,
                 ) -> ::core::result::Result<Self, __BehestDeserializer::Error> {
-                    use #private::dispatch::prelude::*;
                     let (#(#field_idents,)*) = (&#private::dispatch::Probe::<(#(#field_types,)*)>::new())
                         .__behest_fields(#deserializer, #args_name, &[#(#wire_names),*], #deny_fields)?;
                     ::core::result::Result::Ok(Self { #(#field_idents),* })
