@@ -99,9 +99,8 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     };
 
     let parts = super::spec::parts(&tool.options, &private, tool_name, &tool.description);
-    let calls = configured_calls(&tool.cfgs, call_args, make_call, &value);
-    let body = quote! {
-        #calls
+    // The function's value turned into the tool's output.
+    let finish = quote! {
         let #split = (&&#private::dispatch::Probe::of(&#value)).__behest_split();
         let #ok = #split.ok();
         let #err = #split.err();
@@ -215,6 +214,42 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
             #private::spec_once(&SPEC, #build_fn)
         }
     };
+    // Most tools' bodies are a combinator over the function's call, which
+    // costs each tool far less to compile than an `async` body. Those whose
+    // arguments are read as the call is made (an injected value, a
+    // default, a configured parameter) keep an `async` body, where that
+    // happens when the future is first polled, as for the others.
+    let combinator = !injects && !has_cfgs && (defaults.is_empty() || !is_async);
+    let run = if combinator {
+        let all: Vec<&TokenStream> = call_args.iter().collect();
+        let call = quote!(#function(#self_arg #(#all),*));
+        let body = if is_async {
+            quote!(#private::finish_async(#call, |#value| { #finish }))
+        } else {
+            quote!(#private::finish_sync(move || { let #value = #call; #finish }))
+        };
+        quote! {
+            fn run(
+                &self,
+                #args_var: #args_ident,
+                _: #krate::ToolContext,
+            ) -> impl ::core::future::Future<Output = #result> + ::core::marker::Send {
+                #body
+            }
+        }
+    } else {
+        let calls = configured_calls(&tool.cfgs, call_args, make_call, &value);
+        quote! {
+            async fn run(
+                &self,
+                #args_var: #args_ident,
+                #context_pat: #krate::ToolContext,
+            ) -> #result {
+                #calls
+                #finish
+            }
+        }
+    };
     let tool_doc = format!("The `{tool_name}` tool, made by `#[tool]` from `{fn_ident}`.");
 
     let (args_struct, args_impls, assertions) = args_items(tool, &arguments, deny, deny_fields);
@@ -252,13 +287,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 #reads_context
                 #conflict
 
-                async fn run(
-                    &self,
-                    #args_var: #args_ident,
-                    #context_pat: #krate::ToolContext,
-                ) -> #result {
-                    #body
-                }
+                #run
             }
         };
     }

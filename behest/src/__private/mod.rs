@@ -24,7 +24,7 @@ mod spec_check;
 mod typed;
 
 pub use spec_check::{reads_value, spec_conflict, NoWireVariants};
-pub use typed::TypedTool;
+pub use typed::{finish_async, finish_sync, TypedTool};
 
 /// The parts of a spec the macro knows from the tokens.
 pub struct SpecParts {

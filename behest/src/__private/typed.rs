@@ -165,6 +165,23 @@ fn running<'a, T: TypedTool>(
     Box::pin(tool.run(arguments, context))
 }
 
+/// The body of a `#[tool]` on an `async fn`: the function's future, its
+/// value turned into the tool's output by `finish`. A combinator, where
+/// an `async` body would be lowered, borrow-checked and made a state
+/// machine of its own in every tool.
+pub fn finish_async<F: Future, O>(
+    future: F,
+    finish: impl FnOnce(F::Output) -> O,
+) -> impl Future<Output = O> {
+    futures::FutureExt::map(future, finish)
+}
+
+/// The body of a `#[tool]` on a plain `fn`: `call` runs when the future is
+/// first polled, as an `async` body would.
+pub fn finish_sync<O>(call: impl FnOnce() -> O) -> impl Future<Output = O> {
+    futures::future::lazy(move |_| call())
+}
+
 /// Whether `text` may hold a negative zero (`-0`, `-0.0`, `-0e5`): the
 /// checked route reads it as the integer `0` (so that an integer field
 /// accepts it), which a float field then gets as `0.0`, not `-0.0`. Such
