@@ -312,3 +312,46 @@ fn external_calls_get_the_runtime_s_argument_errors() {
         "a call of another tool is refused"
     );
 }
+
+/// How often `count_start`'s body ran.
+static STARTS: AtomicU64 = AtomicU64::new(0);
+
+/// Count a start.
+#[tool]
+fn count_start(step: u64) -> u64 {
+    STARTS.fetch_add(step, Ordering::SeqCst) + step
+}
+
+/// Hold the only place for a while.
+#[tool]
+async fn hold_place() -> String {
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    "held".to_owned()
+}
+
+#[tokio::test]
+async fn a_plain_fn_tool_runs_only_once_its_call_holds_a_place() {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register_tool(Arc::new(HoldPlace))
+        .unwrap()
+        .register_tool(Arc::new(CountStart))
+        .unwrap();
+    let runtime = ToolRuntime::builder(registry)
+        .max_concurrent_calls(1)
+        .build();
+    let first = runtime.call(ToolCall::new("1", "hold_place", "{}"));
+    // On the text route, which reads the arguments before the call
+    // waits for a place.
+    let second = runtime.call(ToolCall::new("2", "count_start", r#"{"step": 1}"#));
+    futures::pin_mut!(first, second);
+    assert!(futures::poll!(&mut first).is_pending());
+    // The body would run here if the tool's future ran it when it was
+    // made rather than when first polled with a place.
+    assert!(futures::poll!(&mut second).is_pending());
+    assert_eq!(STARTS.load(Ordering::SeqCst), 0);
+    assert!(first.await.outcome.is_ok());
+    let counted = second.await.outcome.unwrap();
+    assert_eq!(counted, ToolOutput::json(1));
+    assert_eq!(STARTS.load(Ordering::SeqCst), 1);
+}

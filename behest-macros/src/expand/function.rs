@@ -147,6 +147,8 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     // The defaults' values, for the schema; none is an empty slice.
     let defaults_list = (!defaults.is_empty()).then(|| {
         quote! {
+            // Every default may be configured out.
+            #[allow(unused_mut)]
             let mut #defaults_var: #private::Vec<(&str, #private::serde_json::Value)> = #private::Vec::new();
             #(#defaults)*
         }
@@ -215,10 +217,12 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         }
     };
     // Most tools' bodies are a combinator over the function's call, which
-    // costs each tool far less to compile than an `async` body. Those whose
-    // arguments are read as the call is made (an injected value, a
-    // default, a configured parameter) keep an `async` body, where that
-    // happens when the future is first polled, as for the others.
+    // costs each tool far less to compile than an `async` body. An `async
+    // fn`'s call is made when `run` is called, so one whose arguments run
+    // code or read the context as they are made (an injected value, a
+    // default, a configured parameter) keeps an `async` body, where that
+    // happens on the first poll; a plain `fn`'s whole call is made on the
+    // first poll either way.
     let combinator = !injects && !has_cfgs && (defaults.is_empty() || !is_async);
     let run = if combinator {
         let all: Vec<&TokenStream> = call_args.iter().collect();
