@@ -31,7 +31,10 @@
 //! `parts/*` measure the checked route's unavoidable steps alone, to read
 //! (c') against; `parts/floor` is all of them together: what any runtime
 //! that hands a tool a validated `serde_json::Value` pays at the least.
-//! `parts/value_floor` is the same from a parsed `Value`: what (d) is read
+//! `parts/parse_tool_args` and `parts/parse_derived_args` are the typed
+//! parse alone, of the `#[tool]`'s arguments struct (its `Deserialize` is
+//! generic code in `behest`) and of `serde_derive`'s (b).
+//! `parts/value_floor` is `parts/floor` from a parsed `Value`: what (d) is read
 //! against (`serde_json::from_value`, a compiled `jsonschema` check, the
 //! call).
 //!
@@ -279,6 +282,14 @@ fn pipeline_parts(c: &mut Criterion) {
     let mut group = c.benchmark_group("parts");
     group.bench_function("parse_value", |b| {
         b.iter(|| black_box(serde_json::from_str::<Value>(black_box(TEXT)).unwrap()))
+    });
+    // The typed parse alone: the `#[tool]`'s arguments struct (its
+    // `Deserialize` is generic code in `behest`) beside `serde_derive`'s.
+    group.bench_function("parse_tool_args", |b| {
+        b.iter(|| black_box(serde_json::from_str::<DescribeArgs>(black_box(TEXT)).unwrap()))
+    });
+    group.bench_function("parse_derived_args", |b| {
+        b.iter(|| black_box(serde_json::from_str::<Args>(black_box(TEXT)).unwrap()))
     });
     let validator = behest::validation::ArgumentValidator::compile(&schema()).unwrap();
     let value: Value = serde_json::from_str(TEXT).unwrap();
