@@ -10,6 +10,7 @@ use syn::{Ident, Type};
 use super::at;
 use crate::internals::ast::{Param, Receiver, ToolFn};
 use crate::internals::attr::ParamDefault;
+use crate::tokens::Tokens;
 
 /// The hidden names the generated code binds, made once per tool.
 struct Hidden {
@@ -29,10 +30,14 @@ impl Hidden {
 }
 
 /// What the parameters give the generated code: the arguments struct's
-/// fields (plain, and for the derives), the schema's properties, the
+/// fields (plain, or for the derives), the schema's properties, the
 /// defaults, the bound assertions and the function call's arguments.
 #[derive(Default)]
 struct Arguments<'t> {
+    /// The struct takes serde's and schemars' derives ([`derives_args`]):
+    /// `derived_fields` and `assertions` are made, else `fields` and
+    /// `properties`.
+    derives: bool,
     fields: Vec<TokenStream>,
     derived_fields: Vec<TokenStream>,
     field_idents: Vec<&'t Ident>,
@@ -49,7 +54,6 @@ struct Arguments<'t> {
 /// `owner` is the impl's self type for method tools.
 pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let krate = tool.options.krate();
-    let private_path = krate.private();
     let (private, import_private) = krate.private_in_block();
     let fn_ident = &tool.fn_ident;
     let tool_ident = tool.tool_ident();
@@ -63,7 +67,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         defaults: defaults_var,
     } = &hidden;
     let has_cfgs = tool.cfgs.iter().any(|predicates| !predicates.is_empty());
-    let arguments = arguments(tool, &hidden);
+    let arguments = arguments(tool, &hidden, &private);
     let Arguments {
         argument_types,
         defaults,
@@ -180,7 +184,8 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                         #private::spec_conflict::<#args_ident>(&spec.parameters, #pointer, #shown, #fields)
                     }
                 },
-                file.enum_check_items(&private_path),
+                // Outside the block: the full path.
+                file.enum_check_items(&krate.private()),
             )
         }
         None => (
@@ -256,7 +261,8 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     };
     let tool_doc = format!("The `{tool_name}` tool, made by `#[tool]` from `{fn_ident}`.");
 
-    let (args_struct, args_impls, assertions) = args_items(tool, &arguments, deny, deny_fields);
+    let (args_struct, args_impls, assertions) =
+        args_items(tool, &arguments, &private, deny, deny_fields);
     quote! {
         #args_struct
 
@@ -298,16 +304,20 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
 }
 
 /// The parameters, read into what the generated code needs of them.
-fn arguments<'t>(tool: &'t ToolFn, hidden: &Hidden) -> Arguments<'t> {
+/// `private` is how the tool's block names `__private`.
+fn arguments<'t>(tool: &'t ToolFn, hidden: &Hidden, private: &Tokens) -> Arguments<'t> {
     let krate = tool.options.krate();
-    let (private, _) = krate.private_in_block();
     let Hidden {
         args: args_var,
         context: context_var,
         defaults: defaults_var,
     } = hidden;
-    let mut out = Arguments::default();
+    let mut out = Arguments {
+        derives: derives_args(tool),
+        ..Arguments::default()
+    };
     let Arguments {
+        derives,
         fields,
         derived_fields,
         field_idents,
@@ -321,7 +331,7 @@ fn arguments<'t>(tool: &'t ToolFn, hidden: &Hidden) -> Arguments<'t> {
     } = &mut out;
     // What only one of the two forms of the arguments struct needs is made
     // for that form alone (see `args_items`).
-    let derives = derives_args(tool);
+    let derives = *derives;
     for (param, predicates) in tool.params.iter().zip(&tool.cfgs) {
         let cfg = (!predicates.is_empty()).then(|| quote!(#[cfg(all(#(#predicates),*))]));
         match param {
@@ -451,16 +461,15 @@ fn tool_type(tool: &ToolFn, owner: Option<&Type>) -> (TokenStream, TokenStream, 
 fn args_items(
     tool: &ToolFn,
     arguments: &Arguments<'_>,
+    private: &Tokens,
     deny: bool,
     deny_fields: bool,
 ) -> (TokenStream, TokenStream, TokenStream) {
-    let krate = tool.options.krate();
-    let private_path = krate.private();
-    let (private, _) = krate.private_in_block();
     let vis = &tool.vis;
     let args_ident = tool.args_ident();
     let tool_name = &tool.tool_name;
     let Arguments {
+        derives,
         fields,
         derived_fields,
         field_idents,
@@ -478,7 +487,7 @@ fn args_items(
     // that, the derives.
     // Configured parameters take the derives too, which honour `#[cfg]` on
     // fields.
-    if !derives_args(tool) {
+    if !derives {
         let args_name = args_ident.to_string();
         let deserializer = Ident::new("deserializer", Span::mixed_site());
         let generator = Ident::new("generator", Span::mixed_site());
@@ -517,6 +526,7 @@ fn args_items(
         };
         (struct_item, impls, quote!())
     } else {
+        let private_path = tool.options.krate().private();
         let serde_crate = format!("{}::serde", private_path.path_string());
         let schemars_crate = format!("{}::schemars", private_path.path_string());
         let struct_item = quote! {
