@@ -235,6 +235,41 @@ async fn a_default_may_read_the_instance() {
     assert_eq!(listed.outcome.unwrap(), ToolOutput::json(json!(25)));
 }
 
+/// How many times `counted_default` ran: once per build of the spec of
+/// `counted`, whose default it gives.
+static DEFAULT_BUILDS: AtomicU64 = AtomicU64::new(0);
+
+fn counted_default() -> u32 {
+    DEFAULT_BUILDS.fetch_add(1, Ordering::SeqCst);
+    7
+}
+
+/// Count with a default built by a function.
+#[tool]
+fn counted(#[arg(default = counted_default())] step: u32) -> u32 {
+    step
+}
+
+#[tokio::test]
+async fn a_tool_spec_is_built_once_per_tool_type_and_then_shared() {
+    let first = Counted.spec();
+    let again = Counted.spec();
+    assert_eq!(first, again);
+    assert_eq!(first.parameters["properties"]["step"]["default"], json!(7));
+    // A registration asks for the spec too; the function reads none again.
+    let mut registry = ToolRegistry::new();
+    registry.register_tool(Arc::new(Counted)).unwrap();
+    let runtime = ToolRuntime::new(registry);
+    let run = runtime.call(ToolCall::new("a", "counted", json!({}))).await;
+    assert_eq!(run.outcome.unwrap(), ToolOutput::json(json!(7)));
+    // Built once for the spec; the call above reads the default for itself.
+    assert_eq!(DEFAULT_BUILDS.load(Ordering::SeqCst), 2);
+    // Another tool type has a spec of its own.
+    assert_eq!(Tag.spec().name, "tag");
+    assert_eq!(Counted.spec().name, "counted");
+    assert_eq!(DEFAULT_BUILDS.load(Ordering::SeqCst), 2);
+}
+
 /// Search the web.
 #[external_tool]
 struct WebSearch {

@@ -90,7 +90,6 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let split = Ident::new("__behest_split", Span::mixed_site());
     let ok = Ident::new("__behest_ok", Span::mixed_site());
     let err = Ident::new("__behest_err", Span::mixed_site());
-    let build_fn = Ident::new("__behest_build", Span::mixed_site());
     // The converted values carry the return type's location: an
     // unsatisfied bound is reported on the argument of `convert`.
     let ok_value = Ident::new("__behest_v", output_span);
@@ -143,9 +142,9 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     // refuses them before the struct reads.
     let deny_fields = deny && !from_file;
     let result = quote!(#krate::ToolResult<#krate::ToolOutput>);
-    let reads_context = (!injects).then(|| {
+    let reads_context = injects.then(|| {
         quote!(
-            const READS_CONTEXT: bool = false;
+            const READS_CONTEXT: bool = true;
         )
     });
     // The defaults' values, for the schema; none is an empty slice.
@@ -207,19 +206,10 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         #defaults_list
         #build
     };
-    // Through a `fn` pointer, so that `spec_once` (and the `OnceLock`
-    // code in it) is compiled once, in `behest`; a default that reads
-    // `self` needs a closure that captures it.
-    let spec_once = if defaults
-        .iter()
-        .any(|default| crate::tokens::mentions(default.clone(), "self"))
-    {
-        quote!(SPEC.get_or_init(|| { #build_body }).clone())
-    } else {
-        quote! {
-            let #build_fn: fn() -> #krate::ToolSpec = || { #build_body };
-            #private::spec_once(&SPEC, #build_fn)
-        }
+    // Kept in one map in `behest`, by the tool's type: a `static` per tool
+    // would cost every rebuild of the crate an item per tool.
+    let spec_cached = quote! {
+        #private::spec_cached(::core::any::TypeId::of::<Self>(), &|| { #build_body })
     };
     // Most tools' bodies are a combinator over the function's call, which
     // costs each tool far less to compile than an `async` body. An `async
@@ -289,8 +279,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 const PARTS: #private::SpecParts = #parts;
 
                 fn build_spec(&self) -> #krate::ToolSpec {
-                    static SPEC: #private::OnceLock<#krate::ToolSpec> = #private::OnceLock::new();
-                    #spec_once
+                    #spec_cached
                 }
 
                 #text_route

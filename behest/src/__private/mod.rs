@@ -13,6 +13,9 @@ pub use ::std::vec::Vec;
 
 use schemars::JsonSchema;
 use serde_json::Value;
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{LazyLock, PoisonError, RwLock};
 
 use crate::tool::{ToolAnnotations, ToolSpec};
 
@@ -253,11 +256,30 @@ fn point_at_root(schema: &mut Value, target: &str) {
     }
 }
 
-/// The one copy of a `#[tool]`'s spec: built by `build` on first use.
-/// Each tool passes its own `static` and a `fn` pointer, so that the
-/// `OnceLock` code is compiled once, here.
-pub fn spec_once(spec: &'static OnceLock<ToolSpec>, build: fn() -> ToolSpec) -> ToolSpec {
-    spec.get_or_init(build).clone()
+/// The one copy of a `#[tool]`'s spec, by the tool's type: built by
+/// `build` on first use. One map, compiled here: a `static` in each tool
+/// would be an item of its own, evaluated in every rebuild of the crate
+/// that defines the tools, and with many tools that shows.
+///
+/// `build` runs without the lock held, so that a spec that builds another
+/// tool's spec cannot deadlock; if two threads build the same spec at
+/// once, the first one stored is the one every caller gets.
+pub fn spec_cached(tool: TypeId, build: &dyn Fn() -> ToolSpec) -> ToolSpec {
+    static SPECS: LazyLock<RwLock<HashMap<TypeId, ToolSpec>>> = LazyLock::new(Default::default);
+    if let Some(spec) = SPECS
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&tool)
+    {
+        return spec.clone();
+    }
+    let built = build();
+    SPECS
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(tool)
+        .or_insert(built)
+        .clone()
 }
 
 fn finish_schema(mut schema: Value) -> Value {

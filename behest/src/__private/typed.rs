@@ -21,7 +21,7 @@ pub trait TypedTool: Send + Sync + 'static {
     /// Name, description, hints and options, as the attribute gives them.
     const PARTS: SpecParts;
 
-    /// The spec, built on first use and kept in a `static` of the tool.
+    /// The spec, built on first use and kept for the tool's type ([`spec_cached`](super::spec_cached)).
     fn build_spec(&self) -> ToolSpec;
 
     /// The nesting depth of the arguments object, and whether they hold
@@ -37,8 +37,9 @@ pub trait TypedTool: Send + Sync + 'static {
     }
 
     /// Whether the body reads its context (a `#[ctx]` parameter); if not,
-    /// the text route does not make one.
-    const READS_CONTEXT: bool = true;
+    /// the text route does not make one. Set by the tools that do, so that
+    /// the common tool has one item fewer to compile.
+    const READS_CONTEXT: bool = false;
 
     /// The tool's body: calls the function and turns its result into output.
     fn run(
