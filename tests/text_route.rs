@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use behest::tool::PlainArguments;
 use behest::validation::ArgumentValidator;
 use behest::{
     tool, CallOptions, CancellationToken, Tool, ToolCall, ToolContext, ToolError, ToolRegistry,
@@ -178,8 +179,13 @@ async fn the_text_route_runs_under_the_same_limits() {
 
 #[test]
 fn only_tools_whose_types_say_all_take_the_text_route() {
-    assert_eq!(Plain.__text_route(), Some(2), "an object holding an array");
-    assert_eq!(Nothing.__text_route(), Some(1));
+    let route = |depth, floats| Some(PlainArguments { depth, floats });
+    assert_eq!(
+        Plain.__text_route(),
+        route(2, true),
+        "an object holding an array, and a float"
+    );
+    assert_eq!(Nothing.__text_route(), route(1, false));
     for (name, taken) in [
         ("defaulted", Defaulted.__text_route()),
         ("lenient", Lenient.__text_route()),
@@ -323,7 +329,13 @@ fn a_tool_without_floats_ends_negative_zeros_as_the_checked_route_does() {
     let mut registry = ToolRegistry::new();
     registry.register_tool(Arc::new(Whole)).unwrap();
     let runtime = ToolRuntime::new(registry);
-    assert_eq!(Whole.__text_route(), Some(2));
+    assert_eq!(
+        Whole.__text_route(),
+        Some(PlainArguments {
+            depth: 2,
+            floats: false
+        })
+    );
     for zero in ["-0", "-0.0", "-0e0", "-0.000E+3", "0", "-0.5", "-00"] {
         for text in [
             format!(r#"{{"count": {zero}, "small": 1, "many": []}}"#),

@@ -59,3 +59,50 @@ pub(crate) fn quoted_list(names: &[String]) -> String {
     let quoted: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
     quoted.join(", ")
 }
+
+/// Whether `text` may hold a negative zero (`-0`, `-0.0`, `-0e5`): the
+/// checked route reads it as the integer `0` (so that an integer field
+/// accepts it), which a float field then gets as `0.0`, not `-0.0`. Such
+/// calls of a tool with float arguments take the checked route (the
+/// runtime's text route asks), so that
+/// both routes give a tool the same arguments. A tool without floats needs
+/// no scan: serde_json reads `-0` as the float `-0.0`, which an integer
+/// field refuses, so such a call leaves the text route anyway. A match
+/// inside a string only costs the shortcut.
+pub(crate) fn has_negative_zero(text: &str) -> bool {
+    // A `char` pattern is searched with `memchr`; "-0" would not be.
+    text.match_indices('-').any(|(at, _)| {
+        let Some(rest) = text.as_bytes()[at + 1..].strip_prefix(b"0") else {
+            return false;
+        };
+        let fraction = match rest.first() {
+            Some(b'.') => &rest[1..],
+            _ => rest,
+        };
+        let zeros = fraction.iter().take_while(|&&byte| byte == b'0').count();
+        !fraction.get(zeros).is_some_and(u8::is_ascii_digit)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_negative_zero;
+
+    #[test]
+    fn negative_zeros_are_found() {
+        for text in [
+            "-0",
+            "[-0]",
+            "-0.0",
+            "-0.000e5",
+            "-0e-3",
+            "-0E1",
+            r#"{"a": -0}"#,
+        ] {
+            assert!(has_negative_zero(text), "{text}");
+        }
+        for text in ["0", "-0.5", "-0.05", "-1", "-10", "10-01", r#"{"a": 0.0}"#] {
+            assert!(!has_negative_zero(text), "{text}");
+        }
+    }
+}

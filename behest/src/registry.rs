@@ -83,9 +83,9 @@ pub(crate) struct Entry {
     pub strict: bool,
     pub external: bool,
     pub needs_approval: bool,
-    /// The tool parses the model's text itself ([`Tool::__text_route`]),
-    /// whose nesting is at most this deep.
-    pub text_route: Option<usize>,
+    /// The tool parses the model's text itself ([`Tool::__text_route`]):
+    /// how deep its arguments nest, and whether they hold floats.
+    pub text_route: Option<crate::tool::PlainArguments>,
 }
 
 /// The tools a runtime serves, in registration order.

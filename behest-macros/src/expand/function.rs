@@ -130,13 +130,11 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     // A spec file may say more than the types do (`minLength`, a
     // `pattern`): its calls take the checked route.
     let from_file = tool.spec_file.is_some();
-    let text_route = (deny && defaults.is_empty() && !has_cfgs && !from_file).then(|| {
-        quote! {
-            fn plain_arguments(&self) -> ::core::option::Option<#private::plain::PlainArguments> {
-                (&#private::dispatch::Probe::<(#(#argument_types,)*)>::new()).__behest_plain()
-            }
-        }
-    });
+    let text_route = if deny && defaults.is_empty() && !has_cfgs && !from_file {
+        quote!((&#private::dispatch::Probe::<(#(#argument_types,)*)>::new()).__behest_plain())
+    } else {
+        quote!(::core::option::Option::None)
+    };
     // The schema refuses unknown arguments; so does the text route's parse.
     // A spec file says itself whether it refuses them, and validation
     // refuses them before the struct reads.
@@ -179,7 +177,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
                 },
                 quote! {
                     fn spec_conflict(&self) -> ::core::option::Option<#private::String> {
-                        let spec = <Self as #private::TypedTool>::build_spec(self);
+                        let spec = &<Self as #private::TypedTool>::described(self).spec;
                         #private::spec_conflict::<#args_ident>(&spec.parameters, #pointer, #shown, #fields)
                     }
                 },
@@ -204,12 +202,12 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         let #split = (&&#private::dispatch::Probe::<#output>::new()).__behest_split();
         let #ok = #split.ok();
         #defaults_list
-        #build
+        #private::Described { spec: #build, plain: #text_route }
     };
     // Kept in one map in `behest`, by the tool's type: a `static` per tool
     // would cost every rebuild of the crate an item per tool.
-    let spec_cached = quote! {
-        #private::spec_cached(::core::any::TypeId::of::<Self>(), &|| { #build_body })
+    let described = quote! {
+        #private::described(::core::any::TypeId::of::<Self>(), &|| { #build_body })
     };
     // Most tools' bodies are a combinator over the function's call, which
     // costs each tool far less to compile than an `async` body. An `async
@@ -278,11 +276,10 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
 
                 const PARTS: #private::SpecParts = #parts;
 
-                fn build_spec(&self) -> #krate::ToolSpec {
-                    #spec_cached
+                fn described(&self) -> &'static #private::Described {
+                    #described
                 }
 
-                #text_route
                 #reads_context
                 #conflict
 

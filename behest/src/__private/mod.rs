@@ -256,30 +256,43 @@ fn point_at_root(schema: &mut Value, target: &str) {
     }
 }
 
-/// The one copy of a `#[tool]`'s spec, by the tool's type: built by
-/// `build` on first use. One map, compiled here: a `static` in each tool
-/// would be an item of its own, evaluated in every rebuild of the crate
-/// that defines the tools, and with many tools that shows.
+/// What a `#[tool]` tells the registry about itself: its spec, and
+/// whether the runtime's text route may read its arguments.
+#[derive(Debug)]
+pub struct Described {
+    /// The spec.
+    pub spec: ToolSpec,
+    /// `Some` when every argument type is [`Plain`](plain::Plain), and the
+    /// tool's options leave the typed parse accepting exactly what its
+    /// schema accepts.
+    pub plain: Option<crate::tool::PlainArguments>,
+}
+
+/// The one [`Described`] of a `#[tool]`, by the tool's type: built by
+/// `build` on first use and kept for the life of the process. One map,
+/// compiled here: a `static` in each tool would be an item of its own,
+/// evaluated in every rebuild of the crate that defines the tools, and with
+/// many tools that shows.
 ///
-/// `build` runs without the lock held, so that a spec that builds another
-/// tool's spec cannot deadlock; if two threads build the same spec at
-/// once, the first one stored is the one every caller gets.
-pub fn spec_cached(tool: TypeId, build: &dyn Fn() -> ToolSpec) -> ToolSpec {
-    static SPECS: LazyLock<RwLock<HashMap<TypeId, ToolSpec>>> = LazyLock::new(Default::default);
-    if let Some(spec) = SPECS
+/// `build` runs without the lock held, so that building one tool's spec
+/// may ask for another's; if two threads build the same one at once, the
+/// first stored is the one every caller gets.
+pub fn described(tool: TypeId, build: &dyn Fn() -> Described) -> &'static Described {
+    static KNOWN: LazyLock<RwLock<HashMap<TypeId, &'static Described>>> =
+        LazyLock::new(Default::default);
+    if let Some(&known) = KNOWN
         .read()
         .unwrap_or_else(PoisonError::into_inner)
         .get(&tool)
     {
-        return spec.clone();
+        return known;
     }
     let built = build();
-    SPECS
-        .write()
-        .unwrap_or_else(PoisonError::into_inner)
+    let mut known = KNOWN.write().unwrap_or_else(PoisonError::into_inner);
+    // One leak per tool type, as a `static` of the tool would hold it.
+    known
         .entry(tool)
-        .or_insert(built)
-        .clone()
+        .or_insert_with(|| Box::leak(Box::new(built)))
 }
 
 fn finish_schema(mut schema: Value) -> Value {

@@ -42,15 +42,7 @@ impl<T: Plain> Plain for Vec<T> {
     const FLOATS: bool = T::FLOATS;
 }
 
-/// What the text route needs to know of a tool's plain arguments.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlainArguments {
-    /// The deepest nesting of an arguments object, the object itself
-    /// being level 1 (as `Limits::max_argument_depth` counts).
-    pub depth: usize,
-    /// Whether some argument holds floating-point numbers.
-    pub floats: bool,
-}
+pub use crate::tool::PlainArguments;
 
 /// All argument types of a tool, as a tuple, are [`Plain`].
 pub trait AllPlain {

@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::plain::PlainArguments;
-use super::SpecParts;
+use super::{Described, SpecParts};
 use crate::tool::{ToolContext, ToolOutput, ToolResult, ToolSpec};
 
 /// What `#[tool]` generates for a tool: its arguments struct, the options
@@ -21,15 +21,9 @@ pub trait TypedTool: Send + Sync + 'static {
     /// Name, description, hints and options, as the attribute gives them.
     const PARTS: SpecParts;
 
-    /// The spec, built on first use and kept for the tool's type ([`spec_cached`](super::spec_cached)).
-    fn build_spec(&self) -> ToolSpec;
-
-    /// The nesting depth of the arguments object, and whether they hold
-    /// floats, when every argument type is [`Plain`](super::plain::Plain)
-    /// (the text route), else `None`.
-    fn plain_arguments(&self) -> Option<PlainArguments> {
-        None
-    }
+    /// The spec and the text route, built on first use and kept for the
+    /// tool's type ([`described`](super::described)).
+    fn described(&self) -> &'static Described;
 
     /// See [`Tool::__spec_conflict`](crate::Tool::__spec_conflict).
     fn spec_conflict(&self) -> Option<String> {
@@ -55,7 +49,7 @@ impl<T: TypedTool> crate::Tool for T {
     }
 
     fn spec(&self) -> ToolSpec {
-        self.build_spec()
+        self.described().spec.clone()
     }
 
     fn execute(&self, arguments: Value) -> impl Future<Output = ToolResult<ToolOutput>> + Send {
@@ -86,8 +80,8 @@ impl<T: TypedTool> crate::Tool for T {
         self.spec_conflict()
     }
 
-    fn __text_route(&self) -> Option<usize> {
-        self.plain_arguments().map(|plain| plain.depth)
+    fn __text_route(&self) -> Option<PlainArguments> {
+        self.described().plain
     }
 
     fn __invoke_text(
@@ -129,10 +123,6 @@ fn invoke_text<'a, T: TypedTool>(
 ) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>> {
     // The arguments struct reads only an object (`__private::de`), as the
     // schema wants: an array or a scalar fails the parse below.
-    let floats = tool.plain_arguments().is_some_and(|plain| plain.floats);
-    if floats && has_negative_zero(text) {
-        return None;
-    }
     let arguments = serde_json::from_str::<T::Arguments>(text).ok()?;
     Some(running(tool, arguments, context))
 }
@@ -181,50 +171,4 @@ pub fn finish_async<F: Future, O>(
 /// first polled, as an `async` body would.
 pub fn finish_sync<O>(call: impl FnOnce() -> O) -> impl Future<Output = O> {
     futures::future::lazy(move |_| call())
-}
-
-/// Whether `text` may hold a negative zero (`-0`, `-0.0`, `-0e5`): the
-/// checked route reads it as the integer `0` (so that an integer field
-/// accepts it), which a float field then gets as `0.0`, not `-0.0`. Such
-/// calls of a tool with float arguments take the checked route, so that
-/// both routes give a tool the same arguments. A tool without floats needs
-/// no scan: serde_json reads `-0` as the float `-0.0`, which an integer
-/// field refuses, so such a call leaves the text route anyway. A match
-/// inside a string only costs the shortcut.
-fn has_negative_zero(text: &str) -> bool {
-    // A `char` pattern is searched with `memchr`; "-0" would not be.
-    text.match_indices('-').any(|(at, _)| {
-        let Some(rest) = text.as_bytes()[at + 1..].strip_prefix(b"0") else {
-            return false;
-        };
-        let fraction = match rest.first() {
-            Some(b'.') => &rest[1..],
-            _ => rest,
-        };
-        let zeros = fraction.iter().take_while(|&&byte| byte == b'0').count();
-        !fraction.get(zeros).is_some_and(u8::is_ascii_digit)
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::has_negative_zero;
-
-    #[test]
-    fn negative_zeros_are_found() {
-        for text in [
-            "-0",
-            "[-0]",
-            "-0.0",
-            "-0.000e5",
-            "-0e-3",
-            "-0E1",
-            r#"{"a": -0}"#,
-        ] {
-            assert!(has_negative_zero(text), "{text}");
-        }
-        for text in ["0", "-0.5", "-0.05", "-1", "-10", "10-01", r#"{"a": 0.0}"#] {
-            assert!(!has_negative_zero(text), "{text}");
-        }
-    }
 }

@@ -352,9 +352,14 @@ impl ToolRuntime {
         let inner = &*self.inner;
         let entry = inner.registry.entry_at(inner.registry.index_of(tool_name)?);
         // Text that could nest deeper than the limit, or is longer than it,
-        // takes the checked route, which enforces both.
-        let depth = entry.text_route?;
-        if depth > inner.limits.max_argument_depth || text.len() > inner.limits.max_argument_bytes {
+        // takes the checked route, which enforces both; so does a negative
+        // zero for a tool with floats, which that route reads as `0`
+        // (`json_text::has_negative_zero`).
+        let plain = entry.text_route?;
+        if plain.depth > inner.limits.max_argument_depth
+            || text.len() > inner.limits.max_argument_bytes
+            || (plain.floats && crate::json_text::has_negative_zero(text))
+        {
             return None;
         }
         // The typed parse happens before a place is taken: it runs none of the
@@ -385,7 +390,7 @@ impl ToolRuntime {
         let entry = inner.registry.entry_at(index);
         if entry
             .text_route
-            .is_none_or(|depth| depth > inner.limits.max_argument_depth)
+            .is_none_or(|plain| plain.depth > inner.limits.max_argument_depth)
         {
             return Err(arguments);
         }
