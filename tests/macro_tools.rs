@@ -251,7 +251,7 @@ fn counted(#[arg(default = counted_default())] step: u32) -> u32 {
 }
 
 #[tokio::test]
-async fn a_tool_spec_is_built_once_per_tool_type_and_then_shared() {
+async fn a_tool_spec_is_built_on_first_use_and_then_shared_by_its_type() {
     let first = Counted.spec();
     let again = Counted.spec();
     assert_eq!(first, again);

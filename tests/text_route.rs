@@ -252,6 +252,8 @@ fn takes_value_route(tool: &dyn Tool, arguments: &Value) -> bool {
         .is_some()
 }
 
+/// Whether the tool's own parse takes `text`. The runtime asks more before
+/// it calls it (limits, and a negative zero for a tool with floats).
 fn takes_text_route(tool: &dyn Tool, text: &str) -> bool {
     tool.__invoke_text(text, &|| ToolContext::new("c"))
         .is_some()
@@ -309,6 +311,15 @@ fn texts_the_route_must_leave_to_the_checked_route() {
         let (routed, checked) = both_routes(&runtime, "plain", text);
         assert_eq!(routed, checked, "{text}");
         assert!(routed.contains(fragment), "{text}: {routed}");
+    }
+    // A negative zero for a float: the runtime leaves it to the checked
+    // route, which reads it as `0` (the tool's own parse would give `-0.0`).
+    for zero in ["-0", "-0.0", "-0e0"] {
+        let text =
+            format!(r#"{{"count": 1, "label": "a", "tags": [], "ratio": {zero}, "small": 2}}"#);
+        let (routed, checked) = both_routes(&runtime, "plain", text.as_str());
+        assert_eq!(routed, checked, "{text}");
+        assert!(routed.contains("Some(0.0)"), "{text}: {routed}");
     }
     for text in ["", "null", "{}", "{ }"] {
         let (routed, checked) = both_routes(&runtime, "nothing", text);

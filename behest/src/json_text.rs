@@ -62,10 +62,10 @@ pub(crate) fn quoted_list(names: &[String]) -> String {
 
 /// Whether `text` may hold a negative zero (`-0`, `-0.0`, `-0e5`): the
 /// checked route reads it as the integer `0` (so that an integer field
-/// accepts it), which a float field then gets as `0.0`, not `-0.0`. Such
-/// calls of a tool with float arguments take the checked route (the
-/// runtime's text route asks), so that
-/// both routes give a tool the same arguments. A tool without floats needs
+/// accepts it), which a float field then gets as `0.0`, not `-0.0`. The
+/// runtime sends such calls of a tool with float arguments down the
+/// checked route, so that both routes give a tool the same arguments.
+/// A tool without floats needs
 /// no scan: serde_json reads `-0` as the float `-0.0`, which an integer
 /// field refuses, so such a call leaves the text route anyway. A match
 /// inside a string only costs the shortcut.

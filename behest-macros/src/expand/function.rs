@@ -122,7 +122,8 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     } else {
         quote!(_)
     };
-    // The text route (see `__private::invoke_text`) holds when every
+    // The text route (`__private::typed::invoke_text`, and the runtime's
+    // `start_text`) holds when every
     // argument type is plain and nothing changes what the typed parse
     // accepts: a default reads `null` where the schema refuses it, and
     // unknown arguments would be skipped without the depth limit.

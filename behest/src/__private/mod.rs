@@ -14,8 +14,8 @@ pub use ::std::vec::Vec;
 use schemars::JsonSchema;
 use serde_json::Value;
 use std::any::TypeId;
-use std::collections::HashMap;
-use std::sync::{LazyLock, PoisonError, RwLock};
+use std::collections::BTreeMap;
+use std::sync::{PoisonError, RwLock};
 
 use crate::tool::{ToolAnnotations, ToolSpec};
 
@@ -278,8 +278,7 @@ pub struct Described {
 /// may ask for another's; if two threads build the same one at once, the
 /// first stored is the one every caller gets.
 pub fn described(tool: TypeId, build: &dyn Fn() -> Described) -> &'static Described {
-    static KNOWN: LazyLock<RwLock<HashMap<TypeId, &'static Described>>> =
-        LazyLock::new(Default::default);
+    static KNOWN: RwLock<BTreeMap<TypeId, &'static Described>> = RwLock::new(BTreeMap::new());
     if let Some(&known) = KNOWN
         .read()
         .unwrap_or_else(PoisonError::into_inner)

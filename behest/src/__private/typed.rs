@@ -115,7 +115,9 @@ async fn execute_typed<T: TypedTool>(
 /// `Tool::__invoke_text` of a `#[tool]` whose argument types are all
 /// [`plain`](super::plain): parsing the model's text with those types succeeds only for
 /// objects the tool's schema accepts, so a success needs no second check.
-/// Anything else is left to the checked route.
+/// Anything else is left to the checked route. The runtime has already
+/// left a tool with floats a text that may hold a negative zero
+/// (`json_text::has_negative_zero`), which the checked route reads as `0`.
 fn invoke_text<'a, T: TypedTool>(
     tool: &'a T,
     text: &str,

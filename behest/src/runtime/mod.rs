@@ -339,8 +339,9 @@ impl ToolRuntime {
     /// typed parse of the model's text accepts exactly what its schema
     /// accepts, so a call that parses runs without building a `Value` or
     /// validating it again. `None` (unknown tool, another kind of tool, text
-    /// over the size limit, a parse that fails) sends the call down the
-    /// checked route, which finds and explains what is wrong.
+    /// over the size limit, a negative zero for a tool with floats, a parse
+    /// that fails) sends the call down the checked route, which finds and
+    /// explains what is wrong.
     fn start_text(
         &self,
         call_id: &str,
