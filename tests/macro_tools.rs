@@ -270,6 +270,35 @@ async fn a_tool_spec_is_built_on_first_use_and_then_shared_by_its_type() {
     assert_eq!(DEFAULT_BUILDS.load(Ordering::SeqCst), 2);
 }
 
+/// Scale by a step whose default is read from another tool's spec.
+#[tool]
+fn scaled(#[arg(default = Tag.spec().name.len() as u32)] step: u32) -> u32 {
+    step
+}
+
+#[test]
+fn a_spec_may_read_another_tools_spec_as_it_is_built() {
+    let spec = Scaled.spec();
+    assert_eq!(spec.parameters["properties"]["step"]["default"], json!(3));
+}
+
+/// Echo a word; its spec is asked for by many threads at once.
+#[tool]
+fn echo_word(word: String) -> String {
+    word
+}
+
+#[test]
+fn many_threads_asking_for_a_new_tool_spec_at_once_all_get_the_same() {
+    let specs: Vec<_> = std::thread::scope(|scope| {
+        let asking: Vec<_> = (0..8).map(|_| scope.spawn(|| EchoWord.spec())).collect();
+        asking.into_iter().map(|ask| ask.join().unwrap()).collect()
+    });
+    assert!(specs.iter().all(|spec| *spec == specs[0]));
+    assert_eq!(specs[0].name, "echo_word");
+    assert_eq!(specs[0].parameters["required"], json!(["word"]));
+}
+
 /// Search the web.
 #[external_tool]
 struct WebSearch {

@@ -64,11 +64,10 @@ pub(crate) fn quoted_list(names: &[String]) -> String {
 /// checked route reads it as the integer `0` (so that an integer field
 /// accepts it), which a float field then gets as `0.0`, not `-0.0`. The
 /// runtime sends such calls of a tool with float arguments down the
-/// checked route, so that both routes give a tool the same arguments.
-/// A tool without floats needs
-/// no scan: serde_json reads `-0` as the float `-0.0`, which an integer
-/// field refuses, so such a call leaves the text route anyway. A match
-/// inside a string only costs the shortcut.
+/// checked route, so that both routes give a tool the same arguments. A
+/// tool without floats needs no scan: serde_json reads `-0` as the float
+/// `-0.0`, which an integer field refuses, so such a call leaves the text
+/// route anyway. A match inside a string only costs the shortcut.
 pub(crate) fn has_negative_zero(text: &str) -> bool {
     // A `char` pattern is searched with `memchr`; "-0" would not be.
     text.match_indices('-').any(|(at, _)| {

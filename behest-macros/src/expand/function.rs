@@ -123,10 +123,10 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         quote!(_)
     };
     // The text route (`__private::typed::invoke_text`, and the runtime's
-    // `start_text`) holds when every
-    // argument type is plain and nothing changes what the typed parse
-    // accepts: a default reads `null` where the schema refuses it, and
-    // unknown arguments would be skipped without the depth limit.
+    // `start_text`) holds when every argument type is plain and nothing
+    // changes what the typed parse accepts: a default reads `null` where
+    // the schema refuses it, and unknown arguments would be skipped without
+    // the depth limit.
     let deny = !tool.options.allow_unknown_arguments;
     // A spec file may say more than the types do (`minLength`, a
     // `pattern`): its calls take the checked route.
