@@ -311,22 +311,38 @@ fn summary(description: &str) -> String {
     short
 }
 
-/// FNV-1a over tool names: every call looks its tool up, and names are short
-/// and chosen by the programmer, so the flooding that SipHash guards against
-/// cannot happen here (the model's names are only looked up, never inserted).
+/// A hash of tool names, eight bytes at a time: every call looks its tool
+/// up, and a byte-at-a-time hash (FNV) is a chain of one multiply per byte.
+/// Names are short and chosen by the programmer, so the flooding that
+/// SipHash guards against cannot happen here (the model's names are only
+/// looked up, never inserted).
+#[derive(Default)]
 struct NameHasher(u64);
 
-impl Default for NameHasher {
-    fn default() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
+impl NameHasher {
+    /// Mixes one word in: a multiply whose high half is folded onto its
+    /// low half, so that every input bit reaches both the low bits (the
+    /// table's bucket) and the high ones (its tag).
+    fn mix(&mut self, word: u64) {
+        const SEED: u64 = 0x9e37_79b9_7f4a_7c15;
+        let product = u128::from(self.0 ^ word) * u128::from(SEED);
+        self.0 = (product as u64) ^ ((product >> 64) as u64);
     }
 }
 
 impl Hasher for NameHasher {
     fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            let mut buffer = [0; 8];
+            buffer.copy_from_slice(word);
+            self.mix(u64::from_le_bytes(buffer));
         }
+        let rest = words.remainder();
+        // The length keeps "a" apart from "a\0".
+        let mut buffer = [0; 8];
+        buffer[..rest.len()].copy_from_slice(rest);
+        self.mix(u64::from_le_bytes(buffer) ^ ((rest.len() as u64) << 59));
     }
 
     fn finish(&self) -> u64 {

@@ -4,6 +4,7 @@
 //! cancellation, panic isolation) → check output. Every call yields exactly
 //! one [`ToolCallResult`], whatever the tool or the model did.
 
+mod call;
 mod gate;
 mod guard;
 mod hooks;
@@ -14,16 +15,16 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::future::{BoxFuture, CatchUnwind};
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
 pub use crate::limits::Limits;
 pub use crate::tool::{ToolCall, ToolCallResult};
+use call::CallFuture;
 use gate::{Gate, Place};
 use guard::CallGuard;
 pub(crate) use hooks::RunHooks;
@@ -186,46 +187,13 @@ impl ToolRuntime {
     /// The one entry point of every call, a run's included: the span, the
     /// limits, the text route, and (with `hooks`) a run's approvals,
     /// answers to external calls and events.
-    pub(crate) async fn call_in(
-        &self,
+    pub(crate) fn call_in<'a>(
+        &'a self,
         call: ToolCall,
         options: CallOptions,
-        hooks: Option<&dyn RunHooks>,
-    ) -> ToolCallResult {
-        let ToolCall {
-            call_id,
-            tool_name,
-            arguments,
-        } = call;
-        let span = tracing::info_span!(
-            "tool_call",
-            tool = %tool_name,
-            call_id = %call_id,
-            outcome = tracing::field::Empty,
-            duration_us = tracing::field::Empty,
-        );
-        let started = (!span.is_disabled()).then(Instant::now);
-        let outcome = {
-            let begun =
-                span.in_scope(|| self.begin(&call_id, &tool_name, arguments, &options, hooks));
-            match begun {
-                Ok(outcome) => outcome,
-                Err(later) => later.instrument(span.clone()).await,
-            }
-        };
-        if let Some(started) = started {
-            let label = match &outcome {
-                Ok(_) => "ok",
-                Err(error) => error.kind(),
-            };
-            span.record("outcome", label);
-            span.record("duration_us", started.elapsed().as_micros() as u64);
-        }
-        ToolCallResult {
-            call_id,
-            tool_name,
-            outcome,
-        }
+        hooks: Option<&'a dyn RunHooks>,
+    ) -> CallFuture<'a> {
+        CallFuture::new(self, call, options, hooks)
     }
 
     /// Runs calls concurrently, at most [`Limits::max_concurrent_calls`] at a
@@ -252,55 +220,88 @@ impl ToolRuntime {
 
     /// Routes a call and runs as much of it as needs no waiting. A call
     /// on a typed route whose tool finishes on its first poll (most calls)
-    /// ends here, and the caller's future never holds more than the call;
-    /// the rest (a tool that waits, a full gate, the checked route) is the
-    /// future given back, on the heap.
+    /// ends here, its outcome written to `ended`, and the caller's future
+    /// never holds more than the call; the rest (a tool that waits, a full
+    /// gate, the checked route) is the future given back, on the heap,
+    /// which borrows nothing of the call.
     fn begin<'a>(
         &'a self,
-        call_id: &'a str,
-        tool_name: &'a str,
+        call_id: &str,
+        tool_name: &str,
         arguments: Value,
-        options: &'a CallOptions,
+        options: &CallOptions,
         hooks: Option<&'a dyn RunHooks>,
-    ) -> Result<ToolResult<ToolOutput>, BoxFuture<'a, ToolResult<ToolOutput>>> {
+        ended: &mut Option<ToolResult<ToolOutput>>,
+    ) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>> {
         // An approval is asked with the validated arguments: the checked
         // route.
         let approval = hooks.is_some_and(|hooks| hooks.needs_approval(tool_name));
         let typed = match (arguments, approval) {
             (Value::String(text), false) => {
-                match self.start_text(call_id, tool_name, &text, options, hooks) {
+                match self.start_text(call_id, tool_name, &text, options, hooks, ended) {
                     Some(started) => Ok(started),
                     None => Err(Value::String(text)),
                 }
             }
             (object @ Value::Object(_), false) => {
-                self.start_value(call_id, tool_name, object, options, hooks)
+                self.start_value(call_id, tool_name, object, options, hooks, ended)
             }
             (arguments, _) => Err(arguments),
         };
-        let (entry, future, guard) = match typed {
-            Ok(Started::Done(output)) => return Ok(output),
-            Ok(Started::Running {
-                entry,
-                future,
-                guard,
-            }) => (entry, future, guard),
+        let Typed {
+            entry,
+            started,
+            guard,
+        } = match typed {
+            Ok(typed) => typed,
             Err(arguments) => {
-                let options = options.clone();
-                return Err(Box::pin(self.run_checked(
-                    call_id, tool_name, arguments, options, hooks, approval,
+                return Some(Box::pin(self.run_checked(
+                    call_id.to_owned(),
+                    tool_name.to_owned(),
+                    arguments,
+                    options.clone(),
+                    hooks,
+                    approval,
                 )));
             }
         };
-        let cancellation = options.cancellation.as_ref();
-        // The guard settles on the tool's outcome, then the output limit.
-        let settled = move |guard: CallGuard, output: ToolResult<ToolOutput>| {
-            guard.settle(&output);
-            output.and_then(|output| self.check_output(output))
-        };
-        match self.finish_now(entry, cancellation, || Ok(future)) {
-            Ok(output) => Ok(settled(guard, output)),
-            Err(later) => Err(Box::pin(async move { settled(guard, later.await) })),
+        match started {
+            Started::Done => {
+                if let Some(outcome) = ended {
+                    self.settle(guard, outcome);
+                }
+                None
+            }
+            Started::Queued(future) => {
+                let cancellation = options.cancellation.clone();
+                Some(Box::pin(async move {
+                    let cancellation = cancellation.as_ref();
+                    let mut outcome = self.queue(entry, cancellation, || Ok(future)).await;
+                    self.settle(guard, &mut outcome);
+                    outcome
+                }))
+            }
+            Started::Running(future, place) => {
+                let cancellation = options.cancellation.clone();
+                Some(Box::pin(async move {
+                    let cancellation = cancellation.as_ref();
+                    let running = AssertUnwindSafe(future).catch_unwind();
+                    let mut outcome = self.run_on(entry, place, running, cancellation).await;
+                    self.settle(guard, &mut outcome);
+                    outcome
+                }))
+            }
+        }
+    }
+
+    /// The end of a call on a typed route: its guard settles on the tool's
+    /// outcome, then the output limit applies.
+    fn settle(&self, guard: CallGuard, outcome: &mut ToolResult<ToolOutput>) {
+        guard.settle(outcome);
+        if let Ok(output) = outcome {
+            if let Err(error) = self.output_fits(output) {
+                *outcome = Err(error);
+            }
         }
     }
 
@@ -309,18 +310,18 @@ impl ToolRuntime {
     /// the tool.
     async fn run_checked(
         &self,
-        call_id: &str,
-        tool_name: &str,
+        call_id: String,
+        tool_name: String,
         arguments: Value,
         options: CallOptions,
         hooks: Option<&dyn RunHooks>,
         approval: bool,
     ) -> ToolResult<ToolOutput> {
-        let prepared = self.prepare(tool_name, arguments)?;
+        let prepared = self.prepare(&tool_name, arguments)?;
         if let Some(hooks) = hooks {
             let validated = || ToolCall {
-                call_id: call_id.to_owned(),
-                tool_name: tool_name.to_owned(),
+                call_id: call_id.clone(),
+                tool_name: tool_name.clone(),
                 arguments: prepared.arguments.clone(),
             };
             if approval {
@@ -332,7 +333,7 @@ impl ToolRuntime {
             }
             hooks.starting(&validated);
         }
-        self.execute_prepared(prepared, call_id, options).await
+        self.execute_prepared(prepared, &call_id, options).await
     }
 
     /// The text route of a `#[tool]` whose argument types are plain: its
@@ -349,7 +350,8 @@ impl ToolRuntime {
         text: &str,
         options: &CallOptions,
         hooks: Option<&dyn RunHooks>,
-    ) -> Option<Started<'_>> {
+        ended: &mut Option<ToolResult<ToolOutput>>,
+    ) -> Option<Typed<'_>> {
         let inner = &*self.inner;
         let entry = inner.registry.entry_at(inner.registry.index_of(tool_name)?);
         // Text that could nest deeper than the limit, or is longer than it,
@@ -368,7 +370,9 @@ impl ToolRuntime {
         let invoke = |context: &dyn Fn() -> ToolContext| entry.tool.__invoke_text(text, context);
         // Observers see the arguments as the checked route gives them.
         let shown = || self.decoded(entry, text);
-        self.start_typed(entry, call_id, tool_name, options, hooks, invoke, shown)
+        self.start_typed(
+            entry, call_id, tool_name, options, hooks, invoke, shown, ended,
+        )
     }
 
     /// The same route for arguments that arrive as a parsed object (MCP
@@ -383,7 +387,8 @@ impl ToolRuntime {
         mut arguments: Value,
         options: &CallOptions,
         hooks: Option<&dyn RunHooks>,
-    ) -> Result<Started<'_>, Value> {
+        ended: &mut Option<ToolResult<ToolOutput>>,
+    ) -> Result<Typed<'_>, Value> {
         let inner = &*self.inner;
         let Some(index) = inner.registry.index_of(tool_name) else {
             return Err(arguments);
@@ -408,7 +413,9 @@ impl ToolRuntime {
             crate::arguments::drop_optional_nulls(&mut shown, entry.validator.schema());
             shown
         };
-        let started = self.start_typed(entry, call_id, tool_name, options, hooks, invoke, shown);
+        let started = self.start_typed(
+            entry, call_id, tool_name, options, hooks, invoke, shown, ended,
+        );
         started.ok_or(arguments)
     }
 
@@ -416,6 +423,11 @@ impl ToolRuntime {
     /// with the tool's types (`None`: they do not read, and the call takes
     /// the checked route), with the same guard and events as the checked
     /// route; `shown` gives observers the arguments.
+    ///
+    /// Building the tool's future, the run's event, the cancellation
+    /// check, a free place and the first poll happen in that order under
+    /// one `catch_unwind`: a panic in the tool's code at either end is
+    /// its outcome.
     #[allow(clippy::too_many_arguments)]
     fn start_typed<'a>(
         &'a self,
@@ -426,29 +438,62 @@ impl ToolRuntime {
         hooks: Option<&dyn RunHooks>,
         invoke: impl FnOnce(&dyn Fn() -> ToolContext) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>>,
         shown: impl Fn() -> Value,
-    ) -> Option<Started<'a>> {
+        ended: &mut Option<ToolResult<ToolOutput>>,
+    ) -> Option<Typed<'a>> {
         let guard = CallGuard::default();
-        let future = {
+        let cancellation = options.cancellation.as_ref();
+        // Whether the future was built: a panic after that is the tool's
+        // outcome, which a cancellation overrides (`ended`).
+        let mut built = false;
+        let step = std::panic::catch_unwind(AssertUnwindSafe(|| {
             let context = || {
                 let context = self.context(call_id, options);
                 guard.watch(&context);
                 context
             };
-            match guarded(entry, || invoke(&context)) {
-                Ok(future) => future?,
-                Err(panicked) => return Some(Started::Done(Err(panicked))),
+            let mut future = invoke(&context)?;
+            built = true;
+            if let Some(hooks) = hooks {
+                hooks.starting(&|| ToolCall {
+                    call_id: call_id.to_owned(),
+                    tool_name: tool_name.to_owned(),
+                    arguments: shown(),
+                });
+            }
+            if cancellation.is_some_and(CancellationToken::is_cancelled) {
+                *ended = Some(Err(ToolError::Cancelled));
+                return Some(Started::Done);
+            }
+            let Some(place) = self.inner.gate.try_enter() else {
+                return Some(Started::Queued(future));
+            };
+            let mut noop = std::task::Context::from_waker(std::task::Waker::noop());
+            Some(match future.as_mut().poll(&mut noop) {
+                std::task::Poll::Ready(outcome) => {
+                    *ended = Some(outcome);
+                    Started::Done
+                }
+                std::task::Poll::Pending => Started::Running(future, place),
+            })
+        }));
+        let started = match step {
+            Ok(started) => started?,
+            Err(payload) => {
+                *ended = Some(Err(panicked(payload.as_ref(), entry.reveals_panics)));
+                Started::Done
             }
         };
-        if let Some(hooks) = hooks {
-            hooks.starting(&|| ToolCall {
-                call_id: call_id.to_owned(),
-                tool_name: tool_name.to_owned(),
-                arguments: shown(),
-            });
+        // A call cancelled from another thread while the tool ran answers
+        // `Cancelled` (`ended`), whatever the tool did.
+        if built
+            && matches!(started, Started::Done)
+            && cancellation.is_some_and(CancellationToken::is_cancelled)
+        {
+            *ended = Some(Err(ToolError::Cancelled));
         }
-        Some(Started::Running {
+        Some(Typed {
             entry,
-            future,
+            started,
             guard,
         })
     }
@@ -520,6 +565,12 @@ impl ToolRuntime {
 
     /// Step 5: the output limit.
     fn check_output(&self, output: ToolOutput) -> ToolResult<ToolOutput> {
+        self.output_fits(&output)?;
+        Ok(output)
+    }
+
+    /// Whether `output` is within the output limit.
+    fn output_fits(&self, output: &ToolOutput) -> ToolResult<()> {
         let limit = self.inner.limits.max_output_bytes;
         let size = output.encoded_len();
         if size > limit {
@@ -529,7 +580,7 @@ impl ToolRuntime {
                 actual: Some(size),
             });
         }
-        Ok(output)
+        Ok(())
     }
 
     async fn execute(
@@ -707,15 +758,22 @@ impl ToolRuntime {
 }
 
 /// A call on a typed route, its arguments read by the tool's own types.
+struct Typed<'a> {
+    entry: &'a Entry,
+    started: Started<'a>,
+    /// Settled on the call's outcome.
+    guard: CallGuard,
+}
+
+/// How far a call on a typed route went without waiting.
 enum Started<'a> {
-    /// Ended before it ran (a panic while its future was built).
-    Done(ToolResult<ToolOutput>),
-    /// The tool's future, to run under the limits.
-    Running {
-        entry: &'a Entry,
-        future: BoxFuture<'a, ToolResult<ToolOutput>>,
-        guard: CallGuard,
-    },
+    /// It ended, its outcome (before the output limit) written.
+    Done,
+    /// The tool's future, not yet polled: the gate was full.
+    Queued(BoxFuture<'a, ToolResult<ToolOutput>>),
+    /// The tool's future after a first poll that did not finish, with its
+    /// place.
+    Running(BoxFuture<'a, ToolResult<ToolOutput>>, Place<'a>),
 }
 
 /// A tool's future that did not finish on its first poll, a panic in it

@@ -1,0 +1,156 @@
+//! The future of one call.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use futures::future::BoxFuture;
+use tracing::Span;
+
+use super::{CallOptions, RunHooks, ToolRuntime};
+use crate::tool::{ToolCall, ToolCallResult, ToolOutput, ToolResult};
+
+/// What [`ToolRuntime::call`] returns: on its first poll it runs the call
+/// as far as it goes without waiting, which ends most calls; a call that
+/// waits keeps the rest on the heap.
+///
+/// Written out rather than `async`: the future is made and moved by every
+/// caller, and an `async` body would keep every local it ever holds (the
+/// call twice over, its outcome, the span) in a future four times larger.
+pub(crate) struct CallFuture<'a> {
+    state: State<'a>,
+}
+
+enum State<'a> {
+    /// Not polled yet.
+    Start {
+        runtime: &'a ToolRuntime,
+        call: ToolCall,
+        options: CallOptions,
+        hooks: Option<&'a dyn RunHooks>,
+    },
+    /// Waiting for the rest of the call, under its span.
+    Later {
+        call_id: String,
+        tool_name: String,
+        span: Span,
+        started: Option<Instant>,
+        rest: BoxFuture<'a, ToolResult<ToolOutput>>,
+    },
+    /// Returned its result.
+    Done,
+}
+
+impl<'a> CallFuture<'a> {
+    pub(super) fn new(
+        runtime: &'a ToolRuntime,
+        call: ToolCall,
+        options: CallOptions,
+        hooks: Option<&'a dyn RunHooks>,
+    ) -> Self {
+        Self {
+            state: State::Start {
+                runtime,
+                call,
+                options,
+                hooks,
+            },
+        }
+    }
+}
+
+impl Future for CallFuture<'_> {
+    type Output = ToolCallResult;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ToolCallResult> {
+        // Every field is `Unpin`: the state moves freely.
+        let this = self.get_mut();
+        let (call_id, tool_name, span, started, mut rest) = match &mut this.state {
+            State::Start {
+                runtime,
+                call,
+                options,
+                hooks,
+            } => {
+                // Taken field by field, not the whole state at once: the
+                // call is most of it, and the common call ends here.
+                let (runtime, hooks) = (*runtime, *hooks);
+                let options = std::mem::take(options);
+                let call_id = std::mem::take(&mut call.call_id);
+                let tool_name = std::mem::take(&mut call.tool_name);
+                let arguments = std::mem::take(&mut call.arguments);
+                this.state = State::Done;
+                let span = tracing::info_span!(
+                    "tool_call",
+                    tool = %tool_name,
+                    call_id = %call_id,
+                    outcome = tracing::field::Empty,
+                    duration_us = tracing::field::Empty,
+                );
+                let started = (!span.is_disabled()).then(Instant::now);
+                // Written by `begin` when it ends the call itself, as most
+                // calls end: the outcome is not moved through the layers
+                // below.
+                let mut ended = None;
+                let rest = span.in_scope(|| {
+                    runtime.begin(&call_id, &tool_name, arguments, &options, hooks, &mut ended)
+                });
+                match (rest, ended) {
+                    (Some(rest), _) => (call_id, tool_name, span, started, rest),
+                    (None, Some(outcome)) => {
+                        return Poll::Ready(result(span, started, call_id, tool_name, outcome))
+                    }
+                    (None, None) => unreachable!("`begin` ends a call it gives no future for"),
+                }
+            }
+            State::Later { .. } => match std::mem::replace(&mut this.state, State::Done) {
+                State::Later {
+                    call_id,
+                    tool_name,
+                    span,
+                    started,
+                    rest,
+                } => (call_id, tool_name, span, started, rest),
+                _ => unreachable!("the state was just matched"),
+            },
+            State::Done => panic!("a tool call's future polled after it returned"),
+        };
+        match span.in_scope(|| rest.as_mut().poll(cx)) {
+            Poll::Ready(outcome) => Poll::Ready(result(span, started, call_id, tool_name, outcome)),
+            Poll::Pending => {
+                this.state = State::Later {
+                    call_id,
+                    tool_name,
+                    span,
+                    started,
+                    rest,
+                };
+                Poll::Pending
+            }
+        }
+    }
+}
+
+/// The call's result, its outcome and duration recorded on its span.
+fn result(
+    span: Span,
+    started: Option<Instant>,
+    call_id: String,
+    tool_name: String,
+    outcome: ToolResult<ToolOutput>,
+) -> ToolCallResult {
+    if let Some(started) = started {
+        let label = match &outcome {
+            Ok(_) => "ok",
+            Err(error) => error.kind(),
+        };
+        span.record("outcome", label);
+        span.record("duration_us", started.elapsed().as_micros() as u64);
+    }
+    ToolCallResult {
+        call_id,
+        tool_name,
+        outcome,
+    }
+}
