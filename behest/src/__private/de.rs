@@ -193,6 +193,7 @@ macro_rules! fields {
             }
 
             #[allow(unused_variables, clippy::unused_unit)]
+            #[inline]
             fn finish<Fail: Error>(
                 slots: Self::Slots,
                 names: &'static [&'static str],

@@ -336,7 +336,8 @@ impl Run<'_> {
         let result = match self.steps {
             None => {
                 let options = self.call_options();
-                self.agent.runtime.call_in(call, options, Some(self)).await
+                let hooks: &dyn RunHooks = self;
+                self.agent.runtime.call_in(call, options, Some(&hooks)).await
             }
             Some(steps) => self.stepped_call(steps, call).await,
         };

@@ -28,7 +28,7 @@ enum State<'a> {
         runtime: &'a ToolRuntime,
         call: ToolCall,
         options: CallOptions,
-        hooks: Option<&'a dyn RunHooks>,
+        hooks: Option<&'a &'a dyn RunHooks>,
     },
     /// Waiting for the rest of the call, under its span.
     Later {
@@ -47,7 +47,7 @@ impl<'a> CallFuture<'a> {
         runtime: &'a ToolRuntime,
         call: ToolCall,
         options: CallOptions,
-        hooks: Option<&'a dyn RunHooks>,
+        hooks: Option<&'a &'a dyn RunHooks>,
     ) -> Self {
         Self {
             state: State::Start {
@@ -75,7 +75,7 @@ impl Future for CallFuture<'_> {
             } => {
                 // Taken field by field, not the whole state at once: the
                 // call is most of it, and the common call ends here.
-                let (runtime, hooks) = (*runtime, *hooks);
+                let (runtime, hooks) = (*runtime, hooks.map(|hooks| *hooks));
                 let options = std::mem::take(options);
                 let call_id = std::mem::take(&mut call.call_id);
                 let tool_name = std::mem::take(&mut call.tool_name);

@@ -187,11 +187,14 @@ impl ToolRuntime {
     /// The one entry point of every call, a run's included: the span, the
     /// limits, the text route, and (with `hooks`) a run's approvals,
     /// answers to external calls and events.
+    ///
+    /// `hooks` is a thin reference, which keeps the call's future within
+    /// the size that callers move without a call to `memcpy`.
     pub(crate) fn call_in<'a>(
         &'a self,
         call: ToolCall,
         options: CallOptions,
-        hooks: Option<&'a dyn RunHooks>,
+        hooks: Option<&'a &'a dyn RunHooks>,
     ) -> CallFuture<'a> {
         CallFuture::new(self, call, options, hooks)
     }

@@ -76,8 +76,8 @@ impl ToolContext {
     }
 
     /// A value the caller attached to this call alone, by type: who called
-    /// over MCP ([`McpCaller`](crate::mcp::McpCaller), with the `mcp`
-    /// feature), or what an application's own caller attached.
+    /// over MCP (`behest::mcp::McpCaller`, with the `mcp` feature), or what
+    /// an application's own caller attached.
     pub fn extension<T: Any + Send + Sync>(&self) -> Option<&T> {
         self.extensions.get::<T>()
     }
