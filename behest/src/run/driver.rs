@@ -337,7 +337,10 @@ impl Run<'_> {
             None => {
                 let options = self.call_options();
                 let hooks: &dyn RunHooks = self;
-                self.agent.runtime.call_in(call, options, Some(&hooks)).await
+                self.agent
+                    .runtime
+                    .call_in(call, options, Some(&hooks))
+                    .await
             }
             Some(steps) => self.stepped_call(steps, call).await,
         };

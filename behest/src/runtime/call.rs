@@ -99,7 +99,12 @@ impl Future for CallFuture<'_> {
                 match (rest, ended) {
                     (Some(rest), _) => (call_id, tool_name, span, started, rest),
                     (None, Some(outcome)) => {
-                        return Poll::Ready(result(span, started, call_id, tool_name, outcome))
+                        record(&span, started, &outcome);
+                        return Poll::Ready(ToolCallResult {
+                            call_id,
+                            tool_name,
+                            outcome,
+                        });
                     }
                     (None, None) => unreachable!("`begin` ends a call it gives no future for"),
                 }
@@ -117,7 +122,14 @@ impl Future for CallFuture<'_> {
             State::Done => panic!("a tool call's future polled after it returned"),
         };
         match span.in_scope(|| rest.as_mut().poll(cx)) {
-            Poll::Ready(outcome) => Poll::Ready(result(span, started, call_id, tool_name, outcome)),
+            Poll::Ready(outcome) => {
+                record(&span, started, &outcome);
+                Poll::Ready(ToolCallResult {
+                    call_id,
+                    tool_name,
+                    outcome,
+                })
+            }
             Poll::Pending => {
                 this.state = State::Later {
                     call_id,
@@ -132,25 +144,16 @@ impl Future for CallFuture<'_> {
     }
 }
 
-/// The call's result, its outcome and duration recorded on its span.
-fn result(
-    span: Span,
-    started: Option<Instant>,
-    call_id: String,
-    tool_name: String,
-    outcome: ToolResult<ToolOutput>,
-) -> ToolCallResult {
+/// Records a call's outcome and duration on its span, if it is enabled.
+/// (The result is built where it is returned: built here, it would be
+/// copied out whole.)
+fn record(span: &Span, started: Option<Instant>, outcome: &ToolResult<ToolOutput>) {
     if let Some(started) = started {
-        let label = match &outcome {
+        let label = match outcome {
             Ok(_) => "ok",
             Err(error) => error.kind(),
         };
         span.record("outcome", label);
         span.record("duration_us", started.elapsed().as_micros() as u64);
-    }
-    ToolCallResult {
-        call_id,
-        tool_name,
-        outcome,
     }
 }
