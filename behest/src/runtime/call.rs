@@ -75,7 +75,7 @@ impl Future for CallFuture<'_> {
             } => {
                 // Taken field by field, not the whole state at once: the
                 // call is most of it, and the common call ends here.
-                let (runtime, hooks) = (*runtime, hooks.map(|hooks| *hooks));
+                let (runtime, hooks) = (*runtime, hooks.copied());
                 let options = std::mem::take(options);
                 let call_id = std::mem::take(&mut call.call_id);
                 let tool_name = std::mem::take(&mut call.tool_name);
