@@ -231,6 +231,7 @@ impl ToolRegistry {
         self.index.get(name).map(|&index| &self.entries[index])
     }
 
+    #[inline]
     pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
         self.index.get(name).copied()
     }
@@ -339,13 +340,47 @@ impl Hasher for NameHasher {
             self.mix(u64::from_le_bytes(buffer));
         }
         let rest = words.remainder();
-        // The length keeps "a" apart from "a\0".
-        let mut buffer = [0; 8];
-        buffer[..rest.len()].copy_from_slice(rest);
-        self.mix(u64::from_le_bytes(buffer) ^ ((rest.len() as u64) << 59));
+        if !rest.is_empty() {
+            // The length keeps "a" apart from "a\0".
+            let mut buffer = [0; 8];
+            buffer[..rest.len()].copy_from_slice(rest);
+            self.mix(u64::from_le_bytes(buffer) ^ ((rest.len() as u64) << 59));
+        }
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        // `str` ends its bytes with `0xff`, written here.
+        self.mix(u64::from(byte) | 1 << 63);
     }
 
     fn finish(&self) -> u64 {
         self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+    use std::hash::BuildHasher;
+
+    use super::NameHasher;
+
+    /// Names that differ in one byte, anywhere in a word, land apart in
+    /// both the low bits (the bucket) and the high ones (the tag).
+    #[test]
+    fn similar_names_hash_apart_in_low_and_high_bits() {
+        let hasher = std::hash::BuildHasherDefault::<NameHasher>::default();
+        let names: Vec<String> = (0..4096)
+            .map(|i| format!("filler_{i}"))
+            .chain(["a", "a\0", "abcdefgh", "abcdefgh\0", "abcdefghi"].map(String::from))
+            .collect();
+        let hashes: Vec<u64> = names.iter().map(|name| hasher.hash_one(name)).collect();
+        let all: HashSet<u64> = hashes.iter().copied().collect();
+        assert_eq!(all.len(), names.len(), "two names share a hash");
+        let low: HashSet<u64> = hashes.iter().map(|hash| hash & 0xfff).collect();
+        let high: HashSet<u64> = hashes.iter().map(|hash| hash >> 57).collect();
+        // 4 101 names in 4 096 buckets: a good hash fills most of them.
+        assert!(low.len() > 2_400, "{} buckets of 4 096 used", low.len());
+        assert_eq!(high.len(), 128, "every tag used");
     }
 }
