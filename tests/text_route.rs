@@ -111,6 +111,92 @@ async fn fragile(panic: bool, hang: bool) -> &'static str {
     "fine"
 }
 
+/// Answers `size` bytes, after a yield when asked.
+#[tool]
+async fn sized(size: u32, yielding: bool) -> String {
+    if yielding {
+        tokio::task::yield_now().await;
+    }
+    "x".repeat(size as usize)
+}
+
+/// Panics once it has waited.
+#[tool]
+async fn late_panic() -> &'static str {
+    tokio::task::yield_now().await;
+    panic!("deliberate: late");
+}
+
+/// The token of the last call of `waits`.
+static WAITING: std::sync::Mutex<Option<CancellationToken>> = std::sync::Mutex::new(None);
+
+/// Keeps its token where the test sees it, and waits for ever.
+#[tool]
+async fn waits(#[ctx] cx: ToolContext) -> &'static str {
+    *WAITING.lock().unwrap() = Some(cx.cancellation().clone());
+    std::future::pending::<()>().await;
+    "never"
+}
+
+/// Every way a call on the text route ends after it started: finished on
+/// its first poll or later, waiting for a place, panicking once it waited,
+/// dropped while it waits. The output limit holds on each; a dropped call
+/// cancels its token and gives its place back.
+#[tokio::test]
+async fn a_text_route_call_ends_under_its_limits_however_it_ends() {
+    support::quiet_deliberate_panics();
+    let registry = ToolRegistry::new()
+        .with(Sized)
+        .unwrap()
+        .with(LatePanic)
+        .unwrap()
+        .with(Waits)
+        .unwrap();
+    assert!(Sized.__text_route().is_some() && Waits.__text_route().is_some());
+    let runtime = ToolRuntime::builder(registry)
+        .max_output_bytes(100)
+        .max_concurrent_calls(1)
+        .build();
+    let sized = |size: u32, yielding: bool| {
+        let text = format!(r#"{{"size": {size}, "yielding": {yielding}}}"#);
+        runtime.call(ToolCall::new("s", "sized", text))
+    };
+    for yielding in [false, true] {
+        assert_eq!(
+            sized(10, yielding).await.outcome.unwrap().to_text(),
+            "x".repeat(10)
+        );
+        let over = sized(1000, yielding).await.outcome.unwrap_err();
+        assert_eq!(over.kind(), "limit_exceeded", "{over}");
+    }
+    // With the only place taken, a call queues; once it has a place, the
+    // output limit still applies.
+    let mut holder = Box::pin(runtime.call(ToolCall::new("w", "waits", "{}")));
+    assert!(futures::poll!(holder.as_mut()).is_pending());
+    let token = WAITING.lock().unwrap().clone().expect("the tool ran");
+    let mut queued = Box::pin(sized(1000, false));
+    assert!(futures::poll!(queued.as_mut()).is_pending());
+    assert!(!token.is_cancelled());
+    // Dropped while it waits: its token is cancelled, its place given back.
+    drop(holder);
+    assert!(token.is_cancelled());
+    let over = tokio::time::timeout(Duration::from_secs(5), queued)
+        .await
+        .expect("the queued call got the place")
+        .outcome
+        .unwrap_err();
+    assert_eq!(over.kind(), "limit_exceeded", "{over}");
+
+    let panicked = runtime
+        .call(ToolCall::new("p", "late_panic", "{}"))
+        .await
+        .outcome
+        .unwrap_err();
+    assert_eq!(panicked.kind(), "panicked", "{panicked}");
+    // Every place is free again.
+    assert_eq!(sized(1, true).await.outcome.unwrap().to_text(), "x");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_text_route_runs_under_the_same_limits() {
     support::quiet_deliberate_panics();

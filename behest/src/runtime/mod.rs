@@ -430,7 +430,10 @@ impl ToolRuntime {
     /// Building the tool's future, the run's event, the cancellation
     /// check, a free place and the first poll happen in that order under
     /// one `catch_unwind`: a panic in the tool's code at either end is
-    /// its outcome.
+    /// its outcome. (The run's event and the gate are behest's own code,
+    /// which does not panic; one `catch_unwind` rather than two is a
+    /// measurable part of a call.) The checked route does the same steps
+    /// in `finish_now` and `start_in`: the two are kept in step.
     #[allow(clippy::too_many_arguments)]
     fn start_typed<'a>(
         &'a self,
@@ -632,7 +635,8 @@ impl ToolRuntime {
         }
     }
 
-    /// [`finish`](Self::finish) as far as it goes without waiting: most
+    /// [`finish`](Self::finish) as far as it goes without waiting, for the
+    /// checked route (the typed routes do the same in `start_typed`): most
     /// calls find a place free and a tool that finishes on its first poll.
     /// Waiting for a place, and for a tool that does not finish at once,
     /// is the future given back, on the heap.
