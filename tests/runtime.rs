@@ -412,9 +412,14 @@ mod spans {
         // test's.
         static SPANS: std::sync::OnceLock<Spans> = std::sync::OnceLock::new();
         let spans = tracing_support::installed(&SPANS, Spans::default);
-        let runtime = ToolRuntime::new(registry_with(vec![Arc::new(Add)]));
+        let runtime = ToolRuntime::new(registry_with(vec![Arc::new(Add), Arc::new(Double)]));
         runtime
             .call(ToolCall::new("ok_1", "add", json!({"a": 1, "b": 2})))
+            .await;
+        // A `#[tool]` on the text route, which ends on its first poll.
+        assert!(Double.__text_route().is_some());
+        runtime
+            .call(ToolCall::new("typed_1", "double", r#"{"n": 2}"#))
             .await;
         runtime
             .call(ToolCall::new("bad_1", "add", json!({"a": 1})))
@@ -425,7 +430,7 @@ mod spans {
             .iter()
             .filter(|f| {
                 f.get("call_id")
-                    .is_some_and(|id| id == "ok_1" || id == "bad_1")
+                    .is_some_and(|id| id == "ok_1" || id == "bad_1" || id == "typed_1")
             })
             .map(|f| {
                 (
@@ -447,8 +452,15 @@ mod spans {
                     true
                 ),
                 ("ok_1".into(), "add".into(), "ok".into(), true),
+                ("typed_1".into(), "double".into(), "ok".into(), true),
             ]
         );
+    }
+
+    /// Doubles a number.
+    #[behest::tool]
+    fn double(n: i64) -> i64 {
+        n * 2
     }
 }
 

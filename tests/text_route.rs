@@ -176,6 +176,19 @@ async fn a_text_route_call_ends_under_its_limits_however_it_ends() {
     let token = WAITING.lock().unwrap().clone().expect("the tool ran");
     let mut queued = Box::pin(sized(1000, false));
     assert!(futures::poll!(queued.as_mut()).is_pending());
+    // A call cancelled while it waits for a place answers so at once.
+    let cancellation = CancellationToken::new();
+    let options = CallOptions::new().cancellation(cancellation.clone());
+    let call = ToolCall::new("c", "sized", r#"{"size": 1, "yielding": false}"#);
+    let mut cancelled = Box::pin(runtime.call_with(call, options));
+    assert!(futures::poll!(cancelled.as_mut()).is_pending());
+    cancellation.cancel();
+    let cancelled = tokio::time::timeout(Duration::from_secs(5), cancelled)
+        .await
+        .expect("a cancelled call stops waiting")
+        .outcome
+        .unwrap_err();
+    assert_eq!(cancelled.kind(), "cancelled", "{cancelled}");
     assert!(!token.is_cancelled());
     // Dropped while it waits: its token is cancelled, its place given back.
     drop(holder);
