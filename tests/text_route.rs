@@ -183,21 +183,13 @@ async fn a_text_route_call_ends_under_its_limits_however_it_ends() {
     let mut cancelled = Box::pin(runtime.call_with(call, options));
     assert!(futures::poll!(cancelled.as_mut()).is_pending());
     cancellation.cancel();
-    let cancelled = tokio::time::timeout(Duration::from_secs(5), cancelled)
-        .await
-        .expect("a cancelled call stops waiting")
-        .outcome
-        .unwrap_err();
+    let cancelled = error_within_seconds(cancelled, "a cancelled call stops waiting").await;
     assert_eq!(cancelled.kind(), "cancelled", "{cancelled}");
     assert!(!token.is_cancelled());
     // Dropped while it waits: its token is cancelled, its place given back.
     drop(holder);
     assert!(token.is_cancelled());
-    let over = tokio::time::timeout(Duration::from_secs(5), queued)
-        .await
-        .expect("the queued call got the place")
-        .outcome
-        .unwrap_err();
+    let over = error_within_seconds(queued, "the queued call got the place").await;
     assert_eq!(over.kind(), "limit_exceeded", "{over}");
 
     let panicked = runtime
@@ -208,6 +200,18 @@ async fn a_text_route_call_ends_under_its_limits_however_it_ends() {
     assert_eq!(panicked.kind(), "panicked", "{panicked}");
     // Every place is free again.
     assert_eq!(sized(1, true).await.outcome.unwrap().to_text(), "x");
+}
+
+/// The error a call ends with, which `what` says it does within seconds.
+async fn error_within_seconds(
+    call: impl std::future::Future<Output = behest::ToolCallResult>,
+    what: &str,
+) -> ToolError {
+    tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect(what)
+        .outcome
+        .unwrap_err()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -68,50 +68,50 @@ impl Future for CallFuture<'_> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ToolCallResult> {
         // Every field is `Unpin`: the state moves freely.
         let this = self.get_mut();
-        let (call_id, tool_name, span, started, mut rest) = match &mut this.state {
-            State::Start {
-                runtime,
-                call,
-                options,
-                hooks,
-            } => {
-                // Taken field by field, not the whole state at once: the
-                // call is most of it, and the common call ends here.
-                let (runtime, hooks) = (*runtime, hooks.copied());
-                let options = std::mem::take(options);
-                let call_id = std::mem::take(&mut call.call_id);
-                let tool_name = std::mem::take(&mut call.tool_name);
-                let arguments = std::mem::take(&mut call.arguments);
-                this.state = State::Done;
-                let span = tracing::info_span!(
-                    "tool_call",
-                    tool = %tool_name,
-                    call_id = %call_id,
-                    outcome = tracing::field::Empty,
-                    duration_us = tracing::field::Empty,
-                );
-                let started = (!span.is_disabled()).then(Instant::now);
-                // Written by `begin` when it ends the call itself, as most
-                // calls end: the outcome is not moved through the layers
-                // below.
-                let mut ended = None;
-                let rest = span.in_scope(|| {
-                    runtime.begin(&call_id, &tool_name, arguments, &options, hooks, &mut ended)
-                });
-                match (rest, ended) {
-                    (Some(rest), _) => (call_id, tool_name, span, started, rest),
-                    (None, Some(outcome)) => {
-                        record(&span, started, &outcome);
-                        return Poll::Ready(ToolCallResult {
-                            call_id,
-                            tool_name,
-                            outcome,
-                        });
-                    }
-                    (None, None) => unreachable!("`begin` ends a call it gives no future for"),
+        let (call_id, tool_name, span, started, mut rest) = if let State::Start {
+            runtime,
+            call,
+            options,
+            hooks,
+        } = &mut this.state
+        {
+            // Taken field by field, not the whole state at once: the
+            // call is most of it, and the common call ends here.
+            let (runtime, hooks) = (*runtime, hooks.copied());
+            let options = std::mem::take(options);
+            let call_id = std::mem::take(&mut call.call_id);
+            let tool_name = std::mem::take(&mut call.tool_name);
+            let arguments = std::mem::take(&mut call.arguments);
+            this.state = State::Done;
+            let span = tracing::info_span!(
+                "tool_call",
+                tool = %tool_name,
+                call_id = %call_id,
+                outcome = tracing::field::Empty,
+                duration_us = tracing::field::Empty,
+            );
+            let started = (!span.is_disabled()).then(Instant::now);
+            // Written by `begin` when it ends the call itself, as most
+            // calls end: the outcome is not moved through the layers
+            // below.
+            let mut ended = None;
+            let rest = span.in_scope(|| {
+                runtime.begin(&call_id, &tool_name, arguments, &options, hooks, &mut ended)
+            });
+            match (rest, ended) {
+                (Some(rest), _) => (call_id, tool_name, span, started, rest),
+                (None, Some(outcome)) => {
+                    record(&span, started, &outcome);
+                    return Poll::Ready(ToolCallResult {
+                        call_id,
+                        tool_name,
+                        outcome,
+                    });
                 }
+                (None, None) => unreachable!("`begin` ends a call it gives no future for"),
             }
-            State::Later { .. } => match std::mem::replace(&mut this.state, State::Done) {
+        } else {
+            match std::mem::replace(&mut this.state, State::Done) {
                 State::Later {
                     call_id,
                     tool_name,
@@ -119,9 +119,8 @@ impl Future for CallFuture<'_> {
                     started,
                     rest,
                 } => (call_id, tool_name, span, started, rest),
-                _ => unreachable!("the state was just matched"),
-            },
-            State::Done => panic!("a tool call's future polled after it returned"),
+                _ => panic!("a tool call's future polled after it returned"),
+            }
         };
         match span.in_scope(|| rest.as_mut().poll(cx)) {
             Poll::Ready(outcome) => {

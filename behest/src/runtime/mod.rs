@@ -268,33 +268,28 @@ impl ToolRuntime {
                 )));
             }
         };
-        match started {
+        let waiting = match started {
             Started::Done => {
                 if let Some(outcome) = ended {
                     self.settle(guard, outcome);
                 }
-                None
+                return None;
             }
-            Started::Queued(future) => {
-                let cancellation = options.cancellation.clone();
-                Some(Box::pin(async move {
-                    let cancellation = cancellation.as_ref();
-                    let mut outcome = self.queue(entry, cancellation, || Ok(future)).await;
-                    self.settle(guard, &mut outcome);
-                    outcome
-                }))
-            }
-            Started::Running(future, place) => {
-                let cancellation = options.cancellation.clone();
-                Some(Box::pin(async move {
-                    let cancellation = cancellation.as_ref();
+            Started::Waiting(waiting) => waiting,
+        };
+        let cancellation = options.cancellation.clone();
+        Some(Box::pin(async move {
+            let cancellation = cancellation.as_ref();
+            let mut outcome = match waiting {
+                Waiting::Queued(future) => self.queue(entry, cancellation, || Ok(future)).await,
+                Waiting::Running(future, place) => {
                     let running = AssertUnwindSafe(future).catch_unwind();
-                    let mut outcome = self.run_on(entry, place, running, cancellation).await;
-                    self.settle(guard, &mut outcome);
-                    outcome
-                }))
-            }
-        }
+                    self.run_on(entry, place, running, cancellation).await
+                }
+            };
+            self.settle(guard, &mut outcome);
+            outcome
+        }))
     }
 
     /// The end of a call on a typed route: its guard settles on the tool's
@@ -471,7 +466,7 @@ impl ToolRuntime {
                 return Some(Started::Done);
             }
             let Some(place) = self.inner.gate.try_enter() else {
-                return Some(Started::Queued(future));
+                return Some(Started::Waiting(Waiting::Queued(future)));
             };
             let mut noop = std::task::Context::from_waker(std::task::Waker::noop());
             Some(match future.as_mut().poll(&mut noop) {
@@ -479,7 +474,7 @@ impl ToolRuntime {
                     *ended = Some(outcome);
                     Started::Done
                 }
-                std::task::Poll::Pending => Started::Running(future, place),
+                std::task::Poll::Pending => Started::Waiting(Waiting::Running(future, place)),
             })
         }));
         let started = match step {
@@ -776,10 +771,16 @@ struct Typed<'a> {
 enum Started<'a> {
     /// It ended, its outcome (before the output limit) written.
     Done,
-    /// The tool's future, not yet polled: the gate was full.
+    /// It waits, for a place or for its tool.
+    Waiting(Waiting<'a>),
+}
+
+/// What a call on a typed route that did not end at once waits for.
+enum Waiting<'a> {
+    /// A place: the tool's future, not yet polled (the gate was full).
     Queued(BoxFuture<'a, ToolResult<ToolOutput>>),
-    /// The tool's future after a first poll that did not finish, with its
-    /// place.
+    /// Its tool: the future after a first poll that did not finish, with
+    /// its place.
     Running(BoxFuture<'a, ToolResult<ToolOutput>>, Place<'a>),
 }
 
