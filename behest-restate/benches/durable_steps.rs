@@ -64,9 +64,8 @@ async fn main() {
     };
     let _installed = rustls::crypto::ring::default_provider().install_default();
     let service = free_port();
-    let dir = std::env::temp_dir().join(format!("behest-restate-bench-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let (_server, ingress, admin) = spawn_server(&binary, &dir);
+    let server = spawn_server(&binary, "bench");
+    let (ingress, admin) = (server.ingress, server.admin);
     tokio::spawn(behest_restate::serve(
         agent(),
         ([127, 0, 0, 1], service).into(),
@@ -120,5 +119,4 @@ async fn main() {
         "| durable (Restate) | {durable:?} | {per_step:?} added | {:.0} |",
         durable.as_secs_f64() / in_process.as_secs_f64()
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -10,27 +10,19 @@ mod server;
 #[allow(dead_code)]
 mod agent;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 use behest::{EventKind, Message, ToolOutput, ToolStreamEvent};
 use behest_restate::{DurableClient, DurableOutcome};
-use server::{free_port, spawn_server};
+use server::{free_port, spawn_server, Scratch, Server};
 use tokio::process::{Child, Command};
 
 /// An HTTP client (its TLS needs a crypto provider, even for plain HTTP).
 fn http() -> reqwest::Client {
     let _installed = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::new()
-}
-
-/// A folder of the test's own, emptied first.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("behest-restate-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a scratch folder");
-    dir
 }
 
 /// Waits for `check` to give a value, for at most 60 s: a guard against a
@@ -55,7 +47,7 @@ async fn until<T, F: std::future::Future<Output = Option<T>>>(
 /// A `restate-server` of the test's own, on free ports, keeping its data
 /// in a scratch folder.
 struct Restate {
-    _server: Child,
+    _server: Server,
     ingress: String,
     admin: String,
 }
@@ -63,11 +55,11 @@ struct Restate {
 impl Restate {
     async fn start(name: &str) -> Self {
         let binary = std::env::var_os("BEHEST_RESTATE_SERVER").expect("BEHEST_RESTATE_SERVER");
-        let (server, ingress, admin) = spawn_server(&binary, &scratch(&format!("{name}-server")));
+        let server = spawn_server(&binary, name);
         let restate = Self {
+            ingress: format!("http://127.0.0.1:{}", server.ingress),
+            admin: format!("http://127.0.0.1:{}", server.admin),
             _server: server,
-            ingress: format!("http://127.0.0.1:{ingress}"),
-            admin: format!("http://127.0.0.1:{admin}"),
         };
         let http = http();
         for url in [
@@ -187,7 +179,7 @@ async fn in_process() -> Vec<Message> {
 )]
 async fn a_durable_run_completes_as_it_does_in_process() {
     let restate = Restate::start("completes").await;
-    let counts = scratch("completes-counts");
+    let counts = Scratch::new("completes-counts");
     let port = free_port();
     let _service = Service::start(port, &counts, 600_000).await;
     restate.register(port).await;
@@ -246,7 +238,7 @@ async fn a_durable_run_completes_as_it_does_in_process() {
 )]
 async fn a_run_survives_the_death_of_its_service_and_repeats_nothing() {
     let restate = Restate::start("crash").await;
-    let counts = scratch("crash-counts");
+    let counts = Scratch::new("crash-counts");
     let port = free_port();
     let service = Service::start(port, &counts, 600_000).await;
     restate.register(port).await;
@@ -286,7 +278,7 @@ async fn a_run_survives_the_death_of_its_service_and_repeats_nothing() {
 )]
 async fn a_deadline_that_passes_while_the_service_is_down_still_fires() {
     let restate = Restate::start("deadline").await;
-    let counts = scratch("deadline-counts");
+    let counts = Scratch::new("deadline-counts");
     let port = free_port();
     let service = Service::start(port, &counts, 1_000).await;
     restate.register(port).await;
@@ -314,7 +306,7 @@ async fn a_deadline_that_passes_while_the_service_is_down_still_fires() {
 )]
 async fn a_run_cancelled_through_restate_ends_cancelled() {
     let restate = Restate::start("cancel").await;
-    let counts = scratch("cancel-counts");
+    let counts = Scratch::new("cancel-counts");
     let port = free_port();
     let _service = Service::start(port, &counts, 600_000).await;
     restate.register(port).await;
@@ -343,7 +335,7 @@ async fn a_run_cancelled_through_restate_ends_cancelled() {
 )]
 async fn an_approval_given_while_no_service_runs_is_taken_up_when_it_starts() {
     let restate = Restate::start("approval").await;
-    let counts = scratch("approval-counts");
+    let counts = Scratch::new("approval-counts");
     let port = free_port();
     let service = Service::start_with(port, &counts, 600_000, Some("approve")).await;
     restate.register(port).await;
@@ -426,7 +418,7 @@ async fn balance(backends: Vec<u16>) -> u16 {
 async fn fifty_runs_on_two_services_survive_one_of_them_dying() {
     const RUNS: usize = 50;
     let restate = Restate::start("scale").await;
-    let counts = scratch("scale-counts");
+    let counts = Scratch::new("scale-counts");
     let (first_port, second_port) = (free_port(), free_port());
     let first = Service::start(first_port, &counts, 600_000).await;
     let _second = Service::start(second_port, &counts, 600_000).await;
@@ -486,7 +478,7 @@ async fn fifty_runs_on_two_services_survive_one_of_them_dying() {
 )]
 async fn a_turn_of_two_calls_is_played_back_in_order_after_a_crash() {
     let restate = Restate::start("paired").await;
-    let counts = scratch("paired-counts");
+    let counts = Scratch::new("paired-counts");
     let port = free_port();
     let service = Service::start_with(port, &counts, 600_000, Some("paired")).await;
     restate.register(port).await;
