@@ -495,3 +495,51 @@ async fn a_call_cancelled_while_its_tool_ran_answers_cancelled() {
         .await;
     assert_eq!(plain.outcome.unwrap().to_text(), "finished anyway");
 }
+
+/// Cancels its call's token (kept in the runtime's state), then panics.
+#[behest::tool]
+async fn cancel_and_panic(#[ctx] context: behest::ToolContext) -> String {
+    if let Some(token) = context.state::<CancellationToken>() {
+        token.cancel();
+    }
+    panic!("gave up")
+}
+
+/// A tool that panics on its first poll after its call was cancelled
+/// answers `Cancelled`, as one that finishes does, whether its arguments
+/// came as text (the text route) or as an object (the value route); a call
+/// that was not cancelled answers the panic.
+#[tokio::test]
+async fn a_call_cancelled_while_its_tool_panicked_answers_cancelled() {
+    let registry = ToolRegistry::new()
+        .with(CancelAndPanic)
+        .unwrap()
+        .with(CancelAndFinish)
+        .unwrap();
+    for arguments in [json!("{}"), json!({})] {
+        for tool in ["cancel_and_panic", "cancel_and_finish"] {
+            let token = CancellationToken::new();
+            let runtime = ToolRuntime::builder(registry.clone())
+                .state(token.clone())
+                .build();
+            let options = CallOptions::new().cancellation(token);
+            let result = runtime
+                .call_with(ToolCall::new("c1", tool, arguments.clone()), options)
+                .await;
+            assert!(
+                matches!(result.outcome, Err(ToolError::Cancelled)),
+                "{tool} with {arguments}: {result:?}"
+            );
+        }
+        let runtime = ToolRuntime::builder(registry.clone())
+            .state(CancellationToken::new())
+            .build();
+        let result = runtime
+            .call(ToolCall::new("c2", "cancel_and_panic", arguments.clone()))
+            .await;
+        assert!(
+            matches!(result.outcome, Err(ToolError::Panicked { .. })),
+            "{arguments}: {result:?}"
+        );
+    }
+}
