@@ -109,13 +109,10 @@ impl Visitor<'_> for FieldKey {
 
     #[inline]
     fn visit_str<E: Error>(self, key: &str) -> Result<Self::Value, E> {
-        // Byte by byte: names are short, and this stays inline where
-        // `==` would call `memcmp`.
-        let bytes = key.as_bytes();
-        let known = self.names.iter().position(|name| {
-            let name = name.as_bytes();
-            name.len() == bytes.len() && name.iter().zip(bytes).all(|(a, b)| a == b)
-        });
+        let known = self
+            .names
+            .iter()
+            .position(|name| same_name(name.as_bytes(), key.as_bytes()));
         match known {
             Some(index) => Ok(Some(index)),
             None if self.deny_unknown => Err(E::unknown_field(key, self.names)),
@@ -131,6 +128,32 @@ impl Visitor<'_> for FieldKey {
             }
             Err(_) => Ok(None),
         }
+    }
+}
+
+/// Whether a key is a field's name. Names are short: up to 16 bytes are
+/// compared as two words that may overlap, a few instructions inline
+/// where `==` would call `memcmp` and a byte loop would take one step a
+/// byte.
+#[inline]
+fn same_name(name: &[u8], key: &[u8]) -> bool {
+    let len = name.len();
+    if len != key.len() {
+        return false;
+    }
+    // The four or eight bytes of `bytes` at `at` (within it, by the
+    // length's arm below).
+    fn word4(bytes: &[u8], at: usize) -> Option<u32> {
+        Some(u32::from_ne_bytes(*bytes.get(at..)?.first_chunk()?))
+    }
+    fn word8(bytes: &[u8], at: usize) -> Option<u64> {
+        Some(u64::from_ne_bytes(*bytes.get(at..)?.first_chunk()?))
+    }
+    match len {
+        0..=3 => name.iter().zip(key).all(|(a, b)| a == b),
+        4..=8 => word4(name, 0) == word4(key, 0) && word4(name, len - 4) == word4(key, len - 4),
+        9..=16 => word8(name, 0) == word8(key, 0) && word8(name, len - 8) == word8(key, len - 8),
+        _ => name == key,
     }
 }
 
@@ -224,3 +247,28 @@ fields!(A 0 B 1 C 2 D 3 E 4 F 5 G 6 H 7 I 8 J 9 K 10);
 // Up to twelve fields, as far as tuples implement `Default`; the macro
 // derives `Deserialize` for larger structs.
 fields!(A 0 B 1 C 2 D 3 E 4 F 5 G 6 H 7 I 8 J 9 K 10 L 11);
+
+#[cfg(test)]
+mod tests {
+    use super::same_name;
+
+    /// Every length up to past the word-wise ones: a name matches itself,
+    /// and a key that differs from it in any one byte, or in length, does
+    /// not.
+    #[test]
+    fn a_key_is_a_name_only_when_every_byte_and_the_length_agree() {
+        for len in 0..=24 {
+            let name: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            assert!(same_name(&name, &name.clone()), "length {len}");
+            for at in 0..len {
+                let mut key = name.clone();
+                key[at] ^= 0x20;
+                assert!(!same_name(&name, &key), "length {len}, byte {at}");
+            }
+            let mut longer = name.clone();
+            longer.push(b'a');
+            assert!(!same_name(&name, &longer), "length {len}");
+            assert!(!same_name(&longer, &name), "length {len}");
+        }
+    }
+}
