@@ -502,7 +502,7 @@ async fn cancel_and_panic(#[ctx] context: behest::ToolContext) -> String {
     if let Some(token) = context.state::<CancellationToken>() {
         token.cancel();
     }
-    panic!("gave up")
+    panic!("deliberate: gave up")
 }
 
 /// A tool that panics on its first poll after its call was cancelled
@@ -511,6 +511,10 @@ async fn cancel_and_panic(#[ctx] context: behest::ToolContext) -> String {
 /// that was not cancelled answers the panic.
 #[tokio::test]
 async fn a_call_cancelled_while_its_tool_panicked_answers_cancelled() {
+    support::quiet_deliberate_panics();
+    // Both tools take the typed routes, not the checked one.
+    assert!(CancelAndPanic.__text_route().is_some());
+    assert!(CancelAndFinish.__text_route().is_some());
     let registry = ToolRegistry::new()
         .with(CancelAndPanic)
         .unwrap()
@@ -538,7 +542,7 @@ async fn a_call_cancelled_while_its_tool_panicked_answers_cancelled() {
             .call(ToolCall::new("c2", "cancel_and_panic", arguments.clone()))
             .await;
         assert!(
-            matches!(result.outcome, Err(ToolError::Panicked { .. })),
+            matches!(&result.outcome, Err(ToolError::Panicked { payload, .. }) if payload.contains("gave up")),
             "{arguments}: {result:?}"
         );
     }

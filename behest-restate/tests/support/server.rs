@@ -51,7 +51,8 @@ impl Drop for Scratch {
 /// which end with the handle.
 pub struct Server {
     process: Child,
-    /// Dropped after [`Server::drop`] has seen the process end.
+    /// Dropped after [`Server::drop`] has killed the process and waited
+    /// (up to 5 s) for it to end.
     _data: Scratch,
     /// The port of its ingress, where services are called.
     pub ingress: u16,

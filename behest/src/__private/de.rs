@@ -131,7 +131,7 @@ impl Visitor<'_> for FieldKey {
     }
 }
 
-/// Whether a key is a field's name. Names are short: up to 16 bytes are
+/// Whether a key is a field's name. Names are short: 4 to 16 bytes are
 /// compared as two words that may overlap, a few instructions inline
 /// where `==` would call `memcmp` and a byte loop would take one step a
 /// byte.

@@ -76,12 +76,13 @@ impl Future for CallFuture<'_> {
         } = &mut this.state
         {
             // Taken field by field, not the whole state at once: the
-            // call is most of it, and the common call ends here. The
-            // options are read where they are, and dropped with the state.
+            // call is most of it, and the common call ends here.
             let (runtime, hooks) = (*runtime, hooks.copied());
+            let options = std::mem::take(options);
             let call_id = std::mem::take(&mut call.call_id);
             let tool_name = std::mem::take(&mut call.tool_name);
             let arguments = std::mem::take(&mut call.arguments);
+            this.state = State::Done;
             let span = tracing::info_span!(
                 "tool_call",
                 tool = %tool_name,
@@ -95,9 +96,8 @@ impl Future for CallFuture<'_> {
             // below.
             let mut ended = None;
             let rest = span.in_scope(|| {
-                runtime.begin(&call_id, &tool_name, arguments, options, hooks, &mut ended)
+                runtime.begin(&call_id, &tool_name, arguments, &options, hooks, &mut ended)
             });
-            this.state = State::Done;
             match (rest, ended) {
                 (Some(rest), _) => (call_id, tool_name, span, started, rest),
                 (None, Some(outcome)) => {
