@@ -78,11 +78,19 @@ impl Future for CallFuture<'_> {
             // Taken field by field, not the whole state at once: the
             // call is most of it, and the common call ends here.
             let (runtime, hooks) = (*runtime, hooks.copied());
+            // Every field of the call (the pattern names them all).
+            let ToolCall {
+                call_id,
+                tool_name,
+                arguments,
+            } = call;
             let options = std::mem::take(options);
-            let call_id = std::mem::take(&mut call.call_id);
-            let tool_name = std::mem::take(&mut call.tool_name);
-            let arguments = std::mem::take(&mut call.arguments);
-            this.state = State::Done;
+            let call_id = std::mem::take(call_id);
+            let tool_name = std::mem::take(tool_name);
+            let arguments = std::mem::take(arguments);
+            // What is left holds nothing (empty strings, `null`, default
+            // options): forgotten rather than dropped field by field.
+            std::mem::forget(std::mem::replace(&mut this.state, State::Done));
             let span = tracing::info_span!(
                 "tool_call",
                 tool = %tool_name,
