@@ -78,13 +78,23 @@ impl Future for CallFuture<'_> {
             // Taken field by field, not the whole state at once: the
             // call is most of it, and the common call ends here.
             let (runtime, hooks) = (*runtime, hooks.copied());
-            // Every field of the call (the pattern names them all).
+            // Every field of the call and of its options (the patterns
+            // name them all: a new one must be taken here too).
             let ToolCall {
                 call_id,
                 tool_name,
                 arguments,
             } = call;
-            let options = std::mem::take(options);
+            let CallOptions {
+                cancellation,
+                progress,
+                extensions,
+            } = options;
+            let options = CallOptions {
+                cancellation: cancellation.take(),
+                progress: progress.take(),
+                extensions: std::mem::take(extensions),
+            };
             let call_id = std::mem::take(call_id);
             let tool_name = std::mem::take(tool_name);
             let arguments = std::mem::take(arguments);
