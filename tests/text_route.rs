@@ -653,4 +653,29 @@ fn parsed_arguments_the_value_route_must_normalise_or_leave() {
     let (routed, checked) = both_routes(&limited, "plain", long);
     assert_eq!(routed, checked);
     assert!(routed.starts_with("limit_exceeded"), "{routed}");
+    // Integral floats are counted as floats (24 bytes each) before they
+    // are read as integers (20): an object over the limit only as floats
+    // is over it on both routes, the value route handing the checked
+    // route its object as it came.
+    // (80 bytes flat as they came, 72 as integers; 90 and 82 nested.)
+    let flat = serde_json::json!({"count": 1.0, "label": "a", "small": 2.0});
+    let nested = serde_json::json!({"count": 1.0, "label": "a", "small": 2.0, "tags": []});
+    for (floats, limit) in [
+        (&flat, 70),
+        (&flat, 75),
+        (&flat, 80),
+        (&nested, 80),
+        (&nested, 87),
+        (&nested, 90),
+    ] {
+        let runtime = {
+            let mut registry = ToolRegistry::new();
+            registry.register_tool(Arc::new(Plain)).unwrap();
+            let mut limits = behest::Limits::default();
+            limits.max_argument_bytes = limit;
+            ToolRuntime::builder(registry).limits(limits).build()
+        };
+        let (routed, checked) = both_routes(&runtime, "plain", floats.clone());
+        assert_eq!(routed, checked, "{floats} under a limit of {limit}");
+    }
 }

@@ -120,39 +120,55 @@ fn syntax_hint(error: &serde_json::Error) -> &'static str {
     }
 }
 
-/// One pass over a value given as a value (text is bounded while it is
-/// parsed), without recursion: checks the nesting depth (the value itself is
-/// level 1) and the approximate encoded size, and turns integral floats into
-/// integers.
+/// Bounds a value given as a value (text is bounded while it is parsed),
+/// without recursion: checks the nesting depth (the value itself is at
+/// level one) and the approximate encoded size, then turns integral floats
+/// into integers. Nothing is changed unless both limits hold, so a value
+/// over one reaches the checked route as it came, to be measured the same
+/// way.
 pub(crate) fn walk(value: &mut Value, limits: DecodeLimits) -> ToolResult<()> {
+    if measure(value, limits)? {
+        normalise_all(value);
+    }
+    Ok(())
+}
+
+/// The limits of [`walk`]; whether the value holds a float.
+fn measure(value: &Value, limits: DecodeLimits) -> ToolResult<bool> {
     let DecodeLimits {
         max_bytes,
         max_depth,
     } = limits;
-    // Most arguments are one object of scalars: no stack for those.
+    let mut floats = false;
+    // Most arguments are one object of scalars: one pass and no stack.
     if let Value::Object(map) = value {
-        if max_depth >= 1
-            && map
-                .values()
-                .all(|item| !item.is_array() && !item.is_object())
-        {
+        if max_depth >= 1 {
             // As the walk below counts an object: 1 for itself, 1 more.
             let mut size = 2usize;
-            for (key, item) in map.iter_mut() {
-                size += key.len() + 4 + scalar_len(item);
-                if let Value::Number(number) = item {
-                    normalise(number);
+            let mut flat = true;
+            for (key, item) in map {
+                match item {
+                    Value::Array(_) | Value::Object(_) => {
+                        flat = false;
+                        break;
+                    }
+                    Value::Number(number) => floats |= number.is_f64(),
+                    _ => {}
                 }
+                size += key.len() + 4 + scalar_len(item);
             }
-            return if size > max_bytes {
-                Err(size_error(max_bytes))
-            } else {
-                Ok(())
-            };
+            if flat {
+                return if size > max_bytes {
+                    Err(size_error(max_bytes))
+                } else {
+                    Ok(floats)
+                };
+            }
+            floats = false;
         }
     }
     let mut size = 0usize;
-    let mut stack: Vec<(&mut Value, usize)> = Vec::with_capacity(8);
+    let mut stack: Vec<(&Value, usize)> = Vec::with_capacity(8);
     stack.push((value, 1));
     while let Some((value, depth)) = stack.pop() {
         size += scalar_len(value);
@@ -162,34 +178,66 @@ pub(crate) fn walk(value: &mut Value, limits: DecodeLimits) -> ToolResult<()> {
                     return Err(depth_error(max_depth));
                 }
                 size += items.len() + 1;
-                stack.extend(items.iter_mut().map(|item| (item, depth + 1)));
+                stack.extend(items.iter().map(|item| (item, depth + 1)));
             }
             Value::Object(map) => {
                 if depth > max_depth {
                     return Err(depth_error(max_depth));
                 }
                 size += 1;
-                for (key, item) in map.iter_mut() {
+                for (key, item) in map {
                     size += key.len() + 4;
                     stack.push((item, depth + 1));
                 }
             }
-            Value::Number(number) => normalise(number),
+            Value::Number(number) => floats |= number.is_f64(),
             _ => {}
         }
         if size > max_bytes {
             return Err(size_error(max_bytes));
         }
     }
-    Ok(())
+    Ok(floats)
+}
+
+/// Turns every integral float in `value` into the integer it is; no stack
+/// for a value without nested arrays or objects.
+fn normalise_all(value: &mut Value) {
+    let mut stack: Vec<&mut Value> = Vec::new();
+    let mut next = Some(value);
+    while let Some(value) = next.take().or_else(|| stack.pop()) {
+        match value {
+            Value::Number(number) => normalise(number),
+            Value::Array(items) => {
+                for item in items {
+                    normalise_or_keep(item, &mut stack);
+                }
+            }
+            Value::Object(map) => {
+                for item in map.values_mut() {
+                    normalise_or_keep(item, &mut stack);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Normalises a number; keeps an array or object for later.
+fn normalise_or_keep<'a>(item: &'a mut Value, stack: &mut Vec<&'a mut Value>) {
+    match item {
+        Value::Number(number) => normalise(number),
+        Value::Array(_) | Value::Object(_) => stack.push(item),
+        _ => {}
+    }
 }
 
 /// An integral float (within ±2^53) becomes the integer it is.
 fn normalise(number: &mut Number) {
-    let integer = number
-        .as_f64()
-        .filter(|_| number.is_f64())
-        .and_then(bounded::integral);
+    if !number.is_f64() {
+        return;
+    }
+    let integer = number.as_f64().and_then(bounded::integral);
     if let Some(integer) = integer {
         *number = integer;
     }
