@@ -660,13 +660,14 @@ fn parsed_arguments_the_value_route_must_normalise_or_leave() {
     // (80 bytes flat as they came, 72 as integers; 90 and 82 nested.)
     let flat = serde_json::json!({"count": 1.0, "label": "a", "small": 2.0});
     let nested = serde_json::json!({"count": 1.0, "label": "a", "small": 2.0, "tags": []});
-    for (floats, limit) in [
-        (&flat, 70),
-        (&flat, 75),
-        (&flat, 80),
-        (&nested, 80),
-        (&nested, 87),
-        (&nested, 90),
+    // Over the limit, its error; within it, the flat object lacks `tags`.
+    for (floats, limit, ending) in [
+        (&flat, 70, "limit_exceeded"),
+        (&flat, 75, "limit_exceeded"),
+        (&flat, 80, "invalid_arguments"),
+        (&nested, 80, "limit_exceeded"),
+        (&nested, 87, "limit_exceeded"),
+        (&nested, 90, "ok"),
     ] {
         let runtime = {
             let mut registry = ToolRegistry::new();
@@ -677,5 +678,9 @@ fn parsed_arguments_the_value_route_must_normalise_or_leave() {
         };
         let (routed, checked) = both_routes(&runtime, "plain", floats.clone());
         assert_eq!(routed, checked, "{floats} under a limit of {limit}");
+        assert!(
+            routed.starts_with(ending),
+            "{floats} under {limit}: {routed}"
+        );
     }
 }

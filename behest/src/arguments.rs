@@ -361,6 +361,36 @@ mod tests {
         format!("{}{}", "[".repeat(depth), "]".repeat(depth))
     }
 
+    /// A value over a limit is left as it came (its floats floats); within
+    /// both, its integral floats are integers, at any depth.
+    #[test]
+    fn walk_changes_a_value_only_within_the_limits() {
+        let came = json!({"a": 1.0, "b": [2.0, {"c": 3.0}], "d": 2.5});
+        for limits in [
+            DecodeLimits {
+                max_bytes: 20,
+                max_depth: 4,
+            },
+            DecodeLimits {
+                max_bytes: 1024,
+                max_depth: 2,
+            },
+        ] {
+            let mut value = came.clone();
+            assert!(walk(&mut value, limits).is_err());
+            assert_eq!(value.to_string(), came.to_string());
+        }
+        let mut value = came.clone();
+        walk(&mut value, LIMITS).unwrap();
+        assert_eq!(value.to_string(), r#"{"a":1,"b":[2,{"c":3}],"d":2.5}"#);
+        let mut flat = json!({"a": 1.0, "b": "x"});
+        walk(&mut flat, LIMITS).unwrap();
+        assert_eq!(flat.to_string(), r#"{"a":1,"b":"x"}"#);
+        let mut number = json!(4.0);
+        walk(&mut number, LIMITS).unwrap();
+        assert_eq!(number.to_string(), "4");
+    }
+
     #[test]
     fn text_depth_is_checked_after_the_parser_s_own_limit() {
         let limits = DecodeLimits {
