@@ -642,15 +642,15 @@ fn parsed_arguments_the_value_route_must_normalise_or_leave() {
     let plain =
         serde_json::json!({"count": 1, "label": "a", "tags": [], "small": 2, "verbose": null});
     assert!(takes_value_route(&Plain, &plain));
-    let limited = {
-        let mut registry = ToolRegistry::new();
-        registry.register_tool(Arc::new(Plain)).unwrap();
-        let mut limits = behest::Limits::default();
-        limits.max_argument_bytes = 64;
-        ToolRuntime::builder(registry).limits(limits).build()
+    // The tool under an argument limit of `bytes`.
+    let limited = |bytes| {
+        let registry = ToolRegistry::new().with(Plain).unwrap();
+        ToolRuntime::builder(registry)
+            .max_argument_bytes(bytes)
+            .build()
     };
     let long = serde_json::json!({"count": 1, "label": "a".repeat(100), "tags": [], "small": 2});
-    let (routed, checked) = both_routes(&limited, "plain", long);
+    let (routed, checked) = both_routes(&limited(64), "plain", long);
     assert_eq!(routed, checked);
     assert!(routed.starts_with("limit_exceeded"), "{routed}");
     // Integral floats are counted as floats (24 bytes each) before they
@@ -669,14 +669,7 @@ fn parsed_arguments_the_value_route_must_normalise_or_leave() {
         (&nested, 87, "limit_exceeded"),
         (&nested, 90, "ok"),
     ] {
-        let runtime = {
-            let mut registry = ToolRegistry::new();
-            registry.register_tool(Arc::new(Plain)).unwrap();
-            let mut limits = behest::Limits::default();
-            limits.max_argument_bytes = limit;
-            ToolRuntime::builder(registry).limits(limits).build()
-        };
-        let (routed, checked) = both_routes(&runtime, "plain", floats.clone());
+        let (routed, checked) = both_routes(&limited(limit), "plain", floats.clone());
         assert_eq!(routed, checked, "{floats} under a limit of {limit}");
         assert!(
             routed.starts_with(ending),
