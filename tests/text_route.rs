@@ -16,8 +16,8 @@ use std::time::Duration;
 use behest::tool::PlainArguments;
 use behest::validation::ArgumentValidator;
 use behest::{
-    tool, CallOptions, CancellationToken, Tool, ToolCall, ToolContext, ToolError, ToolRegistry,
-    ToolRuntime,
+    tool, CallOptions, CancellationToken, Limits, Tool, ToolCall, ToolContext, ToolError,
+    ToolRegistry, ToolRuntime,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -351,7 +351,7 @@ fn both_routes(runtime: &ToolRuntime, tool: &str, arguments: impl Into<Value>) -
 }
 
 fn takes_value_route(tool: &dyn Tool, arguments: &Value) -> bool {
-    tool.__invoke_value(arguments, &|| ToolContext::new("c"))
+    tool.__invoke_value(arguments, &Limits::default(), &|| ToolContext::new("c"))
         .is_some()
 }
 

@@ -11,8 +11,10 @@ use crate::validation::ArgumentValidator;
 
 mod bounded;
 mod nulls;
+mod reader;
 
 pub use nulls::drop_optional_nulls;
+pub(crate) use reader::read;
 
 /// Limits applied while decoding arguments.
 #[derive(Debug, Clone, Copy)]
@@ -127,14 +129,24 @@ fn syntax_hint(error: &serde_json::Error) -> &'static str {
 /// over one reaches the checked route as it came, to be measured the same
 /// way.
 pub(crate) fn walk(value: &mut Value, limits: DecodeLimits) -> ToolResult<()> {
-    if measure(value, limits)? {
+    if measure(value, limits)?.floats {
         normalise_all(value);
     }
     Ok(())
 }
 
-/// The limits of [`walk`]; whether the value holds a float.
-fn measure(value: &Value, limits: DecodeLimits) -> ToolResult<bool> {
+/// What [`measure`] finds of a value within the limits.
+struct Measured {
+    /// The approximate encoded size: scalars as [`scalar_len`] counts
+    /// them, a bracket and a comma per item, a key with its quotes, colon
+    /// and comma.
+    size: usize,
+    /// Whether the value holds a float.
+    floats: bool,
+}
+
+/// The limits of [`walk`]: the value's size and whether it holds a float.
+fn measure(value: &Value, limits: DecodeLimits) -> ToolResult<Measured> {
     let DecodeLimits {
         max_bytes,
         max_depth,
@@ -161,7 +173,7 @@ fn measure(value: &Value, limits: DecodeLimits) -> ToolResult<bool> {
                 return if size > max_bytes {
                     Err(size_error(max_bytes))
                 } else {
-                    Ok(floats)
+                    Ok(Measured { size, floats })
                 };
             }
             floats = false;
@@ -197,12 +209,12 @@ fn measure(value: &Value, limits: DecodeLimits) -> ToolResult<bool> {
             return Err(size_error(max_bytes));
         }
     }
-    Ok(floats)
+    Ok(Measured { size, floats })
 }
 
 /// Turns every integral float in `value` into the integer it is; no stack
 /// for a value without nested arrays or objects.
-fn normalise_all(value: &mut Value) {
+pub(crate) fn normalise_all(value: &mut Value) {
     let mut stack: Vec<&mut Value> = Vec::new();
     let mut next = Some(value);
     while let Some(value) = next.take().or_else(|| stack.pop()) {

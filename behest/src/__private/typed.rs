@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::plain::PlainArguments;
 use super::{Described, SpecParts};
+use crate::limits::Limits;
 use crate::tool::{ToolContext, ToolOutput, ToolResult, ToolSpec};
 
 /// What `#[tool]` generates for a tool: its arguments struct, the options
@@ -95,9 +96,10 @@ impl<T: TypedTool> crate::Tool for T {
     fn __invoke_value(
         &self,
         arguments: &Value,
+        limits: &Limits,
         context: &dyn Fn() -> ToolContext,
     ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
-        invoke_value(self, arguments, context)
+        invoke_value(self, arguments, limits, context)
     }
 }
 
@@ -131,14 +133,15 @@ fn invoke_text<'a, T: TypedTool>(
 
 /// `Tool::__invoke_value` of a `#[tool]` whose argument types are all
 /// [`plain`](super::plain): as [`invoke_text`], from an arguments object
-/// the runtime has bounded and normalised as the checked route does
-/// (integral floats, negative zero included, are integers by then).
+/// read as the checked route would decode it (`arguments::read`: within
+/// the limits, integral floats, negative zero included, as integers).
 fn invoke_value<'a, T: TypedTool>(
     tool: &'a T,
     arguments: &Value,
+    limits: &Limits,
     context: &dyn Fn() -> ToolContext,
 ) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>> {
-    let arguments = <T::Arguments as serde::Deserialize>::deserialize(arguments).ok()?;
+    let arguments = crate::arguments::read::<T::Arguments>(arguments, limits.into())?;
     Some(running(tool, arguments, context))
 }
 

@@ -374,15 +374,15 @@ impl ToolRuntime {
     }
 
     /// The same route for arguments that arrive as a parsed object (MCP
-    /// sends them so): bounded and normalised as the checked route does
-    /// it, then read with the tool's own types, with no schema validation
-    /// for the same reason. `Err` gives the object back for the checked
-    /// route.
+    /// sends them so): read with the tool's own types as the checked route
+    /// would decode it (bounded, integral floats as integers; see
+    /// `arguments::read`), with no schema validation for the same reason.
+    /// `Err` gives the object back, as it came, for the checked route.
     fn start_value(
         &self,
         call_id: &str,
         tool_name: &str,
-        mut arguments: Value,
+        arguments: Value,
         options: &CallOptions,
         hooks: Option<&dyn RunHooks>,
         ended: &mut Option<ToolResult<ToolOutput>>,
@@ -398,16 +398,15 @@ impl ToolRuntime {
         {
             return Err(arguments);
         }
-        let limits = DecodeLimits::from(&self.inner.limits);
-        // Over a limit: the checked route says which.
-        if crate::arguments::walk(&mut arguments, limits).is_err() {
-            return Err(arguments);
-        }
-        let invoke =
-            |context: &dyn Fn() -> ToolContext| entry.tool.__invoke_value(&arguments, context);
+        let invoke = |context: &dyn Fn() -> ToolContext| {
+            entry
+                .tool
+                .__invoke_value(&arguments, &inner.limits, context)
+        };
         // Observers see the arguments as the checked route gives them.
         let shown = || {
             let mut shown = arguments.clone();
+            crate::arguments::normalise_all(&mut shown);
             crate::arguments::drop_optional_nulls(&mut shown, entry.validator.schema());
             shown
         };

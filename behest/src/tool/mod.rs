@@ -14,6 +14,8 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+use crate::limits::Limits;
+
 pub use call::{ToolCall, ToolCallResult};
 pub(crate) use context::CallCancellation;
 pub use context::{
@@ -154,19 +156,21 @@ pub trait Tool: Send + Sync + 'static + erased::ErasedTool {
         None
     }
 
-    /// Reads an arguments object the runtime has bounded (size, depth)
-    /// and normalised (integral floats as integers) with the tool's own
-    /// types and, if that succeeds, returns the running call: the text
-    /// route for arguments that arrive parsed, as MCP sends them. `None`
-    /// sends the call down the checked route. Only called when
+    /// Reads an arguments object with the tool's own types as they would
+    /// read it once the checked route decoded it (under `limits`' size and
+    /// depth, integral floats as integers) and, if that succeeds, returns
+    /// the running call: the text route for arguments that arrive parsed,
+    /// as MCP sends them. `None` (the types do not read it, or it is over
+    /// a limit) sends the call down the checked route. Only called when
     /// [`__text_route`](Tool::__text_route) is `Some`.
     #[doc(hidden)]
     fn __invoke_value(
         &self,
         arguments: &Value,
+        limits: &Limits,
         context: &dyn Fn() -> ToolContext,
     ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
-        let _unused = (arguments, context);
+        let _unused = (arguments, limits, context);
         None
     }
 
@@ -271,9 +275,10 @@ impl<T: Tool + ?Sized> Tool for std::sync::Arc<T> {
     fn __invoke_value(
         &self,
         arguments: &Value,
+        limits: &Limits,
         context: &dyn Fn() -> ToolContext,
     ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
-        (**self).__invoke_value(arguments, context)
+        (**self).__invoke_value(arguments, limits, context)
     }
 
     fn __spec_conflict(&self) -> Option<String> {

@@ -1,0 +1,341 @@
+//! Reading a tool's own argument types straight from a parsed arguments
+//! object, as they would read it after the checked route decoded it:
+//! under the same size and depth limits, measured the same way, with
+//! integral floats read as the integers they are. One pass over the
+//! object, which is neither changed nor copied (a `String` field is the
+//! only copy made), so a read that fails leaves it whole for the checked
+//! route to explain.
+
+use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde::Deserializer;
+use serde_json::{Error, Value};
+
+use super::{bounded, measure, DecodeLimits};
+use crate::json_text::scalar_len;
+
+/// `T` read from `value`, or `None` when the types do not read it or it is
+/// over a limit: which, and why, is the checked route's to say.
+pub(crate) fn read<T: DeserializeOwned>(value: &Value, limits: DecodeLimits) -> Option<T> {
+    let mut budget = Budget {
+        left: limits.max_bytes,
+        max_depth: limits.max_depth,
+    };
+    T::deserialize(Reader {
+        value,
+        depth: 1,
+        budget: &mut budget,
+    })
+    .ok()
+}
+
+/// What is left of the limits as the object is read.
+struct Budget {
+    /// Bytes, counted as `measure` counts them.
+    left: usize,
+    max_depth: usize,
+}
+
+impl Budget {
+    #[inline]
+    fn spend(&mut self, bytes: usize) -> Result<(), Error> {
+        match self.left.checked_sub(bytes) {
+            Some(left) => {
+                self.left = left;
+                Ok(())
+            }
+            None => Err(over_limit()),
+        }
+    }
+
+    /// A container at level `depth` (the object itself being level 1).
+    #[inline]
+    fn enter(&self, depth: usize) -> Result<(), Error> {
+        if depth > self.max_depth {
+            return Err(over_limit());
+        }
+        Ok(())
+    }
+}
+
+#[cold]
+fn over_limit() -> Error {
+    de::Error::custom("over the argument limits")
+}
+
+/// A value at nesting level `depth`.
+struct Reader<'de, 'b> {
+    value: &'de Value,
+    depth: usize,
+    budget: &'b mut Budget,
+}
+
+impl<'de> Deserializer<'de> for Reader<'de, '_> {
+    type Error = Error;
+
+    #[inline]
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        let Reader {
+            value,
+            depth,
+            budget,
+        } = self;
+        budget.spend(scalar_len(value))?;
+        match value {
+            Value::Null => visitor.visit_unit(),
+            Value::Bool(value) => visitor.visit_bool(*value),
+            Value::Number(number) => {
+                let integer = number
+                    .as_f64()
+                    .filter(|_| number.is_f64())
+                    .and_then(bounded::integral);
+                match integer {
+                    Some(integer) => integer.deserialize_any(visitor),
+                    None => number.deserialize_any(visitor),
+                }
+            }
+            Value::String(text) => visitor.visit_borrowed_str(text),
+            Value::Array(items) => {
+                budget.enter(depth)?;
+                budget.spend(items.len() + 1)?;
+                let mut items = Items {
+                    items: items.iter(),
+                    depth: depth + 1,
+                    budget,
+                };
+                let read = visitor.visit_seq(&mut items)?;
+                match items.items.len() {
+                    0 => Ok(read),
+                    _ => Err(de::Error::custom("an array read in part")),
+                }
+            }
+            Value::Object(map) => {
+                budget.enter(depth)?;
+                budget.spend(1)?;
+                let mut entries = Entries {
+                    entries: map.iter(),
+                    value: None,
+                    depth: depth + 1,
+                    budget,
+                };
+                let read = visitor.visit_map(&mut entries)?;
+                match (entries.entries.len(), entries.value) {
+                    (0, None) => Ok(read),
+                    _ => Err(de::Error::custom("an object read in part")),
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.value {
+            Value::Null => {
+                self.budget.spend(scalar_len(self.value))?;
+                visitor.visit_none()
+            }
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    /// A value skipped (an unknown field where they are allowed) still
+    /// counts against the limits, as it does on the checked route.
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        let limits = DecodeLimits {
+            max_bytes: self.budget.left,
+            // The value is level 1 of what is measured.
+            max_depth: (self.budget.max_depth + 1).saturating_sub(self.depth),
+        };
+        let measured = measure(self.value, limits).map_err(|_| over_limit())?;
+        self.budget.spend(measured.size)?;
+        visitor.visit_unit()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier
+    }
+}
+
+/// The items of an array.
+struct Items<'de, 'b> {
+    items: std::slice::Iter<'de, Value>,
+    depth: usize,
+    budget: &'b mut Budget,
+}
+
+impl<'de> SeqAccess<'de> for Items<'de, '_> {
+    type Error = Error;
+
+    #[inline]
+    fn next_element_seed<S: DeserializeSeed<'de>>(
+        &mut self,
+        seed: S,
+    ) -> Result<Option<S::Value>, Error> {
+        let Some(value) = self.items.next() else {
+            return Ok(None);
+        };
+        seed.deserialize(Reader {
+            value,
+            depth: self.depth,
+            budget: self.budget,
+        })
+        .map(Some)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.items.len())
+    }
+}
+
+/// The entries of an object; `value` is the one whose key was read last.
+struct Entries<'de, 'b> {
+    entries: serde_json::map::Iter<'de>,
+    value: Option<&'de Value>,
+    depth: usize,
+    budget: &'b mut Budget,
+}
+
+impl<'de> MapAccess<'de> for Entries<'de, '_> {
+    type Error = Error;
+
+    #[inline]
+    fn next_key_seed<S: DeserializeSeed<'de>>(
+        &mut self,
+        seed: S,
+    ) -> Result<Option<S::Value>, Error> {
+        if self.value.is_some() {
+            return Err(de::Error::custom("a key read without its value"));
+        }
+        let Some((key, value)) = self.entries.next() else {
+            return Ok(None);
+        };
+        // A key, its quotes, the colon and a comma: as `measure` counts.
+        self.budget.spend(key.len() + 4)?;
+        self.value = Some(value);
+        seed.deserialize(Key(key)).map(Some)
+    }
+
+    #[inline]
+    fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, Error> {
+        let Some(value) = self.value.take() else {
+            return Err(de::Error::custom("a value read before its key"));
+        };
+        seed.deserialize(Reader {
+            value,
+            depth: self.depth,
+            budget: self.budget,
+        })
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.entries.len())
+    }
+}
+
+/// A key of an object, given to the visitor as borrowed text.
+struct Key<'de>(&'de str);
+
+impl<'de> Deserializer<'de> for Key<'de> {
+    type Error = Error;
+
+    #[inline]
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_borrowed_str(self.0)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf option unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::arguments::walk;
+
+    /// What the checked route makes of `value` under `limits`: the value
+    /// normalised, or nothing when it is over a limit.
+    fn decoded(value: &Value, limits: DecodeLimits) -> Option<Value> {
+        let mut value = value.clone();
+        walk(&mut value, limits).ok().map(|()| value)
+    }
+
+    /// Read as a `Value` (which reads everything), the object is what the
+    /// checked route decodes, under every limit around its size and depth.
+    #[test]
+    fn reads_what_the_checked_route_decodes_under_every_limit() {
+        let values = [
+            json!({}),
+            json!({"count": 1, "label": "a", "verbose": null}),
+            json!({"count": 1.0, "ratio": -0.0, "big": 9007199254740993.0, "huge": 1e30, "half": 0.5}),
+            json!({"tags": ["a", "bb"], "nested": {"inner": [1.0, [2.0, {"x": true}]]}}),
+            json!({"empty": [], "object": {}, "text": "q\"uote\\", "flag": false}),
+            json!({"a": [[[[1]]]]}),
+        ];
+        for value in &values {
+            let size = size_of(value);
+            for max_bytes in (0..=size + 2).chain([usize::MAX]) {
+                for max_depth in 0..=6 {
+                    let limits = DecodeLimits {
+                        max_bytes,
+                        max_depth,
+                    };
+                    assert_eq!(
+                        read::<Value>(value, limits),
+                        decoded(value, limits),
+                        "{value} within {max_bytes} bytes and {max_depth} levels"
+                    );
+                }
+            }
+        }
+    }
+
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Known {
+        count: i64,
+        note: Option<String>,
+    }
+
+    /// A field the type skips still counts, in bytes and in depth; a
+    /// `null` read as `None` counts as the `null` it is.
+    #[test]
+    fn what_the_types_skip_or_leave_out_still_counts() {
+        let skipped = json!({"count": 2.0, "note": null, "other": {"deep": ["xxxxxxxx"]}});
+        let size = size_of(&skipped);
+        assert!(decoded(&skipped, limits(size, 3)).is_some());
+        assert_eq!(
+            read::<Known>(&skipped, limits(size, 3)),
+            Some(Known {
+                count: 2,
+                note: None
+            })
+        );
+        assert_eq!(decoded(&skipped, limits(size - 1, 3)), None);
+        assert_eq!(read::<Known>(&skipped, limits(size - 1, 3)), None);
+        assert_eq!(read::<Known>(&skipped, limits(size, 2)), None);
+        let noted = json!({"count": 1, "note": "n"});
+        let size = size_of(&noted);
+        assert!(read::<Known>(&noted, limits(size, 1)).is_some());
+        assert!(read::<Known>(&noted, limits(size - 1, 1)).is_none());
+        // A float with a fraction is no integer; a string is no number.
+        assert!(read::<Known>(&json!({"count": 1.5}), limits(1024, 4)).is_none());
+        assert!(read::<Known>(&json!({"count": "1"}), limits(1024, 4)).is_none());
+    }
+
+    /// The size `measure` gives a value.
+    fn size_of(value: &Value) -> usize {
+        measure(value, limits(usize::MAX, usize::MAX)).unwrap().size
+    }
+
+    fn limits(max_bytes: usize, max_depth: usize) -> DecodeLimits {
+        DecodeLimits {
+            max_bytes,
+            max_depth,
+        }
+    }
+}
