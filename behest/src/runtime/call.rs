@@ -110,24 +110,27 @@ impl Future for CallFuture<'_> {
             );
             let started = (!span.is_disabled()).then(Instant::now);
             // Written by `begin` when it ends the call itself, as most
-            // calls end: the outcome is not moved through the layers
-            // below.
-            let mut ended = None;
+            // calls end (`Pending` until then): the outcome is not moved
+            // through the layers below.
+            let mut ended = Poll::Pending;
             let rest = span.in_scope(|| {
                 runtime.begin(&call_id, &tool_name, arguments, &options, hooks, &mut ended)
             });
-            match (rest, ended) {
-                (Some(rest), _) => (call_id, tool_name, span, started, rest),
-                (None, Some(outcome)) => {
-                    record(&span, started, &outcome);
-                    return Poll::Ready(ToolCallResult {
-                        call_id,
-                        tool_name,
-                        outcome,
-                    });
+            let Some(rest) = rest else {
+                // The outcome is read where `begin` wrote it and moved
+                // from there into the result as it is returned: moved into
+                // a binding first, it made the result be built on the
+                // stack and copied out whole (152 bytes, through `memcpy`).
+                if let Poll::Ready(outcome) = &ended {
+                    record(&span, started, outcome);
                 }
-                (None, None) => unreachable!("`begin` ends a call it gives no future for"),
-            }
+                return Poll::Ready(ToolCallResult {
+                    call_id,
+                    tool_name,
+                    outcome: ready(ended),
+                });
+            };
+            (call_id, tool_name, span, started, rest)
         } else {
             match std::mem::replace(&mut this.state, State::Done) {
                 State::Later {
@@ -172,6 +175,15 @@ impl Drop for CallFuture<'_> {
             // A future of no size: nothing is allocated.
             drop(std::mem::replace(rest, Box::pin(std::future::pending())));
         }
+    }
+}
+
+/// The outcome of a call that `begin` ended.
+#[inline]
+fn ready(ended: Poll<ToolResult<ToolOutput>>) -> ToolResult<ToolOutput> {
+    match ended {
+        Poll::Ready(outcome) => outcome,
+        Poll::Pending => unreachable!("`begin` ends a call it gives no future for"),
     }
 }
 

@@ -15,6 +15,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use futures::future::{BoxFuture, CatchUnwind};
@@ -234,7 +235,7 @@ impl ToolRuntime {
         arguments: Value,
         options: &CallOptions,
         hooks: Option<&'a dyn RunHooks>,
-        ended: &mut Option<ToolResult<ToolOutput>>,
+        ended: &mut Poll<ToolResult<ToolOutput>>,
     ) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>> {
         // An approval is asked with the validated arguments: the checked
         // route.
@@ -270,7 +271,7 @@ impl ToolRuntime {
         };
         let waiting = match started {
             Started::Done => {
-                if let Some(outcome) = ended {
+                if let Poll::Ready(outcome) = ended {
                     self.settle(guard, outcome);
                 }
                 return None;
@@ -348,7 +349,7 @@ impl ToolRuntime {
         text: &str,
         options: &CallOptions,
         hooks: Option<&dyn RunHooks>,
-        ended: &mut Option<ToolResult<ToolOutput>>,
+        ended: &mut Poll<ToolResult<ToolOutput>>,
     ) -> Option<Typed<'_>> {
         let inner = &*self.inner;
         let entry = inner.registry.entry_at(inner.registry.index_of(tool_name)?);
@@ -385,7 +386,7 @@ impl ToolRuntime {
         arguments: Value,
         options: &CallOptions,
         hooks: Option<&dyn RunHooks>,
-        ended: &mut Option<ToolResult<ToolOutput>>,
+        ended: &mut Poll<ToolResult<ToolOutput>>,
     ) -> Result<Typed<'_>, Value> {
         let inner = &*self.inner;
         let Some(index) = inner.registry.index_of(tool_name) else {
@@ -438,7 +439,7 @@ impl ToolRuntime {
         hooks: Option<&dyn RunHooks>,
         invoke: impl FnOnce(&dyn Fn() -> ToolContext) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>>,
         shown: impl Fn() -> Value,
-        ended: &mut Option<ToolResult<ToolOutput>>,
+        ended: &mut Poll<ToolResult<ToolOutput>>,
     ) -> Option<Typed<'a>> {
         let guard = CallGuard::default();
         let cancellation = options.cancellation.as_ref();
@@ -461,25 +462,25 @@ impl ToolRuntime {
                 });
             }
             if cancellation.is_some_and(CancellationToken::is_cancelled) {
-                *ended = Some(Err(ToolError::Cancelled));
+                *ended = Poll::Ready(Err(ToolError::Cancelled));
                 return Some(Started::Done);
             }
             let Some(place) = self.inner.gate.try_enter() else {
                 return Some(Started::Waiting(Waiting::Queued(future)));
             };
             let mut noop = std::task::Context::from_waker(std::task::Waker::noop());
-            Some(match future.as_mut().poll(&mut noop) {
-                std::task::Poll::Ready(outcome) => {
-                    *ended = Some(outcome);
-                    Started::Done
-                }
-                std::task::Poll::Pending => Started::Waiting(Waiting::Running(future, place)),
+            // Polled straight into `ended`: the outcome is not copied
+            // from where the tool's future returns it.
+            *ended = future.as_mut().poll(&mut noop);
+            Some(match ended {
+                Poll::Ready(_) => Started::Done,
+                Poll::Pending => Started::Waiting(Waiting::Running(future, place)),
             })
         }));
         let started = match step {
             Ok(started) => started?,
             Err(payload) => {
-                *ended = Some(Err(panicked(payload.as_ref(), entry.reveals_panics)));
+                *ended = Poll::Ready(Err(panicked(payload.as_ref(), entry.reveals_panics)));
                 Started::Done
             }
         };
@@ -489,7 +490,7 @@ impl ToolRuntime {
             && matches!(started, Started::Done)
             && cancellation.is_some_and(CancellationToken::is_cancelled)
         {
-            *ended = Some(Err(ToolError::Cancelled));
+            *ended = Poll::Ready(Err(ToolError::Cancelled));
         }
         Some(Typed {
             entry,
