@@ -125,9 +125,9 @@ fn syntax_hint(error: &serde_json::Error) -> &'static str {
 /// Bounds a value given as a value (text is bounded while it is parsed),
 /// without recursion: checks the nesting depth (the value itself is at
 /// level one) and the approximate encoded size, then turns integral floats
-/// into integers. Nothing is changed unless both limits hold, so a value
-/// over one reaches the checked route as it came, to be measured the same
-/// way.
+/// into integers. Nothing is changed unless both limits hold. (The value
+/// route reads an object under the same limits without changing it:
+/// [`read`].)
 pub(crate) fn walk(value: &mut Value, limits: DecodeLimits) -> ToolResult<()> {
     if measure(value, limits)?.floats {
         normalise_all(value);
@@ -145,7 +145,8 @@ struct Measured {
     floats: bool,
 }
 
-/// The limits of [`walk`]: the value's size and whether it holds a float.
+/// The limits of [`walk`] (and of a value [`read`] skips): the value's
+/// size and whether it holds a float.
 fn measure(value: &Value, limits: DecodeLimits) -> ToolResult<Measured> {
     let DecodeLimits {
         max_bytes,

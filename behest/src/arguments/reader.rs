@@ -15,6 +15,11 @@ use crate::json_text::scalar_len;
 
 /// `T` read from `value`, or `None` when the types do not read it or it is
 /// over a limit: which, and why, is the checked route's to say.
+///
+/// Every part of the object is charged as it is read, so `T` must read
+/// all of what it is given (or skip it with `deserialize_ignored_any`,
+/// which measures it): the argument types of a `#[tool]` do, and an array
+/// or object left part-read fails the read.
 pub(crate) fn read<T: DeserializeOwned>(value: &Value, limits: DecodeLimits) -> Option<T> {
     let mut budget = Budget {
         left: limits.max_bytes,
@@ -84,10 +89,11 @@ impl<'de> Deserializer<'de> for Reader<'de, '_> {
             Value::Null => visitor.visit_unit(),
             Value::Bool(value) => visitor.visit_bool(*value),
             Value::Number(number) => {
-                let integer = number
-                    .as_f64()
-                    .filter(|_| number.is_f64())
-                    .and_then(bounded::integral);
+                let integer = if number.is_f64() {
+                    number.as_f64().and_then(bounded::integral)
+                } else {
+                    None
+                };
                 match integer {
                     Some(integer) => integer.deserialize_any(visitor),
                     None => number.deserialize_any(visitor),
@@ -142,8 +148,10 @@ impl<'de> Deserializer<'de> for Reader<'de, '_> {
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         let limits = DecodeLimits {
             max_bytes: self.budget.left,
-            // The value is level 1 of what is measured.
-            max_depth: (self.budget.max_depth + 1).saturating_sub(self.depth),
+            // The value is level 1 of what is measured. Its container
+            // passed `enter`, so `depth - 1` is within the limit (which
+            // may be `usize::MAX`: no `max_depth + 1`).
+            max_depth: self.budget.max_depth.saturating_sub(self.depth - 1),
         };
         let measured = measure(self.value, limits).map_err(|_| over_limit())?;
         self.budget.spend(measured.size)?;
@@ -253,6 +261,7 @@ impl<'de> Deserializer<'de> for Key<'de> {
 
 #[cfg(test)]
 mod tests {
+    use serde::Deserialize;
     use serde_json::json;
 
     use super::*;
@@ -325,6 +334,122 @@ mod tests {
         // A float with a fraction is no integer; a string is no number.
         assert!(read::<Known>(&json!({"count": 1.5}), limits(1024, 4)).is_none());
         assert!(read::<Known>(&json!({"count": "1"}), limits(1024, 4)).is_none());
+    }
+
+    /// Arguments read as a `#[tool]`'s are: the generated struct's reader,
+    /// unknown fields refused.
+    #[derive(Debug, PartialEq)]
+    struct Strict {
+        count: i64,
+        ratio: f64,
+        big: u64,
+        maybe: Vec<Option<i64>>,
+        names: Option<Vec<String>>,
+    }
+
+    impl<'de> serde::Deserialize<'de> for Strict {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            let (count, ratio, big, maybe, names) = crate::__private::de::fields(
+                deserializer,
+                "Strict",
+                &["count", "ratio", "big", "maybe", "names"],
+                true,
+            )?;
+            Ok(Self {
+                count,
+                ratio,
+                big,
+                maybe,
+                names,
+            })
+        }
+    }
+
+    /// Through `Option`, nested arrays and the numbers at their edges, a
+    /// struct reads under exactly the limits the checked route applies,
+    /// and what it reads is what the decoded object reads.
+    #[test]
+    fn a_tool_s_arguments_read_as_they_read_the_decoded_object() {
+        let values = [
+            json!({"count": -3, "ratio": -0.0, "big": 18446744073709551615u64,
+                   "maybe": [1, null, 2.0], "names": ["a", "b"]}),
+            json!({"count": 2.0, "ratio": 2.0, "big": 0, "maybe": [], "names": null}),
+            json!({"count": 1, "ratio": 0.5, "big": 1, "maybe": [null]}),
+        ];
+        for value in &values {
+            let size = size_of(value);
+            let expected = decoded(value, limits(size, 2))
+                .map(|decoded| Strict::deserialize(&decoded).unwrap());
+            assert!(expected.is_some(), "{value}");
+            assert_eq!(read::<Strict>(value, limits(size, 2)), expected, "{value}");
+            assert_eq!(read::<Strict>(value, limits(size - 1, 2)), None, "{value}");
+            assert_eq!(read::<Strict>(value, limits(size, 1)), None, "{value}");
+        }
+        // A negative zero is read as the checked route reads it: `0`.
+        let zero = read::<Strict>(&values[0], limits(1024, 2)).unwrap();
+        assert!(zero.ratio.is_sign_positive());
+        // What the types refuse is left to the checked route: an integer
+        // past 2^53 written as a float, a fraction, an unknown field.
+        for refused in [
+            json!({"count": 9007199254740992.0, "ratio": 1, "big": 1, "maybe": []}),
+            json!({"count": 1e19, "ratio": 1, "big": 1, "maybe": []}),
+            json!({"count": 1, "ratio": 1, "big": 1.5, "maybe": []}),
+            json!({"count": 1, "ratio": 1, "big": 1, "maybe": [], "other": 1}),
+            json!({"count": 1, "ratio": 1, "big": -1, "maybe": []}),
+        ] {
+            assert_eq!(read::<Strict>(&refused, limits(1024, 4)), None, "{refused}");
+        }
+    }
+
+    /// A depth limit of `usize::MAX` (no limit) holds for skipped values too.
+    #[test]
+    fn no_depth_limit_skips_values_of_any_depth() {
+        let skipped = json!({"count": 1, "other": [[[{"deep": []}]]]});
+        let read = read::<Known>(&skipped, limits(usize::MAX, usize::MAX));
+        assert_eq!(
+            read,
+            Some(Known {
+                count: 1,
+                note: None
+            })
+        );
+    }
+
+    /// A type that reads part of an array or object gets nothing: the rest
+    /// would not have been measured.
+    #[test]
+    fn a_value_read_in_part_is_not_read() {
+        struct First;
+        impl<'de> serde::Deserialize<'de> for First {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Visit;
+                impl<'de> Visitor<'de> for Visit {
+                    type Value = First;
+                    fn expecting(
+                        &self,
+                        formatter: &mut std::fmt::Formatter<'_>,
+                    ) -> std::fmt::Result {
+                        formatter.write_str("a collection")
+                    }
+                    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<First, A::Error> {
+                        items.next_element::<de::IgnoredAny>()?;
+                        Ok(First)
+                    }
+                    fn visit_map<A: MapAccess<'de>>(
+                        self,
+                        mut entries: A,
+                    ) -> Result<First, A::Error> {
+                        entries.next_key::<String>()?;
+                        Ok(First)
+                    }
+                }
+                deserializer.deserialize_any(Visit)
+            }
+        }
+        let limits = limits(1024, 4);
+        assert!(read::<First>(&json!([1]), limits).is_some());
+        assert!(read::<First>(&json!([1, 2]), limits).is_none());
+        assert!(read::<First>(&json!({"a": 1}), limits).is_none());
     }
 
     /// The size `measure` gives a value.

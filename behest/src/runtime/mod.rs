@@ -271,6 +271,7 @@ impl ToolRuntime {
         };
         let waiting = match started {
             Started::Done => {
+                debug_assert!(ended.is_ready(), "a call ended without its outcome");
                 if let Poll::Ready(outcome) = ended {
                     self.settle(guard, outcome);
                 }
