@@ -677,3 +677,61 @@ fn parsed_arguments_the_value_route_must_normalise_or_leave() {
         );
     }
 }
+
+/// Under limits around the size and depth of the objects, a call given
+/// as a parsed object ends as on the checked route: over a limit on both,
+/// or within it on both and then alike.
+#[test]
+fn the_value_route_ends_as_the_checked_route_under_any_limits() {
+    let mut runner = TestRunner::new(Config {
+        cases: 300,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let (over, within, taken) = (Cell::new(0u32), Cell::new(0u32), Cell::new(0u32));
+    runner
+        .run(
+            &(call_text(), 60..240usize, 1..4usize),
+            |(text, bytes, depth)| {
+                let Some(arguments) = serde_json::from_str::<Value>(&text)
+                    .ok()
+                    .filter(Value::is_object)
+                else {
+                    return Ok(());
+                };
+                let registry = ToolRegistry::new().with(Plain).unwrap();
+                let runtime = ToolRuntime::builder(registry)
+                    .max_argument_bytes(bytes)
+                    .max_argument_depth(depth)
+                    .build();
+                let read = Plain
+                    .__invoke_value(&arguments, runtime.limits(), &|| ToolContext::new("c"))
+                    .is_some();
+                let (routed, checked) = both_routes(&runtime, "plain", arguments);
+                let count = if checked.starts_with("limit_exceeded") {
+                    &over
+                } else if read {
+                    &taken
+                } else {
+                    &within
+                };
+                count.set(count.get() + 1);
+                prop_assert_eq!(
+                    routed,
+                    checked,
+                    "{} under {} bytes, {} levels",
+                    text,
+                    bytes,
+                    depth
+                );
+                Ok(())
+            },
+        )
+        .unwrap();
+    let (over, within, taken) = (over.get(), within.get(), taken.get());
+    println!("over a limit {over}, read by the route {taken}, left within {within}");
+    assert!(
+        over >= 30 && taken >= 30 && within >= 30,
+        "over {over}, taken {taken}, within {within}"
+    );
+}
