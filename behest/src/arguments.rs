@@ -247,13 +247,19 @@ fn normalise_or_keep<'a>(item: &'a mut Value, stack: &mut Vec<&'a mut Value>) {
 
 /// An integral float (within ±2^53) becomes the integer it is.
 fn normalise(number: &mut Number) {
-    if !number.is_f64() {
-        return;
-    }
-    let integer = number.as_f64().and_then(bounded::integral);
-    if let Some(integer) = integer {
+    if let Some(integer) = as_integer(number) {
         *number = integer;
     }
+}
+
+/// The integer an integral float (within ±2^53) is; `None` for any other
+/// number. The one rule of both routes for a number given as a value.
+#[inline]
+fn as_integer(number: &Number) -> Option<Number> {
+    if !number.is_f64() {
+        return None;
+    }
+    number.as_f64().and_then(bounded::integral)
 }
 
 fn size_error(max_bytes: usize) -> ToolError {

@@ -10,7 +10,7 @@ use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, V
 use serde::Deserializer;
 use serde_json::{Error, Value};
 
-use super::{bounded, measure, DecodeLimits};
+use super::{as_integer, measure, DecodeLimits};
 use crate::json_text::scalar_len;
 
 /// `T` read from `value`, or `None` when the types do not read it or it is
@@ -88,17 +88,10 @@ impl<'de> Deserializer<'de> for Reader<'de, '_> {
         match value {
             Value::Null => visitor.visit_unit(),
             Value::Bool(value) => visitor.visit_bool(*value),
-            Value::Number(number) => {
-                let integer = if number.is_f64() {
-                    number.as_f64().and_then(bounded::integral)
-                } else {
-                    None
-                };
-                match integer {
-                    Some(integer) => integer.deserialize_any(visitor),
-                    None => number.deserialize_any(visitor),
-                }
-            }
+            Value::Number(number) => match as_integer(number) {
+                Some(integer) => integer.deserialize_any(visitor),
+                None => number.deserialize_any(visitor),
+            },
             Value::String(text) => visitor.visit_borrowed_str(text),
             Value::Array(items) => {
                 budget.enter(depth)?;
