@@ -350,9 +350,19 @@ fn both_routes(runtime: &ToolRuntime, tool: &str, arguments: impl Into<Value>) -
     })
 }
 
-fn takes_value_route(tool: &dyn Tool, arguments: &Value) -> bool {
-    tool.__invoke_value(arguments, &Limits::default(), &|| ToolContext::new("c"))
+/// Whether the tool's own read takes `arguments` under `limits`.
+fn takes_value_route(tool: &dyn Tool, arguments: &Value, limits: &Limits) -> bool {
+    tool.__invoke_value(arguments, limits, &|| ToolContext::new("c"))
         .is_some()
+}
+
+/// A runtime of `plain` under argument limits of `bytes` and `depth`.
+fn limited(bytes: usize, depth: usize) -> ToolRuntime {
+    let registry = ToolRegistry::new().with(Plain).unwrap();
+    ToolRuntime::builder(registry)
+        .max_argument_bytes(bytes)
+        .max_argument_depth(depth)
+        .build()
 }
 
 /// Whether the tool's own parse takes `text`. The runtime asks more before
@@ -616,7 +626,7 @@ fn the_value_route_accepts_nothing_the_schema_refuses_and_changes_no_result() {
                 .ok()
                 .filter(Value::is_object)
         },
-        |arguments| takes_value_route(&Plain, arguments),
+        |arguments| takes_value_route(&Plain, arguments, &Limits::default()),
         100,
     );
 }
@@ -641,16 +651,10 @@ fn parsed_arguments_the_value_route_must_normalise_or_leave() {
     // comes, so the comparisons above are not the checked route twice.
     let plain =
         serde_json::json!({"count": 1, "label": "a", "tags": [], "small": 2, "verbose": null});
-    assert!(takes_value_route(&Plain, &plain));
-    // The tool under an argument limit of `bytes`.
-    let limited = |bytes| {
-        let registry = ToolRegistry::new().with(Plain).unwrap();
-        ToolRuntime::builder(registry)
-            .max_argument_bytes(bytes)
-            .build()
-    };
+    assert!(takes_value_route(&Plain, &plain, &Limits::default()));
+    let depth = Limits::default().max_argument_depth;
     let long = serde_json::json!({"count": 1, "label": "a".repeat(100), "tags": [], "small": 2});
-    let (routed, checked) = both_routes(&limited(64), "plain", long);
+    let (routed, checked) = both_routes(&limited(64, depth), "plain", long);
     assert_eq!(routed, checked);
     assert!(routed.starts_with("limit_exceeded"), "{routed}");
     // Integral floats are counted as floats (24 bytes each) before they
@@ -669,7 +673,7 @@ fn parsed_arguments_the_value_route_must_normalise_or_leave() {
         (&nested, 87, "limit_exceeded"),
         (&nested, 90, "ok"),
     ] {
-        let (routed, checked) = both_routes(&limited(limit), "plain", floats.clone());
+        let (routed, checked) = both_routes(&limited(limit, depth), "plain", floats.clone());
         assert_eq!(routed, checked, "{floats} under a limit of {limit}");
         assert!(
             routed.starts_with(ending),
@@ -699,14 +703,8 @@ fn the_value_route_ends_as_the_checked_route_under_any_limits() {
                 else {
                     return Ok(());
                 };
-                let registry = ToolRegistry::new().with(Plain).unwrap();
-                let runtime = ToolRuntime::builder(registry)
-                    .max_argument_bytes(bytes)
-                    .max_argument_depth(depth)
-                    .build();
-                let read = Plain
-                    .__invoke_value(&arguments, runtime.limits(), &|| ToolContext::new("c"))
-                    .is_some();
+                let runtime = limited(bytes, depth);
+                let read = takes_value_route(&Plain, &arguments, runtime.limits());
                 let (routed, checked) = both_routes(&runtime, "plain", arguments);
                 let count = if checked.starts_with("limit_exceeded") {
                     &over
