@@ -11,7 +11,7 @@ use behest::run::{ModelError, ModelRequest};
 use behest::{json, tool, Agent, AssistantMessage, Message, Model, ToolCall};
 use behest::{ToolRegistry, ToolRuntime};
 use behest_restate::DurableClient;
-use server::{free_port, spawn_server};
+use server::{free_port, http, start_server};
 
 #[path = "../tests/support/server.rs"]
 mod server;
@@ -62,15 +62,14 @@ async fn main() {
         println!("durable_steps: skipped (BEHEST_RESTATE_SERVER is not set)");
         return;
     };
-    let _installed = rustls::crypto::ring::default_provider().install_default();
     let service = free_port();
-    let server = spawn_server(&binary, "bench");
+    let server = start_server(&binary, "bench").await;
     let (ingress, admin) = (server.ingress, server.admin);
     tokio::spawn(behest_restate::serve(
         agent(),
         ([127, 0, 0, 1], service).into(),
     ));
-    let http = reqwest::Client::new();
+    let http = http();
     let body = serde_json::json!({"uri": format!("http://127.0.0.1:{service}")});
     loop {
         let answer = http

@@ -16,14 +16,8 @@ use std::time::Duration;
 
 use behest::{EventKind, Message, ToolOutput, ToolStreamEvent};
 use behest_restate::{DurableClient, DurableOutcome};
-use server::{free_port, spawn_server, Scratch, Server};
+use server::{free_port, http, start_server, Scratch, Server};
 use tokio::process::{Child, Command};
-
-/// An HTTP client (its TLS needs a crypto provider, even for plain HTTP).
-fn http() -> reqwest::Client {
-    let _installed = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::new()
-}
 
 /// Waits for `check` to give a value, for at most 60 s: a guard against a
 /// hang, not a measure of speed.
@@ -55,24 +49,12 @@ struct Restate {
 impl Restate {
     async fn start(name: &str) -> Self {
         let binary = std::env::var_os("BEHEST_RESTATE_SERVER").expect("BEHEST_RESTATE_SERVER");
-        let server = spawn_server(&binary, name);
-        let restate = Self {
+        let server = start_server(&binary, name).await;
+        Self {
             ingress: format!("http://127.0.0.1:{}", server.ingress),
             admin: format!("http://127.0.0.1:{}", server.admin),
             _server: server,
-        };
-        let http = http();
-        for url in [
-            format!("{}/health", restate.admin),
-            format!("{}/restate/health", restate.ingress),
-        ] {
-            until("restate-server to be up", || async {
-                let answer = http.get(&url).send().await.ok()?;
-                answer.status().is_success().then_some(())
-            })
-            .await;
         }
-        restate
     }
 
     fn client(&self) -> DurableClient {
@@ -114,14 +96,22 @@ impl Service {
             .kill_on_drop(true)
             .spawn()
             .expect("the test service starts");
-        until("the test service to listen", || async {
-            tokio::net::TcpStream::connect(("127.0.0.1", port))
-                .await
-                .ok()
-                .map(drop)
-        })
-        .await;
-        Self { child }
+        let mut service = Self { child };
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            if let Ok(Some(status)) = service.child.try_wait() {
+                panic!("the test service exited ({status}) before it listened on {port}");
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "gave up waiting for the test service to listen on {port}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        service
     }
 
     /// Kills the process, as a crash does.

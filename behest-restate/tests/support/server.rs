@@ -5,16 +5,50 @@ use std::ffi::OsStr;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tokio::process::{Child, Command};
 
-/// A free TCP port of 127.0.0.1.
+/// A TCP port of 127.0.0.1 that is free now and that no earlier call in
+/// this process has given out.
+///
+/// The port is taken from below the kernel's range of ephemeral ports: a
+/// port asked of the kernel (bind to port 0) comes from that range, where
+/// the next outgoing connection of any test may take it before the server
+/// meant for it binds, and the server then fails with "address in use".
+/// Each process starts at its own place in the range, so that two test
+/// processes at once rarely try the same ports.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|addr| addr.port())
-        .expect("a free port")
+    static NEXT: Mutex<Option<u16>> = Mutex::new(None);
+    let (first, end) = listening_range();
+    let span = end - first;
+    let mut next = NEXT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut port = next.unwrap_or_else(|| first + (std::process::id() % u32::from(span)) as u16);
+    for _ in 0..span {
+        let candidate = port;
+        port = if port + 1 >= end { first } else { port + 1 };
+        if std::net::TcpListener::bind(("127.0.0.1", candidate)).is_ok() {
+            *next = Some(port);
+            return candidate;
+        }
+    }
+    panic!("no free port of 127.0.0.1 in {first}..{end}");
+}
+
+/// The ports [`free_port`] gives out: from 10 000 up to the first
+/// ephemeral port (Linux's `ip_local_port_range`, 32 768 by default), or
+/// 10 000 to 30 000 where that range starts too low to leave room.
+fn listening_range() -> (u16, u16) {
+    let ephemeral_start = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|text| text.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    if ephemeral_start > 20_000 {
+        (10_000, ephemeral_start)
+    } else {
+        (10_000, 30_000)
+    }
 }
 
 /// A folder of the caller's own in the temporary folder, emptied when made
@@ -53,18 +87,58 @@ pub struct Server {
     process: Child,
     /// Dropped after [`Server::drop`] has killed the process and waited
     /// (up to 5 s) for it to end.
-    _data: Scratch,
+    data: Scratch,
     /// The port of its ingress, where services are called.
     pub ingress: u16,
     /// The port of its admin API, where deployments are registered.
     pub admin: u16,
 }
 
+/// An HTTP client (its TLS needs a crypto provider, even for plain HTTP).
+pub fn http() -> reqwest::Client {
+    let _installed = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
+/// How many times a server that exits while it starts is started again,
+/// on other ports.
+const STARTS: usize = 3;
+
+/// How long a server may take to answer its health checks: a guard
+/// against a hang, not a measure of speed.
+const READY_WITHIN: Duration = Duration::from_secs(60);
+
+/// How long one health check may wait for its answer.
+const CHECK_WITHIN: Duration = Duration::from_secs(2);
+
 /// Starts the `restate-server` at `binary`, keeping its data in a scratch
-/// folder named for `name`, on free ports.
-pub fn spawn_server(binary: &OsStr, name: &str) -> Server {
+/// folder named for `name`, on free ports, and waits until its admin API
+/// and its ingress answer their health checks.
+///
+/// A server that exits while it starts (another process took one of its
+/// ports first) is started again on other ports, up to three times in
+/// all. Panics, with the end of what the server wrote to its standard
+/// error, when none comes up.
+pub async fn start_server(binary: &OsStr, name: &str) -> Server {
+    let mut failures = Vec::new();
+    for _ in 0..STARTS {
+        let mut server = spawn(binary, name);
+        match server.ready().await {
+            Ok(()) => return server,
+            Err(failure) => failures.push(failure),
+        }
+    }
+    panic!(
+        "restate-server did not start in {STARTS} tries:\n{}",
+        failures.join("\n")
+    );
+}
+
+/// Starts the server's process; [`Server::ready`] tells whether it came up.
+fn spawn(binary: &OsStr, name: &str) -> Server {
     let data = Scratch::new(&format!("{name}-server"));
     let (ingress, admin, node) = (free_port(), free_port(), free_port());
+    let stderr = std::fs::File::create(data.join(STDERR)).expect("a file for its error output");
     let process = Command::new(binary)
         .arg("--no-logo")
         .env("RESTATE_BASE_DIR", &*data)
@@ -82,16 +156,60 @@ pub fn spawn_server(binary: &OsStr, name: &str) -> Server {
             "RESTATE_ADVERTISED_ADDRESS",
             format!("http://127.0.0.1:{node}"),
         )
+        // Colourless, so that its errors read plainly in a failure.
+        .env("RESTATE_LOG_DISABLE_ANSI_CODES", "true")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .kill_on_drop(true)
         .spawn()
         .expect("restate-server starts");
     Server {
         process,
-        _data: data,
+        data,
         ingress,
         admin,
+    }
+}
+
+/// The file in a server's data folder that holds its standard error.
+const STDERR: &str = "stderr.log";
+
+/// How many of its last lines of error output a failure shows.
+const TAIL_LINES: usize = 20;
+
+impl Server {
+    /// Waits until the server answers its health checks. `Err` says why
+    /// a server that exited first did so; a server that neither answers
+    /// nor exits within [`READY_WITHIN`] is a hang, and panics.
+    async fn ready(&mut self) -> Result<(), String> {
+        let http = http();
+        let checks = [
+            format!("http://127.0.0.1:{}/health", self.admin),
+            format!("http://127.0.0.1:{}/restate/health", self.ingress),
+        ];
+        let deadline = Instant::now() + READY_WITHIN;
+        loop {
+            if let Ok(Some(status)) = self.process.try_wait() {
+                let written = std::fs::read_to_string(self.data.join(STDERR)).unwrap_or_default();
+                let lines: Vec<&str> = written.lines().collect();
+                let tail = lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n");
+                return Err(format!("it exited ({status}):\n{tail}"));
+            }
+            let mut up = true;
+            for url in &checks {
+                // Whatever holds the port may never answer.
+                let answer = http.get(url).timeout(CHECK_WITHIN).send().await;
+                up &= answer.is_ok_and(|answer| answer.status().is_success());
+            }
+            if up {
+                return Ok(());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "restate-server did not answer its health checks within {READY_WITHIN:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 }
 
