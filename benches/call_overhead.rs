@@ -43,89 +43,24 @@
 use std::future::Future;
 use std::hint::black_box;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use behest::{
-    ExternalTool, Tool, ToolCall, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolSpec,
-};
+use behest::{Tool, ToolCall};
 use criterion::{criterion_group, criterion_main, Bencher, Criterion};
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-/// Describe a count.
-#[behest::tool]
-async fn describe(count: i64, label: String, verbose: Option<bool>) -> String {
-    let mut text = label;
-    text.push_str(if verbose.unwrap_or(false) {
-        ": many "
-    } else {
-        ": "
-    });
-    text.push_str(&count.to_string());
-    text
-}
+#[path = "call_cases/mod.rs"]
+mod call_cases;
 
-/// The arguments as a plain `serde_derive` struct: what (b) reads.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Args {
-    count: i64,
-    label: String,
-    verbose: Option<bool>,
-}
-
-/// The same tool written by hand on `Value`: the runtime takes the checked
-/// route (decode into a `Value`, validate, typed parse) for it.
-struct DescribeByHand;
-
-impl Tool for DescribeByHand {
-    fn name(&self) -> &str {
-        "describe"
-    }
-    fn spec(&self) -> ToolSpec {
-        ToolSpec::new("describe", "Describe a count.", schema())
-    }
-    async fn execute(&self, arguments: Value) -> ToolResult<ToolOutput> {
-        let args: Args = behest::arguments::parse(arguments)?;
-        Ok(ToolOutput::text(
-            describe(args.count, args.label, args.verbose).await,
-        ))
-    }
-}
-
-fn schema() -> Value {
-    json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "type": "object",
-        "properties": {
-            "count": {"type": "integer", "format": "int64"},
-            "label": {"type": "string"},
-            "verbose": {"type": ["boolean", "null"]}
-        },
-        "required": ["count", "label"],
-        "additionalProperties": false
-    })
-}
-
-const TEXT: &str = r#"{"count": 42, "label": "apples", "verbose": true}"#;
-
-/// The arguments of (b50) and (c50): a 50 KB label.
-fn long_text() -> String {
-    let line = r#"A well-known, long-standing rule: \"measure twice\" - then cut.\n"#;
-    let label = line.repeat(50_000 / line.len());
-    format!(r#"{{"count": 42, "label": "{label}", "verbose": true}}"#)
-}
-
-/// How many calls one timed stretch makes.
-const BATCH: u64 = 1024;
+use call_cases::{
+    describe, long_text, runtime_with, schema, Args, Batches, Describe, DescribeArgs,
+    DescribeByHand, BATCH, TEXT,
+};
 
 /// Times `routine` on inputs made by `setup`, in batches whose inputs are
 /// made and outputs dropped outside the timed part, as criterion's
-/// `iter_batched` does, but into buffers kept from batch to batch:
-/// `iter_batched` writes each batch's outputs into a fresh buffer, whose
-/// pages the kernel maps in as they are first written, inside the timed
-/// part, which charges each case for the size of what it returns rather
-/// than for what it does.
+/// `iter_batched` does, but into buffers kept from batch to batch
+/// ([`Batches`]).
 fn timed<I, O, F>(
     b: &mut Bencher<'_>,
     rt: &tokio::runtime::Runtime,
@@ -134,41 +69,17 @@ fn timed<I, O, F>(
 ) where
     F: Future<Output = O>,
 {
-    let mut inputs = Vec::with_capacity(BATCH as usize);
-    let mut outputs = Vec::with_capacity(BATCH as usize);
+    let mut batches = Batches::new();
     b.iter_custom(|iters| {
         let mut elapsed = Duration::ZERO;
         let mut left = iters;
         while left > 0 {
-            let count = left.min(BATCH);
-            inputs.extend((0..count).map(|_| setup()));
-            let start = Instant::now();
-            rt.block_on(async {
-                for input in inputs.drain(..) {
-                    outputs.push(routine(input).await);
-                }
-            });
-            elapsed += start.elapsed();
-            outputs.clear();
+            let count = left.min(BATCH as u64);
+            elapsed += batches.time(rt, count as usize, &mut setup, &mut routine);
             left -= count;
         }
         elapsed
     });
-}
-
-fn runtime_with(tools: usize, tool: Arc<dyn Tool>) -> ToolRuntime {
-    let mut registry = ToolRegistry::new();
-    for i in 0..tools - 1 {
-        let name = format!("filler_{i}");
-        registry
-            .register(
-                name.clone(),
-                Arc::new(ExternalTool::new(name, "Filler.", schema())),
-            )
-            .unwrap();
-    }
-    registry.register_tool(tool).unwrap();
-    ToolRuntime::new(registry)
 }
 
 fn call_overhead(c: &mut Criterion) {
