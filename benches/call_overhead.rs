@@ -53,8 +53,8 @@ use serde_json::Value;
 mod call_cases;
 
 use call_cases::{
-    describe, long_text, runtime_with, schema, Args, Batches, Describe, DescribeArgs,
-    DescribeByHand, BATCH, TEXT,
+    describe, from_str_floor, long_text, runtime_with, schema, through, value_floor, Args, Batches,
+    Describe, DescribeArgs, DescribeByHand, BATCH, TEXT,
 };
 
 /// Times `routine` on inputs made by `setup`, in batches whose inputs are
@@ -106,15 +106,7 @@ fn call_overhead(c: &mut Criterion) {
         )
     });
     group.bench_function("b_from_str", |b| {
-        timed(
-            b,
-            &rt,
-            || TEXT.to_owned(),
-            |text| async move {
-                let args: Args = serde_json::from_str(black_box(&text)).unwrap();
-                describe(args.count, args.label, args.verbose).await
-            },
-        )
+        timed(b, &rt, || TEXT.to_owned(), from_str_floor)
     });
     let routes: [(&str, Arc<dyn Tool>); 2] = [
         ("c_runtime", Arc::new(Describe)),
@@ -128,26 +120,14 @@ fn call_overhead(c: &mut Criterion) {
                     b,
                     &rt,
                     || ToolCall::new("call_1", "describe", TEXT),
-                    |call| async {
-                        let result = runtime.call(black_box(call)).await;
-                        assert!(result.outcome.is_ok());
-                        result
-                    },
+                    |call| through(&runtime, call),
                 )
             });
         }
     }
     let long = long_text();
     group.bench_function("b50_from_str_50kb", |b| {
-        timed(
-            b,
-            &rt,
-            || long.clone(),
-            |text| async move {
-                let args: Args = serde_json::from_str(black_box(&text)).unwrap();
-                describe(args.count, args.label, args.verbose).await
-            },
-        )
+        timed(b, &rt, || long.clone(), from_str_floor)
     });
     let runtime = runtime_with(10, Arc::new(Describe));
     group.bench_function("c50_runtime_50kb", |b| {
@@ -155,11 +135,7 @@ fn call_overhead(c: &mut Criterion) {
             b,
             &rt,
             || ToolCall::new("call_1", "describe", long.as_str()),
-            |call| async {
-                let result = runtime.call(black_box(call)).await;
-                assert!(result.outcome.is_ok());
-                result
-            },
+            |call| through(&runtime, call),
         )
     });
     for tools in [10, 10_000] {
@@ -175,11 +151,7 @@ fn call_overhead(c: &mut Criterion) {
                         serde_json::from_str::<Value>(TEXT).unwrap(),
                     )
                 },
-                |call| async {
-                    let result = runtime.call(black_box(call)).await;
-                    assert!(result.outcome.is_ok());
-                    result
-                },
+                |call| through(&runtime, call),
             )
         });
     }
@@ -238,14 +210,7 @@ fn pipeline_parts(c: &mut Criterion) {
             b,
             &rt,
             || serde_json::from_str::<Value>(TEXT).unwrap(),
-            |value| {
-                let compiled = &compiled;
-                async move {
-                    assert!(compiled.is_valid(black_box(&value)));
-                    let args: Args = serde_json::from_value(value).unwrap();
-                    describe(args.count, args.label, args.verbose).await
-                }
-            },
+            |value| value_floor(&compiled, value),
         )
     });
     group.finish();

@@ -1,34 +1,41 @@
 //! The call rows of the performance table as paired ratios. Each case and
 //! its floor (the cases of `call_overhead`) are timed in alternating
-//! batches of 1 024 calls (16 for the 50 KB row), the order flipped every
-//! round, and a row's ratio is the median of the rounds' ratios. A shared
-//! machine's slow and fast stretches then fall on both sides of a ratio
-//! alike, where criterion, timing one case for seconds and then the next,
-//! lets them fall on one side.
+//! batches, the order flipped every round, and a row's ratio is the median
+//! of the rounds' ratios. A shared machine's slow and fast stretches then
+//! fall on both sides of a ratio alike, where criterion, timing one case
+//! for seconds and then the next, lets them fall on one side.
 //!
 //! The rows:
 //! 1. a call from JSON text (`c_runtime/10_tools`) against
 //!    `serde_json::from_str` into a derived struct and the call
 //!    (`b_from_str`);
-//! 2. the same with a 50 KB string argument (`c50`, `b50`);
+//! 2. the same with a 50 KB string argument (`c50`, `b50`), in batches of
+//!    16 calls rather than `call_overhead`'s 1 024;
 //! 3. a call from a parsed `Value` (`d_value_route/10_tools`) against a
 //!    compiled `jsonschema` check, `serde_json::from_value` and the call
 //!    (`parts/value_floor`).
 //!
+//! Both sides of a row run on one Tokio runtime with its drivers enabled
+//! (`call_overhead` runs its `parts/*` floors on one without; the figures
+//! did not differ beyond the noise).
+//!
 //! Run: `cargo bench --bench call_ratios [-- ROUNDS]`: 10 000 rounds by
-//! default, after 200 not counted.
+//! default, after 200 not counted. Run without `--bench` (as `cargo test
+//! --benches` does), it makes a few rounds, to show that it works.
 
 #[path = "call_cases/mod.rs"]
 mod call_cases;
 
 use std::future::Future;
-use std::hint::black_box;
 use std::sync::Arc;
-use std::time::Duration;
 
 use behest::ToolCall;
-use call_cases::{describe, long_text, runtime_with, schema, Args, Batches, Describe, BATCH, TEXT};
+use call_cases::{
+    from_str_floor, long_text, runtime_with, schema, through, value_floor, Batches, Describe,
+    BATCH, TEXT,
+};
 use serde_json::Value;
+use tokio::runtime::Runtime;
 
 /// Rounds run before those counted, to warm caches and the allocator.
 const WARM_UP: usize = 200;
@@ -38,32 +45,18 @@ const WARM_UP: usize = 200;
 /// and outputs, and making and dropping them would take most of the run.
 const LONG_CALLS: usize = 16;
 
-/// One side of a pair: its inputs, its routine and its buffers.
-struct Side<I, O, S, R> {
-    setup: S,
-    routine: R,
-    batches: Batches<I, O>,
-}
-
-impl<I, O, F, S, R> Side<I, O, S, R>
+/// One side of a row: times a batch of `calls` calls of `routine` on
+/// inputs made by `setup` (outside the timed part), in nanoseconds a call.
+fn side<I, O, F>(
+    mut setup: impl FnMut() -> I,
+    mut routine: impl FnMut(I) -> F,
+) -> impl FnMut(&Runtime, usize) -> f64
 where
-    S: FnMut() -> I,
-    R: FnMut(I) -> F,
     F: Future<Output = O>,
 {
-    fn new(setup: S, routine: R) -> Self {
-        Self {
-            setup,
-            routine,
-            batches: Batches::new(),
-        }
-    }
-
-    /// Nanoseconds a call in one batch of `calls`.
-    fn batch(&mut self, rt: &tokio::runtime::Runtime, calls: usize) -> f64 {
-        let elapsed: Duration = self
-            .batches
-            .time(rt, calls, &mut self.setup, &mut self.routine);
+    let mut batches = Batches::new();
+    move |rt, calls| {
+        let elapsed = batches.time(rt, calls, &mut setup, &mut routine);
         elapsed.as_nanos() as f64 / calls as f64
     }
 }
@@ -87,33 +80,25 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-/// Runs `case` and `floor` in `rounds` alternating rounds (after
-/// [`WARM_UP`]) of `calls` calls a side.
-fn paired<I1, O1, F1, S1, R1, I2, O2, F2, S2, R2>(
-    rt: &tokio::runtime::Runtime,
-    rounds: usize,
+/// Times `case` and `floor` in `warm_up + rounds` rounds of `calls` calls
+/// a side, the first side alternating, and keeps the last `rounds`.
+fn paired(
+    rt: &Runtime,
+    (warm_up, rounds): (usize, usize),
     calls: usize,
-    mut case: Side<I1, O1, S1, R1>,
-    mut floor: Side<I2, O2, S2, R2>,
-) -> Row
-where
-    S1: FnMut() -> I1,
-    R1: FnMut(I1) -> F1,
-    F1: Future<Output = O1>,
-    S2: FnMut() -> I2,
-    R2: FnMut(I2) -> F2,
-    F2: Future<Output = O2>,
-{
+    mut case: impl FnMut(&Runtime, usize) -> f64,
+    mut floor: impl FnMut(&Runtime, usize) -> f64,
+) -> Row {
     let (mut cases, mut floors, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for round in 0..WARM_UP + rounds {
+    for round in 0..warm_up + rounds {
         let (c, f) = if round % 2 == 0 {
-            let c = case.batch(rt, calls);
-            (c, floor.batch(rt, calls))
+            let c = case(rt, calls);
+            (c, floor(rt, calls))
         } else {
-            let f = floor.batch(rt, calls);
-            (case.batch(rt, calls), f)
+            let f = floor(rt, calls);
+            (case(rt, calls), f)
         };
-        if round >= WARM_UP {
+        if round >= warm_up {
             cases.push(c);
             floors.push(f);
             ratios.push(c / f);
@@ -127,96 +112,70 @@ where
     }
 }
 
-fn main() {
-    // `cargo bench` passes `--bench`; a number among the arguments sets
-    // the rounds.
-    let rounds = std::env::args()
-        .skip(1)
-        .find_map(|arg| arg.parse::<usize>().ok())
-        .unwrap_or(10_000)
-        .max(1);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let runtime = runtime_with(10, Arc::new(Describe));
-    let runtime = &runtime;
-    let long = long_text();
-    let compiled = jsonschema::validator_for(&schema()).unwrap();
-    let compiled = &compiled;
-
-    let from_str = |text: String| async move {
-        let args: Args = serde_json::from_str(black_box(&text)).unwrap();
-        describe(args.count, args.label, args.verbose).await
-    };
-    let call = |call: ToolCall| async move {
-        let result = runtime.call(black_box(call)).await;
-        assert!(result.outcome.is_ok());
-        result
-    };
-
+fn report(name: &str, row: Row) {
     println!(
-        "{rounds} rounds of {BATCH} calls a side ({LONG_CALLS} for the 50 KB row); \
-         ns a call (medians); ratio: median of the rounds' (quartiles)"
-    );
-    report(
-        "1. call from JSON text, 3 small args",
-        2.0,
-        paired(
-            &rt,
-            rounds,
-            BATCH,
-            Side::new(|| ToolCall::new("call_1", "describe", TEXT), call),
-            Side::new(|| TEXT.to_owned(), from_str),
-        ),
-    );
-    report(
-        "2. call from JSON text, 50 KB string arg",
-        1.1,
-        paired(
-            &rt,
-            rounds,
-            LONG_CALLS,
-            Side::new(|| ToolCall::new("call_1", "describe", long.as_str()), call),
-            Side::new(|| long.clone(), from_str),
-        ),
-    );
-    report(
-        "3. call from a parsed Value, 3 small args",
-        1.5,
-        paired(
-            &rt,
-            rounds,
-            BATCH,
-            Side::new(
-                || {
-                    ToolCall::new(
-                        "call_1",
-                        "describe",
-                        serde_json::from_str::<Value>(TEXT).unwrap(),
-                    )
-                },
-                call,
-            ),
-            Side::new(
-                || serde_json::from_str::<Value>(TEXT).unwrap(),
-                |value: Value| async move {
-                    assert!(compiled.is_valid(black_box(&value)));
-                    let args: Args = serde_json::from_value(value).unwrap();
-                    describe(args.count, args.label, args.verbose).await
-                },
-            ),
-        ),
-    );
-}
-
-fn report(name: &str, goal: f64, row: Row) {
-    println!(
-        "{name}: case {:.1} ns, floor {:.1} ns, ratio {:.3} ({:.3}–{:.3}), goal ≤ {goal}",
+        "{name}: case {:.1} ns, floor {:.1} ns, ratio {:.3} ({:.3}–{:.3})",
         row.case,
         row.floor,
         row.ratio_at(0.5),
         row.ratio_at(0.25),
         row.ratio_at(0.75),
+    );
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a number among the arguments sets
+    // the rounds.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let rounds = if args.iter().any(|arg| arg == "--bench") {
+        let rounds = args.iter().find_map(|arg| arg.parse::<usize>().ok());
+        (WARM_UP, rounds.unwrap_or(10_000).max(1))
+    } else {
+        (0, 3)
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let runtime = runtime_with(10, Arc::new(Describe));
+    let long = long_text();
+    let compiled = jsonschema::validator_for(&schema()).unwrap();
+    let call = |call: ToolCall| through(&runtime, call);
+
+    println!(
+        "{} rounds of {BATCH} calls a side ({LONG_CALLS} for the 50 KB row); \
+         ns a call (medians); ratio: median of the rounds' (quartiles)",
+        rounds.1
+    );
+    report(
+        "1. call from JSON text, 3 small args",
+        paired(
+            &rt,
+            rounds,
+            BATCH,
+            side(|| ToolCall::new("call_1", "describe", TEXT), call),
+            side(|| TEXT.to_owned(), from_str_floor),
+        ),
+    );
+    report(
+        "2. call from JSON text, 50 KB string arg",
+        paired(
+            &rt,
+            rounds,
+            LONG_CALLS,
+            side(|| ToolCall::new("call_1", "describe", long.as_str()), call),
+            side(|| long.clone(), from_str_floor),
+        ),
+    );
+    let parsed = || serde_json::from_str::<Value>(TEXT).unwrap();
+    report(
+        "3. call from a parsed Value, 3 small args",
+        paired(
+            &rt,
+            rounds,
+            BATCH,
+            side(|| ToolCall::new("call_1", "describe", parsed()), call),
+            side(parsed, |value| value_floor(&compiled, value)),
+        ),
     );
 }

@@ -65,13 +65,18 @@ async fn main() {
     let service = free_port();
     let server = start_server(&binary, "bench").await;
     let (ingress, admin) = (server.ingress, server.admin);
-    tokio::spawn(behest_restate::serve(
+    let serving = tokio::spawn(behest_restate::serve(
         agent(),
         ([127, 0, 0, 1], service).into(),
     ));
     let http = http();
     let body = serde_json::json!({"uri": format!("http://127.0.0.1:{service}")});
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
+        assert!(
+            !serving.is_finished(),
+            "the bench's service stopped (its port {service} taken?)"
+        );
         let answer = http
             .post(format!("http://127.0.0.1:{admin}/deployments"))
             .json(&body)
@@ -80,6 +85,10 @@ async fn main() {
         if answer.is_ok_and(|answer| answer.status().is_success()) {
             break;
         }
+        assert!(
+            Instant::now() < deadline,
+            "the service was not registered within a minute"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let client = DurableClient::new(

@@ -98,12 +98,17 @@ impl Service {
             .expect("the test service starts");
         let mut service = Self { child };
         let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-        while tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_err()
-        {
+        loop {
+            let listening = tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok();
+            // Looked at after the connection too: one that exits because
+            // its port was taken leaves the connection to whatever took it.
             if let Ok(Some(status)) = service.child.try_wait() {
                 panic!("the test service exited ({status}) before it listened on {port}");
+            }
+            if listening {
+                return service;
             }
             assert!(
                 tokio::time::Instant::now() < deadline,
@@ -111,7 +116,6 @@ impl Service {
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        service
     }
 
     /// Kills the process, as a crash does.

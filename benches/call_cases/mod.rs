@@ -1,13 +1,17 @@
-//! The tool, the inputs and the floors that `call_overhead` and
-//! `call_ratios` measure, and the batch timer both use.
+//! The tool, the inputs, the cases and the floors that `call_overhead`
+//! and `call_ratios` measure, and the batch timer both use.
 
 #![allow(dead_code)]
 
 use std::future::Future;
+use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use behest::{ExternalTool, Tool, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolSpec};
+use behest::{
+    ExternalTool, Tool, ToolCall, ToolCallResult, ToolOutput, ToolRegistry, ToolResult,
+    ToolRuntime, ToolSpec,
+};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -133,4 +137,26 @@ impl<I, O> Batches<I, O> {
         self.outputs.clear();
         elapsed
     }
+}
+
+/// (b), the floor of a call from JSON text: `serde_json::from_str` of the
+/// model's text into the derived struct, and the call.
+pub async fn from_str_floor(text: String) -> String {
+    let args: Args = serde_json::from_str(black_box(&text)).unwrap();
+    describe(args.count, args.label, args.verbose).await
+}
+
+/// `parts/value_floor`, the floor of a call from a parsed `Value`: a
+/// compiled `jsonschema` check, `serde_json::from_value` and the call.
+pub async fn value_floor(compiled: &jsonschema::Validator, value: Value) -> String {
+    assert!(compiled.is_valid(black_box(&value)));
+    let args: Args = serde_json::from_value(value).unwrap();
+    describe(args.count, args.label, args.verbose).await
+}
+
+/// (c) and (d): one call through the runtime, which must succeed.
+pub async fn through(runtime: &ToolRuntime, call: ToolCall) -> ToolCallResult {
+    let result = runtime.call(black_box(call)).await;
+    assert!(result.outcome.is_ok());
+    result
 }

@@ -5,7 +5,7 @@ use std::ffi::OsStr;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio::process::{Child, Command};
@@ -13,18 +13,24 @@ use tokio::process::{Child, Command};
 /// A TCP port of 127.0.0.1 that is free now and that no earlier call in
 /// this process has given out.
 ///
-/// The port is taken from below the kernel's range of ephemeral ports: a
-/// port asked of the kernel (bind to port 0) comes from that range, where
-/// the next outgoing connection of any test may take it before the server
+/// The port is taken outside the kernel's range of ephemeral ports: a port
+/// asked of the kernel (bind to port 0) comes from that range, where the
+/// next outgoing connection of any test may take it before the server
 /// meant for it binds, and the server then fails with "address in use".
-/// Each process starts at its own place in the range, so that two test
-/// processes at once rarely try the same ports.
+/// Each process starts at a place in the range of its own (its id,
+/// scattered), so that two test processes at once rarely try the same
+/// ports.
 pub fn free_port() -> u16 {
     static NEXT: Mutex<Option<u16>> = Mutex::new(None);
-    let (first, end) = listening_range();
+    static RANGE: OnceLock<(u16, u16)> = OnceLock::new();
+    let &(first, end) = RANGE.get_or_init(listening_range);
     let span = end - first;
     let mut next = NEXT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let mut port = next.unwrap_or_else(|| first + (std::process::id() % u32::from(span)) as u16);
+    let mut port = next.unwrap_or_else(|| {
+        // Knuth's multiplicative hash: neighbouring ids land far apart.
+        let scattered = u64::from(std::process::id()).wrapping_mul(2_654_435_761);
+        first + (scattered % u64::from(span)) as u16
+    });
     for _ in 0..span {
         let candidate = port;
         port = if port + 1 >= end { first } else { port + 1 };
@@ -36,18 +42,23 @@ pub fn free_port() -> u16 {
     panic!("no free port of 127.0.0.1 in {first}..{end}");
 }
 
-/// The ports [`free_port`] gives out: from 10 000 up to the first
-/// ephemeral port (Linux's `ip_local_port_range`, 32 768 by default), or
-/// 10 000 to 30 000 where that range starts too low to leave room.
+/// The ports [`free_port`] gives out, `first..end`: from 10 000 up to the
+/// first ephemeral port (Linux's `ip_local_port_range`, 32 768 to 60 999
+/// by default), or above the last one where the range starts too low to
+/// leave room below it. Where it leaves room on neither side, 10 000 to
+/// 30 000, which the kernel may hand out too.
 fn listening_range() -> (u16, u16) {
-    let ephemeral_start = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+    let ephemeral = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
         .ok()
-        .and_then(|text| text.split_whitespace().next()?.parse::<u16>().ok())
-        .unwrap_or(32_768);
-    if ephemeral_start > 20_000 {
-        (10_000, ephemeral_start)
-    } else {
-        (10_000, 30_000)
+        .and_then(|text| {
+            let mut bounds = text.split_whitespace().map(str::parse::<u16>);
+            Some((bounds.next()?.ok()?, bounds.next()?.ok()?))
+        })
+        .unwrap_or((32_768, 60_999));
+    match ephemeral {
+        (low, _) if low > 20_000 => (10_000, low),
+        (_, high) if high < 55_000 => (high + 1, u16::MAX),
+        _ => (10_000, 30_000),
     }
 }
 
@@ -100,8 +111,8 @@ pub fn http() -> reqwest::Client {
     reqwest::Client::new()
 }
 
-/// How many times a server that exits while it starts is started again,
-/// on other ports.
+/// How many times in all a server is started, each time on other ports,
+/// before its failures are reported.
 const STARTS: usize = 3;
 
 /// How long a server may take to answer its health checks: a guard
@@ -116,9 +127,9 @@ const CHECK_WITHIN: Duration = Duration::from_secs(2);
 /// and its ingress answer their health checks.
 ///
 /// A server that exits while it starts (another process took one of its
-/// ports first) is started again on other ports, up to three times in
-/// all. Panics, with the end of what the server wrote to its standard
-/// error, when none comes up.
+/// ports first), or that answers neither way within a minute, is started
+/// again on other ports, up to three times in all. Panics, with the end of
+/// what each server wrote to its standard error, when none comes up.
 pub async fn start_server(binary: &OsStr, name: &str) -> Server {
     let mut failures = Vec::new();
     for _ in 0..STARTS {
@@ -179,8 +190,8 @@ const TAIL_LINES: usize = 20;
 
 impl Server {
     /// Waits until the server answers its health checks. `Err` says why
-    /// a server that exited first did so; a server that neither answers
-    /// nor exits within [`READY_WITHIN`] is a hang, and panics.
+    /// not: it exited first, or it neither answered nor exited within
+    /// [`READY_WITHIN`].
     async fn ready(&mut self) -> Result<(), String> {
         let http = http();
         let checks = [
@@ -189,27 +200,35 @@ impl Server {
         ];
         let deadline = Instant::now() + READY_WITHIN;
         loop {
-            if let Ok(Some(status)) = self.process.try_wait() {
-                let written = std::fs::read_to_string(self.data.join(STDERR)).unwrap_or_default();
-                let lines: Vec<&str> = written.lines().collect();
-                let tail = lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n");
-                return Err(format!("it exited ({status}):\n{tail}"));
-            }
             let mut up = true;
             for url in &checks {
                 // Whatever holds the port may never answer.
                 let answer = http.get(url).timeout(CHECK_WITHIN).send().await;
                 up &= answer.is_ok_and(|answer| answer.status().is_success());
             }
+            // Looked at after the checks too: a server that exits because
+            // its port was taken leaves the checks to whatever took it.
+            if let Ok(Some(status)) = self.process.try_wait() {
+                return Err(format!("it exited ({status}):\n{}", self.stderr_tail()));
+            }
             if up {
                 return Ok(());
             }
-            assert!(
-                Instant::now() < deadline,
-                "restate-server did not answer its health checks within {READY_WITHIN:?}"
-            );
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "it did not answer its health checks within {READY_WITHIN:?}:\n{}",
+                    self.stderr_tail()
+                ));
+            }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// The last [`TAIL_LINES`] lines the server wrote to its standard error.
+    fn stderr_tail(&self) -> String {
+        let written = std::fs::read_to_string(self.data.join(STDERR)).unwrap_or_default();
+        let lines: Vec<&str> = written.lines().collect();
+        lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
     }
 }
 
