@@ -19,29 +19,10 @@ use behest::models::openai::Chat;
 use behest::{Agent, DeltaSink, Message, Model, ToolRegistry, ToolRuntime};
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
+use stream_cases::serve_answers;
 
-const PIECE: &str =
-    "The quick brown fox jumps over the lazy dog, again and again, for a long while. ";
-
-fn whole_body() -> String {
-    let text = PIECE.repeat(1_000_000 / PIECE.len());
-    json!({"choices": [{"index": 0, "finish_reason": "stop",
-        "message": {"role": "assistant", "content": text}}]})
-    .to_string()
-}
-
-fn streamed_body() -> String {
-    let mut body = String::new();
-    for _ in 0..1_000_000 / PIECE.len() {
-        let chunk = json!({"choices": [{"index": 0, "delta": {"content": PIECE}}]});
-        body.push_str(&format!("data: {chunk}\n\n"));
-    }
-    body.push_str(
-        "data: {\"choices\": [{\"index\": 0, \"delta\": {}, \"finish_reason\": \"stop\"}]}\n\n",
-    );
-    body.push_str("data: [DONE]\n\n");
-    body
-}
+#[path = "stream_cases/mod.rs"]
+mod stream_cases;
 
 fn assemble(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -49,28 +30,7 @@ fn assemble(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let (whole, streamed) = (whole_body(), streamed_body());
-    let addr = rt.block_on(async move {
-        let app = axum::Router::new()
-            .route(
-                "/whole/chat/completions",
-                axum::routing::post(move || {
-                    let body = whole.clone();
-                    async move { ([("content-type", "application/json")], body) }
-                }),
-            )
-            .route(
-                "/streamed/chat/completions",
-                axum::routing::post(move || {
-                    let body = streamed.clone();
-                    async move { ([("content-type", "text/event-stream")], body) }
-                }),
-            );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        addr
-    });
+    let addr = rt.block_on(serve_answers());
     let whole = Chat::new("m")
         .base_url(format!("http://{addr}/whole"))
         .stream(false);

@@ -1,0 +1,102 @@
+//! Stream assembly as a paired ratio: the 1 MB Chat answer of
+//! `model_streams`' `assemble/*`, read streamed (about 12 300 server-sent
+//! events, each parsed and pushed into the assembler, each piece sent to a
+//! delta sink) and read whole, one request of each per round, the order
+//! flipped every round. The ratio is the median of the rounds' ratios, which
+//! a shared machine's slow stretches move far less than criterion's
+//! one-case-after-another estimate.
+//!
+//! Run: `cargo bench --bench stream_ratios --features models [-- ROUNDS]`:
+//! 500 rounds by default, after 20 not counted. Run without `--bench` (as
+//! `cargo test --benches` does), it makes a few rounds, to show that it
+//! works.
+
+#[path = "stream_cases/mod.rs"]
+mod stream_cases;
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use behest::models::openai::Chat;
+use behest::{DeltaSink, Message, Model};
+use stream_cases::serve_answers;
+
+/// Rounds run before those counted, to warm the connections and caches.
+const WARM_UP: usize = 20;
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a number among the arguments sets
+    // the rounds.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (warm_up, rounds) = if args.iter().any(|arg| arg == "--bench") {
+        let rounds = args.iter().find_map(|arg| arg.parse::<usize>().ok());
+        (WARM_UP, rounds.unwrap_or(500).max(1))
+    } else {
+        (0, 3)
+    };
+    // As `model_streams`: the server's task on a worker, the client on the
+    // thread that blocks.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let addr = rt.block_on(serve_answers());
+    let whole = Chat::new("m")
+        .base_url(format!("http://{addr}/whole"))
+        .stream(false);
+    let streamed = Chat::new("m").base_url(format!("http://{addr}/streamed"));
+    let conversation = [Message::user("hi")];
+    let deltas = DeltaSink::new(|delta| {
+        black_box(delta);
+    });
+    // Milliseconds of one read of the answer.
+    let read_whole = || {
+        let start = Instant::now();
+        let message = rt.block_on(whole.respond(&conversation, &[])).unwrap();
+        let elapsed = start.elapsed();
+        assert!(message.text.unwrap().len() > 900_000);
+        elapsed.as_secs_f64() * 1e3
+    };
+    let read_streamed = || {
+        let start = Instant::now();
+        let message = rt
+            .block_on(streamed.respond_streaming(&conversation, &[], &deltas))
+            .unwrap();
+        let elapsed = start.elapsed();
+        assert!(message.text.unwrap().len() > 900_000);
+        elapsed.as_secs_f64() * 1e3
+    };
+
+    let (mut cases, mut floors, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..warm_up + rounds {
+        let (case, floor) = if round % 2 == 0 {
+            let case = read_streamed();
+            (case, read_whole())
+        } else {
+            let floor = read_whole();
+            (read_streamed(), floor)
+        };
+        if round >= warm_up {
+            cases.push(case);
+            floors.push(floor);
+            ratios.push(case / floor);
+        }
+    }
+    ratios.sort_by(f64::total_cmp);
+    let at = |quantile: f64| ratios[((ratios.len() - 1) as f64 * quantile).round() as usize];
+    println!(
+        "{rounds} rounds; ms a read (medians); ratio: median of the rounds' (quartiles)\n\
+         4. 1 MB Chat answer streamed: case {:.3} ms, whole {:.3} ms, ratio {:.3} ({:.3}–{:.3})",
+        median(cases),
+        median(floors),
+        at(0.5),
+        at(0.25),
+        at(0.75),
+    );
+}
