@@ -13,48 +13,24 @@
 //!
 //! Run: `cargo bench --bench model_streams --features models`.
 
-use std::hint::black_box;
-
 use behest::models::openai::Chat;
-use behest::{Agent, DeltaSink, Message, Model, ToolRegistry, ToolRuntime};
+use behest::{Agent, Message, ToolRegistry, ToolRuntime};
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
-use stream_cases::serve_answers;
+use stream_cases::Reads;
 
 #[path = "stream_cases/mod.rs"]
 mod stream_cases;
 
 fn assemble(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let addr = rt.block_on(serve_answers());
-    let whole = Chat::new("m")
-        .base_url(format!("http://{addr}/whole"))
-        .stream(false);
-    let streamed = Chat::new("m").base_url(format!("http://{addr}/streamed"));
-    let conversation = [Message::user("hi")];
-    let deltas = DeltaSink::new(|delta| {
-        black_box(delta);
-    });
+    let reads = Reads::new();
     let mut group = c.benchmark_group("assemble");
     group.sample_size(20);
     group.bench_function("a_whole_1mb", |b| {
-        b.to_async(&rt).iter(|| async {
-            let message = whole.respond(&conversation, &[]).await.unwrap();
-            assert!(message.text.unwrap().len() > 900_000);
-        })
+        b.to_async(&reads.rt).iter(|| reads.whole())
     });
     group.bench_function("b_streamed_1mb", |b| {
-        b.to_async(&rt).iter(|| async {
-            let message = streamed
-                .respond_streaming(&conversation, &[], &deltas)
-                .await
-                .unwrap();
-            assert!(message.text.unwrap().len() > 900_000);
-        })
+        b.to_async(&reads.rt).iter(|| reads.streamed())
     });
     group.finish();
 }

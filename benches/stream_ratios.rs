@@ -14,15 +14,21 @@
 #[path = "stream_cases/mod.rs"]
 mod stream_cases;
 
-use std::hint::black_box;
+use std::future::Future;
 use std::time::Instant;
 
-use behest::models::openai::Chat;
-use behest::{DeltaSink, Message, Model};
-use stream_cases::serve_answers;
+use stream_cases::Reads;
+use tokio::runtime::Runtime;
 
 /// Rounds run before those counted, to warm the connections and caches.
 const WARM_UP: usize = 20;
+
+/// Milliseconds of one read of the answer.
+fn time(rt: &Runtime, read: impl Future<Output = ()>) -> f64 {
+    let start = Instant::now();
+    rt.block_on(read);
+    start.elapsed().as_secs_f64() * 1e3
+}
 
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
@@ -39,39 +45,9 @@ fn main() {
     } else {
         (0, 3)
     };
-    // As `model_streams`: the server's task on a worker, the client on the
-    // thread that blocks.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let addr = rt.block_on(serve_answers());
-    let whole = Chat::new("m")
-        .base_url(format!("http://{addr}/whole"))
-        .stream(false);
-    let streamed = Chat::new("m").base_url(format!("http://{addr}/streamed"));
-    let conversation = [Message::user("hi")];
-    let deltas = DeltaSink::new(|delta| {
-        black_box(delta);
-    });
-    // Milliseconds of one read of the answer.
-    let read_whole = || {
-        let start = Instant::now();
-        let message = rt.block_on(whole.respond(&conversation, &[])).unwrap();
-        let elapsed = start.elapsed();
-        assert!(message.text.unwrap().len() > 900_000);
-        elapsed.as_secs_f64() * 1e3
-    };
-    let read_streamed = || {
-        let start = Instant::now();
-        let message = rt
-            .block_on(streamed.respond_streaming(&conversation, &[], &deltas))
-            .unwrap();
-        let elapsed = start.elapsed();
-        assert!(message.text.unwrap().len() > 900_000);
-        elapsed.as_secs_f64() * 1e3
-    };
+    let reads = Reads::new();
+    let read_whole = || time(&reads.rt, reads.whole());
+    let read_streamed = || time(&reads.rt, reads.streamed());
 
     let (mut cases, mut floors, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..warm_up + rounds {

@@ -1,9 +1,14 @@
 //! The 1 MB Chat answer that `model_streams` and `stream_ratios` read,
-//! whole and streamed, and the local server that sends it.
+//! whole and streamed, the local server that sends it and the clients that
+//! read it.
 
+use std::hint::black_box;
 use std::net::SocketAddr;
 
+use behest::models::openai::Chat;
+use behest::{DeltaSink, Message, Model};
 use serde_json::json;
+use tokio::runtime::Runtime;
 
 const PIECE: &str =
     "The quick brown fox jumps over the lazy dog, again and again, for a long while. ";
@@ -31,7 +36,7 @@ pub fn streamed_body() -> String {
 /// Serves the answer on a free port of 127.0.0.1, whole at
 /// `/whole/chat/completions` and as server-sent events at
 /// `/streamed/chat/completions`, from a task of the calling runtime.
-pub async fn serve_answers() -> SocketAddr {
+async fn serve_answers() -> SocketAddr {
     let (whole, streamed) = (whole_body(), streamed_body());
     let app = axum::Router::new()
         .route(
@@ -52,4 +57,54 @@ pub async fn serve_answers() -> SocketAddr {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     addr
+}
+
+/// The server of the answer and the two clients that read it, on a runtime
+/// whose one worker runs the server, the client running on the thread that
+/// blocks.
+pub struct Reads {
+    pub rt: Runtime,
+    whole: Chat,
+    streamed: Chat,
+    conversation: [Message; 1],
+    deltas: DeltaSink,
+}
+
+impl Reads {
+    pub fn new() -> Self {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let addr = rt.block_on(serve_answers());
+        Self {
+            rt,
+            whole: Chat::new("m")
+                .base_url(format!("http://{addr}/whole"))
+                .stream(false),
+            streamed: Chat::new("m").base_url(format!("http://{addr}/streamed")),
+            conversation: [Message::user("hi")],
+            deltas: DeltaSink::new(|delta| {
+                black_box(delta);
+            }),
+        }
+    }
+
+    /// (a): the answer read whole, one JSON body.
+    pub async fn whole(&self) {
+        let message = self.whole.respond(&self.conversation, &[]).await.unwrap();
+        assert!(message.text.unwrap().len() > 900_000);
+    }
+
+    /// (b): the answer streamed, each event parsed and pushed into the
+    /// assembler, each piece sent to a delta sink.
+    pub async fn streamed(&self) {
+        let message = self
+            .streamed
+            .respond_streaming(&self.conversation, &[], &self.deltas)
+            .await
+            .unwrap();
+        assert!(message.text.unwrap().len() > 900_000);
+    }
 }
