@@ -73,10 +73,9 @@ async fn main() {
     let body = serde_json::json!({"uri": format!("http://127.0.0.1:{service}")});
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        assert!(
-            !serving.is_finished(),
-            "the bench's service stopped (its port {service} taken?)"
-        );
+        if serving.is_finished() {
+            panic!("the bench's service stopped: {:?}", serving.await);
+        }
         let answer = http
             .post(format!("http://127.0.0.1:{admin}/deployments"))
             .json(&body)

@@ -65,7 +65,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let serving = tokio::spawn(behest_restate::serve(agent, ([127, 0, 0, 1], 9080).into()));
     register("http://127.0.0.1:9070", "http://127.0.0.1:9080").await?;
     println!("DurableAgent is registered; start a run through localhost:8080");
-    serving.await?;
+    serving.await??;
     Ok(())
 }
 

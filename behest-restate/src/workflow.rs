@@ -101,21 +101,34 @@ impl DurableAgent {
     }
 }
 
+/// How long [`serve`] waits after a failed accept before the next.
+const ACCEPT_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Serves `agent`'s durable runs at `addr` until the process ends: the
 /// endpoint a Restate server is told of (`restate deployments register
 /// http://ADDR`).
-pub async fn serve(agent: Agent, addr: SocketAddr) {
+///
+/// # Errors
+/// Returns only when `addr` cannot be bound (its port taken, or not an
+/// address of this machine). A connection that fails to be accepted (out
+/// of file descriptors, say) is logged and the next one awaited.
+pub async fn serve(agent: Agent, addr: SocketAddr) -> std::io::Result<()> {
     use hyper_util::rt::{TokioExecutor, TokioIo};
 
     let endpoint = restate_sdk::hyper::HyperEndpoint::new(
         Endpoint::builder().bind(DurableAgent::new(agent)).build(),
     );
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .expect("the service's address can be bound");
+    let listener = tokio::net::TcpListener::bind(addr).await?;
     loop {
-        let Ok((stream, remote)) = listener.accept().await else {
-            continue;
+        let (stream, remote) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(error) => {
+                // The listener stays good; the pause keeps a lasting
+                // shortage (of file descriptors) from spinning.
+                tracing::warn!("accepting a Restate connection at {addr} failed: {error}");
+                tokio::time::sleep(ACCEPT_PAUSE).await;
+                continue;
+            }
         };
         // A journal entry is a small frame that Restate waits for: sent at
         // once, not held back to be coalesced with the next (Nagle).
@@ -129,5 +142,24 @@ pub async fn serve(agent: Agent, addr: SocketAddr) {
                 tracing::warn!("serving the Restate connection of {remote} failed: {error}");
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use behest::{Agent, ScriptedModel, ToolRegistry, ToolRuntime};
+
+    /// An address already in use is the caller's error to handle, not a
+    /// panic inside the service.
+    #[tokio::test]
+    async fn serving_on_a_taken_address_returns_the_error() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = taken.local_addr().unwrap();
+        let agent = Agent::new(
+            ScriptedModel::new([]),
+            ToolRuntime::new(ToolRegistry::new()),
+        );
+        let error = super::serve(agent, addr).await.unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::AddrInUse);
     }
 }

@@ -24,5 +24,8 @@ async fn main() {
         mode.as_deref() == Some("approve"),
         mode.as_deref() == Some("paired"),
     );
-    behest_restate::serve(agent, ([127, 0, 0, 1], port).into()).await;
+    if let Err(error) = behest_restate::serve(agent, ([127, 0, 0, 1], port).into()).await {
+        eprintln!("the test service cannot serve on port {port}: {error}");
+        std::process::exit(1);
+    }
 }
