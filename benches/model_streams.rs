@@ -17,7 +17,7 @@ use behest::models::openai::Chat;
 use behest::{Agent, Message, ToolRegistry, ToolRuntime};
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
-use stream_cases::Reads;
+use stream_cases::{runtime, serve, Reads};
 
 #[path = "stream_cases/mod.rs"]
 mod stream_cases;
@@ -36,24 +36,15 @@ fn assemble(c: &mut Criterion) {
 }
 
 fn turn(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let addr = rt.block_on(async {
-        let answer = json!({"choices": [{"index": 0, "finish_reason": "stop",
-            "message": {"role": "assistant", "content": "hello"}}]})
-        .to_string();
-        let app = axum::Router::new().fallback(move || {
-            let answer = answer.clone();
-            async move { ([("content-type", "application/json")], answer) }
-        });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        addr
+    let rt = runtime();
+    let answer = json!({"choices": [{"index": 0, "finish_reason": "stop",
+        "message": {"role": "assistant", "content": "hello"}}]})
+    .to_string();
+    let app = axum::Router::new().fallback(move || {
+        let answer = answer.clone();
+        async move { ([("content-type", "application/json")], answer) }
     });
+    let addr = rt.block_on(serve(app));
     let url = format!("http://{addr}/v1");
     let agent = Agent::new(
         Chat::new("m").base_url(url.clone()).stream(false),

@@ -5,13 +5,13 @@
 //!
 //! Run: `BEHEST_RESTATE_SERVER=… cargo bench -p behest-restate --bench durable_steps`
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use behest::run::{ModelError, ModelRequest};
 use behest::{json, tool, Agent, AssistantMessage, Message, Model, ToolCall};
 use behest::{ToolRegistry, ToolRuntime};
 use behest_restate::DurableClient;
-use server::{free_port, http, start_server};
+use server::{free_port, start_server};
 
 #[path = "../tests/support/server.rs"]
 mod server;
@@ -65,30 +65,11 @@ async fn main() {
     let service = free_port();
     let server = start_server(&binary, "bench").await;
     let (ingress, admin) = (server.ingress, server.admin);
-    let serving = tokio::spawn(behest_restate::serve(
-        agent(),
-        ([127, 0, 0, 1], service).into(),
-    ));
-    let http = http();
-    let body = serde_json::json!({"uri": format!("http://127.0.0.1:{service}")});
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if serving.is_finished() {
-            panic!("the bench's service stopped: {:?}", serving.await);
-        }
-        let answer = http
-            .post(format!("http://127.0.0.1:{admin}/deployments"))
-            .json(&body)
-            .send()
-            .await;
-        if answer.is_ok_and(|answer| answer.status().is_success()) {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the service was not registered within a minute"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    let serving = behest_restate::serve(agent(), ([127, 0, 0, 1], service).into());
+    let serving = tokio::spawn(serving);
+    tokio::select! {
+        served = serving => panic!("the bench's service stopped: {served:?}"),
+        () = server.register(service) => {}
     }
     let client = DurableClient::new(
         format!("http://127.0.0.1:{ingress}"),

@@ -16,32 +16,13 @@ use std::time::Duration;
 
 use behest::{EventKind, Message, ToolOutput, ToolStreamEvent};
 use behest_restate::{DurableClient, DurableOutcome};
-use server::{free_port, http, start_server, Scratch, Server};
+use server::{free_port, start_server, until, Scratch, Server};
 use tokio::process::{Child, Command};
-
-/// Waits for `check` to give a value, for at most 60 s: a guard against a
-/// hang, not a measure of speed.
-async fn until<T, F: std::future::Future<Output = Option<T>>>(
-    what: &str,
-    mut check: impl FnMut() -> F,
-) -> T {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "gave up waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 /// A `restate-server` of the test's own, on free ports, keeping its data
 /// in a scratch folder.
 struct Restate {
-    _server: Server,
+    server: Server,
     ingress: String,
     admin: String,
 }
@@ -53,7 +34,7 @@ impl Restate {
         Self {
             ingress: format!("http://127.0.0.1:{}", server.ingress),
             admin: format!("http://127.0.0.1:{}", server.admin),
-            _server: server,
+            server,
         }
     }
 
@@ -63,14 +44,7 @@ impl Restate {
 
     /// Tells the server of the service at `port`.
     async fn register(&self, port: u16) {
-        let http = http();
-        let url = format!("{}/deployments", self.admin);
-        let body = serde_json::json!({"uri": format!("http://127.0.0.1:{port}")});
-        until("the deployment to register", || async {
-            let answer = http.post(&url).json(&body).send().await.ok()?;
-            answer.status().is_success().then_some(())
-        })
-        .await;
+        self.server.register(port).await;
     }
 }
 

@@ -53,15 +53,30 @@ async fn serve_answers() -> SocketAddr {
                 async move { ([("content-type", "text/event-stream")], body) }
             }),
         );
+    serve(app).await
+}
+
+/// Serves `app` on a free port of 127.0.0.1, from a task of the calling
+/// runtime.
+pub async fn serve(app: axum::Router) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     addr
 }
 
-/// The server of the answer and the two clients that read it, on a runtime
-/// whose one worker runs the server, the client running on the thread that
-/// blocks.
+/// A runtime whose one worker runs the local server, the client running
+/// on the thread that blocks.
+pub fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The server of the answer and the two clients that read it, on a
+/// [`runtime`] of their own.
 pub struct Reads {
     pub rt: Runtime,
     whole: Chat,
@@ -72,11 +87,7 @@ pub struct Reads {
 
 impl Reads {
     pub fn new() -> Self {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = runtime();
         let addr = rt.block_on(serve_answers());
         Self {
             rt,

@@ -111,6 +111,25 @@ pub fn http() -> reqwest::Client {
     reqwest::Client::new()
 }
 
+/// Waits for `check` to give a value, for at most 60 s: a guard against a
+/// hang, not a measure of speed.
+pub async fn until<T, F: std::future::Future<Output = Option<T>>>(
+    what: &str,
+    mut check: impl FnMut() -> F,
+) -> T {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "gave up waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// How many times in all a server is started, each time on other ports,
 /// before its failures are reported.
 const STARTS: usize = 3;
@@ -189,6 +208,19 @@ const STDERR: &str = "stderr.log";
 const TAIL_LINES: usize = 20;
 
 impl Server {
+    /// Tells the server of the service on 127.0.0.1 at `port`, trying
+    /// again until the service answers the server's discovery.
+    pub async fn register(&self, port: u16) {
+        let http = http();
+        let url = format!("http://127.0.0.1:{}/deployments", self.admin);
+        let body = serde_json::json!({"uri": format!("http://127.0.0.1:{port}")});
+        until("the deployment to register", || async {
+            let answer = http.post(&url).json(&body).send().await.ok()?;
+            answer.status().is_success().then_some(())
+        })
+        .await;
+    }
+
     /// Waits until the server answers its health checks. `Err` says why
     /// not: it exited first, or it neither answered nor exited within
     /// [`READY_WITHIN`].
