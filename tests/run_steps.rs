@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use behest::run::{ModelError, ModelRequest, ModelTurn, RunSteps, StepKind, ToolStep};
 use behest::{
-    external_tool, tool, Agent, AssistantMessage, Message, Model, ToolCall, ToolCallResult,
-    ToolError, ToolOutput, ToolRegistry, ToolRuntime,
+    external_tool, tool, Agent, AssistantMessage, Message, Model, ToolCall, ToolError, ToolOutput,
+    ToolRegistry, ToolResult, ToolRuntime,
 };
 use futures::future::BoxFuture;
 use serde_json::json;
@@ -68,7 +68,7 @@ struct AskPerson {
 #[derive(Default)]
 struct Journal {
     turns: Mutex<HashMap<usize, AssistantMessage>>,
-    calls: Mutex<HashMap<String, ToolCallResult>>,
+    calls: Mutex<HashMap<String, ToolResult<ToolOutput>>>,
     /// Answers to external calls, by call id, as people gave them.
     answers: Mutex<HashMap<String, String>>,
     /// Approvals, by call id.
@@ -111,7 +111,7 @@ impl RunSteps for Journal {
         })
     }
 
-    fn tool_call(&self, step: ToolStep) -> BoxFuture<'_, ToolCallResult> {
+    fn tool_call(&self, step: ToolStep) -> BoxFuture<'_, ToolResult<ToolOutput>> {
         Box::pin(async move {
             let id = step.call.call_id.clone();
             if let Some(recorded) = self.calls.lock().unwrap().get(&id).cloned() {
@@ -121,13 +121,9 @@ impl RunSteps for Journal {
             let result = match step.kind {
                 StepKind::External { deadline } => {
                     let answer = self.answers.lock().unwrap().get(&id).cloned();
-                    ToolCallResult {
-                        call_id: id.clone(),
-                        tool_name: step.call.tool_name.clone(),
-                        outcome: answer
-                            .map(ToolOutput::text)
-                            .ok_or(ToolError::Timeout { after: deadline }),
-                    }
+                    answer
+                        .map(ToolOutput::text)
+                        .ok_or(ToolError::Timeout { after: deadline })
                 }
                 StepKind::NeedsApproval { .. }
                     if !self
@@ -138,13 +134,9 @@ impl RunSteps for Journal {
                         .copied()
                         .unwrap_or(false) =>
                 {
-                    ToolCallResult {
-                        call_id: id.clone(),
-                        tool_name: step.call.tool_name.clone(),
-                        outcome: Err(ToolError::ApprovalDenied {
-                            reason: "denied in the journal".to_owned(),
-                        }),
-                    }
+                    Err(ToolError::ApprovalDenied {
+                        reason: "denied in the journal".to_owned(),
+                    })
                 }
                 _ => step.run().await,
             };

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use behest::run::{ModelError, ModelTurn, RunSteps, StepKind, ToolStep};
 use behest::{
-    AssistantMessage, EventKind, Message, RunControl, ToolCallResult, ToolError, ToolOutput,
+    AssistantMessage, EventKind, Message, RunControl, ToolError, ToolOutput, ToolResult,
     ToolStreamEvent,
 };
 use futures::future::BoxFuture;
@@ -66,19 +66,14 @@ impl RestateSteps<'_, '_> {
     }
 
     /// Restate cancelled the invocation: the run ends `Cancelled`.
-    fn cancelled(&self, step: &ToolStep) -> ToolCallResult {
+    fn cancelled(&self) -> ToolResult<ToolOutput> {
         self.control.cancel();
-        ToolCallResult {
-            call_id: step.call.call_id.clone(),
-            tool_name: step.call.tool_name.clone(),
-            outcome: Err(ToolError::Cancelled),
-        }
+        Err(ToolError::Cancelled)
     }
 
     /// Runs `step`'s call as one journal entry.
-    async fn run_call(&self, step: ToolStep) -> ToolCallResult {
-        let (call_id, tool_name) = (step.call.call_id.clone(), step.call.tool_name.clone());
-        let name = format!("call {call_id}");
+    async fn run_call(&self, step: ToolStep) -> ToolResult<ToolOutput> {
+        let name = format!("call {}", step.call.call_id);
         let journaled = self
             .ctx
             .run(move || async move { Ok(Json(JournaledResult::from(step.run().await))) })
@@ -86,23 +81,12 @@ impl RestateSteps<'_, '_> {
             .await;
         match journaled {
             Ok(Json(result)) => result.into(),
-            Err(error) if error.code() == 409 => {
-                self.control.cancel();
-                ToolCallResult {
-                    call_id,
-                    tool_name,
-                    outcome: Err(ToolError::Cancelled),
-                }
-            }
+            Err(error) if error.code() == 409 => self.cancelled(),
             // Restate could not keep the entry: the run cannot go on.
-            Err(error) => ToolCallResult {
-                call_id,
-                tool_name,
-                outcome: Err(ToolError::execution(format!(
-                    "the durable step failed: {}",
-                    error.message()
-                ))),
-            },
+            Err(error) => Err(ToolError::execution(format!(
+                "the durable step failed: {}",
+                error.message()
+            ))),
         }
     }
 
@@ -184,13 +168,13 @@ impl RunSteps for RestateSteps<'_, '_> {
             .push(event);
     }
 
-    fn tool_call(&self, step: ToolStep) -> BoxFuture<'_, ToolCallResult> {
+    fn tool_call(&self, step: ToolStep) -> BoxFuture<'_, ToolResult<ToolOutput>> {
         Box::pin(async move {
             let _one_at_a_time = self.turn.lock().await;
             // Restate tells one waiting step of a cancellation; the others
             // of the round learn it here, and ask nothing more of it.
             if self.control.is_cancelled() {
-                return self.cancelled(&step);
+                return self.cancelled();
             }
             match step.kind {
                 StepKind::External { deadline } => {
@@ -202,14 +186,10 @@ impl RunSteps for RestateSteps<'_, '_> {
                             Err(error) => Err(ToolError::execution(error.message().to_owned())),
                         },
                         _ = self.ctx.sleep(deadline) => Err(ToolError::Timeout { after: deadline }),
-                        on_cancel => return self.cancelled(&step),
+                        on_cancel => return self.cancelled(),
                     };
                     self.answered(&step);
-                    ToolCallResult {
-                        call_id: step.call.call_id,
-                        tool_name: step.call.tool_name,
-                        outcome,
-                    }
+                    outcome
                 }
                 StepKind::NeedsApproval { deadline } => {
                     self.waiting(&step, "approval");
@@ -221,16 +201,12 @@ impl RunSteps for RestateSteps<'_, '_> {
                             Err(error) => Some(error.message().to_owned()),
                         },
                         _ = self.ctx.sleep(deadline) => Some(format!("nobody approved it within {deadline:?}")),
-                        on_cancel => return self.cancelled(&step),
+                        on_cancel => return self.cancelled(),
                     };
                     self.answered(&step);
                     match denied {
                         None => self.run_call(step).await,
-                        Some(reason) => ToolCallResult {
-                            call_id: step.call.call_id,
-                            tool_name: step.call.tool_name,
-                            outcome: Err(ToolError::ApprovalDenied { reason }),
-                        },
+                        Some(reason) => Err(ToolError::ApprovalDenied { reason }),
                     }
                 }
                 _ => {

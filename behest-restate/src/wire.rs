@@ -1,7 +1,7 @@
 //! What crosses Restate: a run's input and outcome, answers, approvals, its
 //! status, and the journal's form of a tool call's result.
 
-use behest::{Message, RunOutcome, ToolCall, ToolCallResult, ToolError, ToolOutput};
+use behest::{Message, RunOutcome, ToolCall, ToolError, ToolOutput, ToolResult};
 use serde::{Deserialize, Serialize};
 
 /// How a durable run ended.
@@ -116,31 +116,23 @@ pub struct Pending {
     pub waits_for: String,
 }
 
-/// A tool call's result as the journal keeps it: what the model reads
+/// A tool call's outcome as the journal keeps it: what the model reads
 /// (an error is kept as its message).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct JournaledResult {
-    call_id: String,
-    tool_name: String,
     outcome: Result<ToolOutput, String>,
 }
 
-impl From<ToolCallResult> for JournaledResult {
-    fn from(result: ToolCallResult) -> Self {
+impl From<ToolResult<ToolOutput>> for JournaledResult {
+    fn from(outcome: ToolResult<ToolOutput>) -> Self {
         Self {
-            call_id: result.call_id,
-            tool_name: result.tool_name,
-            outcome: result.outcome.map_err(|error| error.to_string()),
+            outcome: outcome.map_err(|error| error.to_string()),
         }
     }
 }
 
-impl From<JournaledResult> for ToolCallResult {
+impl From<JournaledResult> for ToolResult<ToolOutput> {
     fn from(result: JournaledResult) -> Self {
-        ToolCallResult {
-            call_id: result.call_id,
-            tool_name: result.tool_name,
-            outcome: result.outcome.map_err(ToolError::execution),
-        }
+        result.outcome.map_err(ToolError::execution)
     }
 }

@@ -16,7 +16,7 @@ use super::steps::{ModelTurn, RunSteps, StepKind, ToolStep};
 use super::{Agent, RunError, RunOutcome};
 use crate::conversation::DeltaSink;
 use crate::conversation::{AssistantMessage, Message, ReasoningPlace, StopKind, ToolResultMessage};
-use crate::runtime::{CallOptions, RunHooks, ToolCall, ToolCallResult};
+use crate::runtime::{CallOptions, LocalRun, Route, RunHooks, ToolCall, ToolCallResult};
 use crate::tool::ProgressSink;
 use crate::tool::{LimitKind, ToolError, ToolOutput, ToolResult, ToolSpec};
 
@@ -330,58 +330,59 @@ impl Run<'_> {
         }
     }
 
-    /// One tool call, through the runtime's entry point (or the run's
-    /// steps), to its `Result` event.
+    /// One tool call, through the runtime's entry point (which routes it
+    /// once validated, and hands it to the run's steps where there are
+    /// some), to its `Result` event.
     async fn call(&self, call: ToolCall) -> ToolCallResult {
-        let result = match self.steps {
-            None => {
-                let options = self.call_options();
-                let hooks: &dyn RunHooks = self;
-                self.agent
-                    .runtime
-                    .call_in(call, options, Some(&hooks))
-                    .await
-            }
-            Some(steps) => self.stepped_call(steps, call).await,
-        };
+        let options = self.call_options();
+        let hooks: &dyn RunHooks = self;
+        let result = self
+            .agent
+            .runtime
+            .call_in(call, options, Some(&hooks))
+            .await;
         self.tool_event(ToolStreamEvent::Result {
             result: result.clone(),
         });
         result
     }
 
-    /// A call carried out by the run's steps: what it needs is said (an
-    /// approval, an outside answer), and the same events as in process go
-    /// out before it.
-    async fn stepped_call(&self, steps: &dyn RunSteps, call: ToolCall) -> ToolCallResult {
+    /// A routed call carried out by the run's steps: what it needs is said
+    /// (an approval, an outside answer), and the same events as in process
+    /// go out before it.
+    async fn stepped(
+        &self,
+        steps: &dyn RunSteps,
+        call: ToolCall,
+        route: Route,
+        run: LocalRun,
+    ) -> ToolResult<ToolOutput> {
         let options = &self.agent.options;
-        let kind = if self.agent.runtime.registry().is_external(&call.tool_name) {
-            self.tool_event(ToolStreamEvent::Call {
-                call: call.clone(),
-                external: true,
-            });
-            StepKind::External {
-                deadline: options.external_deadline,
+        let kind = match route {
+            Route::External => {
+                self.tool_event(ToolStreamEvent::Call {
+                    call: call.clone(),
+                    external: true,
+                });
+                StepKind::External {
+                    deadline: options.external_deadline,
+                }
             }
-        } else if self.needs_approval(&call.tool_name) {
-            self.tool_event(ToolStreamEvent::ApprovalRequested { call: call.clone() });
-            StepKind::NeedsApproval {
-                deadline: options.approval_deadline,
+            Route::NeedsApproval => {
+                self.tool_event(ToolStreamEvent::ApprovalRequested { call: call.clone() });
+                StepKind::NeedsApproval {
+                    deadline: options.approval_deadline,
+                }
             }
-        } else {
-            self.tool_event(ToolStreamEvent::Call {
-                call: call.clone(),
-                external: false,
-            });
-            StepKind::Local
+            Route::Local => {
+                self.tool_event(ToolStreamEvent::Call {
+                    call: call.clone(),
+                    external: false,
+                });
+                StepKind::Local
+            }
         };
-        let runtime = self.agent.runtime.clone();
-        let call_options = self.call_options();
-        let run = call.clone();
-        let step = ToolStep::new(call, kind, move || {
-            Box::pin(async move { runtime.call_with(run, call_options).await })
-        });
-        steps.tool_call(step).await
+        steps.tool_call(ToolStep::new(call, kind, run)).await
     }
 
     /// A call answered without running, and its `Result` event.
@@ -505,6 +506,35 @@ impl Run<'_> {
 }
 
 impl RunHooks for Run<'_> {
+    fn routes(&self, tool_name: &str) -> bool {
+        self.steps.is_some() || self.needs_approval(tool_name)
+    }
+
+    fn dispatch(
+        &self,
+        call: ToolCall,
+        route: Route,
+        run: LocalRun,
+    ) -> BoxFuture<'_, ToolResult<ToolOutput>> {
+        Box::pin(async move {
+            if let Some(steps) = self.steps {
+                return self.stepped(steps, call, route, run).await;
+            }
+            match route {
+                Route::External => self.answer(call).await,
+                Route::NeedsApproval => {
+                    self.approve(&call).await?;
+                    self.starting(&|| call.clone());
+                    run.run().await
+                }
+                Route::Local => {
+                    self.starting(&|| call.clone());
+                    run.run().await
+                }
+            }
+        })
+    }
+
     fn needs_approval(&self, tool_name: &str) -> bool {
         let registry = self.agent.runtime.registry();
         let options = &self.agent.options;
@@ -516,6 +546,19 @@ impl RunHooks for Run<'_> {
                     .is_some_and(|spec| spec.annotations.destructive_hint == Some(true)))
     }
 
+    fn starting(&self, call: &dyn Fn() -> ToolCall) {
+        if self.observed() {
+            self.tool_event(ToolStreamEvent::Call {
+                call: call(),
+                external: false,
+            });
+        }
+    }
+}
+
+impl Run<'_> {
+    /// Asks for an approval of a validated call; an error is the call's
+    /// result.
     fn approve<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, ToolResult<()>> {
         Box::pin(async move {
             if !self.answerable() {
@@ -537,6 +580,7 @@ impl RunHooks for Run<'_> {
         })
     }
 
+    /// Has a validated call of an external tool answered by a handler.
     fn answer(&self, call: ToolCall) -> BoxFuture<'_, ToolResult<ToolOutput>> {
         Box::pin(async move {
             if !self.answerable() {
@@ -551,15 +595,6 @@ impl RunHooks for Run<'_> {
             let deadline = self.agent.options.external_deadline;
             self.wait(&call_id, answer, deadline).await?
         })
-    }
-
-    fn starting(&self, call: &dyn Fn() -> ToolCall) {
-        if self.observed() {
-            self.tool_event(ToolStreamEvent::Call {
-                call: call(),
-                external: false,
-            });
-        }
     }
 }
 

@@ -17,7 +17,8 @@ use futures::future::BoxFuture;
 use super::events::EventKind;
 use super::model::ModelError;
 use crate::conversation::AssistantMessage;
-use crate::runtime::{ToolCall, ToolCallResult};
+use crate::runtime::{LocalRun, ToolCall};
+use crate::tool::{ToolOutput, ToolResult};
 
 /// Carries out a run's steps, as a durable engine does: each model turn
 /// and each tool call, one at a time, in the order the run makes them (a
@@ -29,14 +30,17 @@ pub trait RunSteps: Send + Sync {
     /// engine that recorded this turn's answer gives that back instead.
     fn model_turn(&self, turn: ModelTurn) -> BoxFuture<'_, Result<AssistantMessage, ModelError>>;
 
-    /// The result of `step`'s call. For a [`StepKind::Local`] call,
-    /// [`ToolStep::run`] runs it; [`StepKind::NeedsApproval`] asks for an
-    /// approval first (run it once approved, answer
+    /// The outcome of `step`'s call, which the runtime has validated and
+    /// routed: for a [`StepKind::Local`] call, [`ToolStep::run`] runs it;
+    /// [`StepKind::NeedsApproval`] asks for an approval first (run it once
+    /// approved, answer
     /// [`ToolError::ApprovalDenied`](crate::ToolError::ApprovalDenied)
     /// otherwise); a [`StepKind::External`] call is answered by someone
     /// outside the run, within its deadline
-    /// ([`ToolError::Timeout`](crate::ToolError::Timeout) past it).
-    fn tool_call(&self, step: ToolStep) -> BoxFuture<'_, ToolCallResult>;
+    /// ([`ToolError::Timeout`](crate::ToolError::Timeout) past it). Every
+    /// output given back meets the runtime's output limit, as a tool's own
+    /// does.
+    fn tool_call(&self, step: ToolStep) -> BoxFuture<'_, ToolResult<ToolOutput>>;
 
     /// The run's events as they happen, in order, for an engine that keeps
     /// them for those following the run from elsewhere: all but the live
@@ -102,35 +106,39 @@ pub enum StepKind {
     },
 }
 
-/// One tool call of a run, as [`RunSteps::tool_call`] gets it.
+/// One tool call of a run, as [`RunSteps::tool_call`] gets it: looked up,
+/// decoded and validated by the runtime, and routed.
 pub struct ToolStep {
-    /// The call, its arguments as the model gave them (validated when it
-    /// runs).
+    /// The call, its arguments decoded and validated (as a person asked to
+    /// approve it, or whoever answers it, should see them).
     pub call: ToolCall,
     /// What it needs before it has a result.
     pub kind: StepKind,
-    run: Box<dyn FnOnce() -> BoxFuture<'static, ToolCallResult> + Send>,
+    run: LocalRun,
 }
 
 impl ToolStep {
-    pub(crate) fn new(
-        call: ToolCall,
-        kind: StepKind,
-        run: impl FnOnce() -> BoxFuture<'static, ToolCallResult> + Send + 'static,
-    ) -> Self {
-        Self {
-            call,
-            kind,
-            run: Box::new(run),
-        }
+    pub(crate) fn new(call: ToolCall, kind: StepKind, run: LocalRun) -> Self {
+        Self { call, kind, run }
     }
 
-    /// Runs the call through the runtime (its validation, limits, timeout
-    /// and progress), with no approval asked: for a
-    /// [`StepKind::NeedsApproval`] call, once approved. An external call
-    /// has nothing to run and answers that no handler gave its result.
-    pub fn run(self) -> BoxFuture<'static, ToolCallResult> {
-        (self.run)()
+    /// The call run with `key` as its idempotency key, which the tool reads
+    /// with [`ToolContext::idempotency_key`](crate::ToolContext::idempotency_key):
+    /// an engine gives a key that stays the same when the call is played
+    /// again and differs for every other call (the run's id and the call's).
+    #[must_use]
+    pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.run = self.run.with_idempotency_key(key.into());
+        self
+    }
+
+    /// Runs the call under the runtime's limits (timeout, cancellation,
+    /// concurrency, output limit) and the run's progress, with no approval
+    /// asked: for a [`StepKind::NeedsApproval`] call, once approved. An
+    /// external call has nothing to run and answers
+    /// [`ToolError::NotImplemented`](crate::ToolError::NotImplemented).
+    pub fn run(self) -> BoxFuture<'static, ToolResult<ToolOutput>> {
+        self.run.run()
     }
 }
 

@@ -2,25 +2,90 @@
 
 use futures::future::BoxFuture;
 
-use super::ToolCall;
-use crate::tool::{ToolOutput, ToolResult};
+use super::{CallOptions, PreparedCall, ToolCall, ToolRuntime};
+use crate::tool::{IdempotencyKey, ToolOutput, ToolResult};
 
 /// A run's part in a call, asked by the runtime at the points of its one
-/// pipeline: approvals before a call runs, answers to external calls, and
-/// the event that a local call starts. The runtime keeps everything else
-/// (span, limits, validation, text route, output limit).
+/// pipeline. The runtime keeps everything else (span, limits, validation,
+/// text route, output limit) and decides each call's [`Route`] once, after
+/// validation; the run only carries it out.
 pub(crate) trait RunHooks: Sync {
     /// Whether a call of `tool_name` needs an approval before it runs.
     fn needs_approval(&self, tool_name: &str) -> bool;
 
-    /// Asks for an approval of a validated call; an error is the call's
-    /// result.
-    fn approve<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, ToolResult<()>>;
+    /// Whether a local call of `tool_name` is handed to
+    /// [`dispatch`](Self::dispatch) rather than run at once: it needs an
+    /// approval, or the run's steps carry out every call (a durable
+    /// engine's journal).
+    fn routes(&self, tool_name: &str) -> bool;
 
-    /// Has a validated call of an external tool answered.
-    fn answer(&self, call: ToolCall) -> BoxFuture<'_, ToolResult<ToolOutput>>;
+    /// Carries out a validated call on its `route`; `run` runs it here,
+    /// under the runtime's limits. An error is the call's result.
+    fn dispatch(
+        &self,
+        call: ToolCall,
+        route: Route,
+        run: LocalRun,
+    ) -> BoxFuture<'_, ToolResult<ToolOutput>>;
 
-    /// A validated local call is about to run; `call` makes it, for
-    /// observers that want it.
+    /// A validated local call is about to run at once; `call` makes it,
+    /// for observers that want it.
     fn starting(&self, call: &dyn Fn() -> ToolCall);
+}
+
+/// How a validated call of a run is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Route {
+    /// A tool of the runtime's: run it.
+    Local,
+    /// A tool of the runtime's that runs once approved.
+    NeedsApproval,
+    /// An external tool: someone outside the run answers.
+    External,
+}
+
+/// A validated call, ready to run here under the runtime's limits (its
+/// timeout, cancellation, concurrency and output limits), owning what it
+/// needs: a durable engine may run it inside its journal's step.
+#[derive(Debug)]
+pub(crate) struct LocalRun {
+    runtime: ToolRuntime,
+    prepared: PreparedCall,
+    call_id: String,
+    options: CallOptions,
+}
+
+impl LocalRun {
+    pub(super) fn new(
+        runtime: ToolRuntime,
+        prepared: PreparedCall,
+        call_id: String,
+        options: CallOptions,
+    ) -> Self {
+        Self {
+            runtime,
+            prepared,
+            call_id,
+            options,
+        }
+    }
+
+    /// The call given `key` as its idempotency key (the tool reads it
+    /// with [`ToolContext::idempotency_key`](crate::ToolContext::idempotency_key)).
+    pub(crate) fn with_idempotency_key(mut self, key: String) -> Self {
+        self.options.extensions.insert(IdempotencyKey(key));
+        self
+    }
+
+    /// Runs the call; an external tool has nothing to run and answers
+    /// [`ToolError::NotImplemented`](crate::ToolError::NotImplemented).
+    pub(crate) fn run(self) -> BoxFuture<'static, ToolResult<ToolOutput>> {
+        let Self {
+            runtime,
+            prepared,
+            call_id,
+            options,
+        } = self;
+        Box::pin(async move { runtime.execute_prepared(prepared, &call_id, options).await })
+    }
 }

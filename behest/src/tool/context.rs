@@ -12,6 +12,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::{ToolError, ToolResult};
 
+/// A call's idempotency key, read by the tool with
+/// [`ToolContext::idempotency_key`]; a caller of the runtime sets one with
+/// `CallOptions::extension`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IdempotencyKey(pub String);
+
 /// The context of one tool call.
 ///
 /// Cheap to clone. Tools that need it override
@@ -80,6 +86,16 @@ impl ToolContext {
     /// an application's own caller attached.
     pub fn extension<T: Any + Send + Sync>(&self) -> Option<&T> {
         self.extensions.get::<T>()
+    }
+
+    /// The call's idempotency key, when its caller gave one: a durable run
+    /// gives every call a key made of the run's id and the call's id, the
+    /// same each time the call is played again (after a crash, say), and
+    /// different for every other call of every run. Pass it to the service
+    /// a tool changes (`Idempotency-Key` header, a unique constraint) so
+    /// that a call that runs twice changes it once.
+    pub fn idempotency_key(&self) -> Option<&str> {
+        self.extension::<IdempotencyKey>().map(|key| key.0.as_str())
     }
 
     /// Uses this shared state instead of the empty one.

@@ -19,7 +19,8 @@ use crate::limits::Limits;
 pub use call::{ToolCall, ToolCallResult};
 pub(crate) use context::CallCancellation;
 pub use context::{
-    FromToolContext, MissingState, Progress, ProgressSink, SharedState, State, ToolContext,
+    FromToolContext, IdempotencyKey, MissingState, Progress, ProgressSink, SharedState, State,
+    ToolContext,
 };
 pub use error::{ArgumentIssue, LimitKind, ToolError, ToolResult};
 pub use external::{ExternalTool, ExternalToolArgs};
