@@ -1006,6 +1006,65 @@ async fn a_typed_answer_that_does_not_fit_is_sent_back_and_corrected() {
     );
 }
 
+/// A typed answer meets the runtime's byte and depth limits as any call's
+/// arguments do, through the tool and as a native text alike: a model
+/// cannot end a run on an answer the runtime would refuse as a call.
+#[tokio::test]
+async fn a_typed_answer_over_the_argument_limits_is_refused() {
+    let long = format!(r#"{{"ok": true, "reason": "{}"}}"#, "x".repeat(600));
+    let limited = || {
+        ToolRuntime::builder(ToolRegistry::new())
+            .max_argument_bytes(512)
+            .build()
+    };
+    let model = ScriptedModel::new([
+        Turn::tool_calls([call("f1", "final_answer", long.as_str())]),
+        Turn::tool_calls([call(
+            "f2",
+            "final_answer",
+            r#"{"ok": true, "reason": "short"}"#,
+        )])
+        .expect_error("f1", "512"),
+    ]);
+    let verdict: Verdict = Agent::new(model, limited())
+        .output([Message::user("ok?")])
+        .await
+        .unwrap();
+    assert_eq!(verdict.reason, "short");
+
+    let model = ScriptedModel::new([Turn::text(long.as_str())]).with_structured_output(true);
+    let outcome = Agent::new(model, limited())
+        .with_output::<Verdict>()
+        .output_reminders(0)
+        .invoke([Message::user("ok?")])
+        .await;
+    assert!(
+        matches!(&outcome, RunOutcome::Failed { error: RunError::Output { message }, .. } if message.contains("512")),
+        "{outcome:?}"
+    );
+    // Nested deeper than the limit: refused, not read.
+    let deep = format!(
+        r#"{{"ok": true, "reason": "r", "x": {}{}}}"#,
+        "[".repeat(40),
+        "]".repeat(40)
+    );
+    let model = ScriptedModel::new([Turn::text(deep.as_str())]).with_structured_output(true);
+    let outcome = Agent::new(
+        model,
+        ToolRuntime::builder(ToolRegistry::new())
+            .max_argument_depth(8)
+            .build(),
+    )
+    .with_output::<Verdict>()
+    .output_reminders(0)
+    .invoke([Message::user("ok?")])
+    .await;
+    assert!(
+        matches!(&outcome, RunOutcome::Failed { error: RunError::Output { message }, .. } if message.contains("deep") || message.contains("depth") || message.contains("nest")),
+        "{outcome:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_final_answer_that_never_fits_fails_after_the_allowed_corrections() {
     let wrong = |id: &str| Turn::tool_calls([call(id, "final_answer", r#"{"ok": "yes"}"#)]);

@@ -269,3 +269,85 @@ async fn a_run_played_again_from_its_journal_repeats_no_step() {
         StepKind::NeedsApproval { .. }
     ));
 }
+
+/// Steps that record each call they are given, approve every call and
+/// answer external ones with `answer`.
+struct Recorder {
+    answer: String,
+    seen: Mutex<Vec<(ToolCall, StepKind)>>,
+}
+
+impl RunSteps for Recorder {
+    fn model_turn(&self, turn: ModelTurn) -> BoxFuture<'_, Result<AssistantMessage, ModelError>> {
+        turn.ask()
+    }
+
+    fn tool_call(&self, step: ToolStep) -> BoxFuture<'_, ToolResult<ToolOutput>> {
+        Box::pin(async move {
+            self.seen
+                .lock()
+                .unwrap()
+                .push((step.call.clone(), step.kind));
+            match step.kind {
+                StepKind::External { .. } => Ok(ToolOutput::text(self.answer.clone())),
+                _ => step.run().await,
+            }
+        })
+    }
+}
+
+/// A run's steps get each call routed once, by the runtime, after
+/// validation: a person approving a call sees its arguments as the tool
+/// reads them, a call with bad arguments never reaches the steps (the
+/// model reads why), and an outside answer meets the same output limit
+/// as a tool's own.
+#[tokio::test]
+async fn steps_receive_validated_calls_and_answers_meet_the_output_limit() {
+    let registry = ToolRegistry::new()
+        .with(Tally)
+        .unwrap()
+        .with(AskPerson::external_tool())
+        .unwrap();
+    let model = behest::ScriptedModel::new([
+        behest::Turn::tool_calls([
+            ToolCall::new("bad", "tally", json!({"step": "two"})),
+            ToolCall::new("ok", "tally", r#"{"step": 2.0}"#),
+            ToolCall::new("ask", "ask_person", json!({"question": "go on?"})),
+        ]),
+        behest::Turn::text("done"),
+    ]);
+    let runtime = ToolRuntime::builder(registry).max_output_bytes(64).build();
+    let recorder = Recorder {
+        answer: "y".repeat(100),
+        seen: Mutex::default(),
+    };
+    let outcome = Agent::new(model, runtime)
+        .require_approval("tally")
+        .invoke([Message::user("count")])
+        .drive_with(&recorder)
+        .await;
+    let seen = recorder.seen.into_inner().unwrap();
+    let ids: Vec<&str> = seen.iter().map(|(call, _)| call.call_id.as_str()).collect();
+    assert_eq!(ids, ["ok", "ask"], "the invalid call reached the steps");
+    // Text decoded and the float read as the integer the schema asks for.
+    assert_eq!(seen[0].0.arguments, json!({"step": 2}));
+    assert!(matches!(seen[0].1, StepKind::NeedsApproval { .. }));
+    assert!(matches!(seen[1].1, StepKind::External { .. }));
+
+    let results: Vec<&behest::conversation::ToolResultMessage> = outcome
+        .transcript()
+        .iter()
+        .filter_map(|message| match message {
+            Message::ToolResult(result) => Some(result),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 3);
+    assert!(results[0].is_error && results[0].content.contains("/step"));
+    assert_eq!(results[1].content, "step 2 counted");
+    assert!(
+        results[2].is_error && results[2].content.contains("64"),
+        "an answer over the output limit reached the model: {}",
+        results[2].content
+    );
+}

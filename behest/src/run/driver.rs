@@ -11,11 +11,12 @@ use tokio::sync::oneshot;
 use super::control::{Decision, RunControl};
 use super::events::{Emitter, EventKind, RunState, ToolStreamEvent};
 use super::model::ModelRequest;
-use super::output::{FinalOutput, FINAL_ANSWER};
+use super::output::FinalOutput;
 use super::steps::{ModelTurn, RunSteps, StepKind, ToolStep};
+use super::turn::{Answer, Next};
 use super::{Agent, RunError, RunOutcome};
 use crate::conversation::DeltaSink;
-use crate::conversation::{AssistantMessage, Message, ReasoningPlace, StopKind, ToolResultMessage};
+use crate::conversation::{AssistantMessage, Message, ReasoningPlace, ToolResultMessage};
 use crate::runtime::{CallOptions, LocalRun, Route, RunHooks, ToolCall, ToolCallResult};
 use crate::tool::ProgressSink;
 use crate::tool::{LimitKind, ToolError, ToolOutput, ToolResult, ToolSpec};
@@ -36,13 +37,17 @@ impl Run<'_> {
     pub async fn drive(&self, mut transcript: Vec<Message>) -> RunOutcome {
         let mut specs: Vec<ToolSpec> = self.agent.runtime.registry().specs().cloned().collect();
         let final_output = self.agent.options.final_output.clone();
-        let mut reminders = self.agent.options.output_reminders;
         // A model that answers in a schema's shape is asked for the answer
         // so; any other is offered the `final_answer` tool.
         let native = final_output.is_some() && self.agent.model.supports_structured_output();
         if let Some(output) = final_output.as_ref().filter(|_| !native) {
             specs.push(output.spec.clone());
         }
+        let mut answer = Answer {
+            output: final_output.as_ref(),
+            native,
+            reminders: self.agent.options.output_reminders,
+        };
         let cancellation = self.control.cancellation().clone();
         let mut ids = CallIds::default();
         let mut rounds = 0;
@@ -87,77 +92,17 @@ impl Run<'_> {
             };
             ids.make_unique(&mut reply);
             self.emit(EventKind::ModelMessage(reply.clone()));
-            let mut calls = reply.tool_calls.clone();
             transcript.push(Message::Assistant(reply.clone()));
-            // A turn that would end the run must be whole: one cut at the
-            // token cap, filtered or refused is no answer. A paused turn
-            // is sent back as it is for the model to go on.
-            if let (true, Some(stop)) = (calls.is_empty(), &reply.stop) {
-                match stop.kind {
-                    StopKind::Completed => {}
-                    StopKind::Paused => {
-                        if let Some(max_steps) = self.past_the_limit(&mut rounds) {
-                            return failed(RunError::MaxStepsExceeded { max_steps }, transcript);
-                        }
-                        continue;
-                    }
-                    // A reason behest does not know (a compatible server's
-                    // own) is no proof of a cut: the answer stands.
-                    StopKind::Other => {
-                        tracing::warn!(stop = %stop.raw, "the model ended its turn for a reason behest does not know");
-                    }
-                    _ => {
-                        let reason = stop.clone();
-                        return failed(RunError::Incomplete { reason }, transcript);
-                    }
-                }
-            }
-            if let Some(output) = &final_output {
-                let look = if native {
-                    native_answer(output, &reply)
-                } else {
-                    self.final_answer(output, &reply, &mut calls, &mut transcript)
-                };
-                match look {
-                    Final::Given(text) => return RunOutcome::Completed { text, transcript },
-                    Final::Remind { reminder, .. } if reminders > 0 => {
-                        reminders -= 1;
-                        transcript.push(Message::user(reminder));
-                        continue;
-                    }
-                    Final::Remind { failure, .. } => {
-                        return failed(RunError::Output { message: failure }, transcript);
-                    }
-                    Final::NotYet => {}
-                    Final::Refused { failure, result } if reminders == 0 => {
-                        // Every call in a transcript gets its result.
-                        let why = "not run: the run ended on a final answer that does not match";
-                        transcript.extend(self.close_turn(&reply, result, calls.drain(..), why));
-                        return failed(RunError::Output { message: failure }, transcript);
-                    }
-                    // The model reads why its answer was refused, with the
-                    // other calls' results beside it; with no other call
-                    // in the turn, it answers again at once.
-                    Final::Refused { result, .. } => {
-                        transcript.push(result_message(&result));
-                        reminders -= 1;
-                        if calls.is_empty() {
-                            if let Some(max_steps) = self.past_the_limit(&mut rounds) {
-                                return failed(
-                                    RunError::MaxStepsExceeded { max_steps },
-                                    transcript,
-                                );
-                            }
-                            continue;
-                        }
-                    }
-                }
-            }
-            if calls.is_empty() {
-                let text = reply.text.unwrap_or_default();
-                return RunOutcome::Completed { text, transcript };
-            }
-            if let Some(max_steps) = self.past_the_limit(&mut rounds) {
+            let calls = match self.after_turn(reply, &mut transcript, &mut answer) {
+                Next::End(outcome) => return outcome,
+                Next::Ask => Vec::new(),
+                Next::Run(calls) => calls,
+            };
+            // Every way the model is asked again counts against the run's
+            // limit, once.
+            rounds += 1;
+            let max_steps = self.agent.options.max_steps;
+            if rounds > max_steps {
                 // Every call in a transcript gets its result, or providers
                 // refuse the transcript.
                 let results = calls.into_iter().map(|call| {
@@ -170,6 +115,9 @@ impl Run<'_> {
                 });
                 transcript.extend(results.map(|result| result_message(&result)));
                 return failed(RunError::MaxStepsExceeded { max_steps }, transcript);
+            }
+            if calls.is_empty() {
+                continue;
             }
 
             self.state(RunState::ExecutingTools);
@@ -198,76 +146,6 @@ impl Run<'_> {
                     call_id: result.call_id.clone(),
                 };
                 return failed(error, transcript);
-            }
-        }
-    }
-
-    /// The results that end a turn on its `final_answer`: `given`, that
-    /// call's own, and every call in `rest` answered as not run, for `why`;
-    /// in the order of the reply's calls, as providers expect.
-    fn close_turn(
-        &self,
-        reply: &AssistantMessage,
-        given: ToolCallResult,
-        rest: impl Iterator<Item = ToolCall>,
-        why: &str,
-    ) -> Vec<Message> {
-        let mut answered = vec![given];
-        answered.extend(rest.map(|call| self.finished(call, Err(ToolError::execution(why)))));
-        answered.sort_by_key(|result| {
-            reply
-                .tool_calls
-                .iter()
-                .position(|call| call.call_id == result.call_id)
-        });
-        answered.iter().map(result_message).collect()
-    }
-
-    /// A typed run's look at a reply: an accepted `final_answer` call ends
-    /// the run (the turn's other calls are answered, not run); a refused
-    /// one gets its argument error, which the caller puts in the transcript
-    /// (and runs the other calls) while a reminder is left; a text-only
-    /// reply is taken if it is the answer as JSON, else reminded.
-    fn final_answer(
-        &self,
-        output: &FinalOutput,
-        reply: &AssistantMessage,
-        calls: &mut Vec<ToolCall>,
-        transcript: &mut Vec<Message>,
-    ) -> Final {
-        if calls.is_empty() {
-            let text = reply.text.as_deref().unwrap_or_default();
-            let parsed = serde_json::from_str::<serde_json::Value>(text.trim())
-                .ok()
-                .and_then(|value| output.accept(&value).ok());
-            return match parsed {
-                Some(value) => Final::Given(value.to_string()),
-                None => Final::Remind {
-                    reminder: format!(
-                        "Give your final answer by calling the `{FINAL_ANSWER}` tool."
-                    ),
-                    failure: format!(
-                        "the model answered without calling `{FINAL_ANSWER}`, the tool that gives the typed answer"
-                    ),
-                },
-            };
-        }
-        let Some(position) = calls.iter().position(|call| call.tool_name == FINAL_ANSWER) else {
-            return Final::NotYet;
-        };
-        let final_call = calls.remove(position);
-        match output.accept(&final_call.arguments) {
-            Ok(value) => {
-                let given = self.finished(final_call, Ok(FinalOutput::accepted()));
-                let why = "not run: the final answer was given";
-                transcript.extend(self.close_turn(reply, given, calls.drain(..), why));
-                Final::Given(value.to_string())
-            }
-            Err(error) => {
-                let failure =
-                    format!("the model's `{FINAL_ANSWER}` does not match the type: {error}");
-                let result = self.finished(final_call, Err(error));
-                Final::Refused { failure, result }
             }
         }
     }
@@ -386,7 +264,11 @@ impl Run<'_> {
     }
 
     /// A call answered without running, and its `Result` event.
-    fn finished(&self, call: ToolCall, outcome: ToolResult<ToolOutput>) -> ToolCallResult {
+    pub(super) fn finished(
+        &self,
+        call: ToolCall,
+        outcome: ToolResult<ToolOutput>,
+    ) -> ToolCallResult {
         let result = ToolCallResult {
             call_id: call.call_id,
             tool_name: call.tool_name,
@@ -396,14 +278,6 @@ impl Run<'_> {
             result: result.clone(),
         });
         result
-    }
-
-    /// Counts one more round of the model's; past the run's limit, the
-    /// limit.
-    fn past_the_limit(&self, rounds: &mut usize) -> Option<usize> {
-        *rounds += 1;
-        let max_steps = self.agent.options.max_steps;
-        (*rounds > max_steps).then_some(max_steps)
     }
 
     /// Whether someone can answer an external call or an approval: a
@@ -489,7 +363,7 @@ impl Run<'_> {
     /// Emits `kind`, and tells the run's steps of it: every event but the
     /// live display's (streamed deltas, progress), which a played-again run
     /// does not repeat.
-    fn emit(&self, kind: EventKind) {
+    pub(super) fn emit(&self, kind: EventKind) {
         if let Some(steps) = self.steps {
             steps.event(&kind);
         }
@@ -662,47 +536,11 @@ impl CallIds {
     }
 }
 
-/// What a typed run makes of a reply.
-enum Final {
-    /// The answer, as JSON text: the run completes.
-    Given(String),
-    /// A text reply that is not the answer: remind the model with
-    /// `reminder`, or fail with `failure` when no reminder is left.
-    Remind { reminder: String, failure: String },
-    /// No answer yet: the run goes on.
-    NotYet,
-    /// A `final_answer` call was refused with `result`: with a reminder
-    /// left, the model reads it, the turn's other calls still run and the
-    /// model answers again; without, the run fails with `failure`.
-    Refused {
-        failure: String,
-        result: ToolCallResult,
-    },
-}
-
-/// A natively typed run's look at a reply: tool calls are not the answer
-/// yet; a text is, if it matches the schema, and is sent back with the
-/// reason if it does not.
-fn native_answer(output: &FinalOutput, reply: &AssistantMessage) -> Final {
-    if !reply.tool_calls.is_empty() {
-        return Final::NotYet;
-    }
-    match output.accept_text(reply.text.as_deref().unwrap_or_default()) {
-        Ok(value) => Final::Given(value.to_string()),
-        Err(reason) => Final::Remind {
-            reminder: format!(
-                "Your answer does not have the required format: {reason}. Answer again, with JSON that matches the schema."
-            ),
-            failure: format!("the model's answer does not have the required format: {reason}"),
-        },
-    }
-}
-
-fn result_message(result: &ToolCallResult) -> Message {
+pub(super) fn result_message(result: &ToolCallResult) -> Message {
     Message::ToolResult(ToolResultMessage::from(result))
 }
 
-fn failed(error: RunError, transcript: Vec<Message>) -> RunOutcome {
+pub(super) fn failed(error: RunError, transcript: Vec<Message>) -> RunOutcome {
     tracing::warn!(%error, "run failed");
     RunOutcome::Failed { error, transcript }
 }

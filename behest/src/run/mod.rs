@@ -17,6 +17,7 @@ mod output;
 mod record;
 mod scripted;
 mod steps;
+mod turn;
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -15,7 +15,8 @@
 
 use serde_json::Value;
 
-use crate::arguments::drop_optional_nulls;
+use crate::arguments::{decode, drop_optional_nulls, DecodeLimits};
+use crate::limits::Limits;
 use crate::tool::{ToolError, ToolOutput, ToolSpec};
 use crate::validation::ArgumentValidator;
 
@@ -79,17 +80,12 @@ impl FinalOutput {
     }
 
     /// The answer in `arguments` (JSON text or a value), unwrapped, or the
-    /// argument error the model reads.
-    pub fn accept(&self, arguments: &Value) -> Result<Value, ToolError> {
-        let mut value = match arguments {
-            Value::String(text) => serde_json::from_str(text).map_err(|error| {
-                ToolError::invalid_argument(
-                    "",
-                    format!("the arguments are not valid JSON: {error}"),
-                )
-            })?,
-            other => other.clone(),
-        };
+    /// argument error the model reads. The answer meets the runtime's
+    /// byte and depth limits, as any call's arguments do: it is read as
+    /// they are, by the same decoder.
+    pub fn accept(&self, arguments: &Value, limits: &Limits) -> Result<Value, ToolError> {
+        let object = decode(arguments.clone(), DecodeLimits::from(limits), &[])?;
+        let mut value = Value::Object(object);
         drop_optional_nulls(&mut value, self.validator.schema());
         self.validator
             .validate(&value)
@@ -107,13 +103,37 @@ impl FinalOutput {
 
     /// The answer in a model's final text, unwrapped, or why it is not
     /// one, for the model to read.
-    pub fn accept_text(&self, text: &str) -> Result<Value, String> {
-        if text.trim().is_empty() {
+    pub fn accept_text(&self, text: &str, limits: &Limits) -> Result<Value, String> {
+        let text = text.trim();
+        if text.is_empty() {
             return Err("the answer is empty".to_owned());
         }
-        let value: Value = serde_json::from_str(text.trim())
-            .map_err(|error| format!("the answer is not JSON: {error}"))?;
-        self.accept(&value).map_err(|error| error.to_string())
+        let object = decode(
+            Value::String(text.to_owned()),
+            DecodeLimits::from(limits),
+            &[],
+        )
+        .map_err(|error| match error {
+            // What is wrong with the whole text, said of the answer
+            // (the decoder speaks of a call's arguments).
+            ToolError::InvalidArguments { issues, .. }
+                if issues.iter().all(|issue| issue.path.is_empty()) =>
+            {
+                let said: Vec<String> = issues
+                    .iter()
+                    .map(|issue| {
+                        issue
+                            .message
+                            .replace("the arguments are not valid JSON", "the answer is not JSON")
+                            .replace("the arguments must be", "the answer must be")
+                    })
+                    .collect();
+                said.join("; ")
+            }
+            other => other.to_string(),
+        })?;
+        self.accept(&Value::Object(object), limits)
+            .map_err(|error| error.to_string())
     }
 
     /// The result the final call gets when it is accepted.

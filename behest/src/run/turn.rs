@@ -1,0 +1,215 @@
+//! What a run makes of a model turn: it ends the run (a final answer, a
+//! turn that was cut), the model is asked again (a paused turn, a
+//! reminder, a refused answer), or the turn's calls run. The typed-answer
+//! policy lives here: how a typed run takes, reminds about or refuses a
+//! final answer.
+
+use super::driver::{failed, result_message, Run};
+use super::output::{FinalOutput, FINAL_ANSWER};
+use super::{RunError, RunOutcome};
+use crate::conversation::{AssistantMessage, Message, StopKind};
+use crate::runtime::{ToolCall, ToolCallResult};
+use crate::tool::ToolError;
+
+/// What the run does after a model turn.
+pub(super) enum Next {
+    /// The run ends.
+    End(RunOutcome),
+    /// The model is asked again at once.
+    Ask,
+    /// The turn's calls run, then the model is asked again.
+    Run(Vec<ToolCall>),
+}
+
+/// A typed run's final answer: the type's output, how it is asked for, and
+/// how many reminders are left.
+pub(super) struct Answer<'a> {
+    pub output: Option<&'a FinalOutput>,
+    /// Asked for through the model's structured output, not a tool.
+    pub native: bool,
+    pub reminders: usize,
+}
+
+/// What a typed run makes of a reply.
+enum Final {
+    /// The answer, as JSON text: the run completes.
+    Given(String),
+    /// A text reply that is not the answer: remind the model with
+    /// `reminder`, or fail with `failure` when no reminder is left.
+    Remind { reminder: String, failure: String },
+    /// No answer yet: the run goes on.
+    NotYet,
+    /// A `final_answer` call was refused with `result`: with a reminder
+    /// left, the model reads it, the turn's other calls still run and the
+    /// model answers again; without, the run fails with `failure`.
+    Refused {
+        failure: String,
+        result: ToolCallResult,
+    },
+}
+
+impl Run<'_> {
+    /// What follows `reply`, already in `transcript` (the results and
+    /// reminders it calls for are added there).
+    pub(super) fn after_turn(
+        &self,
+        reply: AssistantMessage,
+        transcript: &mut Vec<Message>,
+        answer: &mut Answer<'_>,
+    ) -> Next {
+        let mut calls = reply.tool_calls.clone();
+        // A turn that would end the run must be whole: one cut at the
+        // token cap, filtered or refused is no answer. A paused turn is
+        // sent back as it is for the model to go on.
+        if let (true, Some(stop)) = (calls.is_empty(), &reply.stop) {
+            match stop.kind {
+                StopKind::Completed => {}
+                StopKind::Paused => return Next::Ask,
+                // A reason behest does not know (a compatible server's
+                // own) is no proof of a cut: the answer stands.
+                StopKind::Other => {
+                    tracing::warn!(stop = %stop.raw, "the model ended its turn for a reason behest does not know");
+                }
+                _ => {
+                    let reason = stop.clone();
+                    let transcript = std::mem::take(transcript);
+                    return Next::End(failed(RunError::Incomplete { reason }, transcript));
+                }
+            }
+        }
+        if let Some(output) = answer.output {
+            let look = if answer.native {
+                self.native_answer(output, &reply)
+            } else {
+                self.final_answer(output, &reply, &mut calls, transcript)
+            };
+            let end = |error, transcript: &mut Vec<Message>| {
+                Next::End(failed(error, std::mem::take(transcript)))
+            };
+            match look {
+                Final::Given(text) => {
+                    let transcript = std::mem::take(transcript);
+                    return Next::End(RunOutcome::Completed { text, transcript });
+                }
+                Final::Remind { reminder, .. } if answer.reminders > 0 => {
+                    answer.reminders -= 1;
+                    transcript.push(Message::user(reminder));
+                    return Next::Ask;
+                }
+                Final::Remind { failure, .. } => {
+                    return end(RunError::Output { message: failure }, transcript);
+                }
+                Final::NotYet => {}
+                Final::Refused { failure, result } if answer.reminders == 0 => {
+                    // Every call in a transcript gets its result.
+                    let why = "not run: the run ended on a final answer that does not match";
+                    transcript.extend(self.close_turn(&reply, result, calls.drain(..), why));
+                    return end(RunError::Output { message: failure }, transcript);
+                }
+                // The model reads why its answer was refused, with the
+                // other calls' results beside it; with no other call in
+                // the turn, it answers again at once.
+                Final::Refused { result, .. } => {
+                    transcript.push(result_message(&result));
+                    answer.reminders -= 1;
+                    if calls.is_empty() {
+                        return Next::Ask;
+                    }
+                }
+            }
+        }
+        if calls.is_empty() {
+            let text = reply.text.unwrap_or_default();
+            let transcript = std::mem::take(transcript);
+            return Next::End(RunOutcome::Completed { text, transcript });
+        }
+        Next::Run(calls)
+    }
+
+    /// A natively typed run's look at a reply: tool calls are not the
+    /// answer yet; a text is, if it matches the schema, and is sent back
+    /// with the reason if it does not.
+    fn native_answer(&self, output: &FinalOutput, reply: &AssistantMessage) -> Final {
+        if !reply.tool_calls.is_empty() {
+            return Final::NotYet;
+        }
+        let text = reply.text.as_deref().unwrap_or_default();
+        match output.accept_text(text, self.agent.runtime.limits()) {
+            Ok(value) => Final::Given(value.to_string()),
+            Err(reason) => Final::Remind {
+                reminder: format!(
+                    "Your answer does not have the required format: {reason}. Answer again, with JSON that matches the schema."
+                ),
+                failure: format!("the model's answer does not have the required format: {reason}"),
+            },
+        }
+    }
+
+    /// A typed run's look at a reply: an accepted `final_answer` call ends
+    /// the run (the turn's other calls are answered, not run); a refused
+    /// one gets its argument error, which the caller puts in the transcript
+    /// (and runs the other calls) while a reminder is left; a text-only
+    /// reply is taken if it is the answer as JSON, else reminded.
+    fn final_answer(
+        &self,
+        output: &FinalOutput,
+        reply: &AssistantMessage,
+        calls: &mut Vec<ToolCall>,
+        transcript: &mut Vec<Message>,
+    ) -> Final {
+        let limits = self.agent.runtime.limits();
+        if calls.is_empty() {
+            let text = reply.text.as_deref().unwrap_or_default();
+            return match output.accept_text(text, limits) {
+                Ok(value) => Final::Given(value.to_string()),
+                Err(_) => Final::Remind {
+                    reminder: format!(
+                        "Give your final answer by calling the `{FINAL_ANSWER}` tool."
+                    ),
+                    failure: format!(
+                        "the model answered without calling `{FINAL_ANSWER}`, the tool that gives the typed answer"
+                    ),
+                },
+            };
+        }
+        let Some(position) = calls.iter().position(|call| call.tool_name == FINAL_ANSWER) else {
+            return Final::NotYet;
+        };
+        let final_call = calls.remove(position);
+        match output.accept(&final_call.arguments, limits) {
+            Ok(value) => {
+                let given = self.finished(final_call, Ok(FinalOutput::accepted()));
+                let why = "not run: the final answer was given";
+                transcript.extend(self.close_turn(reply, given, calls.drain(..), why));
+                Final::Given(value.to_string())
+            }
+            Err(error) => {
+                let failure =
+                    format!("the model's `{FINAL_ANSWER}` does not match the type: {error}");
+                let result = self.finished(final_call, Err(error));
+                Final::Refused { failure, result }
+            }
+        }
+    }
+
+    /// The results that end a turn on its `final_answer`: `given`, that
+    /// call's own, and every call in `rest` answered as not run, for `why`;
+    /// in the order of the reply's calls, as providers expect.
+    fn close_turn(
+        &self,
+        reply: &AssistantMessage,
+        given: ToolCallResult,
+        rest: impl Iterator<Item = ToolCall>,
+        why: &str,
+    ) -> Vec<Message> {
+        let mut answered = vec![given];
+        answered.extend(rest.map(|call| self.finished(call, Err(ToolError::execution(why)))));
+        answered.sort_by_key(|result| {
+            reply
+                .tool_calls
+                .iter()
+                .position(|call| call.call_id == result.call_id)
+        });
+        answered.iter().map(result_message).collect()
+    }
+}
