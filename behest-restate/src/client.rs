@@ -4,7 +4,8 @@ use behest::{Message, ToolOutput};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::wire::{Answer, Approval, DurableOutcome, Status};
+use crate::state::{assemble, page_index, Header, Page, HEADER};
+use crate::wire::{Answer, Approval, DurableOutcome, Resolution, Resolve, Status};
 
 /// Why a request to Restate failed.
 #[derive(Debug, thiserror::Error)]
@@ -24,6 +25,34 @@ pub enum DurableClientError {
     /// The answer was not what was asked for.
     #[error("Restate's answer could not be read: {0}")]
     Unreadable(String),
+    /// Restate knows no run of this id: never started, or ended longer
+    /// ago than its retention (one day by default).
+    #[error("Restate knows no run `{0}`: never started, or forgotten after its retention")]
+    NoSuchRun(String),
+}
+
+impl DurableClientError {
+    /// The HTTP status Restate refused with, if it refused.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Self::Refused { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+/// An answer, approval or decision sent to be delivered whenever a service
+/// runs ([`DurableClient::answer_later`], ..): Restate keeps it at once;
+/// whether the run took it, [`DurableClient::delivered`] tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sent {
+    /// The id of Restate's invocation that delivers it.
+    pub invocation_id: String,
+}
+
+/// `text` as an SQL string literal.
+fn sql_text(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
 }
 
 /// `text` as one path segment: every byte but the unreserved ones
@@ -90,42 +119,108 @@ impl DurableClient {
             segment(run_id)
         );
         let response = self.http.get(&url).send().await;
-        Self::read(response).await
+        let outcome: DurableOutcome = Self::read(response).await?;
+        // An outcome too large to return whole leaves its transcript to
+        // the status.
+        if outcome.transcript().is_empty() {
+            let transcript = self.status(run_id).await?.transcript;
+            return Ok(outcome.with_transcript(transcript));
+        }
+        Ok(outcome)
     }
 
-    /// Where run `run_id` stands.
+    /// Where run `run_id` stands, read from Restate's own record of the
+    /// run's state and invocation through its admin API: it answers while
+    /// no service runs, and tells a run whose invocation was killed
+    /// (`killed`) or paused (`paused`) from one that goes on.
     pub async fn status(&self, run_id: &str) -> Result<Status, DurableClientError> {
-        let url = format!("{}/DurableAgent/{}/status", self.ingress, segment(run_id));
-        // The handler takes no input: the body must be empty.
-        let response = self.http.post(&url).send().await;
-        Self::read(response).await
+        let key = sql_text(run_id);
+        let rows = self
+            .query(&format!(
+                "SELECT key, value_utf8 FROM state WHERE service_name = 'DurableAgent' AND service_key = {key}"
+            ))
+            .await?;
+        let mut header = None;
+        let mut pages = Vec::new();
+        for row in &rows {
+            let (Some(name), Some(value)) = (row["key"].as_str(), row["value_utf8"].as_str())
+            else {
+                continue;
+            };
+            let unreadable = |error: serde_json::Error| {
+                DurableClientError::Unreadable(format!("{name}: {error}"))
+            };
+            if name == HEADER {
+                header = Some(serde_json::from_str::<Header>(value).map_err(unreadable)?);
+            } else if let Some(index) = page_index(name) {
+                pages.push((
+                    index,
+                    serde_json::from_str::<Page>(value).map_err(unreadable)?,
+                ));
+            }
+        }
+        let invocations = self
+            .query(&format!(
+                "SELECT status FROM sys_invocation WHERE target_service_name = 'DurableAgent' AND target_service_key = {key} AND target_handler_name = 'run'"
+            ))
+            .await?;
+        let invocation = invocations
+            .iter()
+            .filter_map(|row| row["status"].as_str())
+            .next();
+        if header.is_none() && pages.is_empty() && invocation.is_none() {
+            return Err(DurableClientError::NoSuchRun(run_id.to_owned()));
+        }
+        let mut status = assemble(header, pages);
+        let ended = matches!(status.state.as_str(), "completed" | "failed" | "cancelled");
+        match invocation {
+            Some("paused") if !ended => status.state = "paused".to_owned(),
+            Some("completed") if !ended => status.state = "killed".to_owned(),
+            _ if status.state.is_empty() => status.state = "running".to_owned(),
+            _ => {}
+        }
+        Ok(status)
     }
 
-    /// Answers external call `call_id` of run `run_id` with `output`. Restate
-    /// keeps the answer at once, even while no service runs; the run takes
-    /// it up when one does.
+    /// Rows of an SQL query of Restate's introspection tables.
+    async fn query(&self, sql: &str) -> Result<Vec<serde_json::Value>, DurableClientError> {
+        let url = format!("{}/query", self.admin);
+        let response = self
+            .http
+            .post(&url)
+            .header("accept", "application/json")
+            .json(&serde_json::json!({ "query": sql }))
+            .send()
+            .await;
+        let mut answer: serde_json::Value = Self::read(response).await?;
+        match answer["rows"].take() {
+            serde_json::Value::Array(rows) => Ok(rows),
+            other => Err(DurableClientError::Unreadable(other.to_string())),
+        }
+    }
+
+    /// Answers external call `call_id` of run `run_id` with `output`, once
+    /// a service has taken it: refused ([`DurableClientError::Refused`],
+    /// 404) when that call does not wait for an answer (the run has not
+    /// reached it, or it was answered, or its deadline passed), 413 when
+    /// the output is over the run's step limit. While no service runs it
+    /// waits for one; [`answer_later`](Self::answer_later) returns at once.
     pub async fn answer(
         &self,
         run_id: &str,
         call_id: &str,
         output: ToolOutput,
     ) -> Result<(), DurableClientError> {
-        let url = format!(
-            "{}/DurableAgent/{}/answer/send",
-            self.ingress,
-            segment(run_id)
-        );
         let answer = Answer {
             call_id: call_id.to_owned(),
             output,
         };
-        self.post::<_, serde_json::Value>(&url, &answer)
-            .await
-            .map(drop)
+        self.handler(run_id, "answer", &answer).await
     }
 
-    /// Approves (or denies, saying why) call `call_id` of run `run_id`; kept
-    /// by Restate at once, as [`answer`](Self::answer) is.
+    /// Approves (or denies, saying why) call `call_id` of run `run_id`, as
+    /// [`answer`](Self::answer) answers: refused when the call does not
+    /// wait for an approval.
     pub async fn approve(
         &self,
         run_id: &str,
@@ -133,19 +228,102 @@ impl DurableClient {
         approved: bool,
         reason: Option<&str>,
     ) -> Result<(), DurableClientError> {
+        self.handler(run_id, "approve", &approval(call_id, approved, reason))
+            .await
+    }
+
+    /// Says what call `call_id` of run `run_id` did, a call whose outcome
+    /// is unknown (`waits_for: "outcome"`): cut by a crash while it ran.
+    pub async fn resolve(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        resolution: Resolution,
+    ) -> Result<(), DurableClientError> {
+        let resolve = Resolve {
+            call_id: call_id.to_owned(),
+            resolution,
+        };
+        self.handler(run_id, "resolve", &resolve).await
+    }
+
+    /// [`answer`](Self::answer), handed to Restate to deliver whenever a
+    /// service runs: it returns once Restate keeps it, and
+    /// [`delivered`](Self::delivered) tells whether the run took it.
+    pub async fn answer_later(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        output: ToolOutput,
+    ) -> Result<Sent, DurableClientError> {
+        let answer = Answer {
+            call_id: call_id.to_owned(),
+            output,
+        };
+        self.send(run_id, "answer", &answer).await
+    }
+
+    /// [`approve`](Self::approve), delivered as
+    /// [`answer_later`](Self::answer_later) delivers an answer.
+    pub async fn approve_later(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        approved: bool,
+        reason: Option<&str>,
+    ) -> Result<Sent, DurableClientError> {
+        self.send(run_id, "approve", &approval(call_id, approved, reason))
+            .await
+    }
+
+    /// Waits until what was [`Sent`] is delivered: `Ok` when the run took
+    /// it, the refusal its sender would have read otherwise.
+    pub async fn delivered(&self, sent: &Sent) -> Result<(), DurableClientError> {
         let url = format!(
-            "{}/DurableAgent/{}/approve/send",
+            "{}/restate/invocation/{}/attach",
+            self.ingress,
+            segment(&sent.invocation_id)
+        );
+        let response = self.http.get(&url).send().await;
+        Self::read::<serde_json::Value>(response).await.map(drop)
+    }
+
+    /// Calls `handler` of run `run_id` and waits for its verdict.
+    async fn handler<B: Serialize>(
+        &self,
+        run_id: &str,
+        handler: &str,
+        body: &B,
+    ) -> Result<(), DurableClientError> {
+        let url = format!(
+            "{}/DurableAgent/{}/{handler}",
             self.ingress,
             segment(run_id)
         );
-        let approval = Approval {
-            call_id: call_id.to_owned(),
-            approved,
-            reason: reason.map(str::to_owned),
-        };
-        self.post::<_, serde_json::Value>(&url, &approval)
+        self.post::<_, serde_json::Value>(&url, body)
             .await
             .map(drop)
+    }
+
+    /// Hands a call of `handler` of run `run_id` to Restate.
+    async fn send<B: Serialize>(
+        &self,
+        run_id: &str,
+        handler: &str,
+        body: &B,
+    ) -> Result<Sent, DurableClientError> {
+        let url = format!(
+            "{}/DurableAgent/{}/{handler}/send",
+            self.ingress,
+            segment(run_id)
+        );
+        let answer: serde_json::Value = self.post(&url, body).await?;
+        answer["invocationId"]
+            .as_str()
+            .map(|id| Sent {
+                invocation_id: id.to_owned(),
+            })
+            .ok_or_else(|| DurableClientError::Unreadable(answer.to_string()))
     }
 
     /// Cancels the run whose invocation [`start`](Self::start) returned:
@@ -200,5 +378,13 @@ impl DurableClient {
         let body = if body.is_empty() { "null" } else { &body };
         serde_json::from_str(body)
             .map_err(|error| DurableClientError::Unreadable(format!("{error}: {body}")))
+    }
+}
+
+fn approval(call_id: &str, approved: bool, reason: Option<&str>) -> Approval {
+    Approval {
+        call_id: call_id.to_owned(),
+        approved,
+        reason: reason.map(str::to_owned),
     }
 }

@@ -79,13 +79,14 @@
 //! [`Agent::invoke`]: behest::Agent::invoke
 
 mod client;
+mod state;
 mod steps;
 mod wire;
 mod workflow;
 
 pub use client::{DurableClient, DurableClientError};
-pub use wire::{Answer, Approval, DurableOutcome, Pending, Status};
-pub use workflow::{serve, DurableAgent};
+pub use wire::{Answer, Approval, DurableOutcome, Pending, Resolution, Resolve, Status};
+pub use workflow::{serve, DurableAgent, DEFAULT_MAX_STEP_BYTES};
 
 /// restate-sdk, at the version this crate builds on.
 pub use restate_sdk;

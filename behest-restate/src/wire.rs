@@ -50,6 +50,34 @@ impl DurableOutcome {
     }
 }
 
+impl DurableOutcome {
+    /// The outcome as the `run` handler returns it: whole when its JSON
+    /// is within `limit` bytes; past it, with an empty transcript, which
+    /// the run's status holds ([`DurableClient::outcome`](crate::DurableClient::outcome)
+    /// fills it in from there).
+    pub(crate) fn within(mut self, limit: usize) -> Self {
+        let size = serde_json::to_vec(&self).map_or(usize::MAX, |bytes| bytes.len());
+        if size > limit {
+            match &mut self {
+                Self::Completed { transcript, .. }
+                | Self::Failed { transcript, .. }
+                | Self::Cancelled { transcript } => transcript.clear(),
+            }
+        }
+        self
+    }
+
+    /// The same outcome with `transcript` as its transcript.
+    pub(crate) fn with_transcript(mut self, given: Vec<Message>) -> Self {
+        match &mut self {
+            Self::Completed { transcript, .. }
+            | Self::Failed { transcript, .. }
+            | Self::Cancelled { transcript } => *transcript = given,
+        }
+        self
+    }
+}
+
 impl From<RunOutcome> for DurableOutcome {
     fn from(outcome: RunOutcome) -> Self {
         match outcome {
@@ -84,20 +112,52 @@ pub struct Approval {
     pub reason: Option<String>,
 }
 
+/// What a person decides about a call whose outcome is unknown: a call
+/// of a tool not marked idempotent that was running when its service died,
+/// so that it may or may not have done its work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    /// It did its work: the model reads this output.
+    Ran(ToolOutput),
+    /// It did not, or it failed: the model reads this error.
+    Failed(String),
+    /// Run it again (with the same idempotency key).
+    RunAgain,
+}
+
+/// A decision on a call whose outcome is unknown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resolve {
+    /// The call decided on.
+    pub call_id: String,
+    /// What is known of it.
+    pub resolution: Resolution,
+}
+
 /// Where a durable run stands, readable at any time.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Status {
-    /// `running`, `waiting` (for an answer or an approval), or how it
-    /// ended: `completed`, `failed`, `cancelled`.
+    /// `running`, `waiting` (for an answer, an approval or a decision on
+    /// an unknown outcome), or how it ended: `completed`, `failed`,
+    /// `cancelled`; read through the admin API
+    /// ([`DurableClient::status`](crate::DurableClient::status)) also
+    /// `paused` (Restate stopped retrying it: resume it) or `killed` (its
+    /// invocation ended without an outcome).
     pub state: String,
-    /// The calls waiting for an answer or an approval, with their
-    /// arguments.
+    /// The calls waiting for an answer, an approval or a decision, with
+    /// their validated arguments.
     pub pending: Vec<Pending>,
     /// How many model turns and tool calls have completed.
     pub steps: usize,
     /// The run's events so far (`{"kind": ..}`, the kinds an in-process run
     /// emits, serialized; streamed deltas and progress left out), for a UI
-    /// following a run it did not start.
+    /// following a run it did not start. A model's reply and a call's
+    /// result are not repeated here: their event names the transcript
+    /// message that holds them (`{"kind": {"type": "model_message"},
+    /// "message": 3}`, `{"kind": {"type": "tool", "value": {"event":
+    /// "result", "call_id": .., "tool_name": .., "is_error": ..}},
+    /// "message": 4}`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<serde_json::Value>,
     /// The conversation so far: the run's input, then each model turn and
@@ -112,27 +172,38 @@ pub struct Status {
 pub struct Pending {
     /// The call, with its arguments.
     pub call: ToolCall,
-    /// `answer` (an external tool) or `approval`.
+    /// `answer` (an external tool), `approval`, or `outcome` (a call cut
+    /// by a crash, waiting for a [`Resolve`]).
     pub waits_for: String,
 }
 
 /// A tool call's outcome as the journal keeps it: what the model reads
-/// (an error is kept as its message).
+/// (an error is kept as its message), or, for a call that an earlier
+/// attempt started and never recorded, that nobody knows.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct JournaledResult {
-    outcome: Result<ToolOutput, String>,
+#[serde(rename_all = "snake_case")]
+pub(crate) enum JournaledResult {
+    Output(ToolOutput),
+    Error(String),
+    Unknown,
 }
 
 impl From<ToolResult<ToolOutput>> for JournaledResult {
     fn from(outcome: ToolResult<ToolOutput>) -> Self {
-        Self {
-            outcome: outcome.map_err(|error| error.to_string()),
+        match outcome {
+            Ok(output) => Self::Output(output),
+            Err(error) => Self::Error(error.to_string()),
         }
     }
 }
 
-impl From<JournaledResult> for ToolResult<ToolOutput> {
-    fn from(result: JournaledResult) -> Self {
-        result.outcome.map_err(ToolError::execution)
+impl JournaledResult {
+    /// The outcome the model reads; `None` for an unknown one.
+    pub(crate) fn known(self) -> Option<ToolResult<ToolOutput>> {
+        match self {
+            Self::Output(output) => Some(Ok(output)),
+            Self::Error(message) => Some(Err(ToolError::execution(message))),
+            Self::Unknown => None,
+        }
     }
 }

@@ -2,27 +2,140 @@
 //! run id.
 
 use std::net::SocketAddr;
-use std::sync::Mutex;
+use std::time::Duration;
 
 use behest::{Agent, Message};
+use restate_sdk::endpoint::{HandlerOptions, ServiceOptions};
 use restate_sdk::prelude::*;
+use restate_sdk::service::IntoServiceDefinition;
 
-use crate::steps::{answer_key, approval_key, RestateSteps, STATUS};
-use crate::wire::{Answer, Approval, DurableOutcome, Status};
+use crate::state::{assemble, page_index, Header, Page, HEADER};
+use crate::steps::RestateSteps;
+use crate::wire::{Answer, Approval, DurableOutcome, Resolve, Status};
+
+/// The largest output, answer or model turn a durable step keeps, by
+/// default: 4 MiB, well within Restate's own message limit (32 MiB by
+/// default), since a step's page of status holds it once more.
+pub const DEFAULT_MAX_STEP_BYTES: usize = 4 * 1024 * 1024;
+
+/// How long Restate goes on retrying an invocation of the workflow (a run,
+/// or an answer to it) while no service answers, before it pauses it: at
+/// most a minute between attempts, for about 30 days. Restate's default
+/// (70 attempts, about an hour) would pause an answer given during a long
+/// outage, and the run's deadline would then pass without it.
+const RETRY_ATTEMPTS: u64 = 30 * 24 * 60;
 
 /// An [`Agent`] as the Restate workflow `DurableAgent`: `run` runs a
 /// conversation to its outcome with every model turn and tool call
-/// journaled; `answer` and `approve` resolve what a run waits for; `status`
-/// tells where it stands. A run's id is the workflow's key.
+/// journaled; `answer`, `approve` and `resolve` answer what a run waits
+/// for; `status` tells where it stands. A run's id is the workflow's key.
 pub struct DurableAgent {
     agent: Agent,
+    max_step_bytes: usize,
+    retention: Option<Duration>,
 }
 
 impl DurableAgent {
     /// `agent`'s runs, made durable.
     pub fn new(agent: Agent) -> Self {
-        Self { agent }
+        Self {
+            agent,
+            max_step_bytes: DEFAULT_MAX_STEP_BYTES,
+            retention: None,
+        }
     }
+
+    /// The largest tool output, external answer or model turn a step
+    /// keeps ([`DEFAULT_MAX_STEP_BYTES`] by default). A tool output over it
+    /// is the call's error, which the model reads; an answer over it is
+    /// refused to its sender; a model turn over it fails the run. Keep it
+    /// well under Restate's message limit.
+    #[must_use]
+    pub fn max_step_bytes(mut self, bytes: usize) -> Self {
+        self.max_step_bytes = bytes;
+        self
+    }
+
+    /// How long Restate keeps a run once it has ended (its outcome, status
+    /// and the use of its id): Restate's default is one day, after which
+    /// the same run id starts a new run from nothing.
+    #[must_use]
+    pub fn retention(mut self, retention: Duration) -> Self {
+        self.retention = Some(retention);
+        self
+    }
+
+    /// Serves these runs at `addr`: see [`serve`].
+    ///
+    /// # Errors
+    /// As [`serve`].
+    pub async fn serve(self, addr: SocketAddr) -> std::io::Result<()> {
+        let mut options = ServiceOptions::new()
+            .retry_policy_max_interval(Duration::from_secs(60))
+            .retry_policy_max_attempts(RETRY_ATTEMPTS)
+            .retry_policy_pause_on_max_attempts();
+        if let Some(retention) = self.retention {
+            options = options.handler("run", HandlerOptions::new().workflow_retention(retention));
+        }
+        let definition = self.into_service_definition().options(options);
+        serve_definition(definition, addr).await
+    }
+}
+
+/// Where the call `call_id` of the run on `ctx` waits for `what`: the
+/// promise its answer resolves; or the error its sender reads (HTTP 404
+/// when nothing of the run waits for it, 409 when it waits for something
+/// else or was answered already).
+async fn waiting_for(
+    ctx: &SharedWorkflowContext<'_>,
+    call_id: &str,
+    what: &str,
+) -> Result<String, HandlerError> {
+    let header = ctx.get::<Json<Header>>(HEADER).await?.map(Json::into_inner);
+    let run = ctx.key();
+    let pending = header.map(|header| header.pending).unwrap_or_default();
+    let Some(waiting) = pending
+        .iter()
+        .find(|waiting| waiting.call.call_id == call_id)
+    else {
+        let waiting: Vec<String> = pending
+            .iter()
+            .map(|waiting| format!("`{}` ({})", waiting.call.call_id, waiting.waits_for))
+            .collect();
+        let now = if waiting.is_empty() {
+            "nothing".to_owned()
+        } else {
+            waiting.join(", ")
+        };
+        return Err(TerminalError::new_with_code(
+            404,
+            format!(
+                "run `{run}` has no call `{call_id}` waiting for an {what} (it waits for {now}): an {what} is taken only while its call waits"
+            ),
+        )
+        .into());
+    };
+    if waiting.waits_for != what {
+        return Err(TerminalError::new_with_code(
+            409,
+            format!(
+                "call `{call_id}` of run `{run}` waits for an {}, not an {what}",
+                waiting.waits_for
+            ),
+        )
+        .into());
+    }
+    let taken = ctx
+        .peek_promise::<Json<serde_json::Value>>(&waiting.promise)
+        .await?;
+    if taken.is_some() {
+        return Err(TerminalError::new_with_code(
+            409,
+            format!("call `{call_id}` of run `{run}` was given its {what} already"),
+        )
+        .into());
+    }
+    Ok(waiting.promise.clone())
 }
 
 #[restate_sdk::workflow]
@@ -36,41 +149,21 @@ impl DurableAgent {
         conversation: Json<Vec<Message>>,
     ) -> Result<Json<DurableOutcome>, HandlerError> {
         let conversation = conversation.into_inner();
-        let status = Status {
-            transcript: conversation.clone(),
-            ..Status::default()
-        };
-        let invocation = self.agent.invoke(conversation);
-        let steps = RestateSteps {
-            ctx: &ctx,
-            control: invocation.control(),
-            status: Mutex::new(status),
-            events: Mutex::default(),
-            turn: tokio::sync::Mutex::new(()),
-        };
+        let invocation = self.agent.invoke(conversation.clone());
+        let steps = RestateSteps::new(
+            &ctx,
+            &self.agent,
+            invocation.control(),
+            &conversation,
+            self.max_step_bytes,
+        );
         let outcome = DurableOutcome::from(invocation.drive_with(&steps).await);
-        let events = steps
-            .events
-            .into_inner()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut status = steps
-            .status
-            .into_inner()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        status.state = match &outcome {
-            DurableOutcome::Completed { .. } => "completed",
-            DurableOutcome::Failed { .. } => "failed",
-            DurableOutcome::Cancelled { .. } => "cancelled",
-        }
-        .to_owned();
-        status.pending.clear();
-        status.transcript = outcome.transcript().to_vec();
-        status.events = events;
-        ctx.set(STATUS, Json(status));
-        Ok(Json(outcome))
+        steps.finish(&outcome);
+        Ok(Json(outcome.within(self.max_outcome_bytes())))
     }
 
-    /// Answers an external call the run waits for.
+    /// Answers an external call the run waits for; refused (404) when
+    /// the call does not wait for one.
     #[handler]
     async fn answer(
         &self,
@@ -78,11 +171,24 @@ impl DurableAgent {
         answer: Json<Answer>,
     ) -> Result<(), HandlerError> {
         let answer = answer.into_inner();
-        ctx.resolve_promise::<Json<Answer>>(&answer_key(&answer.call_id), Json(answer));
+        let size = serde_json::to_vec(&answer.output).map_or(usize::MAX, |bytes| bytes.len());
+        if size > self.max_step_bytes {
+            return Err(TerminalError::new_with_code(
+                413,
+                format!(
+                    "the answer is {size} bytes, more than a durable step keeps ({} bytes)",
+                    self.max_step_bytes
+                ),
+            )
+            .into());
+        }
+        let promise = waiting_for(&ctx, &answer.call_id, "answer").await?;
+        ctx.resolve_promise::<Json<Answer>>(&promise, Json(answer));
         Ok(())
     }
 
-    /// Approves or denies a call the run waits for.
+    /// Approves or denies a call the run waits for; refused (404) when the
+    /// call does not wait for an approval.
     #[handler]
     async fn approve(
         &self,
@@ -90,14 +196,47 @@ impl DurableAgent {
         approval: Json<Approval>,
     ) -> Result<(), HandlerError> {
         let approval = approval.into_inner();
-        ctx.resolve_promise::<Json<Approval>>(&approval_key(&approval.call_id), Json(approval));
+        let promise = waiting_for(&ctx, &approval.call_id, "approval").await?;
+        ctx.resolve_promise::<Json<Approval>>(&promise, Json(approval));
+        Ok(())
+    }
+
+    /// Says what a call whose outcome is unknown did; refused (404) when
+    /// no such call waits.
+    #[handler]
+    async fn resolve(
+        &self,
+        ctx: SharedWorkflowContext<'_>,
+        resolve: Json<Resolve>,
+    ) -> Result<(), HandlerError> {
+        let resolve = resolve.into_inner();
+        let promise = waiting_for(&ctx, &resolve.call_id, "outcome").await?;
+        ctx.resolve_promise::<Json<Resolve>>(&promise, Json(resolve));
         Ok(())
     }
 
     /// Where the run stands.
     #[handler]
     async fn status(&self, ctx: SharedWorkflowContext<'_>) -> Result<Json<Status>, HandlerError> {
-        Ok(ctx.get::<Json<Status>>(STATUS).await?.unwrap_or_default())
+        let header = ctx.get::<Json<Header>>(HEADER).await?.map(Json::into_inner);
+        let mut pages = Vec::new();
+        for key in ctx.get_keys().await? {
+            if let Some(index) = page_index(&key) {
+                if let Some(Json(page)) = ctx.get::<Json<Page>>(&key).await? {
+                    pages.push((index, page));
+                }
+            }
+        }
+        Ok(Json(assemble(header, pages)))
+    }
+}
+
+impl DurableAgent {
+    /// The largest outcome the `run` handler returns with its transcript:
+    /// past it (a long run of large outputs), the transcript is left to
+    /// the status, which holds it in pages.
+    fn max_outcome_bytes(&self) -> usize {
+        16 * 1024 * 1024
     }
 }
 
@@ -113,11 +252,17 @@ const ACCEPT_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
 /// address of this machine). A connection that fails to be accepted (out
 /// of file descriptors, say) is logged and the next one awaited.
 pub async fn serve(agent: Agent, addr: SocketAddr) -> std::io::Result<()> {
+    DurableAgent::new(agent).serve(addr).await
+}
+
+async fn serve_definition(
+    definition: restate_sdk::service::ServiceDefinition,
+    addr: SocketAddr,
+) -> std::io::Result<()> {
     use hyper_util::rt::{TokioExecutor, TokioIo};
 
-    let endpoint = restate_sdk::hyper::HyperEndpoint::new(
-        Endpoint::builder().bind(DurableAgent::new(agent)).build(),
-    );
+    let endpoint =
+        restate_sdk::hyper::HyperEndpoint::new(Endpoint::builder().bind(definition).build());
     let listener = tokio::net::TcpListener::bind(addr).await?;
     loop {
         let (stream, remote) = match listener.accept().await {

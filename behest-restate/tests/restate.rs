@@ -15,7 +15,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use behest::{EventKind, Message, ToolOutput, ToolStreamEvent};
-use behest_restate::{DurableClient, DurableOutcome};
+use behest_restate::{DurableClient, DurableClientError, DurableOutcome, Resolution};
 use server::{free_port, start_server, until, Scratch, Server};
 use tokio::process::{Child, Command};
 
@@ -45,6 +45,33 @@ impl Restate {
     /// Tells the server of the service at `port`.
     async fn register(&self, port: u16) {
         self.server.register(port).await;
+    }
+
+    /// The bytes Restate keeps for run `run_id`: its journal and its state.
+    async fn journal_bytes(&self, run_id: &str) -> u64 {
+        let query = |sql: String| async move {
+            let answer: serde_json::Value = reqwest::Client::new()
+                .post(format!("{}/query", self.admin))
+                .header("accept", "application/json")
+                .json(&serde_json::json!({ "query": sql }))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            answer["rows"][0]["bytes"].as_u64().unwrap_or(0)
+        };
+        let journal = query(format!(
+            "SELECT SUM(j.raw_length) AS bytes FROM sys_journal j JOIN sys_invocation i ON j.id = i.id WHERE i.target_service_key = '{run_id}' AND i.target_handler_name = 'run'"
+        ))
+        .await;
+        assert!(journal > 0, "no journal of run `{run_id}`");
+        let state = query(format!(
+            "SELECT SUM(value_length) AS bytes FROM state WHERE service_key = '{run_id}'"
+        ))
+        .await;
+        journal + state
     }
 }
 
@@ -125,7 +152,7 @@ fn question() -> Vec<Message> {
 
 /// The same run in process, its external call answered "yes".
 async fn in_process() -> Vec<Message> {
-    let invocation = agent::agent(Duration::from_secs(600), false, false).invoke(question());
+    let invocation = agent::agent(Duration::from_secs(600), agent::Mode::Plain).invoke(question());
     invocation.on(|envelope, control| {
         if let EventKind::Tool(ToolStreamEvent::Call {
             call,
@@ -312,9 +339,21 @@ async fn an_approval_given_while_no_service_runs_is_taken_up_when_it_starts() {
     let first = waiting_for(&client, "run-5", "approval").await;
     assert_eq!(counted(&counts, "tally"), 0);
     service.kill().await;
-    client.approve("run-5", &first, true, None).await.unwrap();
+    // Kept by Restate at once, delivered once a service runs.
+    let sent = client
+        .approve_later("run-5", &first, true, None)
+        .await
+        .unwrap();
+    // Read from Restate's own record, the status answers while no service
+    // runs.
+    let status = tokio::time::timeout(Duration::from_secs(10), client.status("run-5"))
+        .await
+        .expect("the status answers while no service runs")
+        .unwrap();
+    assert_eq!(status.state, "waiting");
 
     let _again = Service::start_with(port, &counts, 600_000, Some("approve")).await;
+    client.delivered(&sent).await.unwrap();
     // The approval given while it was down is taken up: the run goes on
     // to the next call's.
     let second = until("the second approval", || async {
@@ -468,4 +507,203 @@ async fn a_turn_of_two_calls_is_played_back_in_order_after_a_crash() {
         (counted(&counts, "model"), counted(&counts, "tally")),
         (2, 1)
     );
+}
+
+/// An answer or approval is taken only by the call that waits for it:
+/// one sent before its run exists, or before the run reaches the call, is
+/// refused (404) with a message naming what the run waits for, and cannot
+/// approve that call later; a second answer is refused too.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn an_answer_for_a_call_that_does_not_wait_is_refused() {
+    let restate = Restate::start("early").await;
+    let counts = Scratch::new("early-counts");
+    let port = free_port();
+    let _service = Service::start_with(port, &counts, 600_000, Some("approve")).await;
+    restate.register(port).await;
+    let client = restate.client();
+
+    // Before the run exists: refused, and said why.
+    let early = client.approve("run-6", "c0", true, None).await.unwrap_err();
+    assert_eq!(early.status(), Some(404), "{early}");
+    assert!(
+        early.to_string().contains("has no call `c0` waiting"),
+        "{early}"
+    );
+    // Sent to be delivered later: kept by Restate, refused on delivery.
+    let sent = client
+        .approve_later("run-6", "c0", true, None)
+        .await
+        .unwrap();
+    let refused = client.delivered(&sent).await.unwrap_err();
+    assert_eq!(refused.status(), Some(404), "{refused}");
+
+    client.start("run-6", &question()).await.unwrap();
+    let first = waiting_for(&client, "run-6", "approval").await;
+    assert_eq!(first, "c0");
+    // The early approvals did not approve it: it still waits, nothing ran.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let status = client.status("run-6").await.unwrap();
+    assert_eq!(status.state, "waiting");
+    assert_eq!(counted(&counts, "tally"), 0);
+    // An answer is not an approval.
+    let wrong = client
+        .answer("run-6", "c0", ToolOutput::text("yes"))
+        .await
+        .unwrap_err();
+    assert_eq!(wrong.status(), Some(409), "{wrong}");
+    // The person who sees it approves it; a second approval is refused.
+    client.approve("run-6", "c0", true, None).await.unwrap();
+    let twice = client.approve("run-6", "c0", true, None).await;
+    assert!(
+        matches!(
+            twice.as_ref().map_err(DurableClientError::status),
+            Err(Some(404 | 409))
+        ),
+        "{twice:?}"
+    );
+    let second = waiting_for(&client, "run-6", "approval").await;
+    assert_eq!(second, "c1");
+    assert_eq!(counted(&counts, "tally"), 1);
+    // A call id the run never made.
+    let unknown = client
+        .approve("run-6", "nope", true, None)
+        .await
+        .unwrap_err();
+    assert!(unknown.to_string().contains("`c1` (approval)"), "{unknown}");
+}
+
+/// Cancelled while a tool runs, the run ends cancelled and its transcript
+/// says what the tool did: it finished, and its result is there.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn a_cancellation_while_a_tool_runs_keeps_what_the_tool_did() {
+    let restate = Restate::start("cancel-running").await;
+    let counts = Scratch::new("cancel-running-counts");
+    let port = free_port();
+    let _service = Service::start_with(port, &counts, 600_000, Some("slow")).await;
+    restate.register(port).await;
+    let client = restate.client();
+    let invocation = client.start("run-7", &question()).await.unwrap();
+    until("the slow tool to start", || async {
+        (counted(&counts, "work") == 1).then_some(())
+    })
+    .await;
+    client.cancel(&invocation).await.unwrap();
+    let outcome = client.outcome("run-7").await.unwrap();
+    let DurableOutcome::Cancelled { transcript } = &outcome else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(counted(&counts, "work_done"), 1);
+    let Some(Message::ToolResult(last)) = transcript.last() else {
+        panic!("{transcript:?}");
+    };
+    assert_eq!(
+        (last.content.as_str(), last.is_error),
+        ("step 0 worked", false),
+        "{last:?}"
+    );
+}
+
+/// A tool not marked idempotent that was running when its service died is
+/// not run again unasked: the run waits with its outcome unknown, until a
+/// person says what it did; asked to run it again, it runs with the same
+/// idempotency key (the run's id and the call's).
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn a_call_cut_by_a_crash_waits_for_a_person_to_say_what_it_did() {
+    let restate = Restate::start("unknown").await;
+    let counts = Scratch::new("unknown-counts");
+    let port = free_port();
+    let service = Service::start_with(port, &counts, 600_000, Some("slow")).await;
+    restate.register(port).await;
+    let client = restate.client();
+    client.start("run-8", &question()).await.unwrap();
+    until("the slow tool to start", || async {
+        (counted(&counts, "work") == 1).then_some(())
+    })
+    .await;
+    service.kill().await;
+    let _again = Service::start_with(port, &counts, 600_000, Some("slow")).await;
+    let call_id = waiting_for(&client, "run-8", "outcome").await;
+    // Not run again while nobody said.
+    assert_eq!(counted(&counts, "work"), 1);
+    client
+        .resolve("run-8", &call_id, Resolution::RunAgain)
+        .await
+        .unwrap();
+    let outcome = client.outcome("run-8").await.unwrap();
+    assert_eq!(outcome.text(), Some("done: step 0 worked"));
+    let keys = std::fs::read_to_string(counts.join("work")).unwrap();
+    assert_eq!(keys.lines().collect::<Vec<_>>(), ["run-8/c0", "run-8/c0"]);
+}
+
+/// An output over a durable step's limit is the call's error, which the
+/// model reads, and the run goes on; it never wedges the run.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn an_output_over_the_step_limit_is_refused_and_the_run_goes_on() {
+    let restate = Restate::start("big").await;
+    let counts = Scratch::new("big-counts");
+    let port = free_port();
+    let _service = Service::start_with(port, &counts, 600_000, Some("big")).await;
+    restate.register(port).await;
+    let client = restate.client();
+    client.start("run-9", &question()).await.unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(60), client.outcome("run-9"))
+        .await
+        .expect("the run ends")
+        .unwrap();
+    let text = outcome.text().unwrap();
+    assert!(text.contains("more than a durable step keeps"), "{text}");
+    assert_eq!(client.status("run-9").await.unwrap().state, "completed");
+}
+
+/// The state a run keeps grows with its steps, not with their square: a
+/// run of 200 steps keeps at most a little over twice what a run of 100
+/// keeps (the whole status rewritten at each step kept 4 times as much).
+/// Its status holds each step once, and its transcript as in process.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn the_journal_grows_linearly_with_the_steps() {
+    let restate = Restate::start("long").await;
+    let counts = Scratch::new("long-counts");
+    let port = free_port();
+    let _service = Service::start_with(port, &counts, 600_000, Some("long")).await;
+    restate.register(port).await;
+    let client = restate.client();
+    let steps = |n: usize| vec![Message::user(format!("count {n}"))];
+    client.start("short", &steps(100)).await.unwrap();
+    client.outcome("short").await.unwrap();
+    let short_bytes = restate.journal_bytes("short").await;
+    client.start("long", &steps(200)).await.unwrap();
+    let outcome = client.outcome("long").await.unwrap();
+    let long_bytes = restate.journal_bytes("long").await;
+    let ratio = long_bytes as f64 / short_bytes as f64;
+    assert!(
+        (1.8..2.4).contains(&ratio),
+        "100 steps: {short_bytes} bytes, 200 steps: {long_bytes} bytes ({ratio:.2})"
+    );
+    let status = client.status("long").await.unwrap();
+    assert_eq!(status.steps, 401);
+    assert_eq!(status.transcript, outcome.transcript());
+    let in_process = agent::agent(Duration::from_secs(600), agent::Mode::Long)
+        .invoke(steps(200))
+        .await;
+    assert_eq!(status.transcript, in_process.transcript());
 }

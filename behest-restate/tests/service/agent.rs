@@ -1,7 +1,7 @@
 //! The agent of the durable-run tests, served by the test service and run
-//! in process by the tests for comparison. Its model and tool append a line
-//! to a file each time they work, so that what a crash repeats is counted
-//! across processes.
+//! in process by the tests for comparison. Its model and tools append a
+//! line to a file each time they work, so that what a crash repeats is
+//! counted across processes.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use behest::run::{ModelError, ModelRequest};
 use behest::{external_tool, json, tool, Agent, AssistantMessage, Message, Model, ToolCall};
-use behest::{ToolRegistry, ToolRuntime};
+use behest::{ToolContext, ToolRegistry, ToolRuntime};
 
-/// Appends a line to `name` in the folder `BEHEST_TEST_COUNTS` names.
-fn count(name: &str) {
+/// Appends `line` to `name` in the folder `BEHEST_TEST_COUNTS` names.
+fn record(name: &str, line: &str) {
     let Some(dir) = std::env::var_os("BEHEST_TEST_COUNTS") else {
         return;
     };
@@ -21,14 +21,53 @@ fn count(name: &str) {
         .append(true)
         .open(PathBuf::from(dir).join(name))
         .expect("the count file");
-    writeln!(file, "1").expect("a count");
+    writeln!(file, "{line}").expect("a count");
 }
 
-/// A model whose answer follows from the conversation alone: two tallies,
-/// then a question to a person, then the answer; or, `paired`, a tally and
-/// the question in one turn, then the answer.
+/// Appends a line to `name`.
+fn count(name: &str) {
+    record(name, "1");
+}
+
+/// What the test agent does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Two tallies, then a question to a person, then the answer.
+    Plain,
+    /// The same, each tally needing an approval.
+    Approve,
+    /// A tally and the question in one turn, then the answer.
+    Paired,
+    /// One slow call of a tool not marked idempotent (`work`), then the
+    /// answer.
+    Slow,
+    /// One call of a tool whose output is over a durable step's limit,
+    /// then the answer.
+    Big,
+    /// As many tallies as the user's first message says (`count 200`),
+    /// one turn each, then the answer.
+    Long,
+}
+
+impl Mode {
+    /// The mode a service is started in (`approve`, `paired`, `slow`,
+    /// `big`, `long`; anything else is plain).
+    pub fn parse(text: Option<&str>) -> Self {
+        match text {
+            Some("approve") => Self::Approve,
+            Some("paired") => Self::Paired,
+            Some("slow") => Self::Slow,
+            Some("big") => Self::Big,
+            Some("long") => Self::Long,
+            _ => Self::Plain,
+        }
+    }
+}
+
+/// A model whose answer follows from the conversation alone, as a run
+/// played back needs.
 pub struct Steady {
-    pub paired: bool,
+    pub mode: Mode,
 }
 
 impl Model for Steady {
@@ -44,23 +83,35 @@ impl Model for Steady {
             .collect();
         let n = results.len();
         let call = |name: &str, arguments| ToolCall::new(format!("c{n}"), name, arguments);
-        if self.paired {
-            return Ok(if n == 0 {
-                AssistantMessage::text("").with_tool_calls([
-                    ToolCall::new("t", "tally", json!({"step": 0})),
-                    ToolCall::new("q", "ask_person", json!({"question": "go on?"})),
-                ])
-            } else {
-                AssistantMessage::text(format!("done: {}", results.join(", ")))
+        let done = || AssistantMessage::text(format!("done: {}", results.join(", ")));
+        // `count N`: N steps, in the long mode.
+        let asked = request
+            .conversation
+            .first()
+            .and_then(|message| match message {
+                Message::User { text } => text.strip_prefix("count ")?.parse::<usize>().ok(),
+                _ => None,
             });
-        }
-        Ok(match n {
-            0 | 1 => {
+        Ok(match (self.mode, n) {
+            (Mode::Paired, 0) => AssistantMessage::text("").with_tool_calls([
+                ToolCall::new("t", "tally", json!({"step": 0})),
+                ToolCall::new("q", "ask_person", json!({"question": "go on?"})),
+            ]),
+            (Mode::Slow, 0) => {
+                AssistantMessage::text("").with_tool_calls([call("work", json!({"step": 0}))])
+            }
+            (Mode::Big, 0) => {
+                AssistantMessage::text("").with_tool_calls([call("big", json!({"bytes": 5 << 20}))])
+            }
+            (Mode::Long, n) if n < asked.unwrap_or(0) => {
                 AssistantMessage::text("").with_tool_calls([call("tally", json!({"step": n}))])
             }
-            2 => AssistantMessage::text("")
+            (Mode::Plain | Mode::Approve, 0 | 1) => {
+                AssistantMessage::text("").with_tool_calls([call("tally", json!({"step": n}))])
+            }
+            (Mode::Plain | Mode::Approve, 2) => AssistantMessage::text("")
                 .with_tool_calls([call("ask_person", json!({"question": "go on?"}))]),
-            _ => AssistantMessage::text(format!("done: {}", results.join(", "))),
+            _ => done(),
         })
     }
 }
@@ -72,23 +123,50 @@ fn tally(step: u32) -> String {
     format!("step {step} counted")
 }
 
+/// Do slow work that must not be done twice unasked: records its start
+/// (with its idempotency key) and its end.
+#[tool]
+async fn work(step: u32, #[ctx] cx: ToolContext) -> String {
+    let key = cx.idempotency_key().unwrap_or("none").to_owned();
+    record("work", &key);
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    count("work_done");
+    format!("step {step} worked")
+}
+
+/// Return `bytes` bytes.
+#[tool(idempotent)]
+fn big(bytes: usize) -> String {
+    "x".repeat(bytes)
+}
+
 /// Ask a person.
 #[external_tool]
 pub struct AskPerson {
     question: String,
 }
 
-/// The agent, its external deadline `external_deadline`; with `approve`,
-/// each tally needs an approval; `paired`, its calls come in one turn.
-pub fn agent(external_deadline: Duration, approve: bool, paired: bool) -> Agent {
+/// The agent, its external deadline `external_deadline`, doing what
+/// `mode` says.
+pub fn agent(external_deadline: Duration, mode: Mode) -> Agent {
     let registry = ToolRegistry::new()
         .with(Tally)
         .expect("tally")
+        .with(Work)
+        .expect("work")
+        .with(Big)
+        .expect("big")
         .with(AskPerson::external_tool())
         .expect("ask_person");
-    let agent = Agent::new(Steady { paired }, ToolRuntime::new(registry))
-        .external_deadline(external_deadline);
-    if approve {
+    // Outputs as large as a durable step can hold reach it.
+    let runtime = ToolRuntime::builder(registry)
+        .max_output_bytes(64 << 20)
+        .build();
+    let agent = Agent::new(Steady { mode }, runtime)
+        .external_deadline(external_deadline)
+        .approval_deadline(Duration::from_secs(600))
+        .max_steps(10_000);
+    if mode == Mode::Approve {
         agent.require_approval("tally")
     } else {
         agent

@@ -1,7 +1,6 @@
 //! The durable-run tests' service: `behest-restate-test-service PORT
-//! EXTERNAL_DEADLINE_MS [approve|paired]` serves the test agent as
-//! Restate's `DurableAgent` on 127.0.0.1:PORT (with `approve`, tallies need
-//! an approval; `paired`, the model makes its calls in one turn).
+//! EXTERNAL_DEADLINE_MS [MODE]` serves the test agent as Restate's
+//! `DurableAgent` on 127.0.0.1:PORT, in MODE (`agent::Mode::parse`).
 
 mod agent;
 
@@ -19,11 +18,7 @@ async fn main() {
         .and_then(|ms| ms.parse().ok())
         .map_or(Duration::from_secs(600), Duration::from_millis);
     let mode = args.next();
-    let agent = agent::agent(
-        deadline,
-        mode.as_deref() == Some("approve"),
-        mode.as_deref() == Some("paired"),
-    );
+    let agent = agent::agent(deadline, agent::Mode::parse(mode.as_deref()));
     if let Err(error) = behest_restate::serve(agent, ([127, 0, 0, 1], port).into()).await {
         eprintln!("the test service cannot serve on port {port}: {error}");
         std::process::exit(1);
