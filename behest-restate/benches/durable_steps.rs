@@ -1,37 +1,55 @@
-//! The cost of a durable step: the same runs (three model turns, two tool
-//! calls each) in process and through Restate, in one run of this binary,
-//! reported per step and as a ratio. Needs `BEHEST_RESTATE_SERVER` (the
-//! `restate-server` binary); without it, says skipped.
+//! The cost of behest's durable runs against the same steps written on
+//! restate-sdk alone, in one run of this binary against one
+//! `restate-server`:
+//!
+//! - runs of 5 steps (3 model turns, 2 tool calls) through behest's
+//!   `DurableAgent` and through `Bare`, a workflow that journals the same
+//!   model turns and tool calls with `ctx.run` and nothing else, one of
+//!   each per round, the order flipping every round: the median and
+//!   quartiles of the rounds' ratios;
+//! - the time per step of runs of 11, 201 and 1 001 steps, each way, to
+//!   show it flat;
+//! - the bytes Restate keeps (journal and state) for a run of 1 001 steps.
+//!
+//! Both are served by one endpoint with Nagle's algorithm off, and called
+//! the same way (one request that waits for the outcome). Needs
+//! `BEHEST_RESTATE_SERVER`; without it, says skipped. Without `--bench`
+//! (under `cargo test --benches`) it makes a few rounds only.
 //!
 //! Run: `BEHEST_RESTATE_SERVER=… cargo bench -p behest-restate --bench durable_steps`
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use behest::run::{ModelError, ModelRequest};
 use behest::{json, tool, Agent, AssistantMessage, Message, Model, ToolCall};
 use behest::{ToolRegistry, ToolRuntime};
-use behest_restate::DurableClient;
-use server::{free_port, start_server};
+use behest_restate::restate_sdk::prelude::Endpoint;
+use behest_restate::DurableAgent;
+use server::{free_port, http, start_server};
 
 #[path = "../tests/support/server.rs"]
+#[allow(dead_code)]
 mod server;
 
-const RUNS: usize = 30;
-/// Model turns and tool calls of one run.
-const STEPS: usize = 5;
-
-/// Two tallies, then the answer; instant, so that a step's cost is the
-/// engine's.
+/// As many tallies as the first message says (`count N`), one a turn,
+/// then the answer; instant, so that a step's cost is the engine's.
 struct Quick;
 
 impl Model for Quick {
     async fn complete(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
+        let asked = match request.conversation.first() {
+            Some(Message::User { text }) => text
+                .strip_prefix("count ")
+                .and_then(|n| n.parse::<usize>().ok())
+                .unwrap_or(0),
+            _ => 0,
+        };
         let n = request
             .conversation
             .iter()
             .filter(|message| matches!(message, Message::ToolResult(_)))
             .count();
-        Ok(if n < 2 {
+        Ok(if n < asked {
             AssistantMessage::text("").with_tool_calls([ToolCall::new(
                 format!("c{n}"),
                 "tally",
@@ -44,16 +62,107 @@ impl Model for Quick {
 }
 
 /// Count a step.
-#[tool]
+#[tool(idempotent)]
 fn tally(step: u32) -> u32 {
     step + 1
 }
+
+/// The baseline, in a module of its own: the macro's generated client of
+/// a workflow has undocumented methods.
+mod bare {
+    #![allow(missing_docs)]
+
+    use super::{tally, Quick};
+    use behest::conversation::ToolResultMessage;
+    use behest::run::ModelRequest;
+    use behest::{Message, Model, ToolCallResult, ToolOutput};
+    use behest_restate::restate_sdk::prelude::*;
+
+    /// The same steps on restate-sdk alone: each model turn and tool call a
+    /// `ctx.run` entry, the transcript kept in memory.
+    pub struct Bare;
+
+    #[restate_sdk::workflow]
+    impl Bare {
+        /// Runs the conversation's steps to the model's answer.
+        #[handler]
+        async fn run(
+            &self,
+            ctx: WorkflowContext<'_>,
+            conversation: Json<Vec<Message>>,
+        ) -> Result<Json<String>, HandlerError> {
+            let mut transcript = conversation.into_inner();
+            for turn in 0.. {
+                let reply = ctx
+                    .run(|| async {
+                        let request = ModelRequest::new(&transcript, &[]);
+                        Ok(Json(Quick.complete(request).await?))
+                    })
+                    .name(format!("model turn {turn}"))
+                    .await?
+                    .into_inner();
+                transcript.push(Message::Assistant(reply.clone()));
+                if reply.tool_calls.is_empty() {
+                    return Ok(Json(reply.text.unwrap_or_default()));
+                }
+                for call in reply.tool_calls {
+                    let step = call.arguments["step"].as_u64().unwrap_or(0) as u32;
+                    let output = ctx
+                        .run(|| async { Ok(Json(tally(step))) })
+                        .name(format!("call {}", call.call_id))
+                        .await?
+                        .into_inner();
+                    let result = ToolCallResult {
+                        call_id: call.call_id,
+                        tool_name: call.tool_name,
+                        outcome: Ok(ToolOutput::text(output.to_string())),
+                    };
+                    transcript.push(Message::ToolResult(ToolResultMessage::from(&result)));
+                }
+            }
+            unreachable!("the loop returns")
+        }
+    }
+}
+
+use bare::Bare;
 
 fn agent() -> Agent {
     Agent::new(
         Quick,
         ToolRuntime::new(ToolRegistry::new().with(Tally).unwrap()),
     )
+    .max_steps(100_000)
+}
+
+/// Calls workflow `service`'s `run` for `key` and waits for its outcome.
+struct Caller {
+    ingress: String,
+    http: reqwest::Client,
+}
+
+impl Caller {
+    async fn run(&self, service: &str, key: &str, tallies: usize) -> Duration {
+        let started = Instant::now();
+        let answer = self
+            .http
+            .post(format!("{}/{service}/{key}/run", self.ingress))
+            .json(&[Message::user(format!("count {tallies}"))])
+            .send()
+            .await
+            .expect("the ingress answers");
+        let status = answer.status();
+        let body = answer.text().await.unwrap_or_default();
+        assert!(status.is_success(), "{service} {key}: {status} {body}");
+        assert!(body.contains("done"), "{service} {key}: {body}");
+        started.elapsed()
+    }
+}
+
+fn quartiles(mut values: Vec<f64>) -> (f64, f64, f64) {
+    values.sort_by(f64::total_cmp);
+    let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
+    (at(0.25), at(0.5), at(0.75))
 }
 
 #[tokio::main]
@@ -62,49 +171,72 @@ async fn main() {
         println!("durable_steps: skipped (BEHEST_RESTATE_SERVER is not set)");
         return;
     };
+    let full = std::env::args().any(|arg| arg == "--bench");
+    let (rounds, sizes) = if full {
+        (200, [5, 100, 500])
+    } else {
+        (4, [5, 20, 50])
+    };
     let service = free_port();
     let server = start_server(&binary, "bench").await;
-    let (ingress, admin) = (server.ingress, server.admin);
-    let serving = behest_restate::serve(agent(), ([127, 0, 0, 1], service).into());
-    let serving = tokio::spawn(serving);
+    let endpoint = Endpoint::builder()
+        .bind(DurableAgent::new(agent()).definition())
+        .bind(Bare)
+        .build();
+    let serving = tokio::spawn(behest_restate::serve_endpoint(
+        endpoint,
+        ([127, 0, 0, 1], service).into(),
+    ));
     tokio::select! {
         served = serving => panic!("the bench's service stopped: {served:?}"),
         () = server.register(service) => {}
     }
-    let client = DurableClient::new(
-        format!("http://127.0.0.1:{ingress}"),
-        format!("http://127.0.0.1:{admin}"),
-    );
-    let question = [Message::user("count")];
-    // Warm both up.
-    let _ = agent().invoke(question.clone()).await;
-    client.start("warm", &question).await.unwrap();
-    client.outcome("warm").await.unwrap();
+    let caller = Caller {
+        ingress: format!("http://127.0.0.1:{}", server.ingress),
+        http: http(),
+    };
+    for n in 0..10 {
+        caller.run("DurableAgent", &format!("warm-{n}"), 2).await;
+        caller.run("Bare", &format!("warm-{n}"), 2).await;
+    }
 
-    let started = Instant::now();
-    for _ in 0..RUNS {
-        let outcome = agent().invoke(question.clone()).await;
-        assert_eq!(outcome.text(), Some("done"));
+    // Runs of 5 steps, paired.
+    let mut ratios = Vec::with_capacity(rounds);
+    let (mut behest_times, mut bare_times) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let key = format!("five-{round}");
+        let (behest, bare) = if round % 2 == 0 {
+            let behest = caller.run("DurableAgent", &key, 2).await;
+            (behest, caller.run("Bare", &key, 2).await)
+        } else {
+            let bare = caller.run("Bare", &key, 2).await;
+            (caller.run("DurableAgent", &key, 2).await, bare)
+        };
+        ratios.push(behest.as_secs_f64() / bare.as_secs_f64());
+        behest_times.push(behest.as_secs_f64() * 1e3);
+        bare_times.push(bare.as_secs_f64() * 1e3);
     }
-    let in_process = started.elapsed() / RUNS as u32;
-    let started = Instant::now();
-    for n in 0..RUNS {
-        let id = format!("bench-{n}");
-        client.start(&id, &question).await.unwrap();
-        let outcome = client.outcome(&id).await.unwrap();
-        assert_eq!(outcome.text(), Some("done"));
+    let (low, ratio, high) = quartiles(ratios);
+    println!("runs of 5 steps (3 model turns, 2 tool calls), {rounds} rounds, paired");
+    println!(
+        "behest-restate {:.2} ms, restate-sdk alone {:.2} ms (medians); ratio {ratio:.3} (quartiles {low:.3}-{high:.3})",
+        quartiles(behest_times).1,
+        quartiles(bare_times).1,
+    );
+
+    // Per step, by the run's length; and what Restate keeps.
+    println!("| steps | behest-restate per step | restate-sdk alone per step | ratio | bytes kept, behest | bytes kept, alone |");
+    println!("|---|---|---|---|---|---|");
+    for tallies in sizes {
+        let steps = 2 * tallies + 1;
+        let key = format!("long-{tallies}");
+        let behest = caller.run("DurableAgent", &key, tallies).await / steps as u32;
+        let bare = caller.run("Bare", &key, tallies).await / steps as u32;
+        let kept_behest = server.journal_bytes("DurableAgent", &key).await;
+        let kept_bare = server.journal_bytes("Bare", &key).await;
+        println!(
+            "| {steps} | {behest:?} | {bare:?} | {:.3} | {kept_behest} | {kept_bare} |",
+            behest.as_secs_f64() / bare.as_secs_f64()
+        );
     }
-    let durable = started.elapsed() / RUNS as u32;
-    let per_step = durable.saturating_sub(in_process) / STEPS as u32;
-    println!("runs of {STEPS} steps (3 model turns, 2 tool calls), {RUNS} each, sequential");
-    println!("| | per run | per step | ratio |");
-    println!("|---|---|---|---|");
-    println!(
-        "| in process | {in_process:?} | {:?} | 1 |",
-        in_process / STEPS as u32
-    );
-    println!(
-        "| durable (Restate) | {durable:?} | {per_step:?} added | {:.0} |",
-        durable.as_secs_f64() / in_process.as_secs_f64()
-    );
 }

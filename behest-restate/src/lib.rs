@@ -86,7 +86,7 @@ mod workflow;
 
 pub use client::{DurableClient, DurableClientError};
 pub use wire::{Answer, Approval, DurableOutcome, Pending, Resolution, Resolve, Status};
-pub use workflow::{serve, DurableAgent, DEFAULT_MAX_STEP_BYTES};
+pub use workflow::{serve, serve_endpoint, DurableAgent, DEFAULT_MAX_STEP_BYTES};
 
 /// restate-sdk, at the version this crate builds on.
 pub use restate_sdk;

@@ -93,6 +93,9 @@ pub(crate) fn assemble(
             .collect(),
         ..Status::default()
     };
+    if status.state.is_empty() && !pages.is_empty() {
+        status.state = "running".to_owned();
+    }
     let mut transcript: BTreeMap<usize, Message> = BTreeMap::new();
     let mut length = 0;
     for page in pages.into_values() {

@@ -23,6 +23,13 @@ use crate::wire::{Answer, Approval, DurableOutcome, JournaledResult, Resolution,
 /// again before the failure stands.
 const MODEL_ATTEMPTS: u32 = 4;
 
+/// How many steps a page of status holds at most: a page is written when
+/// the run waits, when it ends, and after this many steps (a write a step
+/// cost about a third of a step's time). A status read while the run
+/// works lags it by fewer steps than this. A count of steps, not a time:
+/// a run played back must write what it wrote.
+const STEPS_A_PAGE: usize = 8;
+
 /// The steps of one run, on its workflow's context.
 pub(crate) struct RestateSteps<'a, 'ctx> {
     ctx: &'a WorkflowContext<'ctx>,
@@ -49,6 +56,10 @@ struct Book {
     transcript: Vec<Message>,
     /// Promises made, for keys no earlier wait used.
     waits: usize,
+    /// The step count of the last page written.
+    flushed_at: usize,
+    /// The transcript's length in the last page written.
+    flushed_length: usize,
 }
 
 impl Book {
@@ -80,6 +91,8 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             pages: 0,
             transcript: Vec::new(),
             waits: 0,
+            flushed_at: 0,
+            flushed_length: 0,
         };
         for message in conversation {
             book.push(message.clone());
@@ -92,11 +105,15 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             book: Mutex::new(book),
             turn: tokio::sync::Mutex::new(()),
         };
-        let mut book = steps.book();
-        steps.write_header(&book);
-        steps.flush(&mut book);
-        drop(book);
         steps
+    }
+
+    /// Writes the page being filled once it holds [`STEPS_A_PAGE`] steps.
+    fn flush_due(&self) {
+        let mut book = self.book();
+        if book.page.steps - book.flushed_at >= STEPS_A_PAGE {
+            self.flush(&mut book);
+        }
     }
 
     fn book(&self) -> MutexGuard<'_, Book> {
@@ -111,7 +128,8 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
 
     /// Writes the page being filled, if it adds anything.
     fn flush(&self, book: &mut Book) {
-        if book.page.is_empty() {
+        let page = &book.page;
+        if page.is_empty() && page.steps == book.flushed_at && page.length == book.flushed_length {
             return;
         }
         let next = Page {
@@ -120,6 +138,8 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             ..Page::default()
         };
         let page = std::mem::replace(&mut book.page, next);
+        book.flushed_at = page.steps;
+        book.flushed_length = page.length;
         self.ctx.set(&page_key(book.pages), Json(page));
         book.pages += 1;
     }
@@ -175,10 +195,6 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
         }
         book.transcript = transcript.to_vec();
         book.page.length = transcript.len();
-        // The length alone may have changed.
-        if book.page.messages.is_empty() && book.page.events.is_empty() {
-            book.page.events.push(json!({"kind": {"type": "end"}}));
-        }
         self.flush(&mut book);
         book.header.pending.clear();
         book.header.state = match outcome {
@@ -388,7 +404,7 @@ impl RunSteps for RestateSteps<'_, '_> {
     fn model_turn(&self, turn: ModelTurn) -> BoxFuture<'_, Result<AssistantMessage, ModelError>> {
         Box::pin(async move {
             let _one_at_a_time = self.turn.lock().await;
-            self.flush(&mut self.book());
+            self.flush_due();
             let name = format!("model turn {}", turn.index);
             let max_step_bytes = self.max_step_bytes;
             // A failure that may pass (a rate limit, an overload) is
@@ -460,7 +476,7 @@ impl RunSteps for RestateSteps<'_, '_> {
     fn tool_call(&self, step: ToolStep) -> BoxFuture<'_, ToolResult<ToolOutput>> {
         Box::pin(async move {
             let _one_at_a_time = self.turn.lock().await;
-            self.flush(&mut self.book());
+            self.flush_due();
             // Restate tells one waiting step of a cancellation; the others
             // of the round learn it here, and ask nothing more of it.
             if self.control.is_cancelled() {

@@ -70,6 +70,14 @@ impl DurableAgent {
     /// # Errors
     /// As [`serve`].
     pub async fn serve(self, addr: SocketAddr) -> std::io::Result<()> {
+        serve_endpoint(Endpoint::builder().bind(self.definition()).build(), addr).await
+    }
+
+    /// The workflow with its options (retries, retention), to bind beside
+    /// other services in an endpoint of one's own
+    /// (`Endpoint::builder().bind(durable.definition())`, served with
+    /// [`serve_endpoint`]).
+    pub fn definition(self) -> restate_sdk::service::ServiceDefinition {
         let mut options = ServiceOptions::new()
             .retry_policy_max_interval(Duration::from_secs(60))
             .retry_policy_max_attempts(RETRY_ATTEMPTS)
@@ -77,8 +85,7 @@ impl DurableAgent {
         if let Some(retention) = self.retention {
             options = options.handler("run", HandlerOptions::new().workflow_retention(retention));
         }
-        let definition = self.into_service_definition().options(options);
-        serve_definition(definition, addr).await
+        self.into_service_definition().options(options)
     }
 }
 
@@ -255,14 +262,16 @@ pub async fn serve(agent: Agent, addr: SocketAddr) -> std::io::Result<()> {
     DurableAgent::new(agent).serve(addr).await
 }
 
-async fn serve_definition(
-    definition: restate_sdk::service::ServiceDefinition,
-    addr: SocketAddr,
-) -> std::io::Result<()> {
+/// Serves a Restate `endpoint` at `addr` until the process ends, over
+/// HTTP/2 with Nagle's algorithm off (a journal entry is a small frame
+/// that Restate waits for; restate-sdk's own server leaves it on).
+///
+/// # Errors
+/// As [`serve`].
+pub async fn serve_endpoint(endpoint: Endpoint, addr: SocketAddr) -> std::io::Result<()> {
     use hyper_util::rt::{TokioExecutor, TokioIo};
 
-    let endpoint =
-        restate_sdk::hyper::HyperEndpoint::new(Endpoint::builder().bind(definition).build());
+    let endpoint = restate_sdk::hyper::HyperEndpoint::new(endpoint);
     let listener = tokio::net::TcpListener::bind(addr).await?;
     loop {
         let (stream, remote) = match listener.accept().await {

@@ -46,33 +46,6 @@ impl Restate {
     async fn register(&self, port: u16) {
         self.server.register(port).await;
     }
-
-    /// The bytes Restate keeps for run `run_id`: its journal and its state.
-    async fn journal_bytes(&self, run_id: &str) -> u64 {
-        let query = |sql: String| async move {
-            let answer: serde_json::Value = reqwest::Client::new()
-                .post(format!("{}/query", self.admin))
-                .header("accept", "application/json")
-                .json(&serde_json::json!({ "query": sql }))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            answer["rows"][0]["bytes"].as_u64().unwrap_or(0)
-        };
-        let journal = query(format!(
-            "SELECT SUM(j.raw_length) AS bytes FROM sys_journal j JOIN sys_invocation i ON j.id = i.id WHERE i.target_service_key = '{run_id}' AND i.target_handler_name = 'run'"
-        ))
-        .await;
-        assert!(journal > 0, "no journal of run `{run_id}`");
-        let state = query(format!(
-            "SELECT SUM(value_length) AS bytes FROM state WHERE service_key = '{run_id}'"
-        ))
-        .await;
-        journal + state
-    }
 }
 
 /// The test service, counting its model's and tool's work into `counts`.
@@ -690,10 +663,11 @@ async fn the_journal_grows_linearly_with_the_steps() {
     let steps = |n: usize| vec![Message::user(format!("count {n}"))];
     client.start("short", &steps(100)).await.unwrap();
     client.outcome("short").await.unwrap();
-    let short_bytes = restate.journal_bytes("short").await;
+    let short_bytes = restate.server.journal_bytes("DurableAgent", "short").await;
     client.start("long", &steps(200)).await.unwrap();
     let outcome = client.outcome("long").await.unwrap();
-    let long_bytes = restate.journal_bytes("long").await;
+    let long_bytes = restate.server.journal_bytes("DurableAgent", "long").await;
+    assert!(short_bytes > 0, "no journal of the short run");
     let ratio = long_bytes as f64 / short_bytes as f64;
     assert!(
         (1.8..2.4).contains(&ratio),
@@ -706,4 +680,38 @@ async fn the_journal_grows_linearly_with_the_steps() {
         .invoke(steps(200))
         .await;
     assert_eq!(status.transcript, in_process.transcript());
+}
+
+/// A run whose invocation was killed (through Restate's admin API) never
+/// writes its end: its status says `killed` rather than `waiting`
+/// forever. A run id nobody started is no run at all.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn a_killed_run_says_killed_and_an_unknown_one_is_not_found() {
+    let restate = Restate::start("killed").await;
+    let counts = Scratch::new("killed-counts");
+    let port = free_port();
+    let _service = Service::start(port, &counts, 600_000).await;
+    restate.register(port).await;
+    let client = restate.client();
+    let invocation = client.start("run-10", &question()).await.unwrap();
+    waiting_for_an_answer(&client, "run-10").await;
+    let killed = reqwest::Client::new()
+        .patch(format!("{}/invocations/{invocation}/kill", restate.admin))
+        .send()
+        .await
+        .unwrap();
+    assert!(killed.status().is_success(), "{killed:?}");
+    until("the status to say killed", || async {
+        (client.status("run-10").await.ok()?.state == "killed").then_some(())
+    })
+    .await;
+    let unknown = client.status("never-started").await.unwrap_err();
+    assert!(
+        matches!(unknown, DurableClientError::NoSuchRun(ref id) if id == "never-started"),
+        "{unknown}"
+    );
 }

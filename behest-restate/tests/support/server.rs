@@ -221,6 +221,37 @@ impl Server {
         .await;
     }
 
+    /// The bytes the server keeps for the run of `service` keyed `key`:
+    /// the journal of its `run` invocation and its state, as Restate's
+    /// introspection tables count them.
+    pub async fn journal_bytes(&self, service: &str, key: &str) -> u64 {
+        let http = http();
+        let url = format!("http://127.0.0.1:{}/query", self.admin);
+        let key = key.replace('\'', "''");
+        let mut total = 0;
+        for sql in [
+            format!(
+                "SELECT SUM(j.raw_length) AS bytes FROM sys_journal j JOIN sys_invocation i ON j.id = i.id WHERE i.target_service_name = '{service}' AND i.target_service_key = '{key}' AND i.target_handler_name = 'run'"
+            ),
+            format!(
+                "SELECT SUM(value_length) AS bytes FROM state WHERE service_name = '{service}' AND service_key = '{key}'"
+            ),
+        ] {
+            let answer: serde_json::Value = http
+                .post(&url)
+                .header("accept", "application/json")
+                .json(&serde_json::json!({ "query": sql }))
+                .send()
+                .await
+                .expect("the admin API answers")
+                .json()
+                .await
+                .expect("rows of JSON");
+            total += answer["rows"][0]["bytes"].as_u64().unwrap_or(0);
+        }
+        total
+    }
+
     /// Waits until the server answers its health checks. `Err` says why
     /// not: it exited first, or it neither answered nor exited within
     /// [`READY_WITHIN`].
