@@ -97,15 +97,14 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
         for message in conversation {
             book.push(message.clone());
         }
-        let steps = Self {
+        Self {
             ctx,
             agent,
             control,
             max_step_bytes,
             book: Mutex::new(book),
             turn: tokio::sync::Mutex::new(()),
-        };
-        steps
+        }
     }
 
     /// Writes the page being filled once it holds [`STEPS_A_PAGE`] steps.
