@@ -1,29 +1,56 @@
-//! A durable refund agent: each run is a Restate workflow, and a refund
-//! waits for a person's approval for as long as it takes, through crashes
-//! and restarts of this process.
+//! A durable refund agent: each run is a Restate workflow. The agent looks
+//! the order up (an external tool: the back office answers), then refunds
+//! it once a person approves (a destructive tool). Both wait for as long
+//! as it takes, through crashes and restarts of this process.
 //!
-//! Try it (Restate's server from npm, then this example, which serves on
-//! 127.0.0.1:9080 and registers itself with the server):
+//! Try it: Restate's server from npm (the version behest-restate is tested
+//! with), then this example, which serves on 127.0.0.1:9080 and registers
+//! itself with the server (the `curl` to the admin API below does the
+//! same by hand):
 //!
 //! ```text
-//! npx @restatedev/restate-server
+//! npx @restatedev/restate-server@1.7.12
 //! cargo run -p behest-restate --example durable_agent
+//! curl localhost:9070/deployments --json '{"uri": "http://127.0.0.1:9080"}'
 //! ```
 //!
-//! Then start a run, see it wait, approve the refund, and read the outcome
-//! (stop and start the example in between: nothing is asked or refunded
-//! twice):
+//! Start a run (its id is `order-42`; the answer gives the invocation's id,
+//! to cancel it), see what it waits for, answer the look-up, approve the
+//! refund, and read the outcome. Stop and start the example in between:
+//! nothing is asked or refunded twice.
 //!
 //! ```text
-//! curl localhost:8080/DurableAgent/order-42/run/send --json '[{"role":"user","text":"Refund order 42"}]'
-//! curl -X POST localhost:8080/DurableAgent/order-42/status
-//! curl localhost:8080/DurableAgent/order-42/approve/send --json '{"call_id":"refund-1","approved":true}'
+//! curl localhost:8080/DurableAgent/order-42/run/send --json '[{"role":"user","text":"Please refund order 42"}]'
+//! curl -X POST localhost:9070/query --json '{"query": "SELECT key, value_utf8 FROM state WHERE service_key = '\''order-42'\''"}'
+//! curl localhost:8080/DurableAgent/order-42/answer --json '{"call_id":"lookup-42","output":{"text":"paid on 30 Nov, 59 EUR"}}'
+//! curl localhost:8080/DurableAgent/order-42/approve --json '{"call_id":"refund-42","approved":true}'
 //! curl localhost:8080/restate/workflow/DurableAgent/order-42/attach
 //! ```
+//!
+//! - The status: `curl -X POST localhost:8080/DurableAgent/order-42/status`
+//!   asks the service (it waits while none runs); the admin query above
+//!   reads Restate's own record, which answers whatever runs
+//!   (`DurableClient::status` reads it so).
+//! - An answer or approval for a call that does not wait for one (a typo
+//!   in its id, a run not started yet) is refused with 404 and says what
+//!   the run waits for. With `/answer/send` or `/approve/send` Restate
+//!   keeps it at once and delivers it when a service runs, but the refusal
+//!   reaches nobody: attach to the invocation id it gives
+//!   (`curl localhost:8080/restate/invocation/ID/attach`) to see it.
+//! - Cancel: `curl -X PATCH localhost:9070/invocations/ID/cancel`, with the
+//!   invocation id `run/send` gave; the run ends `cancelled`.
+//! - A run id with `/` or other reserved characters is percent-encoded in
+//!   the path: the run `shop/order-42` is `DurableAgent/shop%2Forder-42`.
+//! - Approvals here wait 30 days (`approval_deadline`; the default is 300
+//!   seconds), answers as long (`external_deadline`); Restate keeps an
+//!   ended run one day by default (`DurableAgent::retention`).
+
+use std::time::Duration;
 
 use behest::run::{ModelError, ModelRequest};
-use behest::{json, tool, Agent, AssistantMessage, Message, Model, ToolCall};
+use behest::{external_tool, json, tool, Agent, AssistantMessage, Message, Model, ToolCall};
 use behest::{ToolRegistry, ToolRuntime};
+use behest_restate::DurableAgent;
 
 /// Refund an order.
 #[tool(destructive, idempotent)]
@@ -32,37 +59,75 @@ fn refund(order: u32) -> String {
     format!("order {order} refunded")
 }
 
+/// Look an order up in the back office: when it was paid, and how much.
+#[external_tool]
+struct LookUpOrder {
+    order: u32,
+}
+
 /// Stands in for a model client (`behest::models::Messages` and the others
-/// work the same): asks for the refund, then says it is done. Its answer
-/// follows from the conversation, as a real model's does in a replay.
+/// work the same): looks up the order the user names, refunds it, then
+/// says it is done. Its answer follows from the conversation, as a real
+/// model's does when a run is played back.
 struct Clerk;
 
 impl Model for Clerk {
     async fn complete(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
-        let result = request
+        let asked = request.conversation.iter().find_map(|message| match message {
+            Message::User { text } => Some(text.as_str()),
+            _ => None,
+        });
+        let Some(order) = asked.and_then(order_named) else {
+            return Ok(AssistantMessage::text(
+                "Which order should I refund? Please give its number.",
+            ));
+        };
+        let results: Vec<&str> = request
             .conversation
             .iter()
-            .find_map(|message| match message {
-                Message::ToolResult(result) => Some(result.content.clone()),
+            .filter_map(|message| match message {
+                Message::ToolResult(result) => Some(result.content.as_str()),
                 _ => None,
-            });
-        Ok(match result {
-            None => AssistantMessage::text("").with_tool_calls([ToolCall::new(
-                "refund-1",
-                "refund",
-                json!({"order": 42}),
-            )]),
-            Some(result) => AssistantMessage::text(format!("Done: {result}.")),
+            })
+            .collect();
+        let call = |id: &str, name: &str| {
+            AssistantMessage::text("").with_tool_calls([ToolCall::new(
+                format!("{id}-{order}"),
+                name,
+                json!({"order": order}),
+            )])
+        };
+        Ok(match results.as_slice() {
+            [] => call("lookup", "look_up_order"),
+            [_looked_up] => call("refund", "refund"),
+            [looked_up, refunded, ..] => {
+                AssistantMessage::text(format!("Order {order} ({looked_up}): {refunded}."))
+            }
         })
     }
 }
 
+/// The first number in `text`: the order the user names.
+fn order_named(text: &str) -> Option<u32> {
+    text.split(|c: char| !c.is_ascii_digit())
+        .find(|word| !word.is_empty())?
+        .parse()
+        .ok()
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let registry = ToolRegistry::new().with(Refund)?;
+    let registry = ToolRegistry::new()
+        .with(Refund)?
+        .with(LookUpOrder::external_tool())?;
+    let a_month = Duration::from_secs(30 * 24 * 60 * 60);
     // Destructive tools wait for a person's approval.
-    let agent = Agent::new(Clerk, ToolRuntime::new(registry)).approve_destructive(true);
-    let serving = tokio::spawn(behest_restate::serve(agent, ([127, 0, 0, 1], 9080).into()));
+    let agent = Agent::new(Clerk, ToolRuntime::new(registry))
+        .approve_destructive(true)
+        .approval_deadline(a_month)
+        .external_deadline(a_month);
+    let durable = DurableAgent::new(agent).retention(Duration::from_secs(7 * 24 * 60 * 60));
+    let serving = tokio::spawn(durable.serve(([127, 0, 0, 1], 9080).into()));
     register("http://127.0.0.1:9070", "http://127.0.0.1:9080").await?;
     println!("DurableAgent is registered; start a run through localhost:8080");
     serving.await??;
@@ -85,7 +150,38 @@ async fn register(admin: &str, service: &str) -> Result<(), Box<dyn std::error::
                 return Ok(());
             }
         }
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
     Err(format!("could not register with the Restate server at {admin}; is it running?").into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The clerk refunds the order the user names, after looking it up,
+    /// and asks when none is named.
+    #[tokio::test]
+    async fn the_clerk_refunds_the_order_the_user_names() {
+        let registry = ToolRegistry::new()
+            .with(Refund)
+            .unwrap()
+            .with(LookUpOrder::external_tool())
+            .unwrap();
+        let agent = Agent::new(Clerk, ToolRuntime::new(registry));
+        let invocation = agent.invoke([Message::user("Please refund order 7, thanks")]);
+        invocation.on(|envelope, control| {
+            if let behest::EventKind::Tool(behest::ToolStreamEvent::Call {
+                call,
+                external: true,
+            }) = envelope.kind
+            {
+                assert_eq!(call.arguments, json!({"order": 7}));
+                let _ = control.resolve(&call.call_id, Ok(behest::ToolOutput::text("paid")));
+            }
+        });
+        let outcome = invocation.await;
+        assert_eq!(outcome.text(), Some("Order 7 (paid): order 7 refunded."));
+        assert_eq!(order_named("no number"), None);
+    }
 }
