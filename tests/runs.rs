@@ -650,3 +650,60 @@ fn tool_errors_survive_in_results() {
     };
     assert_eq!(error.kind(), "approval_denied");
 }
+
+/// An external tool that needs an approval is approved first and only
+/// then answered, its validated arguments shown to both; denied, it is
+/// never put to whoever answers it.
+#[tokio::test]
+async fn an_external_call_that_needs_an_approval_is_approved_before_it_is_answered() {
+    for approve in [true, false] {
+        let expect = if approve {
+            Turn::text("found").expect_ok("s1", "rust-lang.org")
+        } else {
+            Turn::text("not searched").expect_error("s1", "not approved: no searching")
+        };
+        let invocation = agent(vec![
+            Turn::tool_calls([call("s1", "web_search", json!({"query": "rust"}))]),
+            expect,
+        ])
+        .require_approval("web_search")
+        .invoke([Message::user("search")]);
+        let seen: Log<String> = Arc::default();
+        let log = seen.clone();
+        invocation.on(move |envelope, control| {
+            log.lock().unwrap().push(label(&envelope.kind));
+            match envelope.kind {
+                EventKind::Tool(ToolStreamEvent::ApprovalRequested { call }) => {
+                    assert_eq!(call.arguments, json!({"query": "rust"}));
+                    if approve {
+                        control.approve(&call.call_id).unwrap();
+                    } else {
+                        control.deny(&call.call_id, "no searching").unwrap();
+                    }
+                }
+                EventKind::Tool(ToolStreamEvent::Call {
+                    call,
+                    external: true,
+                }) => {
+                    control
+                        .resolve(&call.call_id, Ok(ToolOutput::text("rust-lang.org")))
+                        .unwrap();
+                }
+                _ => {}
+            }
+        });
+        let outcome = invocation.await;
+        assert!(
+            matches!(outcome, RunOutcome::Completed { .. }),
+            "{outcome:?}"
+        );
+        let seen = seen.lock().unwrap();
+        let asked = seen.iter().position(|event| event == "approval? s1");
+        let answered = seen.iter().position(|event| event == "call s1 external");
+        if approve {
+            assert!(asked.unwrap() < answered.unwrap(), "{seen:?}");
+        } else {
+            assert!(asked.is_some() && answered.is_none(), "{seen:?}");
+        }
+    }
+}

@@ -49,13 +49,17 @@ use std::time::Duration;
 
 use behest::run::{ModelError, ModelRequest};
 use behest::{external_tool, json, tool, Agent, AssistantMessage, Message, Model, ToolCall};
-use behest::{ToolRegistry, ToolRuntime};
+use behest::{ToolContext, ToolRegistry, ToolRuntime};
 use behest_restate::DurableAgent;
 
 /// Refund an order.
 #[tool(destructive, idempotent)]
-fn refund(order: u32) -> String {
-    println!("refunding order {order}");
+fn refund(order: u32, #[ctx] cx: ToolContext) -> String {
+    // The payment service is told the call's idempotency key (the run's id
+    // and the call's): a refund played again after a crash cut it is the
+    // same refund, not a second one.
+    let key = cx.idempotency_key().unwrap_or("none");
+    println!("refunding order {order} (idempotency key {key})");
     format!("order {order} refunded")
 }
 
@@ -73,10 +77,13 @@ struct Clerk;
 
 impl Model for Clerk {
     async fn complete(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
-        let asked = request.conversation.iter().find_map(|message| match message {
-            Message::User { text } => Some(text.as_str()),
-            _ => None,
-        });
+        let asked = request
+            .conversation
+            .iter()
+            .find_map(|message| match message {
+                Message::User { text } => Some(text.as_str()),
+                _ => None,
+            });
         let Some(order) = asked.and_then(order_named) else {
             return Ok(AssistantMessage::text(
                 "Which order should I refund? Please give its number.",

@@ -135,6 +135,15 @@ impl DurableClient {
     /// (`killed`) or paused (`paused`) from one that goes on.
     pub async fn status(&self, run_id: &str) -> Result<Status, DurableClientError> {
         let key = sql_text(run_id);
+        // The invocation first: a run's state is written before its
+        // invocation completes, so a run that ends between the two reads
+        // is seen completed, not killed.
+        let invocations = self
+            .query(&format!(
+                "SELECT status, completion_failure FROM sys_invocation WHERE target_service_name = 'DurableAgent' AND target_service_key = {key} AND target_handler_name = 'run'"
+            ))
+            .await?;
+        let invocation = invocations.first();
         let rows = self
             .query(&format!(
                 "SELECT key, value_utf8 FROM state WHERE service_name = 'DurableAgent' AND service_key = {key}"
@@ -159,23 +168,20 @@ impl DurableClient {
                 ));
             }
         }
-        let invocations = self
-            .query(&format!(
-                "SELECT status FROM sys_invocation WHERE target_service_name = 'DurableAgent' AND target_service_key = {key} AND target_handler_name = 'run'"
-            ))
-            .await?;
-        let invocation = invocations
-            .iter()
-            .filter_map(|row| row["status"].as_str())
-            .next();
         if header.is_none() && pages.is_empty() && invocation.is_none() {
             return Err(DurableClientError::NoSuchRun(run_id.to_owned()));
         }
         let mut status = assemble(header, pages);
         let ended = matches!(status.state.as_str(), "completed" | "failed" | "cancelled");
-        match invocation {
+        let failure = invocation.and_then(|row| row["completion_failure"].as_str());
+        match invocation.and_then(|row| row["status"].as_str()) {
             Some("paused") if !ended => status.state = "paused".to_owned(),
-            Some("completed") if !ended => status.state = "killed".to_owned(),
+            // Ended without writing its end: killed, or failed before it
+            // began (its input unreadable, say).
+            Some("completed") if !ended => {
+                let killed = failure.is_none_or(|failure| failure.contains("kill"));
+                status.state = if killed { "killed" } else { "failed" }.to_owned();
+            }
             _ if status.state.is_empty() => status.state = "running".to_owned(),
             _ => {}
         }
@@ -334,19 +340,8 @@ impl DurableClient {
             self.admin,
             segment(invocation_id)
         );
-        let response = self
-            .http
-            .patch(&url)
-            .send()
-            .await
-            .map_err(|error| DurableClientError::Unreachable(error.to_string()))?;
-        if response.status().is_success() {
-            return Ok(());
-        }
-        Err(DurableClientError::Refused {
-            status: response.status().as_u16(),
-            body: response.text().await.unwrap_or_default(),
-        })
+        let response = self.http.patch(&url).send().await;
+        Self::read::<serde_json::Value>(response).await.map(drop)
     }
 
     async fn post<B: Serialize + ?Sized, T: DeserializeOwned>(

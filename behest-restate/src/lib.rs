@@ -47,12 +47,16 @@
 //!   reaches the call, for a call id the run never made, or a second time
 //!   is refused (HTTP 404, or 409 for an answer where an approval is
 //!   awaited, or one given already), with a message that says what the
-//!   run waits for. An outside answer meets the runtime's output limit, as
-//!   a tool's own output does.
+//!   run waits for. (Two answers that arrive at once for the same call
+//!   may both be accepted; the first to land is used.) An outside answer
+//!   meets the runtime's output limit, as a tool's own output does.
 //! - **Cancel** through Restate ([`DurableClient::cancel`]): the run ends
 //!   [`DurableOutcome::Cancelled`] with every call in its transcript
-//!   answered, as in process. A call that was running when the
-//!   cancellation came ran to its end, and the transcript has its result.
+//!   answered, as in process. A tool that was running when the
+//!   cancellation came is not stopped: its result says so, and names the
+//!   journal entry that holds its outcome (Restate tells of the
+//!   cancellation instead of the entry; a run played back must say the
+//!   same, so it cannot say more).
 //!
 //! # Status
 //! [`DurableClient::status`] tells where a run stands at any time: running
@@ -69,7 +73,7 @@
 //! run waits or ends, so the journal grows with the run: 1 001 steps keep
 //! about 850 KB where the whole status rewritten at each step kept over
 //! 200 MB. A model's reply and a call's result are kept once, in the
-//! transcript; their events name the message.
+//! transcript; their events name the reply's turn and the call's id.
 //!
 //! # Limits
 //! A step keeps at most [`DurableAgent::max_step_bytes`]

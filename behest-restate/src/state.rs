@@ -1,8 +1,9 @@
 //! How a run's state is laid out in Restate, so that its journal grows
 //! with the run, not with its square: a small header (where the run
-//! stands and what it waits for), written when that changes, and one page
-//! per step with what the step added (its events, the transcript messages
-//! it added, the step count after it), each written once. A status is
+//! stands and what it waits for), written when that changes, and pages of
+//! what the steps added (their events, the transcript's new messages, the
+//! step count after them), each written once: every few steps, and
+//! whenever the run waits or ends. A status is
 //! assembled from the header and the pages, by the `status` handler or,
 //! while no service runs, from Restate's state through its admin API.
 
@@ -51,7 +52,7 @@ pub(crate) struct Waiting {
     pub promise: String,
 }
 
-/// What one step added to a run.
+/// What some steps added to a run.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct Page {
     /// The run's step count after it.

@@ -1,7 +1,11 @@
 //! A run's steps journaled by Restate: each model turn and tool call is a
-//! `ctx.run` entry, approvals, external answers and decisions on unknown
-//! outcomes are durable promises raced against durable timers, and what
-//! each step adds to the run's status is one page of state (`state.rs`).
+//! `ctx.run` entry; approvals, external answers and decisions on unknown
+//! outcomes are durable promises raced against durable timers; what the
+//! steps add to the run's status goes into pages of state (`state.rs`).
+//!
+//! Everything written here follows from the run's steps alone (never from
+//! a clock or from what one attempt saw and a replay would not): a run
+//! played back after a crash writes the journal entries it wrote before.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -17,17 +21,20 @@ use restate_sdk::prelude::*;
 use serde_json::json;
 
 use crate::state::{page_key, Header, Page, Waiting, HEADER};
-use crate::wire::{Answer, Approval, DurableOutcome, JournaledResult, Resolution, Resolve};
+use crate::wire::{
+    json_size, over_the_step_limit, Answer, Approval, DurableOutcome, JournaledResult, Resolution,
+    Resolve,
+};
 
 /// How many times a model turn that failed in a way that may pass is asked
 /// again before the failure stands.
 const MODEL_ATTEMPTS: u32 = 4;
 
 /// How many steps a page of status holds at most: a page is written when
-/// the run waits, when it ends, and after this many steps (a write a step
-/// cost about a third of a step's time). A status read while the run
-/// works lags it by fewer steps than this. A count of steps, not a time:
-/// a run played back must write what it wrote.
+/// the run waits, when it ends, after this many steps, and once it holds
+/// a step's limit of bytes (a write a step cost about a third of a step's
+/// time). A status read while the run works lags it by fewer steps than
+/// this. A count, not a time: a run played back writes what it wrote.
 const STEPS_A_PAGE: usize = 8;
 
 /// The steps of one run, on its workflow's context.
@@ -50,27 +57,40 @@ struct Book {
     header: Header,
     /// The page being filled.
     page: Page,
+    /// Its size as JSON, about.
+    page_bytes: usize,
     /// Pages written.
     pages: usize,
-    /// The transcript as the pages hold it.
-    transcript: Vec<Message>,
+    /// The step count and transcript length of the last page written.
+    flushed: (usize, usize),
+    /// Model turns told, for the events that name them.
+    turns: usize,
     /// Promises made, for keys no earlier wait used.
     waits: usize,
-    /// The step count of the last page written.
-    flushed_at: usize,
-    /// The transcript's length in the last page written.
-    flushed_length: usize,
 }
 
 impl Book {
-    /// Adds `message` to the transcript; its place.
-    fn push(&mut self, message: Message) -> usize {
-        let at = self.transcript.len();
-        self.transcript.push(message.clone());
+    /// Adds `message` to the transcript.
+    fn push(&mut self, message: Message) {
+        self.page_bytes += json_size(&message);
+        let at = self.page.length;
         self.page.messages.push((at, message));
-        self.page.length = self.transcript.len();
-        at
+        self.page.length += 1;
     }
+
+    fn event(&mut self, event: serde_json::Value) {
+        self.page_bytes += json_size(&event);
+        self.page.events.push(event);
+    }
+}
+
+/// How one attempt at a call went.
+enum Attempt {
+    /// It has an outcome.
+    Done(ToolResult<ToolOutput>),
+    /// An earlier attempt started it and recorded nothing: nobody knows
+    /// what it did. The step, to run it again if a person says so.
+    Unknown(ToolStep),
 }
 
 impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
@@ -88,11 +108,11 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
                 pending: Vec::new(),
             },
             page: Page::default(),
+            page_bytes: 0,
             pages: 0,
-            transcript: Vec::new(),
+            flushed: (0, 0),
+            turns: 0,
             waits: 0,
-            flushed_at: 0,
-            flushed_length: 0,
         };
         for message in conversation {
             book.push(message.clone());
@@ -104,14 +124,6 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             max_step_bytes,
             book: Mutex::new(book),
             turn: tokio::sync::Mutex::new(()),
-        }
-    }
-
-    /// Writes the page being filled once it holds [`STEPS_A_PAGE`] steps.
-    fn flush_due(&self) {
-        let mut book = self.book();
-        if book.page.steps - book.flushed_at >= STEPS_A_PAGE {
-            self.flush(&mut book);
         }
     }
 
@@ -128,19 +140,30 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
     /// Writes the page being filled, if it adds anything.
     fn flush(&self, book: &mut Book) {
         let page = &book.page;
-        if page.is_empty() && page.steps == book.flushed_at && page.length == book.flushed_length {
+        if page.is_empty() && (page.steps, page.length) == book.flushed {
             return;
         }
         let next = Page {
-            steps: book.page.steps,
-            length: book.page.length,
+            steps: page.steps,
+            length: page.length,
             ..Page::default()
         };
         let page = std::mem::replace(&mut book.page, next);
-        book.flushed_at = page.steps;
-        book.flushed_length = page.length;
+        book.flushed = (page.steps, page.length);
+        book.page_bytes = 0;
         self.ctx.set(&page_key(book.pages), Json(page));
         book.pages += 1;
+    }
+
+    /// Writes the page being filled once it holds [`STEPS_A_PAGE`] steps
+    /// or a step's limit of bytes.
+    fn flush_due(&self) {
+        let mut book = self.book();
+        if book.page.steps - book.flushed.0 >= STEPS_A_PAGE
+            || book.page_bytes >= self.max_step_bytes
+        {
+            self.flush(&mut book);
+        }
     }
 
     /// One more step done.
@@ -177,23 +200,11 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
         self.write_header(&book);
     }
 
-    /// The run ended with `outcome`: its header says so, and the
-    /// transcript its pages hold is the outcome's (a reminder the model
-    /// was sent is in no event).
+    /// The run ended with `outcome`: its last page, and a header that
+    /// says how it ended.
     pub(crate) fn finish(&self, outcome: &DurableOutcome) {
         let mut book = self.book();
-        let transcript = outcome.transcript();
-        let same = book
-            .transcript
-            .iter()
-            .zip(transcript)
-            .take_while(|(written, given)| written == given)
-            .count();
-        for (at, message) in transcript.iter().enumerate().skip(same) {
-            book.page.messages.push((at, message.clone()));
-        }
-        book.transcript = transcript.to_vec();
-        book.page.length = transcript.len();
+        debug_assert_eq!(book.page.length, outcome.transcript().len());
         self.flush(&mut book);
         book.header.pending.clear();
         book.header.state = match outcome {
@@ -216,12 +227,13 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
         let JournaledResult::Output(output) = &result else {
             return result;
         };
-        let size = serde_json::to_vec(output).map_or(usize::MAX, |bytes| bytes.len());
+        let size = json_size(output);
         if size <= max_step_bytes {
             return result;
         }
         JournaledResult::Error(format!(
-            "the output is {size} bytes, more than a durable step keeps ({max_step_bytes} bytes): return less, or a reference to where the rest is"
+            "{}: return less, or a reference to where the rest is",
+            over_the_step_limit("the output", size, max_step_bytes)
         ))
     }
 
@@ -237,77 +249,91 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             })
     }
 
-    /// Runs `step`'s call as one journal entry, with an idempotency key of
-    /// the run's id and the call's. A tool not marked idempotent has its
-    /// start journaled first: played again after a crash that cut it, its
-    /// outcome is unknown, and a person decides ([`Resolution`]) instead
-    /// of running it again unasked.
+    /// Runs `step`'s call, with an idempotency key of the run's id and the
+    /// call's. A tool not marked idempotent has its start journaled before
+    /// each attempt: played again after a crash that cut it, its outcome
+    /// is unknown, and a person decides ([`Resolution`]) instead of it
+    /// running again unasked.
     async fn run_call(&self, step: ToolStep) -> ToolResult<ToolOutput> {
-        let call = step.call.clone();
-        let step = step.idempotency_key(format!("{}/{}", self.ctx.key(), call.call_id));
-        let mut fresh = true;
-        if !self.idempotent(&call.tool_name) {
-            let started_here = Arc::new(AtomicBool::new(false));
-            let flag = started_here.clone();
-            let marked = self
-                .ctx
-                .run(move || async move {
-                    flag.store(true, Ordering::SeqCst);
-                    Ok(())
-                })
-                .name(format!("start call {}", call.call_id))
-                .await;
-            if let Err(error) = marked {
-                return self.failed_step(&error);
+        let key = format!("{}/{}", self.ctx.key(), step.call.call_id);
+        let mut step = step.idempotency_key(key);
+        for attempt in 0.. {
+            match self.attempt(step, attempt).await {
+                Attempt::Done(outcome) => return outcome,
+                Attempt::Unknown(cut) => match self.unknown_outcome(&cut.call).await {
+                    Ok(known) => return known,
+                    Err(RunAgain) => step = cut,
+                },
             }
-            fresh = started_here.load(Ordering::SeqCst);
         }
-        if fresh {
-            return self.journal_call(step, "call").await;
+        unreachable!("the attempts end in an outcome")
+    }
+
+    /// Attempt `attempt` (from 0) at `step`'s call.
+    async fn attempt(&self, step: ToolStep, attempt: usize) -> Attempt {
+        let again = if attempt == 0 {
+            String::new()
+        } else {
+            format!(" (again, {attempt})")
+        };
+        let name = format!("call {}{again}", step.call.call_id);
+        if self.idempotent(&step.call.tool_name) {
+            return Attempt::Done(self.journal_call(step, name).await);
+        }
+        let started_here = Arc::new(AtomicBool::new(false));
+        let flag = started_here.clone();
+        let marked = self
+            .ctx
+            .run(move || async move {
+                flag.store(true, Ordering::SeqCst);
+                Ok(())
+            })
+            .name(format!("start {name}"))
+            .await;
+        if let Err(error) = marked {
+            return Attempt::Done(self.failed_step(&error));
+        }
+        if started_here.load(Ordering::SeqCst) {
+            return Attempt::Done(self.journal_call(step, name).await);
         }
         // Started by an earlier attempt, never recorded: the entry says so.
         let journaled = self
             .ctx
             .run(|| async { Ok(Json(JournaledResult::Unknown)) })
-            .name(format!("call {}", call.call_id))
-            .await;
-        match journaled {
-            Ok(Json(result)) => match result.known() {
-                Some(outcome) => outcome,
-                None => self.unknown_outcome(step).await,
-            },
-            Err(error) => self.failed_step(&error),
-        }
-    }
-
-    /// Runs `step` in a journal entry named `what` and the call's id.
-    async fn journal_call(&self, step: ToolStep, what: &str) -> ToolResult<ToolOutput> {
-        let name = format!("{what} {}", step.call.call_id);
-        let max_step_bytes = self.max_step_bytes;
-        // What the tool gave, kept here: Restate may tell of a
-        // cancellation instead of the entry it journaled.
-        let ran: Arc<Mutex<Option<JournaledResult>>> = Arc::default();
-        let slot = ran.clone();
-        let journaled = self
-            .ctx
-            .run(move || async move {
-                let result = Self::bounded(JournaledResult::from(step.run().await), max_step_bytes);
-                *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(result.clone());
-                Ok(Json(result))
-            })
             .name(name)
             .await;
         match journaled {
+            Ok(Json(result)) => match result.known() {
+                Some(outcome) => Attempt::Done(outcome),
+                None => Attempt::Unknown(step),
+            },
+            Err(error) => Attempt::Done(self.failed_step(&error)),
+        }
+    }
+
+    /// Runs `step` in the journal entry `name`.
+    async fn journal_call(&self, step: ToolStep, name: String) -> ToolResult<ToolOutput> {
+        let max_step_bytes = self.max_step_bytes;
+        let journaled = self
+            .ctx
+            .run(move || async move {
+                let result = JournaledResult::from(step.run().await);
+                Ok(Json(Self::bounded(result, max_step_bytes)))
+            })
+            .name(name.clone())
+            .await;
+        match journaled {
             Ok(Json(result)) => result.known().unwrap_or(Err(ToolError::Cancelled)),
+            // Cancelled while the tool ran: Restate tells of the
+            // cancellation rather than of the entry, and a replay learns
+            // it before the tool would run. What this attempt saw of the
+            // tool cannot be told (a replay would tell otherwise), so the
+            // model reads what is true of both.
             Err(error) if error.code() == 409 => {
                 self.control.cancel();
-                // The run ends cancelled; the transcript says what the
-                // call did when it ran to its end here.
-                let ran = ran.lock().unwrap_or_else(|p| p.into_inner()).take();
-                match ran.and_then(JournaledResult::known) {
-                    Some(outcome) => outcome,
-                    None => Err(ToolError::Cancelled),
-                }
+                Err(ToolError::execution(format!(
+                    "the run was cancelled while this call ran; the tool was not stopped and may have finished (Restate's journal has its outcome, in the entry `{name}`)"
+                )))
             }
             Err(error) => self.failed_step(&error),
         }
@@ -327,11 +353,10 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
     }
 
     /// A call cut by a crash: the run waits (up to the agent's approval
-    /// deadline) for a person to say what it did.
-    async fn unknown_outcome(&self, step: ToolStep) -> ToolResult<ToolOutput> {
+    /// deadline) for a person to say what it did; `Err` to run it again.
+    async fn unknown_outcome(&self, call: &ToolCall) -> Result<ToolResult<ToolOutput>, RunAgain> {
         let deadline = self.agent.options().approval_deadline;
-        let call_id = step.call.call_id.clone();
-        let promise = self.wait_begins(&step.call, "outcome");
+        let promise = self.wait_begins(call, "outcome");
         let decided: Option<Resolution> = restate_sdk::select! {
             resolve = self.ctx.promise::<Json<Resolve>>(&promise) => match resolve {
                 Ok(Json(resolve)) => Some(resolve.resolution),
@@ -339,27 +364,27 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             },
             _ = self.ctx.sleep(deadline) => None,
             on_cancel => {
-                self.wait_ends(&call_id);
+                self.wait_ends(&call.call_id);
                 self.control.cancel();
-                return Err(ToolError::execution(
+                return Ok(Err(ToolError::execution(
                     "the run was cancelled while this call's outcome was unknown: it may or may not have run",
-                ));
+                )));
             }
         };
-        self.wait_ends(&call_id);
+        self.wait_ends(&call.call_id);
         match decided {
-            Some(Resolution::Ran(output)) => Ok(output),
-            Some(Resolution::Failed(reason)) => Err(ToolError::execution(reason)),
-            Some(Resolution::RunAgain) => self.journal_call(step, "call again").await,
-            None => Err(ToolError::execution(format!(
+            Some(Resolution::Ran(output)) => Ok(Ok(output)),
+            Some(Resolution::Failed(reason)) => Ok(Err(ToolError::execution(reason))),
+            Some(Resolution::RunAgain) => Err(RunAgain),
+            None => Ok(Err(ToolError::execution(format!(
                 "the call was cut by a crash and may or may not have run; nobody said which within {deadline:?}"
-            ))),
+            )))),
         }
     }
 
     /// Waits for an answer to an external call, within `deadline`.
-    async fn external(&self, step: &ToolStep, deadline: Duration) -> ToolResult<ToolOutput> {
-        let promise = self.wait_begins(&step.call, "answer");
+    async fn external(&self, call: &ToolCall, deadline: Duration) -> ToolResult<ToolOutput> {
+        let promise = self.wait_begins(call, "answer");
         let outcome: ToolResult<ToolOutput> = restate_sdk::select! {
             answer = self.ctx.promise::<Json<Answer>>(&promise) => match answer {
                 Ok(Json(answer)) => Ok(answer.output),
@@ -367,18 +392,18 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             },
             _ = self.ctx.sleep(deadline) => Err(ToolError::Timeout { after: deadline }),
             on_cancel => {
-                self.wait_ends(&step.call.call_id);
+                self.wait_ends(&call.call_id);
                 return self.cancelled();
             }
         };
-        self.wait_ends(&step.call.call_id);
+        self.wait_ends(&call.call_id);
         outcome
     }
 
-    /// Waits for an approval, within `deadline`; the call runs once
-    /// approved.
-    async fn approved(&self, step: ToolStep, deadline: Duration) -> ToolResult<ToolOutput> {
-        let promise = self.wait_begins(&step.call, "approval");
+    /// Waits for an approval of `call`, within `deadline`: `Err` with
+    /// the call's result when it is not given.
+    async fn approval(&self, call: &ToolCall, deadline: Duration) -> ToolResult<()> {
+        let promise = self.wait_begins(call, "approval");
         let denied: Option<String> = restate_sdk::select! {
             approval = self.ctx.promise::<Json<Approval>>(&promise) => match approval {
                 Ok(Json(approval)) if approval.approved => None,
@@ -387,17 +412,38 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             },
             _ = self.ctx.sleep(deadline) => Some(format!("nobody approved it within {deadline:?}")),
             on_cancel => {
-                self.wait_ends(&step.call.call_id);
-                return self.cancelled();
+                self.wait_ends(&call.call_id);
+                self.cancelled()?;
+                None
             }
         };
-        self.wait_ends(&step.call.call_id);
+        self.wait_ends(&call.call_id);
         match denied {
-            None => self.run_call(step).await,
+            None => Ok(()),
             Some(reason) => Err(ToolError::ApprovalDenied { reason }),
         }
     }
+
+    /// The outcome of `step`, as its kind asks.
+    async fn carry_out(&self, step: ToolStep) -> ToolResult<ToolOutput> {
+        match step.kind {
+            StepKind::External { deadline, approval } => {
+                if let Some(approval) = approval {
+                    self.approval(&step.call, approval).await?;
+                }
+                self.external(&step.call, deadline).await
+            }
+            StepKind::NeedsApproval { deadline } => {
+                self.approval(&step.call, deadline).await?;
+                self.run_call(step).await
+            }
+            _ => self.run_call(step).await,
+        }
+    }
 }
+
+/// A person said to run a call again.
+struct RunAgain;
 
 impl RunSteps for RestateSteps<'_, '_> {
     fn model_turn(&self, turn: ModelTurn) -> BoxFuture<'_, Result<AssistantMessage, ModelError>> {
@@ -417,12 +463,11 @@ impl RunSteps for RestateSteps<'_, '_> {
                 .run(move || async move {
                     match turn.ask().await {
                         Ok(answer) => {
-                            let size =
-                                serde_json::to_vec(&answer).map_or(usize::MAX, |bytes| bytes.len());
+                            let size = json_size(&answer);
                             if size > max_step_bytes {
-                                return Ok(Json(Err(format!(
-                                    "the model's answer is {size} bytes, more than a durable step keeps ({max_step_bytes} bytes)"
-                                ))));
+                                let why =
+                                    over_the_step_limit("the model's answer", size, max_step_bytes);
+                                return Ok(Json(Err(why)));
                             }
                             Ok(Json(Ok(answer)))
                         }
@@ -449,27 +494,28 @@ impl RunSteps for RestateSteps<'_, '_> {
     fn event(&self, kind: &EventKind) {
         let mut book = self.book();
         // A reply or a result is kept once, in the transcript; its event
-        // names its place there.
+        // names it there (the turn's place among the replies, the call's
+        // id).
         let event = match kind {
-            EventKind::ModelMessage(reply) => {
-                let at = book.push(Message::Assistant(reply.clone()));
-                json!({"kind": {"type": "model_message"}, "message": at})
+            EventKind::ModelMessage(_) => {
+                book.turns += 1;
+                json!({"kind": {"type": "model_message"}, "turn": book.turns - 1})
             }
-            EventKind::Tool(ToolStreamEvent::Result { result }) => {
-                let at = book.push(Message::ToolResult(result.into()));
-                json!({
-                    "kind": {"type": "tool", "value": {
-                        "event": "result",
-                        "call_id": result.call_id,
-                        "tool_name": result.tool_name,
-                        "is_error": result.is_error(),
-                    }},
-                    "message": at,
-                })
-            }
+            EventKind::Tool(ToolStreamEvent::Result { result }) => json!({
+                "kind": {"type": "tool", "value": {
+                    "event": "result",
+                    "call_id": result.call_id,
+                    "tool_name": result.tool_name,
+                    "is_error": result.is_error(),
+                }},
+            }),
             other => json!({ "kind": other }),
         };
-        book.page.events.push(event);
+        book.event(event);
+    }
+
+    fn message(&self, message: &Message) {
+        self.book().push(message.clone());
     }
 
     fn tool_call(&self, step: ToolStep) -> BoxFuture<'_, ToolResult<ToolOutput>> {
@@ -481,11 +527,7 @@ impl RunSteps for RestateSteps<'_, '_> {
             if self.control.is_cancelled() {
                 return self.cancelled();
             }
-            let outcome = match step.kind {
-                StepKind::External { deadline } => self.external(&step, deadline).await,
-                StepKind::NeedsApproval { deadline } => self.approved(step, deadline).await,
-                _ => self.run_call(step).await,
-            };
+            let outcome = self.carry_out(step).await;
             self.stepped();
             outcome
         })

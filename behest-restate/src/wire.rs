@@ -56,8 +56,7 @@ impl DurableOutcome {
     /// the run's status holds ([`DurableClient::outcome`](crate::DurableClient::outcome)
     /// fills it in from there).
     pub(crate) fn within(mut self, limit: usize) -> Self {
-        let size = serde_json::to_vec(&self).map_or(usize::MAX, |bytes| bytes.len());
-        if size > limit {
+        if json_size(&self) > limit {
             match &mut self {
                 Self::Completed { transcript, .. }
                 | Self::Failed { transcript, .. }
@@ -112,6 +111,17 @@ pub struct Approval {
     pub reason: Option<String>,
 }
 
+/// The bytes of `value` as JSON, as a journal entry holds it.
+pub(crate) fn json_size<T: Serialize + ?Sized>(value: &T) -> usize {
+    serde_json::to_vec(value).map_or(usize::MAX, |bytes| bytes.len())
+}
+
+/// Why something of `size` bytes is not kept by a step that keeps
+/// `limit`.
+pub(crate) fn over_the_step_limit(what: &str, size: usize, limit: usize) -> String {
+    format!("{what} is {size} bytes, more than a durable step keeps ({limit} bytes)")
+}
+
 /// What a person decides about a call whose outcome is unknown: a call
 /// of a tool not marked idempotent that was running when its service died,
 /// so that it may or may not have done its work.
@@ -142,8 +152,9 @@ pub struct Status {
     /// an unknown outcome), or how it ended: `completed`, `failed`,
     /// `cancelled`; read through the admin API
     /// ([`DurableClient::status`](crate::DurableClient::status)) also
-    /// `paused` (Restate stopped retrying it: resume it) or `killed` (its
-    /// invocation ended without an outcome).
+    /// `paused` (Restate stopped retrying it: resume it), `killed` (its
+    /// invocation was killed) or `failed` (its invocation failed before
+    /// the run could say how it ended).
     pub state: String,
     /// The calls waiting for an answer, an approval or a decision, with
     /// their validated arguments.
@@ -153,11 +164,13 @@ pub struct Status {
     /// The run's events so far (`{"kind": ..}`, the kinds an in-process run
     /// emits, serialized; streamed deltas and progress left out), for a UI
     /// following a run it did not start. A model's reply and a call's
-    /// result are not repeated here: their event names the transcript
-    /// message that holds them (`{"kind": {"type": "model_message"},
-    /// "message": 3}`, `{"kind": {"type": "tool", "value": {"event":
-    /// "result", "call_id": .., "tool_name": .., "is_error": ..}},
-    /// "message": 4}`).
+    /// result are not repeated here, but kept once, in the transcript:
+    /// a reply's event names its place among the transcript's replies
+    /// (`{"kind": {"type": "model_message"}, "turn": 0}` is the first), a
+    /// result's names its call (`{"kind": {"type": "tool", "value":
+    /// {"event": "result", "call_id": .., "tool_name": .., "is_error":
+    /// ..}}}`). While the run works, the events, the transcript and the
+    /// step count are those of its last page: fewer than 8 steps behind.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<serde_json::Value>,
     /// The conversation so far: the run's input, then each model turn and

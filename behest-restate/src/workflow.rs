@@ -4,18 +4,20 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use behest::{Agent, Message};
+use behest::{Agent, Message, ToolOutput};
 use restate_sdk::endpoint::{HandlerOptions, ServiceOptions};
 use restate_sdk::prelude::*;
 use restate_sdk::service::IntoServiceDefinition;
 
 use crate::state::{assemble, page_index, Header, Page, HEADER};
 use crate::steps::RestateSteps;
-use crate::wire::{Answer, Approval, DurableOutcome, Resolve, Status};
+use crate::wire::{json_size, over_the_step_limit, Answer, Approval, DurableOutcome};
+use crate::wire::{Resolution, Resolve, Status};
 
 /// The largest output, answer or model turn a durable step keeps, by
-/// default: 4 MiB, well within Restate's own message limit (32 MiB by
-/// default), since a step's page of status holds it once more.
+/// default: 4 MiB. A page of status is written once it holds this much,
+/// so a page holds at most about two steps' limit and a call's arguments:
+/// keep it under a quarter of Restate's message limit (32 MiB by default).
 pub const DEFAULT_MAX_STEP_BYTES: usize = 4 * 1024 * 1024;
 
 /// How long Restate goes on retrying an invocation of the workflow (a run,
@@ -78,7 +80,11 @@ impl DurableAgent {
     /// (`Endpoint::builder().bind(durable.definition())`, served with
     /// [`serve_endpoint`]).
     pub fn definition(self) -> restate_sdk::service::ServiceDefinition {
+        // The run reads no state of its own; the status and the answers
+        // read the little they need: no state is sent ahead with an
+        // invocation.
         let mut options = ServiceOptions::new()
+            .enable_lazy_state(true)
             .retry_policy_max_interval(Duration::from_secs(60))
             .retry_policy_max_attempts(RETRY_ATTEMPTS)
             .retry_policy_pause_on_max_attempts();
@@ -93,6 +99,13 @@ impl DurableAgent {
 /// promise its answer resolves; or the error its sender reads (HTTP 404
 /// when nothing of the run waits for it, 409 when it waits for something
 /// else or was answered already).
+///
+/// Answers to one run are handled concurrently (shared handlers): two
+/// that arrive together for the same call may both find it waiting, and
+/// then the first to resolve its promise wins and the other is accepted
+/// but not used; so may an answer that arrives as the call's deadline
+/// passes. restate-sdk does not tell a handler whether its resolution
+/// took.
 async fn waiting_for(
     ctx: &SharedWorkflowContext<'_>,
     call_id: &str,
@@ -178,17 +191,7 @@ impl DurableAgent {
         answer: Json<Answer>,
     ) -> Result<(), HandlerError> {
         let answer = answer.into_inner();
-        let size = serde_json::to_vec(&answer.output).map_or(usize::MAX, |bytes| bytes.len());
-        if size > self.max_step_bytes {
-            return Err(TerminalError::new_with_code(
-                413,
-                format!(
-                    "the answer is {size} bytes, more than a durable step keeps ({} bytes)",
-                    self.max_step_bytes
-                ),
-            )
-            .into());
-        }
+        self.fits(&answer.output, "the answer")?;
         let promise = waiting_for(&ctx, &answer.call_id, "answer").await?;
         ctx.resolve_promise::<Json<Answer>>(&promise, Json(answer));
         Ok(())
@@ -217,6 +220,9 @@ impl DurableAgent {
         resolve: Json<Resolve>,
     ) -> Result<(), HandlerError> {
         let resolve = resolve.into_inner();
+        if let Resolution::Ran(output) = &resolve.resolution {
+            self.fits(output, "the output")?;
+        }
         let promise = waiting_for(&ctx, &resolve.call_id, "outcome").await?;
         ctx.resolve_promise::<Json<Resolve>>(&promise, Json(resolve));
         Ok(())
@@ -239,6 +245,16 @@ impl DurableAgent {
 }
 
 impl DurableAgent {
+    /// Refuses (413) an `output` over the step limit, as `what`.
+    fn fits(&self, output: &ToolOutput, what: &str) -> Result<(), HandlerError> {
+        let size = json_size(output);
+        if size <= self.max_step_bytes {
+            return Ok(());
+        }
+        let why = over_the_step_limit(what, size, self.max_step_bytes);
+        Err(TerminalError::new_with_code(413, why).into())
+    }
+
     /// The largest outcome the `run` handler returns with its transcript:
     /// past it (a long run of large outputs), the transcript is left to
     /// the status, which holds it in pages.

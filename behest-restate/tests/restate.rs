@@ -549,8 +549,10 @@ async fn an_answer_for_a_call_that_does_not_wait_is_refused() {
     assert!(unknown.to_string().contains("`c1` (approval)"), "{unknown}");
 }
 
-/// Cancelled while a tool runs, the run ends cancelled and its transcript
-/// says what the tool did: it finished, and its result is there.
+/// Cancelled while a tool runs, the run ends cancelled, the tool runs to
+/// its end, and the transcript says so: not that the call was cancelled
+/// before it finished, but that it may have finished and where its
+/// outcome is (the same whether the run is played back or not).
 #[tokio::test]
 #[cfg_attr(
     not(behest_restate_server),
@@ -577,9 +579,8 @@ async fn a_cancellation_while_a_tool_runs_keeps_what_the_tool_did() {
     let Some(Message::ToolResult(last)) = transcript.last() else {
         panic!("{transcript:?}");
     };
-    assert_eq!(
-        (last.content.as_str(), last.is_error),
-        ("step 0 worked", false),
+    assert!(
+        last.content.contains("may have finished") && last.content.contains("`call c0`"),
         "{last:?}"
     );
 }

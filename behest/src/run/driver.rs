@@ -92,7 +92,7 @@ impl Run<'_> {
             };
             ids.make_unique(&mut reply);
             self.emit(EventKind::ModelMessage(reply.clone()));
-            transcript.push(Message::Assistant(reply.clone()));
+            self.add(&mut transcript, Message::Assistant(reply.clone()));
             let calls = match self.after_turn(reply, &mut transcript, &mut answer) {
                 Next::End(outcome) => return outcome,
                 Next::Ask => Vec::new(),
@@ -113,7 +113,9 @@ impl Run<'_> {
                     });
                     self.finished(call, outcome)
                 });
-                transcript.extend(results.map(|result| result_message(&result)));
+                for result in results {
+                    self.add(&mut transcript, result_message(&result));
+                }
                 return failed(RunError::MaxStepsExceeded { max_steps }, transcript);
             }
             if calls.is_empty() {
@@ -132,7 +134,9 @@ impl Run<'_> {
             } else {
                 join_all(calls.into_iter().map(|call| self.call(call))).await
             };
-            transcript.extend(results.iter().map(result_message));
+            for result in &results {
+                self.add(&mut transcript, result_message(result));
+            }
             if cancellation.is_cancelled() {
                 return RunOutcome::Cancelled { transcript };
             }
@@ -237,13 +241,17 @@ impl Run<'_> {
     ) -> ToolResult<ToolOutput> {
         let options = &self.agent.options;
         let kind = match route {
-            Route::External => {
+            Route::External { approval } => {
+                if approval {
+                    self.tool_event(ToolStreamEvent::ApprovalRequested { call: call.clone() });
+                }
                 self.tool_event(ToolStreamEvent::Call {
                     call: call.clone(),
                     external: true,
                 });
                 StepKind::External {
                     deadline: options.external_deadline,
+                    approval: approval.then_some(options.approval_deadline),
                 }
             }
             Route::NeedsApproval => {
@@ -261,6 +269,14 @@ impl Run<'_> {
             }
         };
         steps.tool_call(ToolStep::new(call, kind, run)).await
+    }
+
+    /// Adds `message` to the run's transcript, and tells the run's steps.
+    pub(super) fn add(&self, transcript: &mut Vec<Message>, message: Message) {
+        if let Some(steps) = self.steps {
+            steps.message(&message);
+        }
+        transcript.push(message);
     }
 
     /// A call answered without running, and its `Result` event.
@@ -395,7 +411,12 @@ impl RunHooks for Run<'_> {
                 return self.stepped(steps, call, route, run).await;
             }
             match route {
-                Route::External => self.answer(call).await,
+                Route::External { approval } => {
+                    if approval {
+                        self.approve(&call).await?;
+                    }
+                    self.answer(call).await
+                }
                 Route::NeedsApproval => {
                     self.approve(&call).await?;
                     self.starting(&|| call.clone());

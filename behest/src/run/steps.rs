@@ -16,7 +16,7 @@ use futures::future::BoxFuture;
 
 use super::events::EventKind;
 use super::model::ModelError;
-use crate::conversation::AssistantMessage;
+use crate::conversation::{AssistantMessage, Message};
 use crate::runtime::{LocalRun, ToolCall};
 use crate::tool::{ToolOutput, ToolResult};
 
@@ -48,6 +48,15 @@ pub trait RunSteps: Send + Sync {
     /// the same ones at the same steps. Does nothing unless implemented.
     fn event(&self, kind: &EventKind) {
         let _ = kind;
+    }
+
+    /// The run added `message` to its transcript (after the conversation
+    /// it was given): every model turn, tool result and reminder, in
+    /// order, the same when the run is played again. For an engine that
+    /// keeps the transcript for those following the run from elsewhere.
+    /// Does nothing unless implemented.
+    fn message(&self, message: &Message) {
+        let _ = message;
     }
 }
 
@@ -98,11 +107,16 @@ pub enum StepKind {
         /// [`approval_deadline`](super::RunOptions::approval_deadline)).
         deadline: Duration,
     },
-    /// An external tool: someone outside the run answers within `deadline`.
+    /// An external tool: someone outside the run answers within `deadline`
+    /// (once approved, when `approval` says so).
     External {
         /// How long the answer may take (the agent's
         /// [`external_deadline`](super::RunOptions::external_deadline)).
         deadline: Duration,
+        /// How long an approval may take, when the call needs one before
+        /// it is answered (the agent's
+        /// [`approval_deadline`](super::RunOptions::approval_deadline)).
+        approval: Option<Duration>,
     },
 }
 

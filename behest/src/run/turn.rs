@@ -93,7 +93,7 @@ impl Run<'_> {
                 }
                 Final::Remind { reminder, .. } if answer.reminders > 0 => {
                     answer.reminders -= 1;
-                    transcript.push(Message::user(reminder));
+                    self.add(transcript, Message::user(reminder));
                     return Next::Ask;
                 }
                 Final::Remind { failure, .. } => {
@@ -103,14 +103,16 @@ impl Run<'_> {
                 Final::Refused { failure, result } if answer.reminders == 0 => {
                     // Every call in a transcript gets its result.
                     let why = "not run: the run ended on a final answer that does not match";
-                    transcript.extend(self.close_turn(&reply, result, calls.drain(..), why));
+                    for message in self.close_turn(&reply, result, calls.drain(..), why) {
+                        self.add(transcript, message);
+                    }
                     return end(RunError::Output { message: failure }, transcript);
                 }
                 // The model reads why its answer was refused, with the
                 // other calls' results beside it; with no other call in
                 // the turn, it answers again at once.
                 Final::Refused { result, .. } => {
-                    transcript.push(result_message(&result));
+                    self.add(transcript, result_message(&result));
                     answer.reminders -= 1;
                     if calls.is_empty() {
                         return Next::Ask;
@@ -180,7 +182,9 @@ impl Run<'_> {
             Ok(value) => {
                 let given = self.finished(final_call, Ok(FinalOutput::accepted()));
                 let why = "not run: the final answer was given";
-                transcript.extend(self.close_turn(reply, given, calls.drain(..), why));
+                for message in self.close_turn(reply, given, calls.drain(..), why) {
+                    self.add(transcript, message);
+                }
                 Final::Given(value.to_string())
             }
             Err(error) => {

@@ -40,8 +40,12 @@ pub(crate) enum Route {
     Local,
     /// A tool of the runtime's that runs once approved.
     NeedsApproval,
-    /// An external tool: someone outside the run answers.
-    External,
+    /// An external tool: someone outside the run answers (once approved,
+    /// when `approval`).
+    External {
+        /// Whether the call needs an approval before it is answered.
+        approval: bool,
+    },
 }
 
 /// A validated call, ready to run here under the runtime's limits (its

@@ -96,7 +96,9 @@ impl ToolRuntime {
             return self.execute_prepared(prepared, &call_id, options).await;
         };
         let route = if self.inner.registry.entry_at(prepared.index).external {
-            Route::External
+            Route::External {
+                approval: hooks.needs_approval(&tool_name),
+            }
         } else if hooks.needs_approval(&tool_name) {
             Route::NeedsApproval
         } else {
