@@ -99,7 +99,10 @@ impl Journal {
 }
 
 impl RunSteps for Journal {
-    fn model_turn(&self, turn: ModelTurn) -> BoxFuture<'_, Result<AssistantMessage, ModelError>> {
+    fn model_turn<'a>(
+        &'a self,
+        turn: ModelTurn<'a>,
+    ) -> BoxFuture<'a, Result<AssistantMessage, ModelError>> {
         Box::pin(async move {
             if let Some(recorded) = self.turns.lock().unwrap().get(&turn.index).cloned() {
                 return Ok(recorded);
@@ -270,6 +273,12 @@ async fn a_run_played_again_from_its_journal_repeats_no_step() {
     ));
 }
 
+/// Stamp a step (a tool of its own: `tally` counts for the test above).
+#[tool]
+fn stamp(step: u32) -> String {
+    format!("step {step} stamped")
+}
+
 /// Steps that record each call they are given, approve every call and
 /// answer external ones with `answer`.
 struct Recorder {
@@ -278,7 +287,10 @@ struct Recorder {
 }
 
 impl RunSteps for Recorder {
-    fn model_turn(&self, turn: ModelTurn) -> BoxFuture<'_, Result<AssistantMessage, ModelError>> {
+    fn model_turn<'a>(
+        &'a self,
+        turn: ModelTurn<'a>,
+    ) -> BoxFuture<'a, Result<AssistantMessage, ModelError>> {
         turn.ask()
     }
 
@@ -304,14 +316,14 @@ impl RunSteps for Recorder {
 #[tokio::test]
 async fn steps_receive_validated_calls_and_answers_meet_the_output_limit() {
     let registry = ToolRegistry::new()
-        .with(Tally)
+        .with(Stamp)
         .unwrap()
         .with(AskPerson::external_tool())
         .unwrap();
     let model = behest::ScriptedModel::new([
         behest::Turn::tool_calls([
-            ToolCall::new("bad", "tally", json!({"step": "two"})),
-            ToolCall::new("ok", "tally", r#"{"step": 2.0}"#),
+            ToolCall::new("bad", "stamp", json!({"step": "two"})),
+            ToolCall::new("ok", "stamp", r#"{"step": 2.0}"#),
             ToolCall::new("ask", "ask_person", json!({"question": "go on?"})),
         ]),
         behest::Turn::text("done"),
@@ -322,7 +334,7 @@ async fn steps_receive_validated_calls_and_answers_meet_the_output_limit() {
         seen: Mutex::default(),
     };
     let outcome = Agent::new(model, runtime)
-        .require_approval("tally")
+        .require_approval("stamp")
         .require_approval("ask_person")
         .invoke([Message::user("count")])
         .drive_with(&recorder)
@@ -352,7 +364,7 @@ async fn steps_receive_validated_calls_and_answers_meet_the_output_limit() {
         .collect();
     assert_eq!(results.len(), 3);
     assert!(results[0].is_error && results[0].content.contains("/step"));
-    assert_eq!(results[1].content, "step 2 counted");
+    assert_eq!(results[1].content, "step 2 stamped");
     assert!(
         results[2].is_error && results[2].content.contains("64"),
         "an answer over the output limit reached the model: {}",

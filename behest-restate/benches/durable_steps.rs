@@ -7,8 +7,8 @@
 //!   model turns and tool calls with `ctx.run` and nothing else, one of
 //!   each per round, the order flipping every round: the median and
 //!   quartiles of the rounds' ratios;
-//! - the time per step of runs of 11, 201 and 1 001 steps, each way, to
-//!   show it flat;
+//! - the time per step of runs of 11, 201 and 1 001 steps, each way (the
+//!   median of three runs), to show it flat;
 //! - the bytes Restate keeps (journal and state) for a run of 1 001 steps.
 //!
 //! Both are served by one endpoint with Nagle's algorithm off, and called
@@ -229,9 +229,21 @@ async fn main() {
     println!("|---|---|---|---|---|---|");
     for tallies in sizes {
         let steps = 2 * tallies + 1;
-        let key = format!("long-{tallies}");
-        let behest = caller.run("DurableAgent", &key, tallies).await / steps as u32;
-        let bare = caller.run("Bare", &key, tallies).await / steps as u32;
+        // Three runs each way, alternating: the median of each.
+        let (mut behest, mut bare) = (Vec::new(), Vec::new());
+        for run in 0..3 {
+            let key = format!("long-{tallies}-{run}");
+            behest.push(
+                caller
+                    .run("DurableAgent", &key, tallies)
+                    .await
+                    .as_secs_f64(),
+            );
+            bare.push(caller.run("Bare", &key, tallies).await.as_secs_f64());
+        }
+        let per_step = |times: Vec<f64>| Duration::from_secs_f64(quartiles(times).1 / steps as f64);
+        let (behest, bare) = (per_step(behest), per_step(bare));
+        let key = format!("long-{tallies}-0");
         let kept_behest = server.journal_bytes("DurableAgent", &key).await;
         let kept_bare = server.journal_bytes("Bare", &key).await;
         println!(

@@ -66,12 +66,17 @@ pub(crate) struct Page {
     pub messages: Vec<(usize, Message)>,
     /// The transcript's length after it.
     pub length: usize,
+    /// How the run ended, on its last page (`completed`, `failed`,
+    /// `cancelled`): the header, written only when what the run waits for
+    /// changes, is not written again at the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<String>,
 }
 
 impl Page {
     /// Whether the page adds nothing.
     pub(crate) fn is_empty(&self) -> bool {
-        self.events.is_empty() && self.messages.is_empty()
+        self.events.is_empty() && self.messages.is_empty() && self.ended.is_none()
     }
 }
 
@@ -104,6 +109,10 @@ pub(crate) fn assemble(
         status.events.extend(page.events);
         transcript.extend(page.messages);
         length = page.length;
+        if let Some(ended) = page.ended {
+            status.state = ended;
+            status.pending.clear();
+        }
     }
     status.transcript = transcript.into_values().take(length).collect();
     status
@@ -125,6 +134,7 @@ mod tests {
                 .map(|(at, text)| (at, Message::user(text)))
                 .collect(),
             length,
+            ended: None,
         };
         let status = assemble(
             Some(Header {

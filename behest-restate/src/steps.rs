@@ -200,20 +200,19 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
         self.write_header(&book);
     }
 
-    /// The run ended with `outcome`: its last page, and a header that
-    /// says how it ended.
+    /// The run ended with `outcome`: its last page says how (every wait
+    /// has ended, so the header waits for nothing).
     pub(crate) fn finish(&self, outcome: &DurableOutcome) {
         let mut book = self.book();
         debug_assert_eq!(book.page.length, outcome.transcript().len());
-        self.flush(&mut book);
-        book.header.pending.clear();
-        book.header.state = match outcome {
+        debug_assert!(book.header.pending.is_empty());
+        let ended = match outcome {
             DurableOutcome::Completed { .. } => "completed",
             DurableOutcome::Failed { .. } => "failed",
             DurableOutcome::Cancelled { .. } => "cancelled",
-        }
-        .to_owned();
-        self.write_header(&book);
+        };
+        book.page.ended = Some(ended.to_owned());
+        self.flush(&mut book);
     }
 
     /// Restate cancelled the invocation: the run ends `Cancelled`.
@@ -446,7 +445,10 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
 struct RunAgain;
 
 impl RunSteps for RestateSteps<'_, '_> {
-    fn model_turn(&self, turn: ModelTurn) -> BoxFuture<'_, Result<AssistantMessage, ModelError>> {
+    fn model_turn<'s>(
+        &'s self,
+        turn: ModelTurn<'s>,
+    ) -> BoxFuture<'s, Result<AssistantMessage, ModelError>> {
         Box::pin(async move {
             let _one_at_a_time = self.turn.lock().await;
             self.flush_due();

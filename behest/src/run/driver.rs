@@ -155,13 +155,14 @@ impl Run<'_> {
     }
 
     /// The model's answer to one turn: asked here, or through the run's
-    /// steps with what the turn needs owned (an engine may keep it).
+    /// steps (which may give a recorded answer back instead).
     fn model_turn<'t>(
         &'t self,
         turn: TurnInput<'t>,
     ) -> BoxFuture<'t, Result<AssistantMessage, crate::run::ModelError>> {
         let settings = self.agent.options.model_settings.as_ref();
-        let Some(steps) = self.steps else {
+        let index = turn.index;
+        let ask = move || {
             let mut request = ModelRequest::new(turn.transcript, turn.specs)
                 .with_strict(turn.strict)
                 .with_deltas(turn.deltas);
@@ -171,29 +172,12 @@ impl Run<'_> {
             if let Some(settings) = settings {
                 request = request.with_settings(settings);
             }
-            return self.agent.model.complete_dyn(request);
+            self.agent.model.complete_dyn(request)
         };
-        let model = self.agent.model.clone();
-        let transcript = turn.transcript.to_vec();
-        let specs = turn.specs.to_vec();
-        let strict = turn.strict.clone();
-        let output = turn.output.cloned();
-        let settings = settings.cloned();
-        let deltas = turn.deltas.clone();
-        steps.model_turn(ModelTurn::new(turn.index, move || {
-            Box::pin(async move {
-                let mut request = ModelRequest::new(&transcript, &specs)
-                    .with_strict(&strict)
-                    .with_deltas(&deltas);
-                if let Some(output) = &output {
-                    request = request.with_output(output);
-                }
-                if let Some(settings) = &settings {
-                    request = request.with_settings(settings);
-                }
-                model.complete_dyn(request).await
-            })
-        }))
+        match self.steps {
+            None => ask(),
+            Some(steps) => steps.model_turn(ModelTurn::new(index, ask)),
+        }
     }
 
     /// What a call of the run is given: the run's cancellation, and a sink

@@ -28,7 +28,13 @@ use crate::tool::{ToolOutput, ToolResult};
 pub trait RunSteps: Send + Sync {
     /// The model's answer to `turn`: [`ModelTurn::ask`] asks the model; an
     /// engine that recorded this turn's answer gives that back instead.
-    fn model_turn(&self, turn: ModelTurn) -> BoxFuture<'_, Result<AssistantMessage, ModelError>>;
+    /// The turn borrows the run's conversation (nothing is copied for it,
+    /// however long the run): an implementation names the lifetime,
+    /// `fn model_turn<'a>(&'a self, turn: ModelTurn<'a>) -> BoxFuture<'a, ..>`.
+    fn model_turn<'a>(
+        &'a self,
+        turn: ModelTurn<'a>,
+    ) -> BoxFuture<'a, Result<AssistantMessage, ModelError>>;
 
     /// The outcome of `step`'s call, which the runtime has validated and
     /// routed: for a [`StepKind::Local`] call, [`ToolStep::run`] runs it;
@@ -60,18 +66,19 @@ pub trait RunSteps: Send + Sync {
     }
 }
 
-/// One model turn of a run, as [`RunSteps::model_turn`] gets it.
-pub struct ModelTurn {
+/// One model turn of a run, as [`RunSteps::model_turn`] gets it; it
+/// borrows the run's conversation for `'a`.
+pub struct ModelTurn<'a> {
     /// Its place among the run's turns, from 0: the same when the run is
     /// played again.
     pub index: usize,
-    ask: Box<dyn FnOnce() -> BoxFuture<'static, Result<AssistantMessage, ModelError>> + Send>,
+    ask: Box<dyn FnOnce() -> BoxFuture<'a, Result<AssistantMessage, ModelError>> + Send + 'a>,
 }
 
-impl ModelTurn {
+impl<'a> ModelTurn<'a> {
     pub(crate) fn new(
         index: usize,
-        ask: impl FnOnce() -> BoxFuture<'static, Result<AssistantMessage, ModelError>> + Send + 'static,
+        ask: impl FnOnce() -> BoxFuture<'a, Result<AssistantMessage, ModelError>> + Send + 'a,
     ) -> Self {
         Self {
             index,
@@ -79,14 +86,13 @@ impl ModelTurn {
         }
     }
 
-    /// Asks the model (owning what it needs: the future may be kept by an
-    /// engine's journal as long as it likes).
-    pub fn ask(self) -> BoxFuture<'static, Result<AssistantMessage, ModelError>> {
+    /// Asks the model.
+    pub fn ask(self) -> BoxFuture<'a, Result<AssistantMessage, ModelError>> {
         (self.ask)()
     }
 }
 
-impl std::fmt::Debug for ModelTurn {
+impl std::fmt::Debug for ModelTurn<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ModelTurn")
             .field("index", &self.index)
