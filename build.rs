@@ -2,7 +2,9 @@
 //! provider fixtures) when `BEHEST_SHARED_DIR` names it; without it they are
 //! reported as ignored ("skipped"), so `cargo test` passes on any clone.
 //! Likewise for the tests that run third-party validators and peers in
-//! `BEHEST_PYTHON` (google-genai, the official MCP SDK).
+//! `BEHEST_PYTHON` (google-genai, the official MCP SDK) and in
+//! `BEHEST_FASTMCP_PYTHON` (FastMCP 4, whose MCP SDK is another major
+//! version, so it has a Python of its own).
 //!
 //! It also writes the struct + spec file pairs of `tests/spec_round_trip.rs`
 //! from the suite's object schemas.
@@ -51,6 +53,27 @@ fn main() {
                 );
             }
         }
+    }
+    println!("cargo::rustc-check-cfg=cfg(behest_fastmcp)");
+    println!("cargo::rerun-if-env-changed=BEHEST_FASTMCP_PYTHON");
+    if let Some(python) =
+        std::env::var_os("BEHEST_FASTMCP_PYTHON").filter(|python| !python.is_empty())
+    {
+        let imports = std::process::Command::new(&python)
+            .args(["-c", "import fastmcp"])
+            .output()
+            .is_ok_and(|output| output.status.success());
+        if imports {
+            println!("cargo::rustc-cfg=behest_fastmcp");
+        } else {
+            println!("cargo::warning=BEHEST_FASTMCP_PYTHON cannot import `fastmcp`: its tests are skipped");
+        }
+    }
+    // The MCP Inspector's CLI (npm), another client nobody here wrote.
+    println!("cargo::rustc-check-cfg=cfg(behest_inspector)");
+    println!("cargo::rerun-if-env-changed=BEHEST_INSPECTOR");
+    if std::env::var_os("BEHEST_INSPECTOR").is_some_and(|path| std::path::Path::new(&path).is_file()) {
+        println!("cargo::rustc-cfg=behest_inspector");
     }
     println!("cargo::rerun-if-env-changed=BEHEST_SHARED_DIR");
     let shared = std::env::var_os("BEHEST_SHARED_DIR")

@@ -499,6 +499,100 @@ async fn the_runtime_is_served_over_streamable_http() {
     assert_eq!(authorized.status(), 200);
 }
 
+// FastMCP 4, when `BEHEST_FASTMCP_PYTHON` has it ----------------------------
+
+/// Runs FastMCP 4's client in `mode` against `target`, and reads what it saw.
+async fn fastmcp_client(mode: &str, target: &str) -> Value {
+    let python = std::env::var_os("BEHEST_FASTMCP_PYTHON").expect("BEHEST_FASTMCP_PYTHON");
+    let output = tokio::process::Command::new(python)
+        .arg(python_file("fastmcp_client.py"))
+        .args([mode, target])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "FastMCP's client ({mode}, {target}) failed: {stderr}"
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// FastMCP's client in its default mode probes the newest protocol
+/// (2026-07-28) first. behest does not advertise a version whose features
+/// it does not serve, so the client falls back to 2025-11-25, where
+/// elicitation, sampling and log messages work, over stdio and HTTP alike;
+/// and the same in FastMCP's legacy mode.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_fastmcp),
+    ignore = "skipped: BEHEST_FASTMCP_PYTHON does not name a Python with fastmcp (.ci/run installs it)"
+)]
+async fn fastmcp_clients_in_auto_and_legacy_mode_elicit_sample_and_log() {
+    let (_server, url) = python_test_server(&[]).await;
+    let stdio = env!("CARGO_BIN_EXE_behest-mcp-test-server");
+    for mode in ["auto", "legacy"] {
+        for target in [stdio, url.as_str()] {
+            let seen = fastmcp_client(mode, target).await;
+            let context = format!("{mode} {target}: {seen}");
+            assert_eq!(seen["protocol"], "2025-11-25", "{context}");
+            assert_eq!(seen["add"], "5", "{context}");
+            assert_eq!(seen["greeting"], "Hello, Ada!", "{context}");
+            assert_eq!(seen["greeting_is_error"], false, "{context}");
+            assert_eq!(seen["asked"]["elicitation"], "Who are you?", "{context}");
+            assert_eq!(seen["asked"]["sampling"], "Greet Ada (36)", "{context}");
+            let logs = seen["logs"].as_array().unwrap();
+            assert!(
+                logs.iter().any(|log| log.to_string().contains("looking up")),
+                "{context}"
+            );
+        }
+    }
+}
+
+/// The MCP Inspector's CLI (`BEHEST_INSPECTOR`) in protocol era `era`
+/// against `target`, calling `add`: its exit status and output.
+async fn inspector(era: &str, target: &str) -> (bool, String) {
+    let inspector = std::env::var_os("BEHEST_INSPECTOR").expect("BEHEST_INSPECTOR");
+    let output = tokio::process::Command::new(inspector)
+        .args(["--cli", "--protocol-era", era, target])
+        .args(["--method", "tools/call", "--tool-name", "add"])
+        .args(["--tool-arg", "a=2", "--tool-arg", "b=3"])
+        .output()
+        .await
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), said)
+}
+
+/// The MCP Inspector's CLI in its auto era falls back from the newest
+/// protocol to one behest serves, over stdio and HTTP; in its modern era
+/// (2026-07-28 only) it is refused plainly, at once, rather than let on a
+/// version whose features would fail.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_inspector),
+    ignore = "skipped: BEHEST_INSPECTOR does not name the MCP Inspector (.ci/run installs it)"
+)]
+async fn the_inspector_falls_back_in_its_auto_era_and_its_modern_era_is_refused() {
+    let (_server, url) = python_test_server(&[]).await;
+    let stdio = env!("CARGO_BIN_EXE_behest-mcp-test-server");
+    for target in [stdio, url.as_str()] {
+        for era in ["auto", "legacy"] {
+            let (ok, said) = inspector(era, target).await;
+            assert!(ok, "{era} {target}: {said}");
+            let result: Value = serde_json::from_str(said.trim()).unwrap_or(Value::Null);
+            assert_eq!(result["content"][0]["text"], "5", "{era} {target}: {said}");
+        }
+        let (_, said) = inspector("modern", target).await;
+        assert!(said.contains("Unsupported protocol version"), "{target}: {said}");
+    }
+}
+
 // The official Python SDK (`mcp`), when `BEHEST_PYTHON` has it ------------
 
 fn python() -> std::path::PathBuf {
@@ -554,7 +648,7 @@ fn assert_python_saw_the_server(seen: &Value) {
     assert_eq!(seen["server"], "behest-test");
     assert_eq!(
         seen["tools"],
-        json!(["add", "forecast", "work", "greet_user"])
+        json!(["add", "forecast", "work", "greet_user", "look_up"])
     );
     assert_eq!(seen["read_only"], json!(["forecast"]));
     assert_eq!(seen["add"], json!({"is_error": false, "text": "5"}));

@@ -68,13 +68,26 @@ async fn greet_user(#[ctx] cx: ToolContext) -> Result<String, behest::ToolError>
     }
 }
 
+/// Look a city up, saying so in the logs (which reach the client that
+/// called, at the level it set).
+#[tool]
+async fn look_up(city: String) -> String {
+    tracing::info!(city = %city, "looking up");
+    format!("found {city}")
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    use tracing_subscriber::layer::SubscriberExt;
+    tracing::subscriber::set_global_default(
+        tracing_subscriber::registry().with(behest::mcp::McpLogLayer),
+    )?;
     let registry = ToolRegistry::new()
         .with(Add)?
         .with(Forecast)?
         .with(Work)?
-        .with(GreetUser)?;
+        .with(GreetUser)?
+        .with(LookUp)?;
     let server = McpServer::new(ToolRuntime::new(registry))?.named("behest-test", "1.0.0");
     let mut args = std::env::args().skip(1);
     match (args.next().as_deref(), args.next()) {

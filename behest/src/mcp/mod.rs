@@ -24,7 +24,7 @@ pub use client::{
     import, ConnectOptions, FilterFn, ImportOptions, McpClient, McpClientError, McpTool, RenameFn,
 };
 pub use log::McpLogLayer;
-pub use server::{serve_stdio, McpCaller, McpServeError, McpServer};
+pub use server::{serve_stdio, McpCaller, McpServeError, McpServer, NEWEST_PROTOCOL_VERSION};
 
 /// rmcp, at the version behest builds on: its transports, client and
 /// protocol types, for what behest does not wrap.

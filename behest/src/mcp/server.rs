@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
-    ServerConfig, Tool,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
@@ -593,7 +593,18 @@ pub async fn serve_stdio(runtime: ToolRuntime) -> Result<(), McpServeError> {
     McpServer::new(runtime)?.serve_stdio().await
 }
 
+/// The newest protocol version served. 2026-07-28 drops server-to-client
+/// requests (elicitation and sampling become its input-required flow) and
+/// logging as behest serves them: until behest speaks its way, a client
+/// that prefers it (FastMCP's and the Inspector's default modes) is told
+/// the versions that work, and falls back to one of them.
+pub const NEWEST_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
 impl ServerHandler for McpServer {
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&NEWEST_PROTOCOL_VERSION))
+    }
+
     // Logging is deprecated by the newest protocol (SEP-2577), not by the
     // versions served here.
     #[allow(deprecated)]
@@ -606,7 +617,9 @@ impl ServerHandler for McpServer {
         if !self.logging {
             capabilities.logging = None;
         }
-        let config = ServerConfig::new(capabilities).with_server_info(self.implementation.clone());
+        let config = ServerConfig::new(capabilities)
+            .with_server_info(self.implementation.clone())
+            .with_protocol_version(NEWEST_PROTOCOL_VERSION);
         match &self.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),
             None => config,
