@@ -72,7 +72,9 @@ fn main() {
     // The MCP Inspector's CLI (npm), another client nobody here wrote.
     println!("cargo::rustc-check-cfg=cfg(behest_inspector)");
     println!("cargo::rerun-if-env-changed=BEHEST_INSPECTOR");
-    if std::env::var_os("BEHEST_INSPECTOR").is_some_and(|path| std::path::Path::new(&path).is_file()) {
+    if std::env::var_os("BEHEST_INSPECTOR")
+        .is_some_and(|path| std::path::Path::new(&path).is_file())
+    {
         println!("cargo::rustc-cfg=behest_inspector");
     }
     println!("cargo::rerun-if-env-changed=BEHEST_SHARED_DIR");

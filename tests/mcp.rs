@@ -543,7 +543,8 @@ async fn fastmcp_clients_in_auto_and_legacy_mode_elicit_sample_and_log() {
             assert_eq!(seen["asked"]["sampling"], "Greet Ada (36)", "{context}");
             let logs = seen["logs"].as_array().unwrap();
             assert!(
-                logs.iter().any(|log| log.to_string().contains("looking up")),
+                logs.iter()
+                    .any(|log| log.to_string().contains("looking up")),
                 "{context}"
             );
         }
@@ -589,7 +590,10 @@ async fn the_inspector_falls_back_in_its_auto_era_and_its_modern_era_is_refused(
             assert_eq!(result["content"][0]["text"], "5", "{era} {target}: {said}");
         }
         let (_, said) = inspector("modern", target).await;
-        assert!(said.contains("Unsupported protocol version"), "{target}: {said}");
+        assert!(
+            said.contains("Unsupported protocol version"),
+            "{target}: {said}"
+        );
     }
 }
 

@@ -553,3 +553,47 @@ async fn logging_is_offered_only_where_a_session_carries_it() {
         );
     }
 }
+
+/// A body that is not a JSON-RPC message is answered as JSON-RPC and MCP
+/// say: 400 with an error object, -32700 for text that is not JSON and
+/// -32600 for JSON that is no request; a body of another content type is
+/// still 415, and a good request after them works.
+#[tokio::test]
+async fn a_malformed_message_gets_400_and_a_json_rpc_error() {
+    let addr = serve(&HttpOptions::default()).await;
+    let url = format!("http://{addr}/mcp");
+    let client = http_client();
+    let send = |body: &'static str, content_type: &'static str| {
+        client
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+    };
+    for (body, code) in [
+        ("{bad json", -32700),
+        ("", -32700),
+        (r#"{"jsonrpc": "2.0", "id": 1}"#, -32600),
+        (r#"{"id": 1, "method": "tools/list"}"#, -32600),
+        ("[1, 2]", -32600),
+        ("42", -32600),
+    ] {
+        let answer = send(body, "application/json").await.unwrap();
+        assert_eq!(answer.status(), 400, "{body}");
+        assert_eq!(
+            answer.headers()["content-type"],
+            "application/json",
+            "{body}"
+        );
+        let error: Value = answer.json().await.unwrap();
+        assert_eq!(error["jsonrpc"], "2.0", "{body}");
+        assert_eq!(error["id"], Value::Null, "{body}");
+        assert_eq!(error["error"]["code"], code, "{body}: {error}");
+        assert!(error["error"]["message"].is_string(), "{body}");
+    }
+    let plain = send("{}", "text/plain").await.unwrap();
+    assert_eq!(plain.status(), 415);
+    let answer = initialize(&client, &url, "2025-11-25").await;
+    assert_eq!(answer.status(), 200);
+}

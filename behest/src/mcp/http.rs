@@ -429,6 +429,18 @@ impl Guard {
         let session = session_id(request.headers());
         let method = request.method().clone();
         let mut request = request;
+        // A POST's body, read here once: to refuse a new session past the
+        // cap, and to tell what was wrong with a body rmcp cannot read.
+        let mut body = None;
+        if method == Method::POST {
+            let (parts, sent) = request.into_parts();
+            let Ok(bytes) = axum::body::to_bytes(sent, self.options.max_body_bytes).await else {
+                return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+            };
+            request =
+                axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes.clone()));
+            body = Some(bytes);
+        }
         if let Some(session) = &session {
             // A session answers only the identity that opened it: another
             // is told it does not exist, and changes nothing (the spec's
@@ -437,19 +449,19 @@ impl Guard {
             if !owned || (method == Method::DELETE && !self.sessions.contains(session)) {
                 return StatusCode::NOT_FOUND.into_response();
             }
-        } else if method == Method::POST && !self.options.stateless && self.sessions.is_full() {
+        } else if !self.options.stateless && self.sessions.is_full() {
             // Only a new session is refused; other requests without one
             // (of protocols that need none) pass.
-            let (parts, body) = request.into_parts();
-            let Ok(bytes) = axum::body::to_bytes(body, self.options.max_body_bytes).await else {
-                return StatusCode::PAYLOAD_TOO_LARGE.into_response();
-            };
-            if is_initialize(&bytes) {
+            if body.as_deref().is_some_and(is_initialize) {
                 return self.full();
             }
-            request = axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes));
         }
         let mut response = next.run(request).await;
+        if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+            if let Some(body) = &body {
+                return unreadable_message(response, body).await;
+            }
+        }
         if response.status() == StatusCode::INTERNAL_SERVER_ERROR {
             match &session {
                 // The session ended (idle) between rmcp's look and its use.
@@ -514,6 +526,35 @@ impl Guard {
             .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
         response
     }
+}
+
+/// What rmcp's answer to a body it cannot read (415, and a line of text)
+/// becomes: JSON-RPC and MCP answer 400 with an error object, -32700 for
+/// text that is not JSON and -32600 for JSON that is not a JSON-RPC
+/// message. A 415 for another reason (the body's content type) stays.
+async fn unreadable_message(response: Response, body: &[u8]) -> Response {
+    const UNREADABLE: &str = "fail to deserialize request body";
+    let (parts, said) = response.into_parts();
+    let said = axum::body::to_bytes(said, 64 * 1024)
+        .await
+        .unwrap_or_default();
+    let said = String::from_utf8_lossy(&said);
+    if !said.starts_with(UNREADABLE) {
+        return Response::from_parts(parts, axum::body::Body::from(said.into_owned()));
+    }
+    let (code, message) = match serde_json::from_slice::<serde_json::Value>(body) {
+        Err(error) => (-32700, format!("Parse error: the body is not JSON: {error}")),
+        Ok(_) => (
+            -32600,
+            "Invalid Request: the body is JSON but not a JSON-RPC 2.0 request, notification or response (an object with \"jsonrpc\": \"2.0\" and a \"method\", or a \"result\" or \"error\" with an \"id\")".to_owned(),
+        ),
+    };
+    let error = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": code, "message": message},
+    });
+    json_response(StatusCode::BAD_REQUEST, &error)
 }
 
 /// `body` as a JSON response with `status`.
