@@ -597,3 +597,72 @@ async fn a_malformed_message_gets_400_and_a_json_rpc_error() {
     let answer = initialize(&client, &url, "2025-11-25").await;
     assert_eq!(answer.status(), 200);
 }
+
+/// The listener of `serve_http_until` closes a connection that stalls in
+/// its headers once the header timeout passes, closes one past the
+/// connection cap at once, answers a body that trickles in too slowly with
+/// 408, and serves a normal client all along.
+#[tokio::test]
+async fn stalled_and_surplus_connections_are_closed_and_others_are_served() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let mut options = HttpOptions::default();
+    options.header_read_timeout = Some(Duration::from_secs(2));
+    options.body_read_timeout = Some(Duration::from_millis(300));
+    options.max_connections = 8;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let runtime = ToolRuntime::new(ToolRegistry::new().with(Add).unwrap());
+    tokio::spawn(async move {
+        behest::mcp::http::serve_http_until(runtime, listener, &options, std::future::pending())
+            .await
+    });
+    let connect = || tokio::net::TcpStream::connect(addr);
+    // Headers begun and never finished, on every place there is.
+    let mut stalled = Vec::new();
+    for _ in 0..8 {
+        let mut stream = connect().await.unwrap();
+        stream
+            .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            .await
+            .unwrap();
+        stalled.push(stream);
+    }
+    // One more: closed at once, with no answer.
+    let mut surplus = connect().await.unwrap();
+    let _ = surplus
+        .write_all(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await;
+    let mut buffer = [0u8; 256];
+    let read = tokio::time::timeout(Duration::from_secs(10), surplus.read(&mut buffer))
+        .await
+        .expect("the connection past the cap is closed");
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    // The stalled ones are closed once their header timeout passes.
+    for mut stream in stalled {
+        let read = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buffer))
+            .await
+            .expect("a stalled connection is closed");
+        assert!(
+            matches!(read, Ok(0) | Err(_)) || String::from_utf8_lossy(&buffer).contains("408"),
+            "{read:?}"
+        );
+    }
+    // A body that never comes whole: 408.
+    let mut slow = connect().await.unwrap();
+    slow.write_all(
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\"",
+    )
+    .await
+    .unwrap();
+    let read = tokio::time::timeout(Duration::from_secs(10), slow.read(&mut buffer))
+        .await
+        .expect("a slow body is answered")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&buffer[..read]);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    // And a client like any other is served.
+    let url = format!("http://{addr}/mcp");
+    let answer = initialize(&http_client(), &url, "2025-11-25").await;
+    assert_eq!(answer.status(), 200);
+}

@@ -74,6 +74,21 @@ pub struct HttpOptions {
     /// The most sessions open at once (each holds a worker); an
     /// `initialize` past it gets 503 with `Retry-After`. Default 1024.
     pub max_sessions: usize,
+    /// How long a client may take to send a request's headers, once its
+    /// connection is ready for the next request: a connection that sends
+    /// none in time (one that stalls mid-header, or sits idle between
+    /// requests) is closed. Default 10 s. Applied by [`serve_http`] and
+    /// [`serve_http_until`] (HTTP/1.1; an HTTP/2 connection is pinged
+    /// every 30 s and closed when a ping goes unanswered for 10 s).
+    pub header_read_timeout: Option<Duration>,
+    /// How long a client may take to send a request's body: past it, 408.
+    /// Default 30 s. Applied by [`router`].
+    pub body_read_timeout: Option<Duration>,
+    /// The most connections served at once by [`serve_http`]: one past it
+    /// is closed at once, so stalled or idle connections (bounded by
+    /// [`header_read_timeout`](Self::header_read_timeout)) cannot take
+    /// every file descriptor. Default 1024.
+    pub max_connections: usize,
     /// The authorization server that issues this endpoint's tokens, for
     /// clients that discover it by OAuth (RFC 9728). Set with
     /// [`protected_resource`](Self::protected_resource).
@@ -235,6 +250,9 @@ impl std::fmt::Debug for HttpOptions {
             .field("max_sessions", &self.max_sessions)
             .field("protected_resource", &self.protected_resource)
             .field("cors_origins", &self.cors_origins)
+            .field("header_read_timeout", &self.header_read_timeout)
+            .field("body_read_timeout", &self.body_read_timeout)
+            .field("max_connections", &self.max_connections)
             .finish()
     }
 }
@@ -255,6 +273,9 @@ impl Default for HttpOptions {
             bearer_identity: None,
             idle_timeout: Some(Duration::from_secs(30 * 60)),
             max_sessions: 1024,
+            header_read_timeout: Some(Duration::from_secs(10)),
+            body_read_timeout: Some(Duration::from_secs(30)),
+            max_connections: 1024,
             protected_resource: None,
             cors_origins: Vec::new(),
         }
@@ -434,7 +455,15 @@ impl Guard {
         let mut body = None;
         if method == Method::POST {
             let (parts, sent) = request.into_parts();
-            let Ok(bytes) = axum::body::to_bytes(sent, self.options.max_body_bytes).await else {
+            let reading = axum::body::to_bytes(sent, self.options.max_body_bytes);
+            let read = match self.options.body_read_timeout {
+                Some(limit) => match tokio::time::timeout(limit, reading).await {
+                    Ok(read) => read,
+                    Err(_elapsed) => return StatusCode::REQUEST_TIMEOUT.into_response(),
+                },
+                None => reading.await,
+            };
+            let Ok(bytes) = read else {
                 return StatusCode::PAYLOAD_TOO_LARGE.into_response();
             };
             request =
@@ -685,13 +714,67 @@ pub async fn serve_http_until(
     // they end with it.
     let stop = CancellationToken::new();
     let app = router_until(server, "/mcp", options, stop.clone());
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            stop.cancel();
-        })
-        .await
-        .map_err(|error| McpServeError::new(format!("the HTTP server failed: {error}")))
+    let connections = Arc::new(tokio::sync::Semaphore::new(options.max_connections.max(1)));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (stream, remote) = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors, say: the listener stays
+                    // good; a pause keeps a lasting shortage from spinning.
+                    tracing::warn!("accepting an MCP connection failed: {error}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+        };
+        let Ok(permit) = connections.clone().try_acquire_owned() else {
+            tracing::warn!(
+                %remote,
+                max_connections = options.max_connections,
+                "an MCP connection past the cap was closed"
+            );
+            continue;
+        };
+        let connection = connection_builder(options)
+            .serve_connection_with_upgrades(
+                hyper_util::rt::TokioIo::new(stream),
+                hyper_util::service::TowerToHyperService::new(app.clone()),
+            )
+            .into_owned();
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%remote, "an MCP connection ended: {error}");
+            }
+            drop(permit);
+        });
+    }
+    stop.cancel();
+    graceful.shutdown().await;
+    Ok(())
+}
+
+/// How each connection of [`serve_http_until`] is served: HTTP/1.1 or
+/// HTTP/2, with the header timeout and keep-alive of `options`.
+fn connection_builder(
+    options: &HttpOptions,
+) -> hyper_util::server::conn::auto::Builder<hyper_util::rt::TokioExecutor> {
+    let mut builder =
+        hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+    builder
+        .http1()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(options.header_read_timeout);
+    builder
+        .http2()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .keep_alive_interval(Some(Duration::from_secs(30)))
+        .keep_alive_timeout(Duration::from_secs(10));
+    builder
 }
 
 async fn listen(addr: SocketAddr) -> Result<tokio::net::TcpListener, McpServeError> {
