@@ -666,3 +666,77 @@ async fn stalled_and_surplus_connections_are_closed_and_others_are_served() {
     let answer = initialize(&http_client(), &url, "2025-11-25").await;
     assert_eq!(answer.status(), 200);
 }
+
+/// One credential cannot take everyone's places: past its own cap, its
+/// `initialize` ends its longest-idle session to make room (that session
+/// is then gone, 404), gets 429 when all of its sessions are busy, and
+/// another credential opens sessions all the while.
+#[tokio::test]
+async fn one_identity_cannot_hold_more_than_its_share_of_sessions() {
+    let mut options = HttpOptions::default().bearer_check(|token| token == "a" || token == "b");
+    options.max_sessions_per_identity = 2;
+    options.max_sessions = 4;
+    let addr = serve(&options).await;
+    let url = format!("http://{addr}/mcp");
+    let client = http_client();
+    let open = |token: &'static str| {
+        let request = initialize_request(&client, &url, "2025-11-25").bearer_auth(token);
+        async move { request.send().await.unwrap() }
+    };
+    let session_of = |answer: &reqwest::Response| {
+        answer.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned()
+    };
+    let call = |token: &'static str, session: String, id: u64, name: &str, arguments: Value| {
+        client
+            .post(&url)
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", session)
+            .json(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": name, "arguments": arguments}}))
+            .send()
+    };
+    let first = open("a").await;
+    assert_eq!(first.status(), 200);
+    let first = session_of(&first);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let second = open("a").await;
+    let second = session_of(&second);
+    // A third of `a`'s: its longest-idle session makes room.
+    let third = open("a").await;
+    assert_eq!(third.status(), 200);
+    let third = session_of(&third);
+    let gone = call("a", first.clone(), 1, "add", json!({"a": 1, "b": 2}))
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), 404);
+    // Both of `a`'s sessions busy with a long call (its answer's stream
+    // open, so the call is in flight): a fourth is refused.
+    let mut busy = Vec::new();
+    for session in [second, third] {
+        let answer = call("a", session, 2, "wait", json!({"ms": 60_000}))
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        busy.push(answer);
+    }
+    let refused = open("a").await;
+    assert_eq!(refused.status(), 429);
+    assert!(refused.headers().contains_key("retry-after"));
+    let error: Value = refused.json().await.unwrap();
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("limit of 2 sessions"),
+        "{error}"
+    );
+    // Another credential is not held back by `a`.
+    let other = open("b").await;
+    assert_eq!(other.status(), 200);
+    drop(busy);
+}

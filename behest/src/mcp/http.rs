@@ -74,6 +74,14 @@ pub struct HttpOptions {
     /// The most sessions open at once (each holds a worker); an
     /// `initialize` past it gets 503 with `Retry-After`. Default 1024.
     pub max_sessions: usize,
+    /// The most sessions one identity (who a bearer token names, see
+    /// [`bearer_identity`](Self::bearer_identity)) holds at once, so that
+    /// one credential opening sessions in a loop cannot take the places of
+    /// everyone else's. Past it, an `initialize` of that identity ends the
+    /// identity's longest-idle sessions to make room, and gets 429 with
+    /// `Retry-After` when all of them are busy. Applies where requests
+    /// carry a token (an unguarded endpoint has no identities). Default 64.
+    pub max_sessions_per_identity: usize,
     /// How long a client may take to send a request's headers, once its
     /// connection is ready for the next request: a connection that sends
     /// none in time (one that stalls mid-header, or sits idle between
@@ -250,6 +258,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("max_sessions", &self.max_sessions)
             .field("protected_resource", &self.protected_resource)
             .field("cors_origins", &self.cors_origins)
+            .field("max_sessions_per_identity", &self.max_sessions_per_identity)
             .field("header_read_timeout", &self.header_read_timeout)
             .field("body_read_timeout", &self.body_read_timeout)
             .field("max_connections", &self.max_connections)
@@ -273,6 +282,7 @@ impl Default for HttpOptions {
             bearer_identity: None,
             idle_timeout: Some(Duration::from_secs(30 * 60)),
             max_sessions: 1024,
+            max_sessions_per_identity: 64,
             header_read_timeout: Some(Duration::from_secs(10)),
             body_read_timeout: Some(Duration::from_secs(30)),
             max_connections: 1024,
@@ -478,10 +488,15 @@ impl Guard {
             if !owned || (method == Method::DELETE && !self.sessions.contains(session)) {
                 return StatusCode::NOT_FOUND.into_response();
             }
-        } else if !self.options.stateless && self.sessions.is_full() {
+        } else if !self.options.stateless && body.as_deref().is_some_and(is_initialize) {
             // Only a new session is refused; other requests without one
             // (of protocols that need none) pass.
-            if body.as_deref().is_some_and(is_initialize) {
+            if guarded {
+                if let Err(refused) = self.make_room(&identity).await {
+                    return refused;
+                }
+            }
+            if self.sessions.is_full() {
                 return self.full();
             }
         }
@@ -536,6 +551,49 @@ impl Guard {
                 .insert(header::WWW_AUTHENTICATE, challenge);
         }
         refused
+    }
+
+    /// Makes room for one more session of `identity` under its cap, by
+    /// ending its longest-idle sessions; `Err` (429) when they are all
+    /// busy. (Two `initialize`s of one identity at once may both pass: the
+    /// cap holds to within the requests in flight.)
+    async fn make_room(&self, identity: &str) -> Result<(), Response> {
+        let cap = self.options.max_sessions_per_identity.max(1);
+        let owned = self.owners.owned_by(identity, &self.sessions);
+        let held = owned.len();
+        if held < cap {
+            return Ok(());
+        }
+        let mut idle: Vec<(tokio::time::Instant, String)> = owned
+            .into_iter()
+            .filter_map(|session| Some((self.sessions.idle_since(&session)?, session)))
+            .collect();
+        let over = held + 1 - cap;
+        if idle.len() < over {
+            let error = serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": null,
+                "error": {
+                    "code": -32000,
+                    "message": format!("this credential holds its limit of {cap} sessions, all busy; end one (DELETE) or retry later"),
+                },
+            });
+            let mut response = json_response(StatusCode::TOO_MANY_REQUESTS, &error);
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            return Err(response);
+        }
+        idle.sort();
+        for (_, session) in idle.into_iter().take(over) {
+            tracing::info!(
+                session,
+                "an idle MCP session ended to make room for its identity's new one"
+            );
+            self.sessions.end_session(&session).await;
+            self.owners.end(&session);
+        }
+        Ok(())
     }
 
     /// 503 for an `initialize` past the session cap, as a JSON-RPC error
@@ -649,6 +707,16 @@ impl SessionOwners {
         let mut owners = crate::sync::lock(&self.owners);
         owners.retain(|session, _| open.contains(session));
         owners.insert(session, Self::digest(identity));
+    }
+
+    /// The open sessions `identity` opened.
+    fn owned_by(&self, identity: &str, open: &McpSessions) -> Vec<String> {
+        let digest = Self::digest(identity);
+        crate::sync::lock(&self.owners)
+            .iter()
+            .filter(|(session, owner)| **owner == digest && open.contains(session))
+            .map(|(session, _)| session.clone())
+            .collect()
     }
 
     /// Whether `session` may be used by `identity`: it was opened by it,

@@ -134,6 +134,21 @@ impl McpSessions {
         lock(&self.shared.sessions).contains_key(id)
     }
 
+    /// When session `id` was last busy or seen, if it is idle now (no call
+    /// in flight, no stream open); `None` while it is busy, or ended.
+    pub(crate) fn idle_since(&self, id: &str) -> Option<Instant> {
+        let session = lock(&self.shared.sessions).get(id).cloned()?;
+        let activity = lock(&session.activity);
+        (!activity.is_busy()).then_some(activity.last_seen)
+    }
+
+    /// Ends session `id`, as its client's `DELETE` would.
+    pub(crate) async fn end_session(&self, id: &str) {
+        if let Err(error) = self.shared.end(&SessionId::from(id)).await {
+            tracing::debug!("ending MCP session {id}: {error}");
+        }
+    }
+
     /// The session `id`, with a guard counting a stream of it as open.
     fn stream_of(&self, id: &SessionId) -> Result<(Arc<Session>, StreamGuard), McpSessionsError> {
         let session = self
