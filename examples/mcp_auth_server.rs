@@ -11,6 +11,14 @@
 //!   `alice-token` and `bob-token`, or `BEHEST_MCP_TOKENS` as
 //!   `user:token,user:token`.
 //!
+//! An OAuth client (Claude Code, the SDKs, the Inspector) that calls
+//! without a token is told where to get one: each 401 carries
+//! `WWW-Authenticate: Bearer resource_metadata="…"`, naming the protected-
+//! resource metadata (RFC 9728) served at
+//! `/.well-known/oauth-protected-resource/mcp`, which names the
+//! authorization server that issues the tokens (`BEHEST_MCP_AUTH_SERVER`,
+//! by default `http://127.0.0.1:9000`, the issuer you run).
+//!
 //! Claude Code adds it with
 //!
 //! ```text
@@ -35,7 +43,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use behest::mcp::http::{router, HttpOptions};
+use behest::mcp::http::{serve_server_until, HttpOptions, ProtectedResource};
 use behest::mcp::{ConnectOptions, McpCaller, McpClient, McpServer};
 use behest::prelude::*;
 
@@ -76,10 +84,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let runtime = ToolRuntime::builder(ToolRegistry::new().with(MyNotes)?)
         .state(users)
         .build();
-    let server = McpServer::new(runtime)?.named("notes", env!("CARGO_PKG_VERSION"));
-    let options = HttpOptions::default()
-        .bearer_check(move |presented| tokens.iter().any(|token| token == presented));
-    let app = router(server, "/mcp", &options);
+    let server = McpServer::new(runtime)?
+        .named("notes", env!("CARGO_PKG_VERSION"))
+        .instructions("Each user's own notes; sign in with your bearer token.");
 
     let args: Vec<String> = std::env::args().skip(1).collect();
     let port = match args.as_slice() {
@@ -92,13 +99,35 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     let url = format!("http://{}/mcp", listener.local_addr()?);
+    let issuer = std::env::var("BEHEST_MCP_AUTH_SERVER")
+        .unwrap_or_else(|_| "http://127.0.0.1:9000".to_owned());
+    let options = HttpOptions::default()
+        .bearer_check(move |presented| tokens.iter().any(|token| token == presented))
+        .protected_resource(ProtectedResource::new(&url, issuer).scopes(["notes:read"]));
+    let serving =
+        async move { serve_server_until(server, listener, &options, std::future::pending()).await };
     if port != 0 {
         eprintln!("serving MCP at {url}");
-        axum::serve(listener, app).await?;
+        serving.await?;
         return Ok(());
     }
 
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    tokio::spawn(serving);
+    // What an OAuth client without a token is told, and then reads.
+    let _installed = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::new();
+    let unauthorized = http.post(&url).send().await?;
+    let challenge = unauthorized.headers()["www-authenticate"]
+        .to_str()?
+        .to_owned();
+    println!("without a token: {} {challenge}", unauthorized.status());
+    let metadata_url = challenge
+        .split("resource_metadata=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .ok_or("the 401 names no resource_metadata")?;
+    let metadata: serde_json::Value = http.get(metadata_url).send().await?.json().await?;
+    println!("its metadata: {metadata}");
     for token in ["alice-token", "bob-token"] {
         let client =
             McpClient::http_with(&url, &ConnectOptions::default().bearer_token(token)).await?;

@@ -30,10 +30,10 @@
 //! }
 //! ```
 
-use behest::mcp::http::{serve_http_local, HttpOptions};
+use behest::mcp::http::{serve_server, HttpOptions};
 use behest::mcp::{Elicitation, McpCaller, McpLogLayer, McpServer};
 use behest::prelude::*;
-use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::layer::{Layer, SubscriberExt};
 
 /// Get the current weather for a city.
 #[tool(read_only)]
@@ -108,13 +108,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with(EurosToDollars)?
         .with(Countdown)?
         .with(BookTable)?;
-    // Tool calls' log events go to their MCP client; everything to stderr
-    // (stdout is the protocol's over stdio).
-    let subscriber = tracing_subscriber::registry()
-        .with(McpLogLayer)
-        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr));
+    // Tool calls' log events go to their MCP client (at the level it
+    // sets); this process's own log to stderr (stdout is the protocol's
+    // over stdio) at `info`, rmcp's at `warn`: its `trace` lines carry
+    // every message, what users answer included.
+    let own_log = tracing_subscriber::filter::Targets::new()
+        .with_default(tracing::Level::INFO)
+        .with_target("rmcp", tracing::Level::WARN);
+    let subscriber = tracing_subscriber::registry().with(McpLogLayer).with(
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_filter(own_log),
+    );
     tracing::subscriber::set_global_default(subscriber)?;
-    let runtime = ToolRuntime::new(registry);
+    // One server, whichever transport: the same name and instructions.
+    let server = McpServer::new(ToolRuntime::new(registry))?
+        .named("behest-example", env!("CARGO_PKG_VERSION"))
+        .instructions("Weather, euros to dollars, and a countdown.");
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [flag, port] if flag == "--http" => {
@@ -122,15 +132,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut options = HttpOptions::default();
             options.bearer_token = std::env::var("BEHEST_MCP_TOKEN").ok();
             eprintln!("serving MCP at http://127.0.0.1:{port}/mcp");
-            serve_http_local(runtime, port, &options).await?;
+            serve_server(server, ([127, 0, 0, 1], port).into(), &options).await?;
         }
-        [] => {
-            McpServer::new(runtime)?
-                .named("behest-example", env!("CARGO_PKG_VERSION"))
-                .instructions("Weather, euros to dollars, and a countdown.")
-                .serve_stdio()
-                .await?;
-        }
+        [] => server.serve_stdio().await?,
         _ => {
             eprintln!("usage: mcp_server [--http PORT]");
             std::process::exit(2);

@@ -777,7 +777,29 @@ pub async fn serve_http_until(
     options: &HttpOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), McpServeError> {
-    let server = McpServer::new(runtime)?;
+    serve_server_until(McpServer::new(runtime)?, listener, options, shutdown).await
+}
+
+/// [`serve_http`] of a server set up as one likes (its name, instructions
+/// and logging, as [`McpServer::serve_stdio`] serves it), at
+/// `http://{addr}/mcp`, until the process ends.
+pub async fn serve_server(
+    server: McpServer,
+    addr: SocketAddr,
+    options: &HttpOptions,
+) -> Result<(), McpServeError> {
+    let listener = listen(addr).await?;
+    serve_server_until(server, listener, options, std::future::pending()).await
+}
+
+/// [`serve_http_until`] of a server set up as one likes: `server` at `/mcp`
+/// on `listener` until `shutdown` completes.
+pub async fn serve_server_until(
+    server: McpServer,
+    listener: tokio::net::TcpListener,
+    options: &HttpOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), McpServeError> {
     // Open sessions' streams would hold the graceful shutdown for ever:
     // they end with it.
     let stop = CancellationToken::new();
