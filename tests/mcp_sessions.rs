@@ -618,14 +618,17 @@ async fn stalled_and_surplus_connections_are_closed_and_others_are_served() {
             .await
     });
     let connect = || tokio::net::TcpStream::connect(addr);
-    // Headers begun and never finished, on every place there is.
+    // On every place there is: connections that send nothing, or headers
+    // begun and never finished.
     let mut stalled = Vec::new();
-    for _ in 0..8 {
+    for n in 0..8 {
         let mut stream = connect().await.unwrap();
-        stream
-            .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-            .await
-            .unwrap();
+        if n % 2 == 1 {
+            stream
+                .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                .await
+                .unwrap();
+        }
         stalled.push(stream);
     }
     // One more: closed at once, with no answer.
@@ -648,6 +651,16 @@ async fn stalled_and_surplus_connections_are_closed_and_others_are_served() {
             "{read:?}"
         );
     }
+    // Part of an HTTP/2 preface (which an HTTP/1.1 server never reads as a
+    // request): closed, not held.
+    let mut preface = connect().await.unwrap();
+    preface.write_all(b"PRI * HTTP/2").await.unwrap();
+    let mut rest = Vec::new();
+    // `read_to_end` returns at its end: EOF (perhaps after a 400), or a
+    // reset.
+    let _ended = tokio::time::timeout(Duration::from_secs(10), preface.read_to_end(&mut rest))
+        .await
+        .expect("a connection that began an HTTP/2 preface is closed");
     // A body that never comes whole: 408.
     let mut slow = connect().await.unwrap();
     slow.write_all(
@@ -739,4 +752,20 @@ async fn one_identity_cannot_hold_more_than_its_share_of_sessions() {
     let other = open("b").await;
     assert_eq!(other.status(), 200);
     drop(busy);
+
+    // One static token shared by every client names no identity: no cap
+    // of its own.
+    let mut options = HttpOptions::default();
+    options.bearer_token = Some("shared".to_owned());
+    options.max_sessions_per_identity = 1;
+    let addr = serve(&options).await;
+    let url = format!("http://{addr}/mcp");
+    for _ in 0..3 {
+        let opened = initialize_request(&client, &url, "2025-11-25")
+            .bearer_auth("shared")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(opened.status(), 200);
+    }
 }

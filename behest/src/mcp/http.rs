@@ -74,28 +74,31 @@ pub struct HttpOptions {
     /// The most sessions open at once (each holds a worker); an
     /// `initialize` past it gets 503 with `Retry-After`. Default 1024.
     pub max_sessions: usize,
-    /// The most sessions one identity (who a bearer token names, see
-    /// [`bearer_identity`](Self::bearer_identity)) holds at once, so that
+    /// The most sessions one identity holds at once (at least one), so that
     /// one credential opening sessions in a loop cannot take the places of
     /// everyone else's. Past it, an `initialize` of that identity ends the
     /// identity's longest-idle sessions to make room, and gets 429 with
-    /// `Retry-After` when all of them are busy. Applies where requests
-    /// carry a token (an unguarded endpoint has no identities). Default 64.
+    /// `Retry-After` when all of them are busy. It applies where tokens
+    /// name identities ([`bearer_check`](Self::bearer_check) or
+    /// [`bearer_identity`](Self::bearer_identity)): one static
+    /// [`bearer_token`](Self::bearer_token) shared by every client, or no
+    /// token, names none. Default 64.
     pub max_sessions_per_identity: usize,
-    /// How long a client may take to send a request's headers, once its
-    /// connection is ready for the next request: a connection that sends
-    /// none in time (one that stalls mid-header, or sits idle between
-    /// requests) is closed. Default 10 s. Applied by [`serve_http`] and
-    /// [`serve_http_until`] (HTTP/1.1; an HTTP/2 connection is pinged
-    /// every 30 s and closed when a ping goes unanswered for 10 s).
+    /// How long a client may take to send a request's headers, from when
+    /// its connection opens or its last response ends: a connection that
+    /// sends none in time (silent, stalled mid-header, or idle between
+    /// requests) is closed. Default 10 s; `None` only behind a proxy that
+    /// bounds it. Applied by [`serve_http`] and [`serve_server`] (HTTP/1.1,
+    /// which every MCP client speaks).
     pub header_read_timeout: Option<Duration>,
     /// How long a client may take to send a request's body: past it, 408.
     /// Default 30 s. Applied by [`router`].
     pub body_read_timeout: Option<Duration>,
-    /// The most connections served at once by [`serve_http`]: one past it
-    /// is closed at once, so stalled or idle connections (bounded by
-    /// [`header_read_timeout`](Self::header_read_timeout)) cannot take
-    /// every file descriptor. Default 1024.
+    /// The most connections served at once by [`serve_http`] and
+    /// [`serve_server`] (at least one): one past it is closed at once, and
+    /// silent, stalled or idle connections end after
+    /// [`header_read_timeout`](Self::header_read_timeout), so they cannot
+    /// hold every place. Default 1024.
     pub max_connections: usize,
     /// The authorization server that issues this endpoint's tokens, for
     /// clients that discover it by OAuth (RFC 9728). Set with
@@ -217,6 +220,12 @@ impl HttpOptions {
 
     /// Who a request carrying `presented` (its bearer token, if any) is,
     /// or `None` when it may not pass. Unguarded, everyone is `""`.
+    /// Whether tokens name identities of their own (a check or a mapping
+    /// of tokens), as the per-identity session cap needs.
+    fn names_identities(&self) -> bool {
+        self.bearer_check.is_some() || self.bearer_identity.is_some()
+    }
+
     fn identity(&self, presented: Option<&str>) -> Option<String> {
         if !self.is_guarded() {
             return Some(String::new());
@@ -473,8 +482,21 @@ impl Guard {
                 },
                 None => reading.await,
             };
-            let Ok(bytes) = read else {
-                return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+            let bytes = match read {
+                Ok(bytes) => bytes,
+                Err(error) => {
+                    let too_large = error
+                        .into_inner()
+                        .downcast_ref::<http_body_util::LengthLimitError>()
+                        .is_some();
+                    // Over the limit, or a body that broke off.
+                    let status = if too_large {
+                        StatusCode::PAYLOAD_TOO_LARGE
+                    } else {
+                        StatusCode::BAD_REQUEST
+                    };
+                    return status.into_response();
+                }
             };
             request =
                 axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes.clone()));
@@ -488,12 +510,22 @@ impl Guard {
             if !owned || (method == Method::DELETE && !self.sessions.contains(session)) {
                 return StatusCode::NOT_FOUND.into_response();
             }
-        } else if !self.options.stateless && body.as_deref().is_some_and(is_initialize) {
+            // In use: not the longest idle while its request is on its way.
+            self.sessions.touch(session);
+        }
+        // Held until the answer: a session this request opens counts
+        // against its identity while it is being opened.
+        let mut _opening = None;
+        if session.is_none()
+            && !self.options.stateless
+            && body.as_deref().is_some_and(is_initialize)
+        {
             // Only a new session is refused; other requests without one
             // (of protocols that need none) pass.
-            if guarded {
-                if let Err(refused) = self.make_room(&identity).await {
-                    return refused;
+            if self.options.names_identities() {
+                match self.make_room(&identity).await {
+                    Ok(opening) => _opening = Some(opening),
+                    Err(refused) => return refused,
                 }
             }
             if self.sessions.is_full() {
@@ -555,59 +587,56 @@ impl Guard {
 
     /// Makes room for one more session of `identity` under its cap, by
     /// ending its longest-idle sessions; `Err` (429) when they are all
-    /// busy. (Two `initialize`s of one identity at once may both pass: the
-    /// cap holds to within the requests in flight.)
-    async fn make_room(&self, identity: &str) -> Result<(), Response> {
+    /// busy. `Ok` holds a place for the session being opened until it is
+    /// dropped, so that `initialize`s of one identity at once count each
+    /// other.
+    async fn make_room(&self, identity: &str) -> Result<Opening, Response> {
         let cap = self.options.max_sessions_per_identity.max(1);
+        let opening = self.owners.begin_opening(identity);
         let owned = self.owners.owned_by(identity, &self.sessions);
-        let held = owned.len();
+        let held = owned.len() + opening.pending();
         if held < cap {
-            return Ok(());
+            return Ok(opening);
         }
         let mut idle: Vec<(tokio::time::Instant, String)> = owned
             .into_iter()
             .filter_map(|session| Some((self.sessions.idle_since(&session)?, session)))
             .collect();
-        let over = held + 1 - cap;
-        if idle.len() < over {
-            let error = serde_json::json!({
-                "jsonrpc": "2.0",
-                "id": null,
-                "error": {
-                    "code": -32000,
-                    "message": format!("this credential holds its limit of {cap} sessions, all busy; end one (DELETE) or retry later"),
-                },
-            });
-            let mut response = json_response(StatusCode::TOO_MANY_REQUESTS, &error);
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-            return Err(response);
-        }
         idle.sort();
-        for (_, session) in idle.into_iter().take(over) {
-            tracing::info!(
-                session,
-                "an idle MCP session ended to make room for its identity's new one"
-            );
-            self.sessions.end_session(&session).await;
-            self.owners.end(&session);
+        let mut over = held + 1 - cap;
+        for (seen, session) in idle {
+            if over == 0 {
+                break;
+            }
+            // Ended only if still idle since then: a request may have
+            // come for it meanwhile.
+            if self.sessions.end_if_idle(&session, seen).await {
+                tracing::debug!(
+                    session,
+                    "an idle MCP session ended to make room for its identity's new one"
+                );
+                self.owners.end(&session);
+                over -= 1;
+            }
         }
-        Ok(())
+        if over == 0 {
+            return Ok(opening);
+        }
+        let message = format!(
+            "this credential holds its limit of {cap} sessions, all busy; end one (DELETE) or retry later"
+        );
+        let mut response = json_rpc_error(StatusCode::TOO_MANY_REQUESTS, -32000, &message);
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        Err(response)
     }
 
     /// 503 for an `initialize` past the session cap, as a JSON-RPC error
     /// the client can show.
     fn full(&self) -> Response {
-        let error = serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": null,
-            "error": {
-                "code": -32000,
-                "message": McpSessionsError::Full(self.options.max_sessions).to_string(),
-            },
-        });
-        let mut response = json_response(StatusCode::SERVICE_UNAVAILABLE, &error);
+        let message = McpSessionsError::Full(self.options.max_sessions).to_string();
+        let mut response = json_rpc_error(StatusCode::SERVICE_UNAVAILABLE, -32000, &message);
         response
             .headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
@@ -636,12 +665,18 @@ async fn unreadable_message(response: Response, body: &[u8]) -> Response {
             "Invalid Request: the body is JSON but not a JSON-RPC 2.0 request, notification or response (an object with \"jsonrpc\": \"2.0\" and a \"method\", or a \"result\" or \"error\" with an \"id\")".to_owned(),
         ),
     };
+    json_rpc_error(StatusCode::BAD_REQUEST, code, &message)
+}
+
+/// A JSON-RPC error response with `status`, for a request whose id is not
+/// known (`null`).
+fn json_rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
     let error = serde_json::json!({
         "jsonrpc": "2.0",
         "id": null,
         "error": {"code": code, "message": message},
     });
-    json_response(StatusCode::BAD_REQUEST, &error)
+    json_response(status, &error)
 }
 
 /// `body` as a JSON response with `status`.
@@ -688,6 +723,36 @@ fn session_id(headers: &HeaderMap) -> Option<String> {
 #[derive(Default)]
 struct SessionOwners {
     owners: std::sync::Mutex<std::collections::HashMap<String, u64>>,
+    /// Sessions being opened, by identity digest.
+    opening: Arc<std::sync::Mutex<std::collections::HashMap<u64, usize>>>,
+}
+
+/// A session being opened for an identity, counted until dropped.
+struct Opening {
+    digest: u64,
+    opening: Arc<std::sync::Mutex<std::collections::HashMap<u64, usize>>>,
+}
+
+impl Opening {
+    /// How many sessions of the identity are being opened, others than
+    /// this one.
+    fn pending(&self) -> usize {
+        crate::sync::lock(&self.opening)
+            .get(&self.digest)
+            .map_or(0, |count| count - 1)
+    }
+}
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        let mut opening = crate::sync::lock(&self.opening);
+        if let Some(count) = opening.get_mut(&self.digest) {
+            *count -= 1;
+            if *count == 0 {
+                opening.remove(&self.digest);
+            }
+        }
+    }
 }
 
 impl SessionOwners {
@@ -707,6 +772,16 @@ impl SessionOwners {
         let mut owners = crate::sync::lock(&self.owners);
         owners.retain(|session, _| open.contains(session));
         owners.insert(session, Self::digest(identity));
+    }
+
+    /// Counts a session of `identity` as being opened.
+    fn begin_opening(&self, identity: &str) -> Opening {
+        let digest = Self::digest(identity);
+        *crate::sync::lock(&self.opening).entry(digest).or_default() += 1;
+        Opening {
+            digest,
+            opening: self.opening.clone(),
+        }
     }
 
     /// The open sessions `identity` opened.
@@ -806,12 +881,23 @@ pub async fn serve_server_until(
     let app = router_until(server, "/mcp", options, stop.clone());
     let connections = Arc::new(tokio::sync::Semaphore::new(options.max_connections.max(1)));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let builder = connection_builder(options);
+    let mut tasks = tokio::task::JoinSet::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (stream, remote) = tokio::select! {
             () = &mut shutdown => break,
+            // Connections that ended are reaped as they end.
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => continue,
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
+                // One connection's trouble: the next is taken at once.
+                Err(error) if matches!(
+                    error.kind(),
+                    std::io::ErrorKind::ConnectionAborted
+                        | std::io::ErrorKind::ConnectionReset
+                        | std::io::ErrorKind::ConnectionRefused
+                ) => continue,
                 Err(error) => {
                     // Out of file descriptors, say: the listener stays
                     // good; a pause keeps a lasting shortage from spinning.
@@ -822,48 +908,50 @@ pub async fn serve_server_until(
             },
         };
         let Ok(permit) = connections.clone().try_acquire_owned() else {
-            tracing::warn!(
-                %remote,
-                max_connections = options.max_connections,
-                "an MCP connection past the cap was closed"
-            );
+            tracing::debug!(%remote, "an MCP connection past max_connections was closed");
             continue;
         };
-        let connection = connection_builder(options)
-            .serve_connection_with_upgrades(
-                hyper_util::rt::TokioIo::new(stream),
-                hyper_util::service::TowerToHyperService::new(app.clone()),
-            )
-            .into_owned();
+        let connection = builder.serve_connection(
+            hyper_util::rt::TokioIo::new(stream),
+            hyper_util::service::TowerToHyperService::new(app.clone()),
+        );
         let connection = graceful.watch(connection);
-        tokio::spawn(async move {
+        tasks.spawn(async move {
             if let Err(error) = connection.await {
                 tracing::debug!(%remote, "an MCP connection ended: {error}");
             }
             drop(permit);
         });
     }
+    // New connections are refused, not left in the backlog.
+    drop(listener);
     stop.cancel();
-    graceful.shutdown().await;
+    // A client that stops reading would hold its connection's last write
+    // for ever: the drain is bounded, then what is left is cut.
+    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tasks.abort_all();
+    }
+    while tasks.join_next().await.is_some() {}
     Ok(())
 }
 
-/// How each connection of [`serve_http_until`] is served: HTTP/1.1 or
-/// HTTP/2, with the header timeout and keep-alive of `options`.
-fn connection_builder(
-    options: &HttpOptions,
-) -> hyper_util::server::conn::auto::Builder<hyper_util::rt::TokioExecutor> {
-    let mut builder =
-        hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+/// How long [`serve_server_until`] waits for connections to end once it
+/// shuts down, before it cuts them.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// How each connection of [`serve_server_until`] is served: HTTP/1.1, its
+/// header timer started as the connection opens (so one that sends
+/// nothing is closed too) and again after each response (so an idle one
+/// is). HTTP/2 would first read the connection's opening bytes with no
+/// timeout at all.
+fn connection_builder(options: &HttpOptions) -> hyper::server::conn::http1::Builder {
+    let mut builder = hyper::server::conn::http1::Builder::new();
     builder
-        .http1()
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(options.header_read_timeout);
-    builder
-        .http2()
-        .timer(hyper_util::rt::TokioTimer::new())
-        .keep_alive_interval(Some(Duration::from_secs(30)))
-        .keep_alive_timeout(Duration::from_secs(10));
     builder
 }
 

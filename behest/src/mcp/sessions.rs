@@ -142,11 +142,34 @@ impl McpSessions {
         (!activity.is_busy()).then_some(activity.last_seen)
     }
 
-    /// Ends session `id`, as its client's `DELETE` would.
-    pub(crate) async fn end_session(&self, id: &str) {
-        if let Err(error) = self.shared.end(&SessionId::from(id)).await {
+    /// Counts session `id` as seen now.
+    pub(crate) fn touch(&self, id: &str) {
+        if let Some(session) = lock(&self.shared.sessions).get(id).cloned() {
+            session.touch();
+        }
+    }
+
+    /// Ends session `id`, as its client's `DELETE` would, if it has been
+    /// idle since `seen` (what [`idle_since`](Self::idle_since) said):
+    /// whether it ended.
+    pub(crate) async fn end_if_idle(&self, id: &str, seen: Instant) -> bool {
+        {
+            let mut sessions = lock(&self.shared.sessions);
+            let Some(session) = sessions.get(id).cloned() else {
+                return false;
+            };
+            let activity = lock(&session.activity);
+            if activity.is_busy() || activity.last_seen != seen {
+                return false;
+            }
+            // Gone from the map while still idle: no request finds it now.
+            sessions.remove(id);
+            session.ended.cancel();
+        }
+        if let Err(error) = self.shared.inner.close_session(&SessionId::from(id)).await {
             tracing::debug!("ending MCP session {id}: {error}");
         }
+        true
     }
 
     /// The session `id`, with a guard counting a stream of it as open.
