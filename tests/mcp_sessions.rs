@@ -769,3 +769,71 @@ async fn one_identity_cannot_hold_more_than_its_share_of_sessions() {
         assert_eq!(opened.status(), 200);
     }
 }
+
+/// One identity has at most its limit of requests in flight on its
+/// sessions, a call counted until its answer's stream ends: past it, 429;
+/// once one ends, it calls again; another identity calls all the while.
+#[tokio::test]
+async fn one_identity_cannot_have_more_than_its_share_of_calls_in_flight() {
+    let mut options = HttpOptions::default().bearer_check(|token| token == "a" || token == "b");
+    options.max_in_flight_per_identity = 2;
+    let addr = serve(&options).await;
+    let url = format!("http://{addr}/mcp");
+    let client = http_client();
+    let open = |token: &'static str| {
+        let request = initialize_request(&client, &url, "2025-11-25").bearer_auth(token);
+        async move {
+            let answer = request.send().await.unwrap();
+            assert_eq!(answer.status(), 200);
+            answer.headers()["mcp-session-id"]
+                .to_str()
+                .unwrap()
+                .to_owned()
+        }
+    };
+    let call = |token: &'static str, session: &str, id: u64, arguments: Value| {
+        client
+            .post(&url)
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", session)
+            .json(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "wait", "arguments": arguments}}))
+            .send()
+    };
+    let (a, b) = (open("a").await, open("b").await);
+    let mut held = Vec::new();
+    for id in 1..=2 {
+        let answer = call("a", &a, id, json!({"ms": 60_000})).await.unwrap();
+        assert_eq!(answer.status(), 200);
+        held.push(answer);
+    }
+    let refused = call("a", &a, 3, json!({"ms": 1})).await.unwrap();
+    assert_eq!(refused.status(), 429);
+    assert!(refused.headers().contains_key("retry-after"));
+    let error: Value = refused.json().await.unwrap();
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("limit of 2 requests in flight"),
+        "{error}"
+    );
+    let other = call("b", &b, 1, json!({"ms": 1})).await.unwrap();
+    assert_eq!(other.status(), 200);
+    // One of `a`'s answers' streams ends (its client went away): a place
+    // is free again.
+    drop(held.pop());
+    let mut again = None;
+    for _ in 0..100 {
+        let answer = call("a", &a, 4, json!({"ms": 1})).await.unwrap();
+        if answer.status() == 200 {
+            again = Some(answer);
+            break;
+        }
+        assert_eq!(answer.status(), 429);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(again.is_some(), "a place was not freed when a stream ended");
+}

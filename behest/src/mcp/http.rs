@@ -84,6 +84,13 @@ pub struct HttpOptions {
     /// [`bearer_token`](Self::bearer_token) shared by every client, or no
     /// token, names none. Default 64.
     pub max_sessions_per_identity: usize,
+    /// The most requests one identity has in flight at once on its
+    /// sessions (at least one), a call counted until its answer's stream
+    /// ends: past it, 429 with `Retry-After`, so that one credential cannot
+    /// take every worker. Where tokens name identities, as
+    /// [`max_sessions_per_identity`](Self::max_sessions_per_identity).
+    /// Default 256.
+    pub max_in_flight_per_identity: usize,
     /// How long a client may take to send a request's headers, from when
     /// its connection opens or its last response ends: a connection that
     /// sends none in time (silent, stalled mid-header, or idle between
@@ -268,6 +275,10 @@ impl std::fmt::Debug for HttpOptions {
             .field("protected_resource", &self.protected_resource)
             .field("cors_origins", &self.cors_origins)
             .field("max_sessions_per_identity", &self.max_sessions_per_identity)
+            .field(
+                "max_in_flight_per_identity",
+                &self.max_in_flight_per_identity,
+            )
             .field("header_read_timeout", &self.header_read_timeout)
             .field("body_read_timeout", &self.body_read_timeout)
             .field("max_connections", &self.max_connections)
@@ -292,6 +303,7 @@ impl Default for HttpOptions {
             idle_timeout: Some(Duration::from_secs(30 * 60)),
             max_sessions: 1024,
             max_sessions_per_identity: 64,
+            max_in_flight_per_identity: 256,
             header_read_timeout: Some(Duration::from_secs(10)),
             body_read_timeout: Some(Duration::from_secs(30)),
             max_connections: 1024,
@@ -513,6 +525,28 @@ impl Guard {
             // In use: not the longest idle while its request is on its way.
             self.sessions.touch(session);
         }
+        // Counted until the answer's body ends.
+        let mut in_flight = None;
+        if session.is_some() && method == Method::POST && self.options.names_identities() {
+            match self
+                .owners
+                .in_flight(&identity, self.options.max_in_flight_per_identity)
+            {
+                Some(slot) => in_flight = Some(slot),
+                None => {
+                    let limit = self.options.max_in_flight_per_identity.max(1);
+                    let message = format!(
+                        "this credential has its limit of {limit} requests in flight; retry when one has its answer"
+                    );
+                    let mut refused =
+                        json_rpc_error(StatusCode::TOO_MANY_REQUESTS, -32000, &message);
+                    refused
+                        .headers_mut()
+                        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                    return refused;
+                }
+            }
+        }
         // Held until the answer: a session this request opens counts
         // against its identity while it is being opened.
         let mut _opening = None;
@@ -560,7 +594,19 @@ impl Guard {
             }
             _ => {}
         }
-        response
+        match in_flight {
+            Some(slot) => {
+                use http_body_util::BodyExt;
+                let (parts, body) = response.into_parts();
+                let body = body.map_frame(move |frame| {
+                    // The slot goes with the body: when its stream ends.
+                    let _held = &slot;
+                    frame
+                });
+                Response::from_parts(parts, axum::body::Body::new(body))
+            }
+            None => response,
+        }
     }
 
     /// 401, naming the metadata of an OAuth-guarded endpoint, and saying
@@ -725,31 +771,36 @@ struct SessionOwners {
     owners: std::sync::Mutex<std::collections::HashMap<String, u64>>,
     /// Sessions being opened, by identity digest.
     opening: Arc<std::sync::Mutex<std::collections::HashMap<u64, usize>>>,
+    /// Requests in flight on sessions, by identity digest.
+    in_flight: Arc<std::sync::Mutex<std::collections::HashMap<u64, usize>>>,
+}
+
+/// A count by identity digest, one of it held until dropped.
+struct Counted {
+    digest: u64,
+    counts: Arc<std::sync::Mutex<std::collections::HashMap<u64, usize>>>,
 }
 
 /// A session being opened for an identity, counted until dropped.
-struct Opening {
-    digest: u64,
-    opening: Arc<std::sync::Mutex<std::collections::HashMap<u64, usize>>>,
-}
+struct Opening(Counted);
 
 impl Opening {
     /// How many sessions of the identity are being opened, others than
     /// this one.
     fn pending(&self) -> usize {
-        crate::sync::lock(&self.opening)
-            .get(&self.digest)
+        crate::sync::lock(&self.0.counts)
+            .get(&self.0.digest)
             .map_or(0, |count| count - 1)
     }
 }
 
-impl Drop for Opening {
+impl Drop for Counted {
     fn drop(&mut self) {
-        let mut opening = crate::sync::lock(&self.opening);
-        if let Some(count) = opening.get_mut(&self.digest) {
+        let mut counts = crate::sync::lock(&self.counts);
+        if let Some(count) = counts.get_mut(&self.digest) {
             *count -= 1;
             if *count == 0 {
-                opening.remove(&self.digest);
+                counts.remove(&self.digest);
             }
         }
     }
@@ -774,14 +825,29 @@ impl SessionOwners {
         owners.insert(session, Self::digest(identity));
     }
 
+    /// One more request of `identity` in flight, or `None` at `limit`.
+    fn in_flight(&self, identity: &str, limit: usize) -> Option<Counted> {
+        let digest = Self::digest(identity);
+        let mut counts = crate::sync::lock(&self.in_flight);
+        let count = counts.entry(digest).or_default();
+        if *count >= limit.max(1) {
+            return None;
+        }
+        *count += 1;
+        Some(Counted {
+            digest,
+            counts: self.in_flight.clone(),
+        })
+    }
+
     /// Counts a session of `identity` as being opened.
     fn begin_opening(&self, identity: &str) -> Opening {
         let digest = Self::digest(identity);
         *crate::sync::lock(&self.opening).entry(digest).or_default() += 1;
-        Opening {
+        Opening(Counted {
             digest,
-            opening: self.opening.clone(),
-        }
+            counts: self.opening.clone(),
+        })
     }
 
     /// The open sessions `identity` opened.
