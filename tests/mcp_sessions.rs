@@ -680,6 +680,43 @@ async fn stalled_and_surplus_connections_are_closed_and_others_are_served() {
     assert_eq!(answer.status(), 200);
 }
 
+/// Opens a session as the holder of `token`: the answer.
+async fn open_as(client: &reqwest::Client, url: &str, token: &str) -> reqwest::Response {
+    initialize_request(client, url, "2025-11-25")
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The session an `initialize` answer opened.
+fn session_of(answer: &reqwest::Response) -> String {
+    answer.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Calls `name` on `session` as the holder of `token`.
+fn call_as(
+    client: &reqwest::Client,
+    url: &str,
+    token: &str,
+    session: &str,
+    id: u64,
+    name: &str,
+    arguments: Value,
+) -> reqwest::RequestBuilder {
+    client
+        .post(url)
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-session-id", session)
+        .json(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}))
+}
+
 /// One credential cannot take everyone's places: past its own cap, its
 /// `initialize` ends its longest-idle session to make room (that session
 /// is then gone, 404), gets 429 when all of its sessions are busy, and
@@ -692,26 +729,9 @@ async fn one_identity_cannot_hold_more_than_its_share_of_sessions() {
     let addr = serve(&options).await;
     let url = format!("http://{addr}/mcp");
     let client = http_client();
-    let open = |token: &'static str| {
-        let request = initialize_request(&client, &url, "2025-11-25").bearer_auth(token);
-        async move { request.send().await.unwrap() }
-    };
-    let session_of = |answer: &reqwest::Response| {
-        answer.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned()
-    };
+    let open = |token: &'static str| open_as(&client, &url, token);
     let call = |token: &'static str, session: String, id: u64, name: &str, arguments: Value| {
-        client
-            .post(&url)
-            .bearer_auth(token)
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-11-25")
-            .header("mcp-session-id", session)
-            .json(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                "params": {"name": name, "arguments": arguments}}))
-            .send()
+        call_as(&client, &url, token, &session, id, name, arguments).send()
     };
     let first = open("a").await;
     assert_eq!(first.status(), 200);
@@ -761,11 +781,7 @@ async fn one_identity_cannot_hold_more_than_its_share_of_sessions() {
     let addr = serve(&options).await;
     let url = format!("http://{addr}/mcp");
     for _ in 0..3 {
-        let opened = initialize_request(&client, &url, "2025-11-25")
-            .bearer_auth("shared")
-            .send()
-            .await
-            .unwrap();
+        let opened = open_as(&client, &url, "shared").await;
         assert_eq!(opened.status(), 200);
     }
 }
@@ -780,27 +796,13 @@ async fn one_identity_cannot_have_more_than_its_share_of_calls_in_flight() {
     let addr = serve(&options).await;
     let url = format!("http://{addr}/mcp");
     let client = http_client();
-    let open = |token: &'static str| {
-        let request = initialize_request(&client, &url, "2025-11-25").bearer_auth(token);
-        async move {
-            let answer = request.send().await.unwrap();
-            assert_eq!(answer.status(), 200);
-            answer.headers()["mcp-session-id"]
-                .to_str()
-                .unwrap()
-                .to_owned()
-        }
+    let open = |token: &'static str| async {
+        let answer = open_as(&client, &url, token).await;
+        assert_eq!(answer.status(), 200);
+        session_of(&answer)
     };
     let call = |token: &'static str, session: &str, id: u64, arguments: Value| {
-        client
-            .post(&url)
-            .bearer_auth(token)
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-11-25")
-            .header("mcp-session-id", session)
-            .json(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                "params": {"name": "wait", "arguments": arguments}}))
-            .send()
+        call_as(&client, &url, token, session, id, "wait", arguments).send()
     };
     let (a, b) = (open("a").await, open("b").await);
     let mut held = Vec::new();

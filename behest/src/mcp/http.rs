@@ -894,8 +894,7 @@ pub async fn serve_http(
     addr: SocketAddr,
     options: &HttpOptions,
 ) -> Result<(), McpServeError> {
-    let listener = listen(addr).await?;
-    serve_http_until(runtime, listener, options, std::future::pending()).await
+    serve_server(McpServer::new(runtime)?, addr, options).await
 }
 
 /// [`serve_http`] on `127.0.0.1:{port}`: reachable from this machine only.
@@ -909,9 +908,10 @@ pub async fn serve_http_local(
 
 /// Serves `runtime`'s tools at `/mcp` on a listener already bound (port 0
 /// for any free one: read it from the listener first) until `shutdown`
-/// completes. Then no request is taken, every session ends, and calls
+/// completes. Then no connection is taken, every session ends, and calls
 /// still running are cancelled (their tools see their tokens); the
-/// function returns once the connections have closed.
+/// function returns once the connections have closed, or 10 s later with
+/// those left cut.
 pub async fn serve_http_until(
     runtime: ToolRuntime,
     listener: tokio::net::TcpListener,
