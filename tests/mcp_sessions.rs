@@ -30,6 +30,12 @@ async fn wait(ms: u64) -> String {
     format!("waited {ms} ms")
 }
 
+/// `n` times the letter x.
+#[tool]
+async fn pad(n: usize) -> String {
+    "x".repeat(n)
+}
+
 /// Who is calling, as the tool sees it.
 #[tool]
 async fn whoami(#[ctx] cx: ToolContext) -> Value {
@@ -55,6 +61,8 @@ async fn serve(options: &HttpOptions) -> SocketAddr {
         .with(Wait)
         .unwrap()
         .with(Whoami)
+        .unwrap()
+        .with(Pad)
         .unwrap();
     let runtime = ToolRuntime::builder(registry)
         .tool_timeout("wait", Duration::from_secs(3600))
@@ -216,15 +224,8 @@ async fn priming_events_go_only_to_clients_whose_version_defines_them() {
 async fn an_answer_that_comes_while_the_client_is_away_is_there_when_it_resumes() {
     let addr = serve(&HttpOptions::default()).await;
     let session = Session::open(addr, "2025-11-25").await;
-    let mut response = session.call(7, "wait", json!({"ms": 200})).await;
-    let mut first = String::new();
-    while !first.contains("\n\n") {
-        let chunk = response.chunk().await.unwrap().unwrap();
-        first.push_str(std::str::from_utf8(&chunk).unwrap());
-    }
-    let primed = events(&first);
-    let last_event_id = primed[0].id.clone().unwrap();
-    drop(response);
+    let response = session.call(7, "wait", json!({"ms": 200})).await;
+    let last_event_id = walk_away(response).await;
     // Long enough for the answer to be sent to nobody.
     tokio::time::sleep(Duration::from_millis(400)).await;
     let resumed = session
@@ -238,6 +239,56 @@ async fn an_answer_that_comes_while_the_client_is_away_is_there_when_it_resumes(
     assert_eq!(
         answer_text(&events(&body)).as_deref(),
         Some("waited 200 ms"),
+        "{body}"
+    );
+}
+
+/// The id of the priming event of a call's stream, read before the
+/// client walks away from it.
+async fn walk_away(mut response: reqwest::Response) -> String {
+    let mut first = String::new();
+    while !first.contains("\n\n") {
+        let chunk = response.chunk().await.unwrap().unwrap();
+        first.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    events(&first)[0].id.clone().unwrap()
+}
+
+/// Answers nobody read, past the session's byte budget: the oldest goes
+/// (its client's resumption ends with nothing), the newest is still there.
+#[tokio::test]
+async fn unread_answers_past_the_session_byte_budget_drop_the_oldest() {
+    let mut options = HttpOptions::default();
+    options.max_session_bytes = 50_000;
+    let addr = serve(&options).await;
+    let session = Session::open(addr, "2025-11-25").await;
+    let mut primed = Vec::new();
+    for id in 1..=4 {
+        let response = session.call(id, "pad", json!({"n": 20_000})).await;
+        primed.push(walk_away(response).await);
+        // Each answer is sent to nobody before the next call.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let resume = |last_event_id: String| {
+        session
+            .request(reqwest::Method::GET)
+            .header("last-event-id", last_event_id)
+            .send()
+    };
+    let newest = resume(primed[3].clone()).await.unwrap();
+    assert_eq!(newest.status(), 200);
+    let body = newest.text().await.unwrap();
+    assert_eq!(
+        answer_text(&events(&body)).map(|text| text.len()),
+        Some(20_000)
+    );
+    // rmcp answers a resumption it cannot serve with an empty stream that
+    // ends, not an error a browser's EventSource would retry forever.
+    let oldest = resume(primed[0].clone()).await.unwrap();
+    assert_eq!(oldest.status(), 200);
+    let body = oldest.text().await.unwrap();
+    assert!(
+        events(&body).iter().all(|event| event.data.is_empty()),
         "{body}"
     );
 }

@@ -91,6 +91,16 @@ pub struct HttpOptions {
     /// [`max_sessions_per_identity`](Self::max_sessions_per_identity).
     /// Default 256.
     pub max_in_flight_per_identity: usize,
+    /// The most bytes of events one session keeps for clients that resume
+    /// a stream (`Last-Event-ID`). Past it, answers already read go first,
+    /// then the oldest progress and log notifications of calls still
+    /// running, then the oldest answers nobody has read (a client resuming
+    /// for one gets a stream that ends with nothing); an answer being sent
+    /// is never
+    /// cut short (the runtime's output limit bounds it). With
+    /// [`max_sessions`](Self::max_sessions) this bounds what sessions hold.
+    /// Default 8 MiB.
+    pub max_session_bytes: usize,
     /// How long a client may take to send a request's headers, from when
     /// its connection opens or its last response ends: a connection that
     /// sends none in time (silent, stalled mid-header, or idle between
@@ -282,6 +292,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("header_read_timeout", &self.header_read_timeout)
             .field("body_read_timeout", &self.body_read_timeout)
             .field("max_connections", &self.max_connections)
+            .field("max_session_bytes", &self.max_session_bytes)
             .finish()
     }
 }
@@ -307,6 +318,7 @@ impl Default for HttpOptions {
             header_read_timeout: Some(Duration::from_secs(10)),
             body_read_timeout: Some(Duration::from_secs(30)),
             max_connections: 1024,
+            max_session_bytes: 8 * 1024 * 1024,
             protected_resource: None,
             cors_origins: Vec::new(),
         }
@@ -335,6 +347,7 @@ fn sessions_of(options: &HttpOptions) -> McpSessions {
         idle_timeout: options.idle_timeout,
         max_sessions: options.max_sessions,
         sse_retry: SSE_RETRY,
+        max_session_bytes: options.max_session_bytes,
     })
 }
 

@@ -16,9 +16,15 @@
 //!   copied into a [`StreamLog`] here, which a client resuming with
 //!   `Last-Event-ID` reads from; an answer nobody has read is kept until it
 //!   is read or the session ends.
+//! - **A byte budget for what a session keeps.** The logs of one session
+//!   hold at most [`max_session_bytes`](super::http::HttpOptions::max_session_bytes)
+//!   of events: past it, answers already read go first, then the oldest
+//!   notifications of calls still running, then the oldest answers nobody
+//!   has read. rmcp's own copies of finished requests are not kept, since
+//!   these logs serve every resumption.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -59,6 +65,7 @@ pub(crate) struct SessionLimits {
     pub(crate) idle_timeout: Option<Duration>,
     pub(crate) max_sessions: usize,
     pub(crate) sse_retry: Duration,
+    pub(crate) max_session_bytes: usize,
 }
 
 /// behest's session manager for MCP over streamable HTTP (see the module
@@ -104,6 +111,9 @@ impl McpSessions {
         let mut config = SessionConfig::default();
         config.keep_alive = None;
         config.sse_retry = Some(limits.sse_retry);
+        // A finished request's events are in this manager's logs, under
+        // their byte budget; rmcp's copy would be a second, unbounded one.
+        config.completed_cache_ttl = Duration::ZERO;
         inner.session_config = config;
         Self {
             shared: Arc::new(Shared {
@@ -210,6 +220,10 @@ struct Session {
     /// Whether the client's protocol defines priming events.
     primes: AtomicBool,
     logs: Mutex<Logs>,
+    /// The bytes of events its logs hold, shared with each log.
+    kept: Arc<AtomicUsize>,
+    /// The most bytes its logs may hold.
+    budget: usize,
 }
 
 /// A session's request logs, by rmcp's HTTP request id.
@@ -228,7 +242,7 @@ struct Activity {
 }
 
 impl Session {
-    fn new() -> Self {
+    fn new(budget: usize) -> Self {
         Self {
             activity: Mutex::new(Activity {
                 calls: HashMap::new(),
@@ -242,6 +256,62 @@ impl Session {
                 by_request: HashMap::new(),
                 swept: Instant::now(),
             }),
+            kept: Arc::default(),
+            budget,
+        }
+    }
+
+    /// A new log counted against this session's budget.
+    fn new_log(&self) -> Arc<StreamLog> {
+        Arc::new(StreamLog::new(self.kept.clone()))
+    }
+
+    /// Adds `event` to `log`, then sheds what the budget cannot hold.
+    fn push(&self, log: &StreamLog, event: ServerSseMessage) {
+        log.push(event);
+        if self.kept.load(Ordering::Relaxed) > self.budget {
+            self.shed();
+        }
+    }
+
+    /// Brings the bytes kept back under the budget: answers already read
+    /// go first, then the oldest notifications of calls still running,
+    /// then the oldest unread answers. A log dropped here is freed
+    /// once the stream reading it (if any) ends.
+    fn shed(&self) {
+        let mut logs = lock(&self.logs);
+        let mut over = self
+            .kept
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.budget);
+        if over == 0 {
+            return;
+        }
+        let mut order: Vec<(u8, u64)> = logs
+            .by_request
+            .iter()
+            .map(|(request, log)| (log.shedding_class(), *request))
+            .collect();
+        order.sort_unstable();
+        let mut unread_dropped = 0usize;
+        for (class, request) in order {
+            if over == 0 {
+                break;
+            }
+            if class == 1 {
+                if let Some(log) = logs.by_request.get(&request) {
+                    over = over.saturating_sub(log.shed_notifications(over));
+                }
+            } else if let Some(log) = logs.by_request.remove(&request) {
+                over = over.saturating_sub(log.bytes());
+                unread_dropped += usize::from(class == 2);
+            }
+        }
+        if unread_dropped > 0 {
+            tracing::warn!(
+                "an MCP session passed its max_session_bytes of {}; {unread_dropped} answers no client has read were dropped",
+                self.budget
+            );
         }
     }
 
@@ -448,11 +518,33 @@ struct StreamLog {
     state: Mutex<LogState>,
     /// How many events were ever pushed; readers wait on it.
     pushed: watch::Sender<usize>,
+    /// The session's count of bytes kept, which this log's events add to.
+    kept: Arc<AtomicUsize>,
+}
+
+/// One event a log keeps.
+struct Kept {
+    /// Its position among all the log's events.
+    position: usize,
+    /// Its size as sent.
+    bytes: usize,
+    event: ServerSseMessage,
+}
+
+impl Kept {
+    fn is_notification(&self) -> bool {
+        !matches!(
+            self.event.message.as_deref(),
+            Some(ServerJsonRpcMessage::Request(_) | ServerJsonRpcMessage::Response(_))
+        )
+    }
 }
 
 struct LogState {
-    /// The events kept, each with its position among all pushed.
-    events: VecDeque<(usize, ServerSseMessage)>,
+    /// The events kept, in the order pushed.
+    events: VecDeque<Kept>,
+    /// The sum of their `bytes`.
+    bytes: usize,
     /// How many events were pushed.
     pushed: usize,
     ended: bool,
@@ -461,15 +553,17 @@ struct LogState {
 }
 
 impl StreamLog {
-    fn new() -> Self {
+    fn new(kept: Arc<AtomicUsize>) -> Self {
         Self {
             state: Mutex::new(LogState {
                 events: VecDeque::new(),
+                bytes: 0,
                 pushed: 0,
                 ended: false,
                 delivered: None,
             }),
             pushed: watch::Sender::new(0),
+            kept,
         }
     }
 
@@ -477,22 +571,65 @@ impl StreamLog {
     /// progress or log message), never a request to the client or an
     /// answer, unless it holds nothing else.
     fn push(&self, event: ServerSseMessage) {
+        let bytes = event_bytes(&event);
         let mut state = lock(&self.state);
         if state.events.len() >= LOG_EVENTS {
-            let notification = state.events.iter().position(|(_, event)| {
-                !matches!(
-                    event.message.as_deref(),
-                    Some(ServerJsonRpcMessage::Request(_) | ServerJsonRpcMessage::Response(_))
-                )
-            });
-            state.events.remove(notification.unwrap_or(0));
+            let notification = state.events.iter().position(Kept::is_notification);
+            self.remove(&mut state, notification.unwrap_or(0));
         }
         let position = state.pushed;
-        state.events.push_back((position, event));
+        state.events.push_back(Kept {
+            position,
+            bytes,
+            event,
+        });
+        state.bytes += bytes;
+        self.kept.fetch_add(bytes, Ordering::Relaxed);
         state.pushed += 1;
         let pushed = state.pushed;
         drop(state);
         self.pushed.send_replace(pushed);
+    }
+
+    /// Drops the event at `index`, uncounting its bytes.
+    fn remove(&self, state: &mut LogState, index: usize) -> usize {
+        let Some(dropped) = state.events.remove(index) else {
+            return 0;
+        };
+        state.bytes -= dropped.bytes;
+        self.kept.fetch_sub(dropped.bytes, Ordering::Relaxed);
+        dropped.bytes
+    }
+
+    /// The bytes of the events it keeps.
+    fn bytes(&self) -> usize {
+        lock(&self.state).bytes
+    }
+
+    /// In which order [`Session::shed`] drops it: 0 read to its end, 1 a
+    /// call still running (only its notifications go), 2 an answer nobody
+    /// has read.
+    fn shedding_class(&self) -> u8 {
+        let state = lock(&self.state);
+        match (state.ended, state.delivered) {
+            (_, Some(_)) => 0,
+            (false, None) => 1,
+            (true, None) => 2,
+        }
+    }
+
+    /// Drops its oldest notifications until `wanted` bytes are freed or
+    /// none is left: the bytes freed.
+    fn shed_notifications(&self, wanted: usize) -> usize {
+        let mut state = lock(&self.state);
+        let mut freed = 0;
+        while freed < wanted {
+            let Some(index) = state.events.iter().position(Kept::is_notification) else {
+                break;
+            };
+            freed += self.remove(&mut state, index);
+        }
+        freed
     }
 
     fn end(&self) {
@@ -526,9 +663,11 @@ impl StreamLog {
     /// has handed out everything: the log is delivered.
     fn read(&self, position: usize) -> Result<(usize, ServerSseMessage), bool> {
         let mut state = lock(&self.state);
-        let at = state.events.partition_point(|(kept, _)| *kept < position);
+        let at = state
+            .events
+            .partition_point(|kept| kept.position < position);
         match state.events.get(at) {
-            Some((kept, event)) => Ok((*kept, event.clone())),
+            Some(kept) => Ok((kept.position, kept.event.clone())),
             None => {
                 if state.ended && state.delivered.is_none() {
                     state.delivered = Some(Instant::now());
@@ -566,6 +705,39 @@ impl StreamLog {
     }
 }
 
+impl Drop for StreamLog {
+    fn drop(&mut self) {
+        let state = self
+            .state
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let bytes = state.bytes;
+        self.kept.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+/// The size of `event` as sent: its message's JSON and its id.
+fn event_bytes(event: &ServerSseMessage) -> usize {
+    /// Counts what is written, keeping none of it.
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    if let Some(message) = &event.message {
+        // Writing to a counter fails only if the message cannot be
+        // serialized, and then it is never sent either.
+        let _ = serde_json::to_writer(&mut count, message.as_ref());
+    }
+    count.0 + event.event_id.as_ref().map_or(0, String::len)
+}
+
 /// The HTTP request id in rmcp's event id `index/request`.
 fn request_of(event_id: &str) -> Option<u64> {
     event_id.split_once('/')?.1.parse().ok()
@@ -586,7 +758,7 @@ impl SessionManager for McpSessions {
             return Err(McpSessionsError::Full(max));
         }
         let (id, inner) = self.shared.inner.create_session().await?;
-        let session = Arc::new(Session::new());
+        let session = Arc::new(Session::new(self.shared.limits.max_session_bytes));
         let admitted = {
             let mut sessions = lock(&self.shared.sessions);
             let admitted = sessions.len() < max;
@@ -644,15 +816,16 @@ impl SessionManager for McpSessions {
         let Some(first) = events.next().await else {
             return Ok(futures::stream::empty().left_stream());
         };
-        let log = Arc::new(StreamLog::new());
+        let log = session.new_log();
         if let Some(request) = first.event_id.as_deref().and_then(request_of) {
             session.keep_log(request, log.clone());
         }
-        log.push(first);
+        session.push(&log, first);
         let pump = log.clone();
+        let budget = session.clone();
         tokio::spawn(async move {
             while let Some(event) = events.next().await {
-                pump.push(event);
+                budget.push(&pump, event);
             }
             pump.end();
         });
@@ -726,7 +899,7 @@ mod tests {
     /// followed it.
     #[tokio::test]
     async fn a_full_log_keeps_requests_and_answers_and_resumes_after_an_event() {
-        let log = Arc::new(StreamLog::new());
+        let log = Arc::new(StreamLog::new(Arc::default()));
         let progress = |n: usize| {
             serde_json::json!({"jsonrpc": "2.0", "method": "notifications/progress",
                 "params": {"progressToken": 1, "progress": n}})
@@ -751,7 +924,7 @@ mod tests {
             state
                 .events
                 .iter()
-                .map(|(_, event)| event.event_id.clone().unwrap())
+                .map(|kept| kept.event.event_id.clone().unwrap())
                 .collect()
         };
         assert_eq!(kept[0], "1/0", "the request to the client stays");
@@ -777,7 +950,7 @@ mod tests {
     /// expires, and does not panic.
     #[test]
     fn an_idle_timeout_too_long_to_add_is_no_deadline() {
-        let session = Session::new();
+        let session = Session::new(usize::MAX);
         assert_eq!(session.idle_deadline(Duration::MAX), None);
         assert!(session.idle_deadline(Duration::from_secs(1)).is_some());
     }
@@ -786,7 +959,7 @@ mod tests {
     /// answered.
     #[test]
     fn a_reused_request_id_keeps_the_session_busy_until_both_are_answered() {
-        let session = Session::new();
+        let session = Session::new(usize::MAX);
         let id = RequestId::Number(3);
         for _ in 0..2 {
             session.update(|activity| *activity.calls.entry(id.clone()).or_default() += 1);
@@ -795,5 +968,74 @@ mod tests {
         assert_eq!(session.idle_deadline(Duration::from_secs(1)), None);
         session.update(|activity| activity.settle(&id));
         assert!(session.idle_deadline(Duration::from_secs(1)).is_some());
+    }
+
+    fn answer(request: u64, bytes: usize) -> ServerSseMessage {
+        let message: ServerJsonRpcMessage = serde_json::from_value(serde_json::json!({
+            "jsonrpc": "2.0", "id": request,
+            "result": {"content": [{"type": "text", "text": "x".repeat(bytes)}]}
+        }))
+        .unwrap();
+        ServerSseMessage::new(format!("0/{request}"), message)
+    }
+
+    /// Keeps for session `session` one ended log of request `request`
+    /// holding an answer of about `bytes`.
+    fn answered(session: &Session, request: u64, bytes: usize) -> Arc<StreamLog> {
+        let log = session.new_log();
+        session.keep_log(request, log.clone());
+        session.push(&log, answer(request, bytes));
+        log.end();
+        log
+    }
+
+    /// A session past its byte budget drops the answers already read
+    /// first, then the notifications of calls still running, then the
+    /// oldest unread answers, and never holds more than its budget once no
+    /// stream reads what it dropped.
+    #[test]
+    fn a_session_past_its_budget_sheds_read_answers_then_the_oldest_unread() {
+        let session = Session::new(10_000);
+        let read = answered(&session, 1, 3_000);
+        // Read to its end: delivered.
+        assert!(read.read(0).is_ok());
+        assert!(read.read(1).unwrap_err());
+        drop(read);
+        answered(&session, 2, 3_000);
+        answered(&session, 3, 3_000);
+        assert!(session.log(1).is_some(), "within the budget nothing goes");
+        answered(&session, 4, 3_000);
+        assert!(session.log(1).is_none(), "the answer read goes first");
+        assert!(session.log(2).is_some());
+        answered(&session, 5, 3_000);
+        assert!(session.log(2).is_none(), "then the oldest unread");
+        assert!(session.log(3).is_some() && session.log(5).is_some());
+        assert!(session.kept.load(Ordering::Relaxed) <= 10_000);
+
+        // A running call's notifications go before anything it answers.
+        let running = session.new_log();
+        session.keep_log(6, running.clone());
+        let progress = |n: usize| {
+            event(
+                n,
+                serde_json::json!({"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "data": "y".repeat(1_000)}}),
+            )
+        };
+        for n in 0..8 {
+            session.push(&running, progress(n));
+        }
+        assert!(session.kept.load(Ordering::Relaxed) <= 10_000);
+        let kept: Vec<u64> = {
+            let mut kept: Vec<u64> = lock(&session.logs).by_request.keys().copied().collect();
+            kept.sort_unstable();
+            kept
+        };
+        assert_eq!(kept, [3, 4, 5, 6], "no answer went for a notification");
+        assert!(running.bytes() < 3_000, "its oldest notifications went");
+        // Everything dropped is uncounted.
+        lock(&session.logs).by_request.clear();
+        drop(running);
+        assert_eq!(session.kept.load(Ordering::Relaxed), 0);
     }
 }
