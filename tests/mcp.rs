@@ -535,7 +535,12 @@ async fn fastmcp_clients_in_auto_and_legacy_mode_elicit_sample_and_log() {
         for target in [stdio, url.as_str()] {
             let seen = fastmcp_client(mode, target).await;
             let context = format!("{mode} {target}: {seen}");
-            assert_eq!(seen["protocol"], "2025-11-25", "{context}");
+            let protocol = if mode == "auto" {
+                "2026-07-28"
+            } else {
+                "2025-11-25"
+            };
+            assert_eq!(seen["protocol"], protocol, "{context}");
             assert_eq!(seen["add"], "5", "{context}");
             assert_eq!(seen["greeting"], "Hello, Ada!", "{context}");
             assert_eq!(seen["greeting_is_error"], false, "{context}");
@@ -552,16 +557,18 @@ async fn fastmcp_clients_in_auto_and_legacy_mode_elicit_sample_and_log() {
 }
 
 /// The MCP Inspector's CLI (`BEHEST_INSPECTOR`) in protocol era `era`
-/// against `target`, calling `add`: its exit status and output.
-async fn inspector(era: &str, target: &str) -> (bool, String) {
+/// against `target`, calling `tool` with `args`: its exit status and
+/// output.
+async fn inspector(era: &str, target: &str, tool: &str, args: &[&str]) -> (bool, String) {
     let inspector = std::env::var_os("BEHEST_INSPECTOR").expect("BEHEST_INSPECTOR");
-    let output = tokio::process::Command::new(inspector)
+    let mut command = tokio::process::Command::new(inspector);
+    command
         .args(["--cli", "--protocol-era", era, target])
-        .args(["--method", "tools/call", "--tool-name", "add"])
-        .args(["--tool-arg", "a=2", "--tool-arg", "b=3"])
-        .output()
-        .await
-        .unwrap();
+        .args(["--method", "tools/call", "--tool-name", tool]);
+    for arg in args {
+        command.args(["--tool-arg", arg]);
+    }
+    let output = command.output().await.unwrap();
     let said = format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),
@@ -570,30 +577,38 @@ async fn inspector(era: &str, target: &str) -> (bool, String) {
     (output.status.success(), said)
 }
 
-/// The MCP Inspector's CLI in its auto era falls back from the newest
-/// protocol to one behest serves, over stdio and HTTP; in its modern era
-/// (2026-07-28 only) it is refused plainly, at once, rather than let on a
-/// version whose features would fail.
+/// The MCP Inspector's CLI in each of its protocol eras (modern is
+/// 2026-07-28 only, auto probes for it, legacy is the `initialize`
+/// handshake) calls a tool over stdio and HTTP. It declares neither
+/// elicitation nor sampling, so a tool that would ask its user is told so
+/// and the model reads why, in every era.
 #[tokio::test]
 #[cfg_attr(
     not(behest_inspector),
     ignore = "skipped: BEHEST_INSPECTOR does not name the MCP Inspector (.ci/run installs it)"
 )]
-async fn the_inspector_falls_back_in_its_auto_era_and_its_modern_era_is_refused() {
+async fn the_inspector_calls_tools_in_every_protocol_era() {
     let (_server, url) = python_test_server(&[]).await;
     let stdio = env!("CARGO_BIN_EXE_behest-mcp-test-server");
     for target in [stdio, url.as_str()] {
-        for era in ["auto", "legacy"] {
-            let (ok, said) = inspector(era, target).await;
+        for era in ["modern", "auto", "legacy"] {
+            let (ok, said) = inspector(era, target, "add", &["a=2", "b=3"]).await;
             assert!(ok, "{era} {target}: {said}");
             let result: Value = serde_json::from_str(said.trim()).unwrap_or(Value::Null);
             assert_eq!(result["content"][0]["text"], "5", "{era} {target}: {said}");
+            // An error result is printed, then the CLI's own error line.
+            let (ok, said) = inspector(era, target, "greet_user", &[]).await;
+            assert!(!ok, "{era} {target}: {said}");
+            let printed = said.split("\n}").next().unwrap_or_default();
+            let result: Value =
+                serde_json::from_str(&format!("{printed}\n}}")).unwrap_or(Value::Null);
+            assert_eq!(result["isError"], true, "{era} {target}: {said}");
+            let text = result["content"][0]["text"].as_str().unwrap_or_default();
+            assert!(
+                text.contains("did not declare `elicitation`"),
+                "{era} {target}: {said}"
+            );
         }
-        let (_, said) = inspector("modern", target).await;
-        assert!(
-            said.contains("Unsupported protocol version"),
-            "{target}: {said}"
-        );
     }
 }
 

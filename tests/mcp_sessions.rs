@@ -30,6 +30,22 @@ async fn wait(ms: u64) -> String {
     format!("waited {ms} ms")
 }
 
+/// Who the user is, in their own words.
+#[behest::data(input)]
+struct Name {
+    name: String,
+}
+
+/// Greet the user by the name they give.
+#[tool]
+async fn greet(#[ctx] cx: ToolContext) -> Result<String, behest::ToolError> {
+    let caller = cx.extension::<McpCaller>().cloned().unwrap_or_default();
+    match caller.elicit::<Name>("What is your name?").await? {
+        behest::mcp::Elicitation::Accepted(Name { name }) => Ok(format!("hello {name}")),
+        _ => Ok("hello, whoever you are".to_owned()),
+    }
+}
+
 /// `n` times the letter x.
 #[tool]
 async fn pad(n: usize) -> String {
@@ -63,6 +79,8 @@ async fn serve(options: &HttpOptions) -> SocketAddr {
         .with(Whoami)
         .unwrap()
         .with(Pad)
+        .unwrap()
+        .with(Greet)
         .unwrap();
     let runtime = ToolRuntime::builder(registry)
         .tool_timeout("wait", Duration::from_secs(3600))
@@ -889,4 +907,69 @@ async fn one_identity_cannot_have_more_than_its_share_of_calls_in_flight() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(again.is_some(), "a place was not freed when a stream ended");
+}
+
+/// A `tools/call` of protocol 2026-07-28 (no session, every request
+/// stamped with the version, the client and its capabilities), with
+/// bearer `token` and more `params`: the JSON-RPC answer.
+async fn call_2026(url: &str, token: &str, params: Value) -> Value {
+    let mut params = params;
+    params["name"] = json!("greet");
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+    });
+    let answer = http_client()
+        .post(url)
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "greet")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}))
+        .send()
+        .await
+        .unwrap();
+    assert!(answer.headers().get("mcp-session-id").is_none());
+    let body = answer.text().await.unwrap();
+    serde_json::from_str(&body).unwrap_or_else(|_| {
+        events(&body)
+            .iter()
+            .find_map(|event| serde_json::from_str::<Value>(&event.data).ok())
+            .unwrap_or_else(|| panic!("no JSON-RPC answer in {body}"))
+    })
+}
+
+/// Under protocol 2026-07-28 a tool's question ends the round with an
+/// `input_required` result; only the caller's own retry, with its answer,
+/// goes on with the call, which then finishes.
+#[tokio::test]
+async fn a_question_under_2026_07_28_is_a_round_only_its_caller_can_answer() {
+    let options =
+        HttpOptions::default().bearer_identity(|token| token.split('#').next().map(str::to_owned));
+    let addr = serve(&options).await;
+    let url = format!("http://{addr}/mcp");
+    let asked = call_2026(&url, "ada#1", json!({"arguments": {}})).await;
+    let result = &asked["result"];
+    assert_eq!(result["resultType"], "input_required", "{asked}");
+    let state = result["requestState"].as_str().unwrap().to_owned();
+    let requests = result["inputRequests"].as_object().unwrap();
+    let (key, question) = requests.iter().next().unwrap();
+    assert_eq!(question["method"], "elicitation/create", "{asked}");
+    assert_eq!(question["params"]["message"], "What is your name?");
+    let answers = json!({key: {"action": "accept", "content": {"name": "Ada"}}});
+    let retry = json!({"arguments": {}, "requestState": state, "inputResponses": answers});
+    // Another identity's retry finds no call, and takes nothing from it.
+    let stolen = call_2026(&url, "bob#1", retry.clone()).await;
+    assert_eq!(stolen["error"]["code"], -32602, "{stolen}");
+    let message = stolen["error"]["message"].as_str().unwrap();
+    assert!(message.contains("names no call"), "{message}");
+    // The caller's retry, with a refreshed token of the same identity.
+    let done = call_2026(&url, "ada#2", retry.clone()).await;
+    assert_eq!(done["result"]["content"][0]["text"], "hello Ada", "{done}");
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    // A call answered is gone.
+    let again = call_2026(&url, "ada#2", retry).await;
+    assert_eq!(again["error"]["code"], -32602, "{again}");
 }

@@ -2,7 +2,10 @@
 //! and sampling (a completion from the client's model), through the
 //! [`McpCaller`] of the call.
 
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::model::{
+    ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationSchema, InputRequest,
+};
 use serde::de::DeserializeOwned;
 
 use super::McpCaller;
@@ -27,7 +30,8 @@ pub enum McpAskError {
     /// The call did not come over MCP (a run, a test): nobody to ask.
     #[error("the call did not come over MCP: there is no client to ask")]
     NoClient,
-    /// The client did not declare the capability in its `initialize`.
+    /// The client did not declare the capability (in its `initialize`, or
+    /// under protocol 2026-07-28 in the request).
     #[error("the MCP client did not declare `{0}` in its capabilities: it cannot be asked")]
     NotSupported(&'static str),
     /// The type asked for is not a form MCP can put to a user: an object of
@@ -90,13 +94,9 @@ impl McpCaller {
         T: schemars::JsonSchema + DeserializeOwned,
     {
         let type_name = std::any::type_name::<T>();
-        let peer = self.peer.as_ref().ok_or(McpAskError::NoClient)?;
-        let declared = peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.elicitation.is_some());
-        if !declared {
-            return Err(McpAskError::NotSupported("elicitation"));
-        }
+        self.declared("elicitation", |capabilities| {
+            capabilities.elicitation.is_some()
+        })?;
         let requested_schema =
             form_of::<T>().map_err(|reason| McpAskError::Form { type_name, reason })?;
         let params = ElicitRequestParams::FormElicitationParams {
@@ -104,10 +104,17 @@ impl McpCaller {
             message: message.into(),
             requested_schema,
         };
-        let answer = peer
-            .create_elicitation(params)
-            .await
-            .map_err(|error| McpAskError::Request(error.to_string()))?;
+        let answer: ElicitResult = match (&self.asker, &self.peer) {
+            (Some(asker), _) => {
+                let request = InputRequest::Elicitation(ElicitRequest::new(params));
+                read_answer(asker.ask(request).await?, "an elicitation result")?
+            }
+            (None, Some(peer)) => peer
+                .create_elicitation(params)
+                .await
+                .map_err(|error| McpAskError::Request(error.to_string()))?,
+            (None, None) => return Err(McpAskError::NoClient),
+        };
         match answer.action {
             ElicitationAction::Accept => {
                 let content = answer.content.unwrap_or_default();
@@ -136,21 +143,24 @@ impl McpCaller {
         prompt: impl Into<String>,
         max_tokens: u32,
     ) -> Result<String, McpAskError> {
-        let peer = self.peer.as_ref().ok_or(McpAskError::NoClient)?;
-        let declared = peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.sampling.is_some());
-        if !declared {
-            return Err(McpAskError::NotSupported("sampling"));
-        }
-        use rmcp::model::{CreateMessageRequestParams, SamplingMessage};
+        self.declared("sampling", |capabilities| capabilities.sampling.is_some())?;
+        use rmcp::model::{
+            CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, SamplingMessage,
+        };
 
         let params =
             CreateMessageRequestParams::new(vec![SamplingMessage::user_text(prompt)], max_tokens);
-        let answer = peer
-            .create_message(params)
-            .await
-            .map_err(|error| McpAskError::Request(error.to_string()))?;
+        let answer: CreateMessageResult = match (&self.asker, &self.peer) {
+            (Some(asker), _) => {
+                let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
+                read_answer(asker.ask(request).await?, "a sampling result")?
+            }
+            (None, Some(peer)) => peer
+                .create_message(params)
+                .await
+                .map_err(|error| McpAskError::Request(error.to_string()))?,
+            (None, None) => return Err(McpAskError::NoClient),
+        };
         let text: Vec<&str> = answer
             .message
             .content
@@ -160,6 +170,33 @@ impl McpCaller {
             .collect();
         Ok(text.join("\n"))
     }
+}
+
+impl McpCaller {
+    /// Whether there is a client to ask that declared `capability`.
+    fn declared(
+        &self,
+        capability: &'static str,
+        has: impl Fn(&ClientCapabilities) -> bool,
+    ) -> Result<(), McpAskError> {
+        if self.peer.is_none() && self.asker.is_none() {
+            return Err(McpAskError::NoClient);
+        }
+        if !self.capabilities.as_ref().is_some_and(has) {
+            return Err(McpAskError::NotSupported(capability));
+        }
+        Ok(())
+    }
+}
+
+/// The client's answer in a retry's `inputResponses`, read as `what`.
+fn read_answer<R: DeserializeOwned>(
+    answer: serde_json::Value,
+    what: &str,
+) -> Result<R, McpAskError> {
+    serde_json::from_value(answer).map_err(|error| {
+        McpAskError::Request(format!("the client's answer is not {what}: {error}"))
+    })
 }
 
 /// `T`'s JSON Schema as an MCP form: refs inlined, checked by rmcp's type

@@ -21,6 +21,11 @@ pub(crate) fn install_crypto_provider() {
     let _installed = rustls::crypto::ring::default_provider().install_default();
 }
 
+/// Who a request's credential names, as [`router`]'s guard found it: in
+/// the request's extensions when the endpoint is guarded.
+#[derive(Clone, Debug)]
+pub(crate) struct CallerIdentity(pub(crate) String);
+
 /// How the HTTP endpoint is guarded.
 #[derive(Clone)]
 #[non_exhaustive]
@@ -84,9 +89,8 @@ pub struct HttpOptions {
     /// [`bearer_token`](Self::bearer_token) shared by every client, or no
     /// token, names none. Default 64.
     pub max_sessions_per_identity: usize,
-    /// The most requests one identity has in flight at once on its
-    /// sessions (at least one), a call counted until its answer's stream
-    /// ends: past it, 429 with `Retry-After`, so that one credential cannot
+    /// The most requests one identity has in flight at once (at least
+    /// one), a call counted until its answer's stream ends: past it, 429 with `Retry-After`, so that one credential cannot
     /// take every worker. Where tokens name identities, as
     /// [`max_sessions_per_identity`](Self::max_sessions_per_identity).
     /// Default 256.
@@ -527,6 +531,13 @@ impl Guard {
                 axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes.clone()));
             body = Some(bytes);
         }
+        if guarded {
+            // For what binds to who made it beyond a session: a call of
+            // protocol 2026-07-28 waiting for its client's answers.
+            request
+                .extensions_mut()
+                .insert(CallerIdentity(identity.clone()));
+        }
         if let Some(session) = &session {
             // A session answers only the identity that opened it: another
             // is told it does not exist, and changes nothing (the spec's
@@ -538,9 +549,10 @@ impl Guard {
             // In use: not the longest idle while its request is on its way.
             self.sessions.touch(session);
         }
-        // Counted until the answer's body ends.
+        // Counted until the answer's body ends; under protocol 2026-07-28
+        // no request has a session, and each counts as well.
         let mut in_flight = None;
-        if session.is_some() && method == Method::POST && self.options.names_identities() {
+        if method == Method::POST && self.options.names_identities() {
             match self
                 .owners
                 .in_flight(&identity, self.options.max_in_flight_per_identity)

@@ -1,13 +1,14 @@
 //! Logging to the client: the `tracing` events a tool emits while it runs
 //! go to the client that called it as `notifications/message`, at or above
-//! the level the client chose with `logging/setLevel`.
+//! the level the client chose: with `logging/setLevel` for the connection,
+//! or (protocol 2026-07-28) in each request's `_meta`, for that request.
 //!
 //! MCP's logging is deprecated by the newest protocol, not by the versions
 //! behest serves: the deprecation warnings of rmcp's types are silenced here.
 #![allow(deprecated)]
 
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::{Peer, RoleServer};
@@ -23,18 +24,42 @@ tokio::task_local! {
     static CALL_LOG: Arc<ClientLog>;
 }
 
-/// One connection's log: the level its client chose, and the way to it.
+/// Nothing is sent: the level of a request that named none.
+const SILENT: u8 = u8::MAX;
+
+/// One connection's log (or one call's, under protocol 2026-07-28): the
+/// level its client chose, and the way to it.
 pub(crate) struct ClientLog {
     /// The least severe level sent, as [`rank`].
     least: AtomicU8,
-    to_client: OnceLock<mpsc::Sender<LoggingMessageNotificationParam>>,
+    to_client: Mutex<Option<Relay>>,
+}
+
+/// The task that sends a log's messages to one client, in order.
+struct Relay {
+    sender: mpsc::Sender<LoggingMessageNotificationParam>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Relay {
+    fn to(peer: Peer<RoleServer>) -> Self {
+        let (sender, mut messages) = mpsc::channel(LOG_BACKLOG);
+        let task = tokio::spawn(async move {
+            while let Some(message) = messages.recv().await {
+                if peer.notify_logging_message(message).await.is_err() {
+                    break;
+                }
+            }
+        });
+        Self { sender, task }
+    }
 }
 
 impl Default for ClientLog {
     fn default() -> Self {
         Self {
             least: AtomicU8::new(rank(LoggingLevel::Info)),
-            to_client: OnceLock::new(),
+            to_client: Mutex::new(None),
         }
     }
 }
@@ -42,18 +67,39 @@ impl Default for ClientLog {
 impl ClientLog {
     /// Starts sending to `peer`, once: whether this was the first time.
     pub(crate) fn connect(&self, peer: Peer<RoleServer>) -> bool {
-        let (sender, mut messages) = mpsc::channel(LOG_BACKLOG);
-        let first = self.to_client.set(sender).is_ok();
+        let mut to_client = crate::sync::lock(&self.to_client);
+        let first = to_client.is_none();
         if first {
-            tokio::spawn(async move {
-                while let Some(message) = messages.recv().await {
-                    if peer.notify_logging_message(message).await.is_err() {
-                        break;
-                    }
-                }
-            });
+            *to_client = Some(Relay::to(peer));
         }
         first
+    }
+
+    /// A log for one request of protocol 2026-07-28, sent to `peer` at
+    /// `level` and above; nothing at all without a level, as the protocol
+    /// says of a request that names none.
+    pub(crate) fn for_request(peer: Peer<RoleServer>, level: Option<LoggingLevel>) -> Arc<Self> {
+        let log = Arc::new(Self::default());
+        log.retarget(peer, level);
+        log
+    }
+
+    /// Sends what comes from now on to `peer` at `level` (the next round
+    /// of a call under protocol 2026-07-28).
+    pub(crate) fn retarget(&self, peer: Peer<RoleServer>, level: Option<LoggingLevel>) {
+        self.least
+            .store(level.map_or(SILENT, rank), Ordering::Relaxed);
+        *crate::sync::lock(&self.to_client) = level.is_some().then(|| Relay::to(peer));
+    }
+
+    /// Sends what was logged so far before the answer that ends a request
+    /// goes out (its stream ends with it), then stops sending.
+    pub(crate) async fn flush(&self) {
+        let relay = crate::sync::lock(&self.to_client).take();
+        if let Some(Relay { sender, task }) = relay {
+            drop(sender);
+            let _ended = task.await;
+        }
     }
 
     /// Sends messages at `level` and above from now on.
@@ -71,7 +117,10 @@ impl ClientLog {
         if rank(level) < self.least.load(Ordering::Relaxed) {
             return;
         }
-        let Some(to_client) = self.to_client.get() else {
+        let Some(sender) = crate::sync::lock(&self.to_client)
+            .as_ref()
+            .map(|relay| relay.sender.clone())
+        else {
             return;
         };
         let mut fields = Fields::default();
@@ -89,7 +138,7 @@ impl ClientLog {
         let mut message = LoggingMessageNotificationParam::new(level, data);
         message.logger = Some(event.metadata().target().to_owned());
         // Full: dropped rather than waited for.
-        let _ = to_client.try_send(message);
+        let _ = sender.try_send(message);
     }
 }
 
@@ -170,7 +219,9 @@ impl Fields {
 /// theirs too, so give the layer a filter of its own by target when those
 /// should stay in the server (`McpLogLayer.with_filter(..)`). Over HTTP the
 /// messages travel on the client's notification stream (`GET`), which the
-/// SDKs open; stateless HTTP offers no logging.
+/// SDKs open; stateless HTTP offers no logging. Under protocol 2026-07-28
+/// each request names its own level (none: no messages), and the messages
+/// travel on that request's stream, before its answer.
 ///
 /// ```
 /// use tracing_subscriber::layer::SubscriberExt;

@@ -15,6 +15,7 @@ pub mod client;
 #[cfg(feature = "mcp-http")]
 pub mod http;
 mod log;
+mod rounds;
 mod server;
 #[cfg(feature = "mcp-http")]
 mod sessions;

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
@@ -16,6 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::log::ClientLog;
+use super::rounds::{Asker, InFlight, Round, Rounds};
 use crate::providers::{self, ExportError};
 use crate::runtime::{CallOptions, ToolCall, ToolCallResult, ToolRuntime};
 use crate::sync::lock;
@@ -51,6 +52,9 @@ pub struct McpServer {
     log: Arc<ClientLog>,
     /// Whether `logging` is offered (not where no session carries it).
     logging: bool,
+    /// Calls of protocol 2026-07-28 waiting for their clients' answers,
+    /// shared by every clone (each HTTP request's).
+    rounds: Arc<Rounds>,
     implementation: Implementation,
     instructions: Option<String>,
     page_size: usize,
@@ -105,6 +109,7 @@ impl Clone for McpServer {
             peers: self.peers.clone(),
             log: Arc::default(),
             logging: self.logging,
+            rounds: self.rounds.clone(),
             implementation: self.implementation.clone(),
             instructions: self.instructions.clone(),
             page_size: self.page_size,
@@ -132,6 +137,7 @@ impl McpServer {
             peers: Arc::default(),
             log: Arc::default(),
             logging: true,
+            rounds: Arc::default(),
             implementation: Implementation::new("behest", env!("CARGO_PKG_VERSION")),
             instructions: None,
             page_size: PAGE_SIZE,
@@ -255,12 +261,7 @@ impl McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> ToolCallResult {
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let call = ToolCall::new(context.id.to_string(), request.name.to_string(), arguments);
-        let forwarder = context
-            .meta
-            .get_progress_token()
-            .map(|token| ProgressForwarder::new(token, context.peer.clone()));
+        let (call, forwarder) = Self::tool_call(request, &context);
         // The call's own token: rmcp cancels `ct` after every response too,
         // which must not reach what a finished tool left running.
         let token = CancellationToken::new();
@@ -269,7 +270,7 @@ impl McpServer {
             progress: forwarder.as_ref().map(ProgressForwarder::sink),
             extensions: Default::default(),
         }
-        .extension(McpCaller::of(&context));
+        .extension(McpCaller::of(&context, None));
         let served = self.served();
         let running = self.log.scope(served.runtime.call_with(call, options));
         tokio::pin!(running);
@@ -292,6 +293,122 @@ impl McpServer {
         }
         result
     }
+
+    /// The runtime's call of `request`, and a forwarder of its progress
+    /// when the client sent a token.
+    fn tool_call(
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> (ToolCall, Option<ProgressForwarder>) {
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let call = ToolCall::new(context.id.to_string(), request.name.to_string(), arguments);
+        let forwarder = context
+            .meta
+            .get_progress_token()
+            .map(|token| ProgressForwarder::new(token, context.peer.clone()));
+        (call, forwarder)
+    }
+
+    /// One round of a call under protocol 2026-07-28: a new call, or the
+    /// retry of one that asked (its `requestState` and the client's
+    /// answers), run until it finishes or asks again. Its log messages go
+    /// on this request's stream, at the level the request names; its
+    /// progress, in its first round (a later round's request has a token
+    /// of its own that the running call cannot take up).
+    async fn call_in_rounds(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let tool = request.name.to_string();
+        let level = context.meta.log_level();
+        let probe = McpCaller::of(&context, None);
+        let caller = probe.caller_key();
+        let mut forwarder = None;
+        let call = match request.request_state.as_deref() {
+            Some(handle) => {
+                let call = self
+                    .rounds
+                    .resume(
+                        handle,
+                        &tool,
+                        caller.as_deref(),
+                        request.input_responses.clone(),
+                    )
+                    .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
+                call.log.retarget(context.peer.clone(), level);
+                call
+            }
+            None => {
+                let (call, progress) = Self::tool_call(request, &context);
+                let token = CancellationToken::new();
+                let log = ClientLog::for_request(context.peer.clone(), level);
+                let options = CallOptions {
+                    cancellation: Some(token.clone()),
+                    progress: progress.as_ref().map(ProgressForwarder::sink),
+                    extensions: Default::default(),
+                };
+                forwarder = progress;
+                let runtime = self.served().runtime.clone();
+                let scope = log.clone();
+                InFlight::new(
+                    |asker| {
+                        let options = options.extension(McpCaller::of(&context, Some(asker)));
+                        Box::pin(async move { scope.scope(runtime.call_with(call, options)).await })
+                    },
+                    token,
+                    log,
+                )
+            }
+        };
+        let log = call.log.clone();
+        let round = self.rounds.drive(call, &tool, caller, &context.ct).await;
+        if let Some(forwarder) = forwarder {
+            forwarder.finish().await;
+        }
+        log.flush().await;
+        match round {
+            Round::Done(result) => answer_of(result),
+            Round::Asked(asked) => Ok(asked.into()),
+        }
+    }
+}
+
+/// Whether `context` is a request of protocol 2026-07-28 or later, which
+/// has no `initialize` and no server-to-client requests.
+fn is_initialize_less(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| !version.has_initialize())
+}
+
+/// The MCP answer to a finished call: an unknown tool is a protocol error
+/// (what rmcp's own servers answer); everything else, argument errors
+/// included, is a result the model reads.
+fn answer_of(result: ToolCallResult) -> Result<CallToolResponse, ErrorData> {
+    if let Err(error @ ToolError::NotFound { .. }) = &result.outcome {
+        return Err(ErrorData::invalid_params(error.to_string(), None));
+    }
+    // What `providers::mcp::result` writes, built as rmcp's type.
+    let mut content = vec![rmcp::model::ContentBlock::text(
+        providers::mcp::result_text(&result),
+    )];
+    content.extend(
+        providers::mcp::inline_images(&result)
+            .map(|(mime_type, data)| rmcp::model::ContentBlock::image(data, mime_type)),
+    );
+    // Attachments are rare: read into rmcp's type from the one writer.
+    content.extend(
+        providers::mcp::attachment_blocks(&result)
+            .filter_map(|block| serde_json::from_value(block).ok()),
+    );
+    let mut answer = if result.is_error() {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    answer.structured_content = providers::mcp::structured_content(&result);
+    Ok(answer.into())
 }
 
 /// Who made an MCP call, for a tool that authorises per caller: read it
@@ -317,9 +434,11 @@ pub struct McpCaller {
     /// The `Mcp-Session-Id` of the call's HTTP session (none over stdio or
     /// stateless HTTP).
     pub session_id: Option<String>,
-    /// The protocol version the client negotiated.
+    /// The protocol version the client negotiated (under 2026-07-28, the
+    /// one the request names).
     pub protocol_version: Option<String>,
-    /// The client's name and version from its `initialize`.
+    /// The client's name and version, from its `initialize` (under
+    /// 2026-07-28, from the request).
     pub client: Option<(String, String)>,
     /// The HTTP request the call came in (its headers, and the extensions
     /// your own axum layers set before [`router`]'s, such as verified
@@ -330,6 +449,12 @@ pub struct McpCaller {
     pub http: Option<axum::http::request::Parts>,
     /// The connection, for questions to the client.
     pub(crate) peer: Option<Peer<RoleServer>>,
+    /// What the client declared it can do (in its `initialize`, or in the
+    /// request's `_meta` under protocol 2026-07-28).
+    pub(crate) capabilities: Option<ClientCapabilities>,
+    /// Under protocol 2026-07-28, the way questions go to the client: in
+    /// the call's next round, not as requests of their own.
+    pub(crate) asker: Option<Asker>,
 }
 
 /// Shows the request's method, URI and header names, never their values
@@ -354,8 +479,9 @@ impl std::fmt::Debug for McpCaller {
 }
 
 impl McpCaller {
-    fn of(context: &RequestContext<RoleServer>) -> Self {
-        let peer = context.peer.peer_info();
+    /// The caller of the request `context`; `asker` for a call of protocol
+    /// 2026-07-28.
+    fn of(context: &RequestContext<RoleServer>, asker: Option<Asker>) -> Self {
         #[cfg(feature = "mcp-http")]
         let http = context
             .extensions
@@ -374,17 +500,33 @@ impl McpCaller {
         let session_id = None;
         Self {
             session_id,
-            protocol_version: peer.as_ref().map(|peer| peer.protocol_version.to_string()),
-            client: peer.map(|peer| {
-                (
-                    peer.client_info.name.clone(),
-                    peer.client_info.version.clone(),
-                )
-            }),
+            protocol_version: context
+                .protocol_version()
+                .map(|version| version.to_string()),
+            client: context
+                .client_info()
+                .map(|client| (client.name, client.version)),
             #[cfg(feature = "mcp-http")]
             http,
             peer: Some(context.peer.clone()),
+            capabilities: context.client_capabilities(),
+            asker,
         }
+    }
+
+    /// Who made the call, as far as a later round must match it: the
+    /// identity the HTTP guard found, else the bearer token, else nobody
+    /// (stdio, an unguarded endpoint).
+    fn caller_key(&self) -> Option<String> {
+        #[cfg(feature = "mcp-http")]
+        if let Some(identity) = self
+            .http
+            .as_ref()
+            .and_then(|parts| parts.extensions.get::<super::http::CallerIdentity>())
+        {
+            return Some(identity.0.clone());
+        }
+        self.bearer_token().map(str::to_owned)
     }
 
     /// The bearer token the request carried (and [`router`]'s check
@@ -593,12 +735,12 @@ pub async fn serve_stdio(runtime: ToolRuntime) -> Result<(), McpServeError> {
     McpServer::new(runtime)?.serve_stdio().await
 }
 
-/// The newest protocol version served. 2026-07-28 drops server-to-client
-/// requests (elicitation and sampling become its input-required flow) and
-/// logging as behest serves them: until behest speaks its way, a client
-/// that prefers it (FastMCP's and the Inspector's default modes) is told
-/// the versions that work, and falls back to one of them.
-pub const NEWEST_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+/// The newest protocol version served. Under it (2026-07-28) a call that
+/// asks the client (elicitation, sampling) ends each round with an
+/// `input_required` result and goes on when the client retries with its
+/// answers, and log messages follow the level each request names; a tool
+/// sees no difference. Clients of older versions negotiate theirs.
+pub const NEWEST_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2026_07_28;
 
 impl ServerHandler for McpServer {
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
@@ -647,7 +789,7 @@ impl ServerHandler for McpServer {
     ) -> Result<ListToolsResult, ErrorData> {
         // A client that lists before its `initialized` is handled must not
         // miss a change made in between.
-        if self.logging {
+        if self.logging && !is_initialize_less(&context) {
             self.know(&context.peer);
         }
         let served = self.served();
@@ -683,32 +825,9 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let result = self.call(request, context).await;
-        // An unknown tool is a protocol error (what rmcp's own servers
-        // answer); everything else, argument errors included, is a result
-        // the model reads.
-        if let Err(error @ ToolError::NotFound { .. }) = &result.outcome {
-            return Err(ErrorData::invalid_params(error.to_string(), None));
+        if is_initialize_less(&context) {
+            return self.call_in_rounds(request, context).await;
         }
-        // What `providers::mcp::result` writes, built as rmcp's type.
-        let mut content = vec![rmcp::model::ContentBlock::text(
-            providers::mcp::result_text(&result),
-        )];
-        content.extend(
-            providers::mcp::inline_images(&result)
-                .map(|(mime_type, data)| rmcp::model::ContentBlock::image(data, mime_type)),
-        );
-        // Attachments are rare: read into rmcp's type from the one writer.
-        content.extend(
-            providers::mcp::attachment_blocks(&result)
-                .filter_map(|block| serde_json::from_value(block).ok()),
-        );
-        let mut answer = if result.is_error() {
-            CallToolResult::error(content)
-        } else {
-            CallToolResult::success(content)
-        };
-        answer.structured_content = providers::mcp::structured_content(&result);
-        Ok(answer.into())
+        answer_of(self.call(request, context).await)
     }
 }
