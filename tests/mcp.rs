@@ -518,11 +518,11 @@ async fn fastmcp_client(mode: &str, target: &str) -> Value {
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
-/// FastMCP's client in its default mode probes the newest protocol
-/// (2026-07-28) first. behest does not advertise a version whose features
-/// it does not serve, so the client falls back to 2025-11-25, where
-/// elicitation, sampling and log messages work, over stdio and HTTP alike;
-/// and the same in FastMCP's legacy mode.
+/// FastMCP's client in its default mode speaks the newest protocol
+/// (2026-07-28): a tool's elicitation and sampling reach its handlers as
+/// input-required rounds, and a tool's log message its log handler, over
+/// stdio and HTTP alike; in FastMCP's legacy mode (2025-11-25) the same
+/// work as server-to-client requests.
 #[tokio::test]
 #[cfg_attr(
     not(behest_fastmcp),

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
+use rmcp::model::ProtocolVersion;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
@@ -90,7 +91,9 @@ pub struct HttpOptions {
     /// token, names none. Default 64.
     pub max_sessions_per_identity: usize,
     /// The most requests one identity has in flight at once (at least
-    /// one), a call counted until its answer's stream ends: past it, 429 with `Retry-After`, so that one credential cannot
+    /// one), a call counted until its answer's stream ends (a call of
+    /// protocol 2026-07-28 waiting between rounds for its client's answers
+    /// has no request open: at most 32 of those wait per caller): past it, 429 with `Retry-After`, so that one credential cannot
     /// take every worker. Where tokens name identities, as
     /// [`max_sessions_per_identity`](Self::max_sessions_per_identity).
     /// Default 256.
@@ -549,10 +552,18 @@ impl Guard {
             // In use: not the longest idle while its request is on its way.
             self.sessions.touch(session);
         }
-        // Counted until the answer's body ends; under protocol 2026-07-28
-        // no request has a session, and each counts as well.
+        // Counted until the answer's body ends: requests on sessions, and
+        // those of protocol 2026-07-28, which has none.
         let mut in_flight = None;
-        if method == Method::POST && self.options.names_identities() {
+        let sessionless = request
+            .headers()
+            .get("mcp-protocol-version")
+            .and_then(|version| version.to_str().ok())
+            .is_some_and(|version| version >= ProtocolVersion::NO_INITIALIZE.as_str());
+        if (session.is_some() || sessionless)
+            && method == Method::POST
+            && self.options.names_identities()
+        {
             match self
                 .owners
                 .in_flight(&identity, self.options.max_in_flight_per_identity)
@@ -603,8 +614,9 @@ impl Guard {
                 Some(session) if !self.sessions.contains(session) => {
                     return StatusCode::NOT_FOUND.into_response();
                 }
-                // The cap was reached by a request racing this one.
-                None if self.sessions.is_full() => return self.full(),
+                // The cap was reached by a request racing this one (an
+                // `initialize`: a request of 2026-07-28 opens no session).
+                None if !sessionless && self.sessions.is_full() => return self.full(),
                 _ => {}
             }
         }

@@ -24,6 +24,10 @@ tokio::task_local! {
     static CALL_LOG: Arc<ClientLog>;
 }
 
+/// How long the answer to a request of protocol 2026-07-28 waits for its
+/// log messages to go out first.
+const FLUSH_FOR: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Nothing is sent: the level of a request that named none.
 const SILENT: u8 = u8::MAX;
 
@@ -93,12 +97,15 @@ impl ClientLog {
     }
 
     /// Sends what was logged so far before the answer that ends a request
-    /// goes out (its stream ends with it), then stops sending.
+    /// goes out (its stream ends with it), then stops sending. A client
+    /// that stops reading holds the answer back at most [`FLUSH_FOR`].
     pub(crate) async fn flush(&self) {
         let relay = crate::sync::lock(&self.to_client).take();
-        if let Some(Relay { sender, task }) = relay {
+        if let Some(Relay { sender, mut task }) = relay {
             drop(sender);
-            let _ended = task.await;
+            if tokio::time::timeout(FLUSH_FOR, &mut task).await.is_err() {
+                task.abort();
+            }
         }
     }
 

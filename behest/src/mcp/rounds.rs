@@ -11,15 +11,15 @@
 //! [`McpCaller::sample`]: super::McpCaller::sample
 
 use std::collections::{BTreeMap, HashMap};
-use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use rmcp::model::{InputRequest, InputRequiredResult, InputResponses};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -28,10 +28,14 @@ use super::log::ClientLog;
 use crate::runtime::ToolCallResult;
 use crate::sync::lock;
 
-/// How long a call waits for its client's answers before it is cancelled.
+/// How long a call waits for its client's answers before it is cancelled
+/// (its tool's own timeout, 60 s unless set, usually ends it first).
 pub(crate) const WAITS_FOR: Duration = Duration::from_secs(600);
-/// How many calls may wait for answers at once; past it the one that has
-/// waited longest is cancelled.
+/// How many calls of one caller may wait for answers at once; past it the
+/// one of theirs that has waited longest is cancelled.
+const MOST_WAITING_PER_CALLER: usize = 32;
+/// How many calls may wait for answers at once in all; past it the one
+/// that has waited longest is cancelled.
 const MOST_WAITING: usize = 1024;
 
 /// A question a tool puts to the client, and where its answer goes.
@@ -58,9 +62,10 @@ impl Asker {
     }
 }
 
-/// A call in flight across rounds.
+/// A call in flight across rounds. It runs in a task of its own, so its
+/// timeout and cancellation hold while it waits for answers.
 pub(crate) struct InFlight {
-    running: BoxFuture<'static, ToolCallResult>,
+    running: JoinHandle<ToolCallResult>,
     asks: mpsc::UnboundedReceiver<Ask>,
     /// Cancels the call (the runtime gives it its grace).
     pub(crate) token: CancellationToken,
@@ -78,20 +83,24 @@ pub(crate) enum Round {
 }
 
 impl InFlight {
-    /// A call about to run, its questions put through the returned
-    /// [`Asker`].
-    pub(crate) fn new(
+    /// Starts a call, its questions put through the [`Asker`] it is given.
+    pub(crate) fn start(
         running: impl FnOnce(Asker) -> BoxFuture<'static, ToolCallResult>,
         token: CancellationToken,
         log: Arc<ClientLog>,
     ) -> Self {
         let (sender, asks) = mpsc::unbounded_channel();
         Self {
-            running: running(Asker(sender)),
+            running: tokio::spawn(running(Asker(sender))),
             asks,
             token,
             log,
         }
+    }
+
+    /// The call's result; a task that panicked or was aborted says so.
+    async fn result(running: &mut JoinHandle<ToolCallResult>) -> Result<ToolCallResult, String> {
+        running.await.map_err(|error| error.to_string())
     }
 }
 
@@ -106,6 +115,14 @@ struct Waiting {
     since: Instant,
 }
 
+impl Waiting {
+    /// Ends the call: the tool sees its cancellation (and gets its grace)
+    /// in its own task.
+    fn cancel(self) {
+        self.call.token.cancel();
+    }
+}
+
 /// The calls of one server (and every clone of it) that wait for answers.
 #[derive(Default)]
 pub(crate) struct Rounds {
@@ -116,7 +133,7 @@ pub(crate) struct Rounds {
 /// Why a retry could not go on with its call.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum RoundError {
-    #[error("the requestState names no call that waits for answers (it ended, or waited longer than {} s); call the tool again without it", WAITS_FOR.as_secs())]
+    #[error("the requestState names no call that waits for answers (it ended, or waited longer than it may); call the tool again without it")]
     Unknown,
     #[error("the requestState belongs to a call of `{0}`, not of this tool")]
     OtherTool(String),
@@ -125,21 +142,25 @@ pub(crate) enum RoundError {
 impl Rounds {
     /// Runs `call` until it finishes, asks, or `cancelled` fires (then the
     /// call is cancelled and awaited). A call that asks waits here for the
-    /// client's retry.
+    /// client's retry, at most `wait`.
     pub(crate) async fn drive(
-        &self,
+        self: &Arc<Self>,
         mut call: InFlight,
         tool: &str,
         caller: Option<String>,
         cancelled: &CancellationToken,
+        wait: Duration,
     ) -> Round {
         let first = tokio::select! {
-            result = &mut call.running => return Round::Done(result),
-            Some(ask) = call.asks.recv() => ask,
+            biased;
             () = cancelled.cancelled() => {
                 call.token.cancel();
-                return Round::Done(call.running.await);
+                return Round::Done(finished(tool, InFlight::result(&mut call.running).await));
             }
+            result = InFlight::result(&mut call.running) => {
+                return Round::Done(finished(tool, result));
+            }
+            Some(ask) = call.asks.recv() => ask,
         };
         // Questions asked together (from tasks the tool joined) go in one
         // round.
@@ -155,16 +176,14 @@ impl Rounds {
             questions.push((key, ask.answer));
         }
         let handle = fresh_handle();
-        self.park(
-            handle.clone(),
-            Waiting {
-                call,
-                questions,
-                tool: tool.to_owned(),
-                caller,
-                since: Instant::now(),
-            },
-        );
+        let waiting = Waiting {
+            call,
+            questions,
+            tool: tool.to_owned(),
+            caller,
+            since: Instant::now(),
+        };
+        self.park(handle.clone(), waiting, wait);
         Round::Asked(InputRequiredResult::new(Some(requests), Some(handle)))
     }
 
@@ -206,38 +225,43 @@ impl Rounds {
         Ok(waiting.call)
     }
 
-    /// Keeps `waiting` under `handle`, cancelling calls that waited too
-    /// long, and the longest waiting past [`MOST_WAITING`].
-    fn park(&self, handle: String, waiting: Waiting) {
-        let now = Instant::now();
+    /// Cancels the call waiting under `handle`, whose client will never
+    /// learn the handle (its request ended before the answer went out).
+    pub(crate) fn abandon(&self, handle: &str) {
+        let abandoned = lock(&self.waiting).remove(handle);
+        if let Some(waiting) = abandoned {
+            waiting.cancel();
+        }
+    }
+
+    /// Keeps `waiting` under `handle` for at most `wait`, cancelling the
+    /// longest waiting of its caller past [`MOST_WAITING_PER_CALLER`] and
+    /// of all past [`MOST_WAITING`].
+    fn park(self: &Arc<Self>, handle: String, waiting: Waiting, wait: Duration) {
         let mut ended = Vec::new();
         {
             let mut parked = lock(&self.waiting);
-            let stale: Vec<String> = parked
-                .iter()
-                .filter(|(_, waiting)| now.saturating_duration_since(waiting.since) >= WAITS_FOR)
-                .map(|(handle, _)| handle.clone())
-                .collect();
-            ended.extend(stale.iter().filter_map(|handle| parked.remove(handle)));
-            if parked.len() >= MOST_WAITING {
-                let oldest = parked
-                    .iter()
-                    .min_by_key(|(_, waiting)| waiting.since)
-                    .map(|(handle, _)| handle.clone());
-                if let Some(oldest) = oldest.and_then(|handle| parked.remove(&handle)) {
-                    tracing::warn!(
-                        "{MOST_WAITING} MCP calls wait for their clients' answers; the one waiting longest is cancelled"
-                    );
-                    ended.push(oldest);
-                }
+            let caller = waiting.caller.clone();
+            let theirs = |other: &Waiting| other.caller == caller;
+            if parked.values().filter(|other| theirs(other)).count() >= MOST_WAITING_PER_CALLER {
+                ended.extend(longest_waiting(&mut parked, theirs));
             }
-            parked.insert(handle, waiting);
+            if parked.len() >= MOST_WAITING {
+                ended.extend(longest_waiting(&mut parked, |_| true));
+                tracing::warn!(
+                    "{MOST_WAITING} MCP calls wait for their clients' answers; the one waiting longest is cancelled"
+                );
+            }
+            parked.insert(handle.clone(), waiting);
         }
-        for waiting in ended {
-            waiting.call.token.cancel();
-            // Its tool gets its cancellation grace, then is dropped.
-            tokio::spawn(waiting.call.running);
-        }
+        ended.into_iter().for_each(Waiting::cancel);
+        let rounds: Weak<Self> = Arc::downgrade(self);
+        tokio::spawn(async move {
+            tokio::time::sleep(wait).await;
+            if let Some(rounds) = rounds.upgrade() {
+                rounds.abandon(&handle);
+            }
+        });
     }
 
     /// How many calls wait for answers.
@@ -247,14 +271,45 @@ impl Rounds {
     }
 }
 
-/// A handle nobody can guess: 128 bits from two keyed SipHash runs over a
-/// counter (std seeds each `RandomState` from the OS).
+/// Takes out of `parked` the call among `which` that has waited longest.
+fn longest_waiting(
+    parked: &mut HashMap<String, Waiting>,
+    which: impl Fn(&Waiting) -> bool,
+) -> Option<Waiting> {
+    let oldest = parked
+        .iter()
+        .filter(|(_, waiting)| which(waiting))
+        .min_by_key(|(_, waiting)| waiting.since)
+        .map(|(handle, _)| handle.clone())?;
+    parked.remove(&oldest)
+}
+
+/// The call's result, or, if its task died, an error result naming why.
+fn finished(tool: &str, result: Result<ToolCallResult, String>) -> ToolCallResult {
+    result.unwrap_or_else(|reason| ToolCallResult {
+        call_id: String::new(),
+        tool_name: tool.to_owned(),
+        outcome: Err(crate::ToolError::execution(format!(
+            "the call's task ended without a result: {reason}"
+        ))),
+    })
+}
+
+/// A handle nobody can guess: 128 bits from the operating system.
 fn fresh_handle() -> String {
-    static COUNT: AtomicU64 = AtomicU64::new(0);
-    let count = COUNT.fetch_add(1, Ordering::Relaxed);
-    let high = std::collections::hash_map::RandomState::new().hash_one(count);
-    let low = std::collections::hash_map::RandomState::new().hash_one(!count);
-    format!("{high:016x}{low:016x}")
+    let mut bytes = [0u8; 16];
+    if let Err(error) = getrandom::fill(&mut bytes) {
+        // No randomness from the OS: a handle still unique in this process,
+        // from std's randomly seeded hasher.
+        tracing::warn!("no random bytes for an MCP request state: {error}");
+        use std::hash::BuildHasher;
+        static COUNT: AtomicU64 = AtomicU64::new(0);
+        let count = COUNT.fetch_add(1, Ordering::Relaxed);
+        let hashed = std::collections::hash_map::RandomState::new().hash_one(count);
+        bytes[..8].copy_from_slice(&hashed.to_le_bytes());
+        bytes[8..].copy_from_slice(&count.to_le_bytes());
+    }
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -270,37 +325,56 @@ mod tests {
         .unwrap()
     }
 
-    fn asking_call(log: Arc<ClientLog>) -> InFlight {
-        InFlight::new(
+    fn said(text: String) -> ToolCallResult {
+        ToolCallResult {
+            call_id: "c0".to_owned(),
+            tool_name: "who".to_owned(),
+            outcome: Ok(crate::ToolOutput::text(text)),
+        }
+    }
+
+    /// A call that asks one question and answers with the name given, or
+    /// with "cancelled" (also sent on `cancelled`) once its token fires.
+    fn asking_call(cancelled: Option<oneshot::Sender<()>>) -> InFlight {
+        let token = CancellationToken::new();
+        let seen = token.clone();
+        InFlight::start(
             |asker| {
                 Box::pin(async move {
-                    let answer = asker.ask(question()).await;
-                    let text = match answer {
-                        Ok(value) => value["content"]["name"].as_str().unwrap_or("?").to_owned(),
-                        Err(error) => error.to_string(),
-                    };
-                    ToolCallResult {
-                        call_id: "c0".to_owned(),
-                        tool_name: "who".to_owned(),
-                        outcome: Ok(crate::ToolOutput::text(text)),
+                    // A cancelled call's questions go with it: the token
+                    // is looked at first.
+                    tokio::select! {
+                        biased;
+                        () = seen.cancelled() => {
+                            if let Some(cancelled) = cancelled {
+                                let _ = cancelled.send(());
+                            }
+                            said("cancelled".to_owned())
+                        }
+                        answer = asker.ask(question()) => said(match answer {
+                            Ok(value) => value["content"]["name"].as_str().unwrap_or("?").to_owned(),
+                            Err(error) => error.to_string(),
+                        }),
                     }
                 })
             },
-            CancellationToken::new(),
-            log,
+            token,
+            Arc::new(ClientLog::default()),
         )
     }
+
+    const LONG: Duration = Duration::from_secs(600);
 
     /// A call that asks waits under a handle; a retry of another caller or
     /// another tool is refused and changes nothing; the caller's retry
     /// with the answer finishes it.
     #[tokio::test]
     async fn a_call_that_asks_waits_for_its_own_caller_and_goes_on_with_the_answer() {
-        let rounds = Rounds::default();
+        let rounds = Arc::new(Rounds::default());
         let never = CancellationToken::new();
-        let log = Arc::new(ClientLog::default());
+        let call = asking_call(None);
         let Round::Asked(asked) = rounds
-            .drive(asking_call(log), "who", Some("ada".into()), &never)
+            .drive(call, "who", Some("ada".into()), &never, LONG)
             .await
         else {
             panic!("the call asked");
@@ -329,7 +403,9 @@ mod tests {
             .resume(&handle, "who", Some("ada"), Some(answers))
             .unwrap();
         assert_eq!(rounds.waiting(), 0);
-        let Round::Done(result) = rounds.drive(call, "who", Some("ada".into()), &never).await
+        let Round::Done(result) = rounds
+            .drive(call, "who", Some("ada".into()), &never, LONG)
+            .await
         else {
             panic!("the call finished");
         };
@@ -340,20 +416,88 @@ mod tests {
     /// naming it, not a hang.
     #[tokio::test]
     async fn a_retry_without_the_answer_gives_the_tool_an_error() {
-        let rounds = Rounds::default();
+        let rounds = Arc::new(Rounds::default());
         let never = CancellationToken::new();
-        let log = Arc::new(ClientLog::default());
-        let Round::Asked(asked) = rounds.drive(asking_call(log), "who", None, &never).await else {
+        let Round::Asked(asked) = rounds
+            .drive(asking_call(None), "who", None, &never, LONG)
+            .await
+        else {
             panic!("the call asked");
         };
         let call = rounds
             .resume(&asked.request_state.unwrap(), "who", None, None)
             .unwrap();
-        let Round::Done(result) = rounds.drive(call, "who", None, &never).await else {
+        let Round::Done(result) = rounds.drive(call, "who", None, &never, LONG).await else {
             panic!("the call finished");
         };
         let text = result.outcome.unwrap().text.unwrap_or_default();
-        assert!(text.contains("did not answer `ask-0`"), "{text}");
+        assert!(text.contains("did not answer `ask-"), "{text}");
+    }
+
+    /// A call whose client never comes back is cancelled after the wait,
+    /// and its tool sees it while nothing else happens on the server.
+    #[tokio::test(start_paused = true)]
+    async fn a_call_nobody_answers_is_cancelled_after_its_wait() {
+        let rounds = Arc::new(Rounds::default());
+        let never = CancellationToken::new();
+        let (cancelled, seen) = oneshot::channel();
+        let wait = Duration::from_secs(5);
+        let Round::Asked(_) = rounds
+            .drive(asking_call(Some(cancelled)), "who", None, &never, wait)
+            .await
+        else {
+            panic!("the call asked");
+        };
+        assert_eq!(rounds.waiting(), 1);
+        tokio::time::timeout(wait * 2, seen).await.unwrap().unwrap();
+        assert_eq!(rounds.waiting(), 0);
+    }
+
+    /// One caller's calls past its share are cancelled, the longest
+    /// waiting first; another caller's are not touched.
+    #[tokio::test]
+    async fn one_caller_cannot_keep_more_than_its_share_of_calls_waiting() {
+        let rounds = Arc::new(Rounds::default());
+        let never = CancellationToken::new();
+        let (cancelled, first_cancelled) = oneshot::channel();
+        let mut first = Some(cancelled);
+        let bob = rounds
+            .drive(asking_call(None), "who", Some("bob".into()), &never, LONG)
+            .await;
+        assert!(matches!(bob, Round::Asked(_)));
+        for _ in 0..=MOST_WAITING_PER_CALLER {
+            let round = rounds
+                .drive(
+                    asking_call(first.take()),
+                    "who",
+                    Some("ada".into()),
+                    &never,
+                    LONG,
+                )
+                .await;
+            assert!(matches!(round, Round::Asked(_)));
+            // Each waits a little longer than the one before.
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        first_cancelled.await.unwrap();
+        assert_eq!(rounds.waiting(), MOST_WAITING_PER_CALLER + 1);
+    }
+
+    /// A request cancelled while its call runs cancels the call and
+    /// answers with what the call made of it.
+    #[tokio::test]
+    async fn a_cancelled_request_cancels_its_call() {
+        let rounds = Arc::new(Rounds::default());
+        let cancelled = CancellationToken::new();
+        cancelled.cancel();
+        let Round::Done(result) = rounds
+            .drive(asking_call(None), "who", None, &cancelled, LONG)
+            .await
+        else {
+            panic!("a cancelled request parks nothing");
+        };
+        assert_eq!(result.outcome.unwrap().text.as_deref(), Some("cancelled"));
+        assert_eq!(rounds.waiting(), 0);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::log::ClientLog;
-use super::rounds::{Asker, InFlight, Round, Rounds};
+use super::rounds::{Asker, InFlight, Round, Rounds, WAITS_FOR};
 use crate::providers::{self, ExportError};
 use crate::runtime::{CallOptions, ToolCall, ToolCallResult, ToolRuntime};
 use crate::sync::lock;
@@ -321,7 +321,8 @@ impl McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let tool = request.name.to_string();
-        let level = context.meta.log_level();
+        // Stateless HTTP does not offer logging: no level is taken.
+        let level = context.meta.log_level().filter(|_| self.logging);
         let probe = McpCaller::of(&context, None);
         let caller = probe.caller_key();
         let mut forwarder = None;
@@ -351,7 +352,7 @@ impl McpServer {
                 forwarder = progress;
                 let runtime = self.served().runtime.clone();
                 let scope = log.clone();
-                InFlight::new(
+                InFlight::start(
                     |asker| {
                         let options = options.extension(McpCaller::of(&context, Some(asker)));
                         Box::pin(async move { scope.scope(runtime.call_with(call, options)).await })
@@ -362,11 +363,20 @@ impl McpServer {
             }
         };
         let log = call.log.clone();
-        let round = self.rounds.drive(call, &tool, caller, &context.ct).await;
+        let round = self
+            .rounds
+            .drive(call, &tool, caller, &context.ct, WAITS_FOR)
+            .await;
         if let Some(forwarder) = forwarder {
             forwarder.finish().await;
         }
         log.flush().await;
+        if let (Round::Asked(asked), true) = (&round, context.ct.is_cancelled()) {
+            // The client went away before it could learn the handle.
+            if let Some(handle) = &asked.request_state {
+                self.rounds.abandon(handle);
+            }
+        }
         match round {
             Round::Done(result) => answer_of(result),
             Round::Asked(asked) => Ok(asked.into()),
@@ -516,7 +526,8 @@ impl McpCaller {
 
     /// Who made the call, as far as a later round must match it: the
     /// identity the HTTP guard found, else the bearer token, else nobody
-    /// (stdio, an unguarded endpoint).
+    /// (stdio, whose connection is the caller; an unguarded endpoint). The
+    /// two kinds never match each other.
     fn caller_key(&self) -> Option<String> {
         #[cfg(feature = "mcp-http")]
         if let Some(identity) = self
@@ -524,9 +535,9 @@ impl McpCaller {
             .as_ref()
             .and_then(|parts| parts.extensions.get::<super::http::CallerIdentity>())
         {
-            return Some(identity.0.clone());
+            return Some(format!("identity:{}", identity.0));
         }
-        self.bearer_token().map(str::to_owned)
+        self.bearer_token().map(|token| format!("bearer:{token}"))
     }
 
     /// The bearer token the request carried (and [`router`]'s check

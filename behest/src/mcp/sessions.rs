@@ -303,7 +303,7 @@ impl Session {
                     over = over.saturating_sub(log.shed_notifications(over));
                 }
             } else if let Some(log) = logs.by_request.remove(&request) {
-                over = over.saturating_sub(log.bytes());
+                over = over.saturating_sub(log.detach());
                 unread_dropped += usize::from(class == 2);
             }
         }
@@ -351,7 +351,13 @@ impl Session {
         let now = Instant::now();
         if now.saturating_duration_since(logs.swept) >= SWEEP_EVERY {
             logs.swept = now;
-            logs.by_request.retain(|_, log| !log.expired(now));
+            logs.by_request.retain(|_, log| {
+                let keep = !log.expired(now);
+                if !keep {
+                    log.detach();
+                }
+                keep
+            });
             let mut unread: Vec<u64> = logs
                 .by_request
                 .iter()
@@ -366,7 +372,9 @@ impl Session {
                     unread.len()
                 );
                 for request in &unread[..excess] {
-                    logs.by_request.remove(request);
+                    if let Some(log) = logs.by_request.remove(request) {
+                        log.detach();
+                    }
                 }
             }
         }
@@ -545,6 +553,9 @@ struct LogState {
     events: VecDeque<Kept>,
     /// The sum of their `bytes`.
     bytes: usize,
+    /// Whether its session no longer keeps it (a stream may still read
+    /// it): its bytes are no longer counted against the session's budget.
+    detached: bool,
     /// How many events were pushed.
     pushed: usize,
     ended: bool,
@@ -558,6 +569,7 @@ impl StreamLog {
             state: Mutex::new(LogState {
                 events: VecDeque::new(),
                 bytes: 0,
+                detached: false,
                 pushed: 0,
                 ended: false,
                 delivered: None,
@@ -584,7 +596,9 @@ impl StreamLog {
             event,
         });
         state.bytes += bytes;
-        self.kept.fetch_add(bytes, Ordering::Relaxed);
+        if !state.detached {
+            self.kept.fetch_add(bytes, Ordering::Relaxed);
+        }
         state.pushed += 1;
         let pushed = state.pushed;
         drop(state);
@@ -597,13 +611,29 @@ impl StreamLog {
             return 0;
         };
         state.bytes -= dropped.bytes;
-        self.kept.fetch_sub(dropped.bytes, Ordering::Relaxed);
+        if !state.detached {
+            self.kept.fetch_sub(dropped.bytes, Ordering::Relaxed);
+        }
         dropped.bytes
     }
 
     /// The bytes of the events it keeps.
+    #[cfg(test)]
     fn bytes(&self) -> usize {
         lock(&self.state).bytes
+    }
+
+    /// No longer counts its bytes against the session's budget, as its
+    /// session has let it go (a stream reading it frees it when it ends):
+    /// the bytes it counted until now.
+    fn detach(&self) -> usize {
+        let mut state = lock(&self.state);
+        if state.detached {
+            return 0;
+        }
+        state.detached = true;
+        self.kept.fetch_sub(state.bytes, Ordering::Relaxed);
+        state.bytes
     }
 
     /// In which order [`Session::shed`] drops it: 0 read to its end, 1 a
@@ -711,8 +741,9 @@ impl Drop for StreamLog {
             .state
             .get_mut()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let bytes = state.bytes;
-        self.kept.fetch_sub(bytes, Ordering::Relaxed);
+        if !state.detached {
+            self.kept.fetch_sub(state.bytes, Ordering::Relaxed);
+        }
     }
 }
 
@@ -1033,9 +1064,17 @@ mod tests {
         };
         assert_eq!(kept, [3, 4, 5, 6], "no answer went for a notification");
         assert!(running.bytes() < 3_000, "its oldest notifications went");
+        // An answer let go while a stream still reads it stops counting at
+        // once, so one more answer costs no other.
+        let held = session.log(3).unwrap();
+        answered(&session, 7, 3_000);
+        assert!(session.log(3).is_none());
+        assert!(session.kept.load(Ordering::Relaxed) <= 10_000);
+        assert!(session.log(4).is_some() && session.log(5).is_some());
         // Everything dropped is uncounted.
         lock(&session.logs).by_request.clear();
         drop(running);
+        drop(held);
         assert_eq!(session.kept.load(Ordering::Relaxed), 0);
     }
 }
