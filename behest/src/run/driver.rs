@@ -10,6 +10,7 @@ use tokio::sync::oneshot;
 
 use super::control::{Decision, RunControl};
 use super::events::{Emitter, EventKind, RunState, ToolStreamEvent};
+use super::limits::{Reached, RunUsage};
 use super::model::ModelRequest;
 use super::output::FinalOutput;
 use super::steps::{ModelTurn, RunSteps, StepKind, ToolStep};
@@ -63,8 +64,22 @@ impl Run<'_> {
             .as_ref()
             .filter(|_| native)
             .map(FinalOutput::native_spec);
+        let limits = &self.agent.options.usage_limits;
+        let mut usage = RunUsage::default();
+        let started = tokio::time::Instant::now();
+        let deadline = limits
+            .deadline
+            .and_then(|deadline| started.checked_add(deadline));
         let mut turns = 0;
         loop {
+            let refused = limits.before_request(&usage).or_else(|| {
+                deadline
+                    .filter(|deadline| tokio::time::Instant::now() >= *deadline)
+                    .map(|_| Reached::deadline(limits, started.elapsed()))
+            });
+            if let Some(reached) = refused {
+                return failed(reached.error(), transcript);
+            }
             self.state(RunState::AwaitingModel);
             let turn = TurnInput {
                 index: turns,
@@ -80,6 +95,9 @@ impl Run<'_> {
                 biased;
                 () = cancellation.cancelled() => return RunOutcome::Cancelled { transcript },
                 reply = self.model_turn(turn) => reply,
+                () = until(deadline) => {
+                    return failed(Reached::deadline(limits, started.elapsed()).error(), transcript);
+                }
             };
             let mut reply = match reply {
                 Ok(reply) => reply,
@@ -91,6 +109,7 @@ impl Run<'_> {
                 Err(error) => return failed(RunError::Model(error), transcript),
             };
             ids.make_unique(&mut reply);
+            usage.answered(reply.usage.as_ref());
             self.emit(EventKind::ModelMessage(reply.clone()));
             self.add(&mut transcript, Message::Assistant(reply.clone()));
             let calls = match self.after_turn(reply, &mut transcript, &mut answer) {
@@ -118,6 +137,19 @@ impl Run<'_> {
                 }
                 return failed(RunError::MaxStepsExceeded { max_steps }, transcript);
             }
+            let refused = limits.after_answer(&usage).or_else(|| {
+                limits.before_calls(&usage, calls.iter().map(|call| call.tool_name.as_str()))
+            });
+            if let Some(reached) = refused {
+                let error = reached.error();
+                for call in calls {
+                    let outcome = Err(ToolError::execution(format!("not run: {error}")));
+                    let result = self.finished(call, outcome);
+                    self.add(&mut transcript, result_message(&result));
+                }
+                return failed(error, transcript);
+            }
+            usage.called(calls.iter().map(|call| call.tool_name.as_str()));
             if calls.is_empty() {
                 continue;
             }
@@ -543,6 +575,14 @@ impl CallIds {
 
 pub(super) fn result_message(result: &ToolCallResult) -> Message {
     Message::ToolResult(ToolResultMessage::from(result))
+}
+
+/// Waits until `deadline`; forever without one.
+async fn until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
 }
 
 pub(super) fn failed(error: RunError, transcript: Vec<Message>) -> RunOutcome {

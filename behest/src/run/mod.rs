@@ -12,8 +12,10 @@ mod control;
 mod driver;
 mod events;
 mod invocation;
+mod limits;
 mod model;
 mod output;
+mod prices;
 mod record;
 mod scripted;
 mod steps;
@@ -30,8 +32,10 @@ pub use crate::conversation::{
 pub use control::{ControlError, RunControl};
 pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
 pub use invocation::RuntimeInvocation;
+pub use limits::{CachedInput, Price, RunUsage, UsageLimit, UsageLimits};
 pub use model::{Model, ModelError, ModelRequest, ModelSettings, ReasoningEffort};
 pub use output::FINAL_ANSWER;
+pub use prices::{Prices, PRICES_AS_OF};
 pub use record::{RecordedTurn, Recorder, Recording};
 pub use scripted::{ScriptedModel, Turn};
 pub use steps::{ModelTurn, RunSteps, StepKind, ToolStep};
@@ -73,6 +77,9 @@ pub struct RunOptions {
     /// Sampling and reasoning settings for every turn, over the model's
     /// own ([`Agent::model_settings`]).
     pub model_settings: Option<ModelSettings>,
+    /// What a run may spend: requests, tokens, tool calls, cost, time
+    /// ([`Agent::usage_limits`]). Default: no limits.
+    pub usage_limits: UsageLimits,
     /// The typed final answer asked for ([`Agent::with_output`]).
     pub(crate) final_output: Option<output::FinalOutput>,
 }
@@ -88,6 +95,7 @@ impl Default for RunOptions {
             waiting_notice: Duration::from_secs(5),
             output_reminders: 1,
             model_settings: None,
+            usage_limits: UsageLimits::default(),
             final_output: None,
         }
     }
@@ -152,6 +160,25 @@ impl Agent {
     #[must_use]
     pub fn approve_destructive(mut self, on: bool) -> Self {
         Arc::make_mut(&mut self.options).approve_destructive = on;
+        self
+    }
+
+    /// What each run may spend: model requests, tokens, tool calls, cost
+    /// and time. A run past a limit fails with [`RunError::UsageLimit`]
+    /// before the request or the calls that would pass it; calls refused
+    /// so get results that say why, so the transcript stays whole.
+    ///
+    /// ```
+    /// use behest::run::{Price, UsageLimits};
+    /// use behest::{Agent, ScriptedModel, ToolRegistry, ToolRuntime};
+    ///
+    /// let agent = Agent::new(ScriptedModel::new([]), ToolRuntime::new(ToolRegistry::new()))
+    ///     .usage_limits(UsageLimits::new().requests(10).cost(0.25, Price::per_million(0.15, 0.60)));
+    /// # let _ = agent;
+    /// ```
+    #[must_use]
+    pub fn usage_limits(mut self, limits: UsageLimits) -> Self {
+        Arc::make_mut(&mut self.options).usage_limits = limits;
         self
     }
 
@@ -327,6 +354,24 @@ impl RunOutcome {
     }
 }
 
+/// A count or a sum of money in a [`RunError::UsageLimit`]: a whole
+/// number of requests, tokens, calls or seconds, or US dollars.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Amount(pub f64);
+
+// Amounts are counts and sums of finite prices: never NaN.
+impl Eq for Amount {}
+
+impl std::fmt::Display for Amount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.fract() == 0.0 && self.0.abs() < 1e15 {
+            write!(f, "{}", self.0 as i64)
+        } else {
+            write!(f, "{:.6}", self.0)
+        }
+    }
+}
+
 /// Why a run failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -353,6 +398,18 @@ pub enum RunError {
     Incomplete {
         /// Why the model ended the turn.
         reason: StopReason,
+    },
+    /// The run reached one of its [`UsageLimits`]: the model request or
+    /// the tool calls that would pass it were not made.
+    #[error("the run reached its limit of {allowed} {limit} (it would have used {used})")]
+    UsageLimit {
+        /// Which limit.
+        limit: UsageLimit,
+        /// What it allows.
+        allowed: Amount,
+        /// What the run used, or would have with the refused request or
+        /// calls.
+        used: Amount,
     },
     /// The model called an external tool and no handler was subscribed to
     /// answer it.

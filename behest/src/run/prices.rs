@@ -1,0 +1,152 @@
+//! Prices of the providers' models, for [`UsageLimits::cost`](super::UsageLimits::cost)
+//! and [`RunUsage::cost`](super::RunUsage::cost): a table one can set, and
+//! a built-in one of list prices.
+
+use std::collections::BTreeMap;
+
+use super::limits::Price;
+
+/// The day the built-in table's list prices were taken from the
+/// providers' pricing pages. Prices change: check yours, and set them
+/// with [`Prices::with`].
+pub const PRICES_AS_OF: &str = "2025-11-30";
+
+/// Model prices by model id. A model is found by the longest id that
+/// starts its name, so dated versions (`gpt-4o-2024-08-06`,
+/// `claude-sonnet-4-5-20250929`) find their family's price.
+///
+/// ```
+/// use behest::run::{Price, Prices};
+///
+/// let prices = Prices::builtin().with("my-fine-tune", Price::per_million(3.0, 12.0));
+/// assert_eq!(prices.get("gpt-4o-mini-2024-07-18"), prices.get("gpt-4o-mini"));
+/// assert_ne!(prices.get("gpt-4o-mini"), prices.get("gpt-4o"));
+/// assert!(prices.get("my-fine-tune").is_some());
+/// assert!(prices.get("unknown-model").is_none());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Prices {
+    by_model: BTreeMap<String, Price>,
+}
+
+impl Prices {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The list prices of current OpenAI, Anthropic and Gemini models as
+    /// of [`PRICES_AS_OF`], in US dollars per million tokens: standard
+    /// tier, no batch discount, prompts within each model's base context
+    /// tier (Gemini 2.5 Pro's and Claude Sonnet's prices double past
+    /// 200 000 input tokens). Anthropic's cache writes are its 5-minute
+    /// ones; its cached input is counted apart from input, as its API
+    /// counts it.
+    pub fn builtin() -> Self {
+        let openai = |input, cached, output| Price::per_million(input, output).cached_input(cached);
+        let anthropic = |input, write, read, output| {
+            Price::per_million(input, output)
+                .cache_write(write)
+                .cached_input(read)
+                .cached_apart()
+        };
+        let table = [
+            ("gpt-5", openai(1.25, 0.125, 10.0)),
+            ("gpt-5.1", openai(1.25, 0.125, 10.0)),
+            ("gpt-5-mini", openai(0.25, 0.025, 2.0)),
+            ("gpt-5-nano", openai(0.05, 0.005, 0.40)),
+            ("gpt-4.1", openai(2.0, 0.50, 8.0)),
+            ("gpt-4.1-mini", openai(0.40, 0.10, 1.60)),
+            ("gpt-4.1-nano", openai(0.10, 0.025, 0.40)),
+            ("gpt-4o", openai(2.50, 1.25, 10.0)),
+            ("gpt-4o-mini", openai(0.15, 0.075, 0.60)),
+            ("o3", openai(2.0, 0.50, 8.0)),
+            ("o4-mini", openai(1.10, 0.275, 4.40)),
+            ("claude-opus-4-5", anthropic(5.0, 6.25, 0.50, 25.0)),
+            ("claude-opus-4-1", anthropic(15.0, 18.75, 1.50, 75.0)),
+            ("claude-sonnet-4-5", anthropic(3.0, 3.75, 0.30, 15.0)),
+            ("claude-sonnet-4", anthropic(3.0, 3.75, 0.30, 15.0)),
+            ("claude-haiku-4-5", anthropic(1.0, 1.25, 0.10, 5.0)),
+            ("claude-3-5-haiku", anthropic(0.80, 1.0, 0.08, 4.0)),
+            ("gemini-2.5-pro", openai(1.25, 0.125, 10.0)),
+            ("gemini-2.5-flash", openai(0.30, 0.03, 2.50)),
+            ("gemini-2.5-flash-lite", openai(0.10, 0.01, 0.40)),
+        ];
+        Self {
+            by_model: table
+                .into_iter()
+                .map(|(model, price)| (model.to_owned(), price))
+                .collect(),
+        }
+    }
+
+    /// This table with `model` priced at `price` (over any price it had).
+    #[must_use]
+    pub fn with(mut self, model: impl Into<String>, price: Price) -> Self {
+        self.by_model.insert(model.into(), price);
+        self
+    }
+
+    /// The price of `model`: that of the longest id in the table that
+    /// starts `model` at a word's end (`gpt-4o-2024-08-06` is `gpt-4o`'s,
+    /// `gpt-4o-mini` is not).
+    pub fn get(&self, model: &str) -> Option<Price> {
+        self.by_model
+            .iter()
+            .filter(|(id, _)| {
+                model.strip_prefix(id.as_str()).is_some_and(|rest| {
+                    rest.is_empty() || (rest.starts_with('-') && is_version(&rest[1..]))
+                })
+            })
+            .max_by_key(|(id, _)| id.len())
+            .map(|(_, price)| *price)
+    }
+}
+
+/// Whether `rest` (what follows a model id and a dash) names a version of
+/// it (a date, `latest`, `preview`) rather than another model (`mini`).
+fn is_version(rest: &str) -> bool {
+    rest.starts_with(|c: char| c.is_ascii_digit())
+        || rest == "latest"
+        || rest.starts_with("preview")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::Usage;
+
+    #[test]
+    fn versions_find_their_family_and_other_models_do_not() {
+        let prices = Prices::builtin();
+        assert_eq!(prices.get("gpt-4o-2024-08-06"), prices.get("gpt-4o"));
+        assert_eq!(
+            prices.get("claude-sonnet-4-5-20250929"),
+            prices.get("claude-sonnet-4-5")
+        );
+        assert_eq!(
+            prices.get("gemini-2.5-flash-preview-09-2025"),
+            prices.get("gemini-2.5-flash")
+        );
+        assert_ne!(prices.get("gpt-4o-mini"), prices.get("gpt-4o"));
+        assert_ne!(prices.get("gpt-5-mini"), prices.get("gpt-5"));
+        assert!(prices.get("gpt-4o-audio-preview").is_none());
+        assert!(prices.get("gpt").is_none());
+    }
+
+    /// Anthropic's cached input is apart from its input count: a turn of
+    /// 1 000 fresh and 9 000 cached tokens costs the fresh at the input
+    /// rate and the cached at the read rate.
+    #[test]
+    fn anthropic_counts_cached_input_apart() {
+        let price = Prices::builtin().get("claude-sonnet-4-5").unwrap();
+        let usage = Usage {
+            input_tokens: 1_000,
+            cached_tokens: 9_000,
+            output_tokens: 0,
+            ..Usage::default()
+        };
+        let expected = (1_000.0 * 3.0 + 9_000.0 * 0.30) / 1_000_000.0;
+        assert!((price.cost(&usage) - expected).abs() < 1e-12);
+    }
+}
