@@ -59,7 +59,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .total_tokens(100_000);
     let registry = ToolRegistry::new().with(LookUp)?.with(Refund)?;
     let agent = Agent::new(model, ToolRuntime::new(registry)).usage_limits(limits);
-    let outcome = agent.invoke([Message::user("Refund orders 42, 43 and 44.")]).await;
+    let outcome = agent
+        .invoke([Message::user("Refund orders 42, 43 and 44.")])
+        .await;
 
     let usage = outcome.usage();
     println!(

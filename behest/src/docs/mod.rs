@@ -25,6 +25,9 @@ pub mod runs {}
 #[doc = include_str!("limits.md")]
 pub mod limits {}
 
+#[doc = include_str!("fallback.md")]
+pub mod fallback {}
+
 #[cfg(feature = "models")]
 #[cfg_attr(docsrs, doc(cfg(feature = "models")))]
 #[doc = include_str!("models.md")]

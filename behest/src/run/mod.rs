@@ -11,6 +11,7 @@
 mod control;
 mod driver;
 mod events;
+mod fallback;
 mod invocation;
 mod limits;
 mod model;
@@ -31,6 +32,7 @@ pub use crate::conversation::{
 };
 pub use control::{ControlError, RunControl};
 pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
+pub use fallback::{Failure, FallbackModel};
 pub use invocation::RuntimeInvocation;
 pub use limits::{CachedInput, Price, RunUsage, UsageLimit, UsageLimits};
 pub use model::{Model, ModelError, ModelRequest, ModelSettings, ReasoningEffort};

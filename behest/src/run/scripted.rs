@@ -14,6 +14,8 @@ use crate::tool::ToolSpec;
 #[derive(Debug, Clone)]
 pub struct Turn {
     reply: AssistantMessage,
+    /// The turn fails with this instead of replying.
+    error: Option<ModelError>,
     expected_tools: Option<Vec<String>>,
     expected_results: Vec<ExpectedResult>,
 }
@@ -40,8 +42,18 @@ impl Turn {
     pub fn reply(reply: AssistantMessage) -> Self {
         Self {
             reply,
+            error: None,
             expected_tools: None,
             expected_results: Vec::new(),
+        }
+    }
+
+    /// A turn that fails with `error` (a rate limit, an overloaded
+    /// provider), as a client behind an API would.
+    pub fn error(error: ModelError) -> Self {
+        Self {
+            error: Some(error),
+            ..Self::reply(AssistantMessage::default())
         }
     }
 
@@ -190,7 +202,10 @@ impl Model for ScriptedModel {
         };
         let number = self.total - self.remaining();
         turn.check(number, request.conversation, request.tools)?;
-        Ok(turn.reply)
+        match turn.error {
+            Some(error) => Err(error),
+            None => Ok(turn.reply),
+        }
     }
 
     fn supports_structured_output(&self) -> bool {
