@@ -28,6 +28,9 @@ pub mod limits {}
 #[doc = include_str!("fallback.md")]
 pub mod fallback {}
 
+#[doc = include_str!("guardrails.md")]
+pub mod guardrails {}
+
 #[cfg(feature = "models")]
 #[cfg_attr(docsrs, doc(cfg(feature = "models")))]
 #[doc = include_str!("models.md")]

@@ -32,6 +32,9 @@ pub(super) struct Run<'a> {
     /// Who carries out the model turns and tool calls, when not this
     /// process alone (a durable engine's journal).
     pub steps: Option<&'a dyn RunSteps>,
+    /// A guardrail stopped the run during a round of tool calls: the run
+    /// fails with this once the round's calls have their results.
+    pub tripped: std::sync::Mutex<Option<RunError>>,
 }
 
 impl Run<'_> {
@@ -70,6 +73,9 @@ impl Run<'_> {
         let deadline = limits
             .deadline
             .and_then(|deadline| started.checked_add(deadline));
+        if let Err(error) = self.guard_input(&mut transcript).await {
+            return failed(error, transcript);
+        }
         let mut turns = 0;
         loop {
             let refused = limits.before_request(&usage).or_else(|| {
@@ -113,7 +119,15 @@ impl Run<'_> {
             self.emit(EventKind::ModelMessage(reply.clone()));
             self.add(&mut transcript, Message::Assistant(reply.clone()));
             let calls = match self.after_turn(reply, &mut transcript, &mut answer) {
-                Next::End(outcome) => return outcome,
+                // The answer meets the output guardrails; one refused is
+                // sent back, and the model asked again.
+                Next::End(outcome) => match self.guard_answer(outcome).await {
+                    Ok(outcome) => return outcome,
+                    Err(back) => {
+                        transcript = back;
+                        Vec::new()
+                    }
+                },
                 Next::Ask => Vec::new(),
                 Next::Run(calls) => calls,
             };
@@ -168,6 +182,10 @@ impl Run<'_> {
             };
             for result in &results {
                 self.add(&mut transcript, result_message(result));
+            }
+            let tripped = crate::sync::lock(&self.tripped).take();
+            if let Some(error) = tripped {
+                return failed(error, transcript);
             }
             if cancellation.is_cancelled() {
                 return RunOutcome::Cancelled { transcript };
@@ -413,10 +431,50 @@ impl Run<'_> {
 
 impl RunHooks for Run<'_> {
     fn routes(&self, tool_name: &str) -> bool {
-        self.steps.is_some() || self.needs_approval(tool_name)
+        let guardrails = &self.agent.options.guardrails;
+        self.steps.is_some()
+            || self.needs_approval(tool_name)
+            || !guardrails.tool_call.is_empty()
+            || !guardrails.tool_output.is_empty()
     }
 
     fn dispatch(
+        &self,
+        call: ToolCall,
+        route: Route,
+        run: LocalRun,
+    ) -> BoxFuture<'_, ToolResult<ToolOutput>> {
+        Box::pin(async move {
+            let (call, run) = self.guard_call(call, run).await?;
+            let output = self.carry_out(call.clone(), route, run).await?;
+            self.guard_output(call, output).await
+        })
+    }
+
+    fn needs_approval(&self, tool_name: &str) -> bool {
+        let registry = self.agent.runtime.registry();
+        let options = &self.agent.options;
+        registry.needs_approval(tool_name)
+            || options.approval_required.contains(tool_name)
+            || (options.approve_destructive
+                && registry
+                    .spec(tool_name)
+                    .is_some_and(|spec| spec.annotations.destructive_hint == Some(true)))
+    }
+    fn starting(&self, call: &dyn Fn() -> ToolCall) {
+        if self.observed() {
+            self.tool_event(ToolStreamEvent::Call {
+                call: call(),
+                external: false,
+            });
+        }
+    }
+}
+
+impl Run<'_> {
+    /// Carries out a validated call on its `route`: through the run's
+    /// steps, or here (an approval, a handler's answer, the tool).
+    fn carry_out(
         &self,
         call: ToolCall,
         route: Route,
@@ -446,28 +504,6 @@ impl RunHooks for Run<'_> {
         })
     }
 
-    fn needs_approval(&self, tool_name: &str) -> bool {
-        let registry = self.agent.runtime.registry();
-        let options = &self.agent.options;
-        registry.needs_approval(tool_name)
-            || options.approval_required.contains(tool_name)
-            || (options.approve_destructive
-                && registry
-                    .spec(tool_name)
-                    .is_some_and(|spec| spec.annotations.destructive_hint == Some(true)))
-    }
-
-    fn starting(&self, call: &dyn Fn() -> ToolCall) {
-        if self.observed() {
-            self.tool_event(ToolStreamEvent::Call {
-                call: call(),
-                external: false,
-            });
-        }
-    }
-}
-
-impl Run<'_> {
     /// Asks for an approval of a validated call; an error is the call's
     /// result.
     fn approve<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, ToolResult<()>> {

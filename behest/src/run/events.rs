@@ -64,6 +64,8 @@ pub enum EventKind {
     ModelDelta(crate::conversation::ModelDelta),
     /// A tool call progressed.
     Tool(ToolStreamEvent),
+    /// A guardrail gave its verdict.
+    Guardrail(super::GuardrailEvent),
 }
 
 /// The life of one tool call.

@@ -100,6 +100,7 @@ impl RuntimeInvocation {
             control: &self.control,
             handlers: tasks.len(),
             steps,
+            tripped: std::sync::Mutex::new(None),
         };
         let outcome = run.drive(self.conversation).await;
         self.control.finish();

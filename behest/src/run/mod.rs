@@ -12,6 +12,7 @@ mod control;
 mod driver;
 mod events;
 mod fallback;
+mod guardrails;
 mod invocation;
 mod limits;
 mod model;
@@ -33,6 +34,7 @@ pub use crate::conversation::{
 pub use control::{ControlError, RunControl};
 pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
 pub use fallback::{Failure, FallbackModel};
+pub use guardrails::{GuardrailAction, GuardrailEvent, GuardrailStage, Verdict};
 pub use invocation::RuntimeInvocation;
 pub use limits::{CachedInput, Price, RunUsage, UsageLimit, UsageLimits};
 pub use model::{Model, ModelError, ModelRequest, ModelSettings, ReasoningEffort};
@@ -82,6 +84,9 @@ pub struct RunOptions {
     /// What a run may spend: requests, tokens, tool calls, cost, time
     /// ([`Agent::usage_limits`]). Default: no limits.
     pub usage_limits: UsageLimits,
+    /// Checks on the input, the answer and each tool call
+    /// ([`Agent::input_guardrail`] and the others).
+    pub(crate) guardrails: guardrails::Guardrails,
     /// The typed final answer asked for ([`Agent::with_output`]).
     pub(crate) final_output: Option<output::FinalOutput>,
 }
@@ -98,6 +103,7 @@ impl Default for RunOptions {
             output_reminders: 1,
             model_settings: None,
             usage_limits: UsageLimits::default(),
+            guardrails: guardrails::Guardrails::default(),
             final_output: None,
         }
     }
@@ -181,6 +187,108 @@ impl Agent {
     #[must_use]
     pub fn usage_limits(mut self, limits: UsageLimits) -> Self {
         Arc::make_mut(&mut self.options).usage_limits = limits;
+        self
+    }
+
+    /// Checks the user's last message before the model is first asked:
+    /// the guardrail `check` gets its text (a message of parts: its text
+    /// parts) and may let it pass ([`Verdict::Allow`]), pass it rewritten,
+    /// withhold it from the model with a note the model reads
+    /// ([`Verdict::Refuse`]), or stop the run before anything happens
+    /// ([`Verdict::Stop`], [`RunError::Guardrail`]). Guardrails of a stage
+    /// run in the order added, each on what the one before let pass; each
+    /// verdict is an [`EventKind::Guardrail`] event. A guardrail is async:
+    /// it may ask a model of its own.
+    ///
+    /// ```
+    /// use behest::run::{Turn, Verdict};
+    /// use behest::{Agent, Message, ScriptedModel, ToolRegistry, ToolRuntime};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let model = ScriptedModel::new([Turn::text("Noted.")]);
+    /// let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()))
+    ///     .input_guardrail("no_card_numbers", |text: String| async move {
+    ///         if text.chars().filter(char::is_ascii_digit).count() >= 13 {
+    ///             Verdict::Rewrite(text.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect())
+    ///         } else {
+    ///             Verdict::Allow
+    ///         }
+    ///     });
+    /// let outcome = agent.invoke([Message::user("My card is 4111 1111 1111 1111")]).await;
+    /// assert_eq!(outcome.transcript()[0], Message::user("My card is #### #### #### ####"));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn input_guardrail<F, Fut>(mut self, name: impl Into<String>, check: F) -> Self
+    where
+        F: Fn(String) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Verdict<String>> + Send + 'static,
+    {
+        let guard = guardrails::Guard::new(name, check);
+        Arc::make_mut(&mut self.options)
+            .guardrails
+            .input
+            .push(guard);
+        self
+    }
+
+    /// Checks the final answer before the run completes with it: its text,
+    /// or a typed answer's JSON. A rewrite is the answer (a typed run's
+    /// must still match its type); a refusal is sent back for the model to
+    /// answer again (a round against [`max_steps`](Self::max_steps)); a
+    /// stop fails the run. See [`input_guardrail`](Self::input_guardrail).
+    #[must_use]
+    pub fn output_guardrail<F, Fut>(mut self, name: impl Into<String>, check: F) -> Self
+    where
+        F: Fn(String) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Verdict<String>> + Send + 'static,
+    {
+        let guard = guardrails::Guard::new(name, check);
+        Arc::make_mut(&mut self.options)
+            .guardrails
+            .output
+            .push(guard);
+        self
+    }
+
+    /// Checks each tool call once its arguments are validated, before it
+    /// runs (or is put to a person or a handler): the guardrail gets the
+    /// call with its validated arguments. A rewrite gives new arguments,
+    /// validated again; a refusal is the call's error result, which the
+    /// model reads, and the tool does not run; a stop does not run it and
+    /// fails the run once the round's other calls have their results. See
+    /// [`input_guardrail`](Self::input_guardrail).
+    #[must_use]
+    pub fn tool_guardrail<F, Fut>(mut self, name: impl Into<String>, check: F) -> Self
+    where
+        F: Fn(crate::ToolCall) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Verdict<serde_json::Value>> + Send + 'static,
+    {
+        let guard = guardrails::Guard::new(name, check);
+        Arc::make_mut(&mut self.options)
+            .guardrails
+            .tool_call
+            .push(guard);
+        self
+    }
+
+    /// Checks each tool call's output before the model sees it: the
+    /// guardrail gets the call and its output. A rewrite is the output the
+    /// model reads; a refusal withholds it (the model reads why, as the
+    /// call's error); a stop fails the run once the round's calls have
+    /// their results. See [`input_guardrail`](Self::input_guardrail).
+    #[must_use]
+    pub fn tool_output_guardrail<F, Fut>(mut self, name: impl Into<String>, check: F) -> Self
+    where
+        F: Fn((crate::ToolCall, crate::ToolOutput)) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Verdict<crate::ToolOutput>> + Send + 'static,
+    {
+        let guard = guardrails::Guard::new(name, check);
+        Arc::make_mut(&mut self.options)
+            .guardrails
+            .tool_output
+            .push(guard);
         self
     }
 
@@ -412,6 +520,16 @@ pub enum RunError {
         /// What the run used, or would have with the refused request or
         /// calls.
         used: Amount,
+    },
+    /// A guardrail stopped the run ([`Verdict::Stop`]).
+    #[error("the guardrail `{guardrail}` stopped the run at the {stage}: {reason}")]
+    Guardrail {
+        /// The guardrail's name.
+        guardrail: String,
+        /// Where it checked.
+        stage: GuardrailStage,
+        /// Why it stopped the run.
+        reason: String,
     },
     /// The model called an external tool and no handler was subscribed to
     /// answer it.

@@ -81,6 +81,17 @@ impl LocalRun {
         self
     }
 
+    /// The call with `arguments` in place of its own (a guardrail's
+    /// rewrite), validated as the model's were.
+    pub(crate) fn with_arguments(
+        mut self,
+        tool_name: &str,
+        arguments: serde_json::Value,
+    ) -> ToolResult<Self> {
+        self.prepared = self.runtime.prepare(tool_name, arguments)?;
+        Ok(self)
+    }
+
     /// Runs the call; an external tool has nothing to run and answers
     /// [`ToolError::NotImplemented`](crate::ToolError::NotImplemented).
     pub(crate) fn run(self) -> BoxFuture<'static, ToolResult<ToolOutput>> {

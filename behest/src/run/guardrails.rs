@@ -1,0 +1,477 @@
+//! Guardrails: checks a run makes on the user's message, on the final
+//! answer, and on each tool call before it runs and on its output before
+//! the model sees it. Each may allow, rewrite, refuse with a message the
+//! model reads, or stop the run.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::driver::{failed, Run};
+use super::events::EventKind;
+use super::{RunError, RunOutcome};
+use crate::conversation::{ContentPart, Message, ToolResultMessage};
+use crate::runtime::LocalRun;
+use crate::tool::{ToolCall, ToolError, ToolOutput, ToolResult};
+
+/// What a guardrail decides about what it checked.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Verdict<T> {
+    /// It passes as it is.
+    Allow,
+    /// It passes as this instead (a message with a secret masked, arguments
+    /// within bounds, an output trimmed); later guardrails see this.
+    Rewrite(T),
+    /// It does not pass, and the model reads why: the user's message is
+    /// withheld, the answer sent back, the call not run, the output
+    /// withheld. The run goes on.
+    Refuse(String),
+    /// The run stops here (a tripwire), failing with
+    /// [`RunError::Guardrail`](super::RunError::Guardrail); a call stopped
+    /// so does not run.
+    Stop(String),
+}
+
+/// Where a guardrail checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum GuardrailStage {
+    /// The user's last message, before the model is first asked.
+    Input,
+    /// The final answer (its text, or a typed answer's JSON).
+    Output,
+    /// A tool call's validated arguments, before it runs.
+    ToolCall,
+    /// A tool call's output, before the model sees it.
+    ToolOutput,
+}
+
+impl std::fmt::Display for GuardrailStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Input => "user's message",
+            Self::Output => "final answer",
+            Self::ToolCall => "tool call",
+            Self::ToolOutput => "tool output",
+        })
+    }
+}
+
+/// What a guardrail did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum GuardrailAction {
+    /// Let it pass as it was.
+    Allowed,
+    /// Let it pass rewritten.
+    Rewrote,
+    /// Refused it; the model reads why.
+    Refused,
+    /// Stopped the run.
+    Stopped,
+}
+
+/// A guardrail fired: the run's [`EventKind::Guardrail`] event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct GuardrailEvent {
+    /// The guardrail's name.
+    pub guardrail: String,
+    /// Where it checked.
+    pub stage: GuardrailStage,
+    /// The call it checked, at the tool stages.
+    pub call_id: Option<String>,
+    /// What it did.
+    pub action: GuardrailAction,
+    /// Why, when it refused or stopped.
+    pub reason: Option<String>,
+}
+
+type Check<I, O> = Arc<dyn Fn(I) -> BoxFuture<'static, Verdict<O>> + Send + Sync>;
+
+/// One named guardrail: a check of `I` that may rewrite it as `O`.
+pub(crate) struct Guard<I, O> {
+    name: String,
+    check: Check<I, O>,
+}
+
+impl<I, O> Clone for Guard<I, O> {
+    fn clone(&self) -> Self {
+        Self {
+            name: self.name.clone(),
+            check: self.check.clone(),
+        }
+    }
+}
+
+impl<I, O> std::fmt::Debug for Guard<I, O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+impl<I: 'static, O: 'static> Guard<I, O> {
+    pub(crate) fn new<F, Fut>(name: impl Into<String>, check: F) -> Self
+    where
+        F: Fn(I) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Verdict<O>> + Send + 'static,
+    {
+        Self {
+            name: name.into(),
+            check: Arc::new(move |input| Box::pin(check(input))),
+        }
+    }
+}
+
+/// An agent's guardrails, by stage, each run in the order added.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Guardrails {
+    pub(crate) input: Vec<Guard<String, String>>,
+    pub(crate) output: Vec<Guard<String, String>>,
+    pub(crate) tool_call: Vec<Guard<ToolCall, Value>>,
+    pub(crate) tool_output: Vec<Guard<(ToolCall, ToolOutput), ToolOutput>>,
+}
+
+/// How a stage's guardrails judged.
+pub(crate) enum Judged<T> {
+    /// Passed, perhaps rewritten.
+    Pass(T),
+    /// A guardrail refused: its name and why.
+    Refused(String, String),
+    /// A guardrail stopped the run: its name and why.
+    Stopped(String, String),
+}
+
+impl Run<'_> {
+    /// Runs `guards` in order on `input`, each on what the one before let
+    /// pass (`rewrite` puts a rewrite in place), telling each verdict.
+    pub(crate) async fn judge<I: Clone, O>(
+        &self,
+        guards: &[Guard<I, O>],
+        stage: GuardrailStage,
+        call_id: Option<&str>,
+        mut input: I,
+        rewrite: impl Fn(&mut I, O),
+    ) -> Judged<I> {
+        for guard in guards {
+            let verdict = (guard.check)(input.clone()).await;
+            let (action, reason) = match &verdict {
+                Verdict::Allow => (GuardrailAction::Allowed, None),
+                Verdict::Rewrite(_) => (GuardrailAction::Rewrote, None),
+                Verdict::Refuse(why) => (GuardrailAction::Refused, Some(why.clone())),
+                Verdict::Stop(why) => (GuardrailAction::Stopped, Some(why.clone())),
+            };
+            if action != GuardrailAction::Allowed {
+                tracing::info!(guardrail = %guard.name, %stage, ?action, reason = reason.as_deref().unwrap_or(""), "a guardrail fired");
+            }
+            self.emit(EventKind::Guardrail(GuardrailEvent {
+                guardrail: guard.name.clone(),
+                stage,
+                call_id: call_id.map(str::to_owned),
+                action,
+                reason,
+            }));
+            match verdict {
+                Verdict::Allow => {}
+                Verdict::Rewrite(rewritten) => rewrite(&mut input, rewritten),
+                Verdict::Refuse(why) => return Judged::Refused(guard.name.clone(), why),
+                Verdict::Stop(why) => return Judged::Stopped(guard.name.clone(), why),
+            }
+        }
+        Judged::Pass(input)
+    }
+
+    /// The input guardrails on the transcript's last user message: the
+    /// transcript with it rewritten or withheld, or the run's error.
+    pub(crate) async fn guard_input(
+        &self,
+        transcript: &mut [Message],
+    ) -> Result<(), super::RunError> {
+        let guards = &self.agent.options.guardrails.input;
+        if guards.is_empty() {
+            return Ok(());
+        }
+        let Some(message) = transcript
+            .iter_mut()
+            .rev()
+            .find(|message| matches!(message, Message::User { .. } | Message::UserParts { .. }))
+        else {
+            return Ok(());
+        };
+        let text = user_text(message);
+        match self
+            .judge(
+                guards,
+                GuardrailStage::Input,
+                None,
+                text.clone(),
+                |text, new| *text = new,
+            )
+            .await
+        {
+            Judged::Pass(passed) => {
+                if passed != text {
+                    set_user_text(message, passed);
+                }
+                Ok(())
+            }
+            Judged::Refused(guardrail, why) => {
+                *message = Message::user(format!(
+                    "(The user's message was withheld by the guardrail `{guardrail}`: {why})"
+                ));
+                Ok(())
+            }
+            Judged::Stopped(guardrail, reason) => Err(super::RunError::Guardrail {
+                guardrail,
+                stage: GuardrailStage::Input,
+                reason,
+            }),
+        }
+    }
+}
+
+impl Run<'_> {
+    /// The output guardrails on a completed run's answer: the outcome to
+    /// return, or (refused) the transcript to go on with, the refusal in
+    /// it for the model to read.
+    pub(crate) async fn guard_answer(
+        &self,
+        outcome: RunOutcome,
+    ) -> Result<RunOutcome, Vec<Message>> {
+        let guards = &self.agent.options.guardrails.output;
+        let RunOutcome::Completed {
+            text,
+            mut transcript,
+        } = outcome
+        else {
+            return Ok(outcome);
+        };
+        if guards.is_empty() {
+            return Ok(RunOutcome::Completed { text, transcript });
+        }
+        let judged = self
+            .judge(
+                guards,
+                GuardrailStage::Output,
+                None,
+                text.clone(),
+                |text, new| *text = new,
+            )
+            .await;
+        match judged {
+            Judged::Pass(passed) if passed == text => {
+                Ok(RunOutcome::Completed { text, transcript })
+            }
+            Judged::Pass(passed) => match &self.agent.options.final_output {
+                // A typed answer rewritten must still be of its type.
+                Some(output) => match output.accept_text(&passed, self.agent.runtime.limits()) {
+                    Ok(value) => Ok(RunOutcome::Completed {
+                        text: value.to_string(),
+                        transcript,
+                    }),
+                    Err(reason) => Ok(failed(
+                        RunError::Output {
+                            message: format!(
+                                "a guardrail's rewrite of the answer does not match the type asked for: {reason}"
+                            ),
+                        },
+                        transcript,
+                    )),
+                },
+                // The transcript says what the caller was given.
+                None => {
+                    if let Some(Message::Assistant(reply)) = transcript.last_mut() {
+                        reply.text = Some(passed.clone());
+                    }
+                    Ok(RunOutcome::Completed {
+                        text: passed,
+                        transcript,
+                    })
+                }
+            },
+            Judged::Refused(guardrail, why) => {
+                for message in refusal_of_answer(&transcript, &guardrail, &why) {
+                    self.add(&mut transcript, message);
+                }
+                Err(transcript)
+            }
+            Judged::Stopped(guardrail, reason) => Ok(failed(
+                RunError::Guardrail {
+                    guardrail,
+                    stage: GuardrailStage::Output,
+                    reason,
+                },
+                transcript,
+            )),
+        }
+    }
+
+    /// The tool-call guardrails on a validated call: the call (and its run)
+    /// as they let it pass, or the call's result without running it.
+    pub(crate) async fn guard_call(
+        &self,
+        call: ToolCall,
+        run: LocalRun,
+    ) -> ToolResult<(ToolCall, LocalRun)> {
+        let guards = &self.agent.options.guardrails.tool_call;
+        if guards.is_empty() {
+            return Ok((call, run));
+        }
+        let call_id = call.call_id.clone();
+        let judged = self
+            .judge(
+                guards,
+                GuardrailStage::ToolCall,
+                Some(&call_id),
+                call.clone(),
+                |call, arguments| {
+                    call.arguments = arguments;
+                },
+            )
+            .await;
+        match judged {
+            Judged::Pass(passed) if passed.arguments == call.arguments => Ok((passed, run)),
+            Judged::Pass(passed) => {
+                let run = run.with_arguments(&passed.tool_name, passed.arguments.clone())?;
+                Ok((passed, run))
+            }
+            Judged::Refused(guardrail, why) => Err(ToolError::execution(format!(
+                "not run: the guardrail `{guardrail}` refused the call: {why}"
+            ))),
+            Judged::Stopped(guardrail, reason) => {
+                Err(self.trip(guardrail, GuardrailStage::ToolCall, reason))
+            }
+        }
+    }
+
+    /// The tool-output guardrails on a call's output: the output the model
+    /// reads, or the call's error.
+    pub(crate) async fn guard_output(
+        &self,
+        call: ToolCall,
+        output: ToolOutput,
+    ) -> ToolResult<ToolOutput> {
+        let guards = &self.agent.options.guardrails.tool_output;
+        if guards.is_empty() {
+            return Ok(output);
+        }
+        let call_id = call.call_id.clone();
+        let judged = self
+            .judge(
+                guards,
+                GuardrailStage::ToolOutput,
+                Some(&call_id),
+                (call, output),
+                |(_, output), new| {
+                    *output = new;
+                },
+            )
+            .await;
+        match judged {
+            Judged::Pass((_, output)) => Ok(output),
+            Judged::Refused(guardrail, why) => Err(ToolError::execution(format!(
+                "the output was withheld by the guardrail `{guardrail}`: {why}"
+            ))),
+            Judged::Stopped(guardrail, reason) => {
+                Err(self.trip(guardrail, GuardrailStage::ToolOutput, reason))
+            }
+        }
+    }
+
+    /// Marks the run stopped by `guardrail` (it fails once the round's
+    /// calls have their results): the stopped call's error.
+    fn trip(&self, guardrail: String, stage: GuardrailStage, reason: String) -> ToolError {
+        let said = format!("not run: the guardrail `{guardrail}` stopped the run: {reason}");
+        let mut tripped = crate::sync::lock(&self.tripped);
+        // The first guardrail to stop the run is the one it names.
+        tripped.get_or_insert(RunError::Guardrail {
+            guardrail,
+            stage,
+            reason,
+        });
+        ToolError::execution(said)
+    }
+}
+
+/// The text of a user message (a message of parts: its text parts).
+fn user_text(message: &Message) -> String {
+    match message {
+        Message::User { text } => text.clone(),
+        Message::UserParts { parts } => parts
+            .iter()
+            .filter_map(|part| match part {
+                ContentPart::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Puts `text` in place of a user message's text (a message of parts
+/// keeps its other parts, the text where its first text part was).
+fn set_user_text(message: &mut Message, text: String) {
+    match message {
+        Message::User { text: old } => *old = text,
+        Message::UserParts { parts } => {
+            let first = parts
+                .iter()
+                .position(|part| matches!(part, ContentPart::Text { .. }))
+                .unwrap_or(0);
+            parts.retain(|part| !matches!(part, ContentPart::Text { .. }));
+            let first = first.min(parts.len());
+            parts.insert(first, ContentPart::Text { text });
+        }
+        _ => {}
+    }
+}
+
+/// What the model reads when the final answer is refused: a result for
+/// each of the last turn's calls that has none (the `final_answer` call of
+/// a typed run), or else a user message.
+pub(crate) fn refusal_of_answer(
+    transcript: &[Message],
+    guardrail: &str,
+    why: &str,
+) -> Vec<Message> {
+    let said =
+        format!("Your answer was not accepted (guardrail `{guardrail}`): {why}. Answer again.");
+    let unanswered: Vec<&ToolCall> = transcript
+        .iter()
+        .rev()
+        .find_map(|message| match message {
+            Message::Assistant(reply) => Some(reply),
+            _ => None,
+        })
+        .map(|reply| {
+            reply
+                .tool_calls
+                .iter()
+                .filter(|call| {
+                    !transcript.iter().any(|message| {
+                        matches!(message, Message::ToolResult(result) if result.call_id == call.call_id)
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if unanswered.is_empty() {
+        return vec![Message::user(said)];
+    }
+    unanswered
+        .into_iter()
+        .map(|call| {
+            Message::ToolResult(
+                ToolResultMessage::new(call.call_id.clone(), call.tool_name.clone(), said.clone())
+                    .with_error(true),
+            )
+        })
+        .collect()
+}
