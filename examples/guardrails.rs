@@ -84,10 +84,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             r#"{"cents": 5000000, "to": "mallory"}"#,
         )]),
     ]);
-    let judge: Arc<dyn Model> = Arc::new(ScriptedModel::new([
-        Turn::text("yes"),
-        Turn::text("no"),
-    ]));
+    let judge: Arc<dyn Model> = Arc::new(ScriptedModel::new([Turn::text("yes"), Turn::text("no")]));
 
     let registry = ToolRegistry::new().with(Account)?.with(Transfer)?;
     let agent = Agent::new(model, ToolRuntime::new(registry))
@@ -101,19 +98,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .tool_guardrail("transfer_limit", |call: ToolCall| async move {
             match call.arguments["cents"].as_u64() {
-                Some(cents) if call.tool_name == "transfer" && cents > 100_000 => Verdict::Stop(
-                    format!("a transfer of {} EUR is over the 1 000 EUR limit", cents / 100),
-                ),
+                Some(cents) if call.tool_name == "transfer" && cents > 100_000 => {
+                    Verdict::Stop(format!(
+                        "a transfer of {} EUR is over the 1 000 EUR limit",
+                        cents / 100
+                    ))
+                }
                 _ => Verdict::Allow,
             }
         })
-        .tool_output_guardrail("no_passwords", |(_call, output): (ToolCall, ToolOutput)| async move {
-            let text = output.text.clone().unwrap_or_default();
-            match text.split_once("; online banking password") {
-                Some((kept, _)) => Verdict::Rewrite(ToolOutput::text(kept)),
-                None => Verdict::Allow,
-            }
-        })
+        .tool_output_guardrail(
+            "no_passwords",
+            |(_call, output): (ToolCall, ToolOutput)| async move {
+                let text = output.text.clone().unwrap_or_default();
+                match text.split_once("; online banking password") {
+                    Some((kept, _)) => Verdict::Rewrite(ToolOutput::text(kept)),
+                    None => Verdict::Allow,
+                }
+            },
+        )
         .output_guardrail("judge", move |answer: String| {
             judge_with_a_model(judge.clone(), answer)
         });

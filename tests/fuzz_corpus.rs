@@ -60,3 +60,11 @@ fn mcp_messages() {
         replay("mcp_messages", checks::mcp_messages::check)
     );
 }
+
+#[test]
+fn partial_json() {
+    println!(
+        "{} inputs",
+        replay("partial_json", checks::partial_json::check)
+    );
+}

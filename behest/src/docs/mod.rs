@@ -31,6 +31,9 @@ pub mod fallback {}
 #[doc = include_str!("guardrails.md")]
 pub mod guardrails {}
 
+#[doc = include_str!("streamed_output.md")]
+pub mod streamed_output {}
+
 #[cfg(feature = "models")]
 #[cfg_attr(docsrs, doc(cfg(feature = "models")))]
 #[doc = include_str!("models.md")]

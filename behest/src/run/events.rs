@@ -66,6 +66,9 @@ pub enum EventKind {
     Tool(ToolStreamEvent),
     /// A guardrail gave its verdict.
     Guardrail(super::GuardrailEvent),
+    /// The run's final answer, as the run completes with it: its text, or
+    /// a typed answer's JSON. The `Completed` state follows.
+    Output(String),
 }
 
 /// The life of one tool call.

@@ -58,6 +58,41 @@ impl RuntimeInvocation {
         EventStream::new(self.emitter.subscribe())
     }
 
+    /// The run's typed answer as it streams: partial values of `T` while
+    /// the model writes it, then the validated answer (see
+    /// [`PartialOutput`](super::PartialOutput)). For a run asked for a
+    /// typed answer ([`Agent::with_output`](super::Agent::with_output));
+    /// the model streams its turns when it can
+    /// ([`Model::complete`](super::Model::complete) with deltas).
+    ///
+    /// ```
+    /// use behest::run::{OutputUpdate, Turn};
+    /// use behest::{Agent, Message, ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
+    /// use futures::StreamExt;
+    ///
+    /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    /// struct Title { title: String }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let model = ScriptedModel::new([Turn::tool_calls([ToolCall::new(
+    ///     "c1", "final_answer", r#"{"title": "Rust"}"#,
+    /// )])]);
+    /// let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new())).with_output::<Title>();
+    /// let run = agent.invoke([Message::user("A title?")]);
+    /// let updates = run.partial_output::<Title>();
+    /// run.await;
+    /// let updates: Vec<_> = updates.collect().await;
+    /// assert!(matches!(updates.last(), Some(OutputUpdate::Final(Title { title })) if title == "Rust"));
+    /// # }
+    /// ```
+    pub fn partial_output<T: serde::de::DeserializeOwned>(&self) -> super::PartialOutput<T> {
+        let options = self.agent.options();
+        let native =
+            options.final_output.is_some() && self.agent.model.supports_structured_output();
+        super::PartialOutput::new(self.events(), native)
+    }
+
     /// A handle to steer the run from outside its handlers. While it (or a
     /// clone of it) lives, the run counts on its holder to answer external
     /// calls and approvals, as it does on a handler: a stream from
@@ -104,6 +139,9 @@ impl RuntimeInvocation {
         };
         let outcome = run.drive(self.conversation).await;
         self.control.finish();
+        if let RunOutcome::Completed { text, .. } = &outcome {
+            self.emitter.emit(EventKind::Output(text.clone()));
+        }
         self.emitter.emit(EventKind::State(outcome.state()));
         self.emitter.close();
         // Handlers see every event before the outcome is returned.

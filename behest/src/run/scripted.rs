@@ -157,6 +157,8 @@ pub struct ScriptedModel {
     turns: Mutex<VecDeque<Turn>>,
     total: usize,
     structured_output: bool,
+    /// Streams each reply in pieces of this many characters.
+    chunk: Option<usize>,
 }
 
 impl ScriptedModel {
@@ -167,6 +169,7 @@ impl ScriptedModel {
             total: turns.len(),
             turns: Mutex::new(turns),
             structured_output: false,
+            chunk: None,
         }
     }
 
@@ -176,6 +179,16 @@ impl ScriptedModel {
     #[must_use]
     pub fn with_structured_output(mut self, structured_output: bool) -> Self {
         self.structured_output = structured_output;
+        self
+    }
+
+    /// Streams each reply to the run as a model behind an API does: its
+    /// text, then each tool call's arguments, in pieces of `chars`
+    /// characters ([`ModelDelta`](crate::ModelDelta)s), before the whole
+    /// message.
+    #[must_use]
+    pub fn with_streaming(mut self, chars: usize) -> Self {
+        self.chunk = Some(chars.max(1));
         self
     }
 
@@ -202,13 +215,48 @@ impl Model for ScriptedModel {
         };
         let number = self.total - self.remaining();
         turn.check(number, request.conversation, request.tools)?;
-        match turn.error {
-            Some(error) => Err(error),
-            None => Ok(turn.reply),
+        if let Some(error) = turn.error {
+            return Err(error);
         }
+        if let Some(chunk) = self.chunk {
+            stream(&turn.reply, chunk, &request);
+        }
+        Ok(turn.reply)
     }
 
     fn supports_structured_output(&self) -> bool {
         self.structured_output
+    }
+}
+
+/// Sends `reply` to `request`'s deltas in pieces of `chunk` characters.
+fn stream(reply: &AssistantMessage, chunk: usize, request: &ModelRequest<'_>) {
+    let pieces = |text: &str| -> Vec<String> {
+        let chars: Vec<char> = text.chars().collect();
+        chars
+            .chunks(chunk)
+            .map(|piece| piece.iter().collect())
+            .collect()
+    };
+    if let Some(text) = &reply.text {
+        for piece in pieces(text) {
+            request.send_delta(crate::ModelDelta::Text(piece));
+        }
+    }
+    for (index, call) in reply.tool_calls.iter().enumerate() {
+        let arguments = match &call.arguments {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        let mut first = true;
+        for piece in pieces(&arguments) {
+            request.send_delta(crate::ModelDelta::ToolCall {
+                index,
+                id: first.then(|| call.call_id.clone()),
+                name: first.then(|| call.tool_name.clone()),
+                arguments: piece,
+            });
+            first = false;
+        }
     }
 }

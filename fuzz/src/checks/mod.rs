@@ -5,6 +5,7 @@
 pub mod call_pipeline;
 #[cfg(feature = "mcp")]
 pub mod mcp_messages;
+pub mod partial_json;
 pub mod providers;
 pub mod schemas;
 #[cfg(feature = "models")]
