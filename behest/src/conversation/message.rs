@@ -160,6 +160,10 @@ pub struct ToolResultMessage {
     /// in a tool's result (Anthropic, Responses, Gemini 3).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub documents: Vec<MediaSource>,
+    /// The tokens the call spent on models of its own (an agent run as a
+    /// tool): part of the run's usage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
 
 impl ToolResultMessage {
@@ -177,6 +181,7 @@ impl ToolResultMessage {
             is_error: false,
             images: Vec::new(),
             documents: Vec::new(),
+            usage: None,
         }
     }
 
@@ -231,6 +236,7 @@ impl From<&ToolCallResult> for ToolResultMessage {
                 .as_ref()
                 .map(|output| output.documents().collect())
                 .unwrap_or_default(),
+            usage: result.outcome.as_ref().ok().and_then(|output| output.usage),
         }
     }
 }

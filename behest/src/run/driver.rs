@@ -35,6 +35,9 @@ pub(super) struct Run<'a> {
     /// A guardrail stopped the run during a round of tool calls: the run
     /// fails with this once the round's calls have their results.
     pub tripped: std::sync::Mutex<Option<RunError>>,
+    /// Where the run stands in a tree of agents (its own place for a run
+    /// nobody called): the agents it runs as tools take it from its calls.
+    pub lineage: super::agent_tool::Lineage,
 }
 
 impl Run<'_> {
@@ -85,6 +88,15 @@ impl Run<'_> {
             });
             if let Some(reached) = refused {
                 return failed(reached.error(), transcript);
+            }
+            // The root's request limit counts every request of its tree.
+            if let Err(max) = self.lineage.request() {
+                let error = RunError::UsageLimit {
+                    limit: super::UsageLimit::Requests,
+                    allowed: super::Amount(max as f64),
+                    used: super::Amount((max + 1) as f64),
+                };
+                return failed(error, transcript);
             }
             self.state(RunState::AwaitingModel);
             let turn = TurnInput {
@@ -182,6 +194,10 @@ impl Run<'_> {
             };
             for result in &results {
                 self.add(&mut transcript, result_message(result));
+                // What agents run as tools spent counts as the run's own.
+                if let Ok(output) = &result.outcome {
+                    usage.spent(output.usage.as_ref());
+                }
             }
             let tripped = crate::sync::lock(&self.tripped).take();
             if let Some(error) = tripped {
@@ -244,6 +260,7 @@ impl Run<'_> {
             })),
             extensions: Default::default(),
         }
+        .extension(self.lineage.clone())
     }
 
     /// One tool call, through the runtime's entry point (which routes it

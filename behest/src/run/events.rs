@@ -69,6 +69,9 @@ pub enum EventKind {
     /// The run's final answer, as the run completes with it: its text, or
     /// a typed answer's JSON. The `Completed` state follows.
     Output(String),
+    /// An event of an agent this run called as a tool, nested under the
+    /// call.
+    Agent(super::AgentEvent),
 }
 
 /// The life of one tool call.

@@ -27,6 +27,8 @@ pub struct RuntimeInvocation {
     emitter: Arc<Emitter>,
     control: RunControl,
     handlers: Mutex<Vec<(Handler, futures::channel::mpsc::UnboundedReceiver<Envelope>)>>,
+    /// Where the run stands in a tree of agents; `None` for a root.
+    lineage: Option<super::agent_tool::Lineage>,
 }
 
 impl RuntimeInvocation {
@@ -38,7 +40,19 @@ impl RuntimeInvocation {
             emitter: Arc::new(Emitter::new(new_run_id().into())),
             control,
             handlers: Mutex::new(Vec::new()),
+            lineage: None,
         }
+    }
+
+    /// The run's emitter, for an agent run as a tool to nest its events.
+    pub(crate) fn emitter(&self) -> Arc<Emitter> {
+        self.emitter.clone()
+    }
+
+    /// The run as one of a tree of agents.
+    pub(crate) fn with_lineage(mut self, lineage: Option<super::agent_tool::Lineage>) -> Self {
+        self.lineage = lineage;
+        self
     }
 
     /// Subscribes a handler: it receives every envelope of the run and a
@@ -129,7 +143,12 @@ impl RuntimeInvocation {
             .into_iter()
             .map(|(handler, events)| spawn_handler(handler, events, self.control.clone()))
             .collect();
+        let lineage = self
+            .lineage
+            .clone()
+            .unwrap_or_else(|| super::agent_tool::Lineage::root(&self.agent, self.emitter.clone()));
         let run = Run {
+            lineage,
             agent: &self.agent,
             emitter: &self.emitter,
             control: &self.control,

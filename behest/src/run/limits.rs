@@ -265,6 +265,13 @@ impl RunUsage {
         }
     }
 
+    /// Counts tokens spent apart from a request (an agent run as a tool).
+    pub(crate) fn spent(&mut self, usage: Option<&Usage>) {
+        if let Some(usage) = usage {
+            self.tokens = self.tokens + *usage;
+        }
+    }
+
     /// Counts the calls of `tools`.
     pub(crate) fn called<'a>(&mut self, tools: impl IntoIterator<Item = &'a str>) {
         for tool in tools {

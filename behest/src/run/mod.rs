@@ -8,6 +8,7 @@
 //! answers (`Completed`), something fails (`Failed`) or the run is
 //! cancelled (`Cancelled`).
 
+mod agent_tool;
 mod control;
 mod driver;
 mod events;
@@ -32,6 +33,7 @@ pub use crate::conversation::{
     AssistantMessage, DeltaSink, Message, ModelDelta, Reasoning, ReasoningPlace, StopKind,
     StopReason, ToolResultMessage, Usage,
 };
+pub use agent_tool::{AgentEvent, AgentInput, AgentTool, MAX_AGENT_DEPTH};
 pub use control::{ControlError, RunControl};
 pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
 pub use fallback::{Failure, FallbackModel};
@@ -86,6 +88,10 @@ pub struct RunOptions {
     /// What a run may spend: requests, tokens, tool calls, cost, time
     /// ([`Agent::usage_limits`]). Default: no limits.
     pub usage_limits: UsageLimits,
+    /// How deep agents may nest when run as tools ([`Agent::as_tool`]):
+    /// a run's own depth is 0. Default [`MAX_AGENT_DEPTH`]; the root run's
+    /// limit holds for the whole tree.
+    pub max_agent_depth: usize,
     /// Checks on the input, the answer and each tool call
     /// ([`Agent::input_guardrail`] and the others).
     pub(crate) guardrails: guardrails::Guardrails,
@@ -105,6 +111,7 @@ impl Default for RunOptions {
             output_reminders: 1,
             model_settings: None,
             usage_limits: UsageLimits::default(),
+            max_agent_depth: MAX_AGENT_DEPTH,
             guardrails: guardrails::Guardrails::default(),
             final_output: None,
         }
@@ -294,6 +301,72 @@ impl Agent {
         self
     }
 
+    /// This agent as a tool of another: the calling model gives it an
+    /// `input` text (the whole of what it is asked: it sees nothing else of
+    /// the conversation), it runs with its own model, tools, instructions
+    /// and typed output, and its final answer is the call's output (a typed
+    /// answer as structured output). Its events go into the caller's
+    /// stream as [`EventKind::Agent`] events, nested under the call; its
+    /// tokens count in the caller's usage and limits; the root run's
+    /// request limit ([`UsageLimits::requests`]) counts every request of
+    /// the tree, and agents nest at most [`max_agent_depth`](Self::max_agent_depth)
+    /// deep. A failed run is the call's error, which the caller's model
+    /// reads. The runtime's tool timeout (60 s unless set) holds for it;
+    /// set one of its own with [`AgentTool::timeout`].
+    ///
+    /// ```
+    /// use behest::run::Turn;
+    /// use behest::{Agent, Message, ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let translator = Agent::new(
+    ///     ScriptedModel::new([Turn::text("Bonjour")]),
+    ///     ToolRuntime::new(ToolRegistry::new()),
+    /// );
+    /// let tools = ToolRegistry::new()
+    ///     .with(translator.as_tool("translate", "Translate text into French."))
+    ///     .unwrap();
+    /// let lead = Agent::new(
+    ///     ScriptedModel::new([
+    ///         Turn::tool_calls([ToolCall::new("c1", "translate", r#"{"input": "Hello"}"#)]),
+    ///         Turn::text("It is \"Bonjour\".").expect_ok("c1", "Bonjour"),
+    ///     ]),
+    ///     ToolRuntime::new(tools),
+    /// );
+    /// let outcome = lead.invoke([Message::user("Say hello in French")]).await;
+    /// assert_eq!(outcome.text(), Some("It is \"Bonjour\"."));
+    /// # }
+    /// ```
+    pub fn as_tool(
+        &self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+    ) -> AgentTool<AgentInput> {
+        AgentTool::new(self.clone(), name.into(), description.into())
+    }
+
+    /// [`as_tool`](Self::as_tool) with a typed input: its schema is `I`'s,
+    /// and the nested run is asked with the input's JSON.
+    pub fn as_tool_with<I>(
+        &self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+    ) -> AgentTool<I>
+    where
+        I: schemars::JsonSchema + serde::Serialize + serde::de::DeserializeOwned,
+    {
+        AgentTool::new(self.clone(), name.into(), description.into())
+    }
+
+    /// How deep agents may nest when run as tools (default
+    /// [`MAX_AGENT_DEPTH`]); the root run's limit holds for the whole tree.
+    #[must_use]
+    pub fn max_agent_depth(mut self, depth: usize) -> Self {
+        Arc::make_mut(&mut self.options).max_agent_depth = depth;
+        self
+    }
+
     /// How long a call waits for a handler's answer before the run says so.
     #[must_use]
     pub fn waiting_notice(mut self, after: Duration) -> Self {
@@ -433,13 +506,14 @@ impl RunOutcome {
         }
     }
 
-    /// The tokens every turn of the run used, summed (turns the provider
-    /// did not count add nothing).
+    /// The tokens every turn of the run used, and the agents it ran as
+    /// tools, summed (turns the provider did not count add nothing).
     pub fn usage(&self) -> Usage {
         self.transcript()
             .iter()
             .filter_map(|message| match message {
                 Message::Assistant(reply) => reply.usage,
+                Message::ToolResult(result) => result.usage,
                 _ => None,
             })
             .sum()

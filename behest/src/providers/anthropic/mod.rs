@@ -308,6 +308,7 @@ pub fn from_messages(
                                     .get("is_error")
                                     .and_then(Value::as_bool)
                                     .unwrap_or(false),
+                                usage: None,
                             }));
                         }
                         _ => parts.extend(read_part(block)),

@@ -463,6 +463,7 @@ pub fn from_messages(
                     content,
                     structured: None,
                     is_error,
+                    usage: None,
                 }));
             }
         }

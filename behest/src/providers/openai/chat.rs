@@ -440,6 +440,7 @@ pub fn from_messages(messages: &[Value]) -> Result<Vec<Message>, ParseError> {
                     documents: Vec::new(),
                     structured: None,
                     is_error: false,
+                    usage: None,
                 })
             }
             other => {

@@ -412,6 +412,7 @@ pub fn from_messages(items: &[Value]) -> Result<Vec<Message>, ParseError> {
                     is_error: false,
                     images,
                     documents,
+                    usage: None,
                 }));
             }
             (_, Some("assistant")) => {
