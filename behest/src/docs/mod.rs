@@ -22,6 +22,9 @@ pub mod spec_files {}
 #[doc = include_str!("runs.md")]
 pub mod runs {}
 
+#[doc = include_str!("agents.md")]
+pub mod agents {}
+
 #[doc = include_str!("limits.md")]
 pub mod limits {}
 

@@ -38,11 +38,28 @@ pub(super) struct Run<'a> {
     /// Where the run stands in a tree of agents (its own place for a run
     /// nobody called): the agents it runs as tools take it from its calls.
     pub lineage: super::agent_tool::Lineage,
+    /// The model turns made before this agent's part of the run (by the
+    /// agents that handed the conversation to it): turns are numbered
+    /// across the whole run.
+    pub first_turn: usize,
+    /// Set when the model hands the conversation off: to whom, the
+    /// conversation, what was spent and how many turns were made.
+    pub handed_off: std::sync::Mutex<Option<HandedOff>>,
+}
+
+/// A run's part that ended in a handoff (its transcript goes back in the
+/// outcome).
+pub(super) struct HandedOff {
+    pub to: super::handoff::Handoff,
+    pub usage: RunUsage,
+    pub turns: usize,
 }
 
 impl Run<'_> {
-    pub async fn drive(&self, mut transcript: Vec<Message>) -> RunOutcome {
+    pub async fn drive(&self, mut transcript: Vec<Message>, mut usage: RunUsage) -> RunOutcome {
         let mut specs: Vec<ToolSpec> = self.agent.runtime.registry().specs().cloned().collect();
+        let handoffs = &self.agent.options.handoffs;
+        specs.extend(handoffs.iter().map(super::handoff::Handoff::spec));
         let final_output = self.agent.options.final_output.clone();
         // A model that answers in a schema's shape is asked for the answer
         // so; any other is offered the `final_answer` tool.
@@ -71,7 +88,6 @@ impl Run<'_> {
             .filter(|_| native)
             .map(FinalOutput::native_spec);
         let limits = &self.agent.options.usage_limits;
-        let mut usage = RunUsage::default();
         let started = tokio::time::Instant::now();
         let deadline = limits
             .deadline
@@ -79,7 +95,7 @@ impl Run<'_> {
         if let Err(error) = self.guard_input(&mut transcript).await {
             return failed(error, transcript);
         }
-        let mut turns = 0;
+        let mut turns = self.first_turn;
         loop {
             let refused = limits.before_request(&usage).or_else(|| {
                 deadline
@@ -143,6 +159,32 @@ impl Run<'_> {
                 Next::Ask => Vec::new(),
                 Next::Run(calls) => calls,
             };
+            if let Some(handoff) = super::handoff::asked_for(handoffs, &calls) {
+                let name = handoff.to.name.clone();
+                // Every call gets its result: the handoff's says where the
+                // conversation went, the others were not run.
+                for call in calls {
+                    let outcome = if call.call_id == handoff.call.call_id {
+                        Ok(ToolOutput::text(format!("Handed off to {name}.")))
+                    } else {
+                        Err(ToolError::execution(format!(
+                            "not run: the conversation was handed off to {name}"
+                        )))
+                    };
+                    let result = self.finished(call, outcome);
+                    self.add(&mut transcript, result_message(&result));
+                }
+                *crate::sync::lock(&self.handed_off) = Some(HandedOff {
+                    to: handoff.to,
+                    usage,
+                    turns,
+                });
+                // The transcript goes back through the outcome.
+                return RunOutcome::Completed {
+                    text: String::new(),
+                    transcript,
+                };
+            }
             // Every way the model is asked again counts against the run's
             // limit, once.
             rounds += 1;

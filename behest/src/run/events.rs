@@ -72,6 +72,12 @@ pub enum EventKind {
     /// An event of an agent this run called as a tool, nested under the
     /// call.
     Agent(super::AgentEvent),
+    /// The model handed the conversation to another agent
+    /// ([`Agent::handoff`](super::Agent::handoff)); the run goes on there.
+    Handoff {
+        /// The agent's name.
+        to: String,
+    },
 }
 
 /// The life of one tool call.

@@ -147,16 +147,48 @@ impl RuntimeInvocation {
             .lineage
             .clone()
             .unwrap_or_else(|| super::agent_tool::Lineage::root(&self.agent, self.emitter.clone()));
-        let run = Run {
-            lineage,
-            agent: &self.agent,
-            emitter: &self.emitter,
-            control: &self.control,
-            handlers: tasks.len(),
-            steps,
-            tripped: std::sync::Mutex::new(None),
+        let mut agent = self.agent.clone();
+        let mut conversation = super::handoff::with_instructions(&agent, self.conversation);
+        let mut usage = super::RunUsage::default();
+        let mut first_turn = 0;
+        let mut handoffs = 0;
+        let outcome = loop {
+            let run = Run {
+                lineage: lineage.clone(),
+                agent: &agent,
+                emitter: &self.emitter,
+                control: &self.control,
+                handlers: tasks.len(),
+                steps,
+                tripped: std::sync::Mutex::new(None),
+                first_turn,
+                handed_off: std::sync::Mutex::new(None),
+            };
+            let outcome = run.drive(conversation, usage).await;
+            let handed_off = crate::sync::lock(&run.handed_off).take();
+            let Some(handed_off) = handed_off else {
+                break outcome;
+            };
+            let transcript = match outcome {
+                RunOutcome::Completed { transcript, .. } => transcript,
+                other => break other,
+            };
+            handoffs += 1;
+            if handoffs > super::handoff::MAX_HANDOFFS {
+                let error = super::RunError::Handoffs {
+                    max: super::handoff::MAX_HANDOFFS,
+                };
+                break super::driver::failed(error, transcript);
+            }
+            let to = handed_off.to;
+            run.emit(EventKind::Handoff {
+                to: to.name.clone(),
+            });
+            conversation = super::handoff::pass_on(transcript, &agent, &to);
+            agent = to.agent;
+            usage = handed_off.usage;
+            first_turn = handed_off.turns;
         };
-        let outcome = run.drive(self.conversation).await;
         self.control.finish();
         if let RunOutcome::Completed { text, .. } = &outcome {
             self.emitter.emit(EventKind::Output(text.clone()));

@@ -14,6 +14,7 @@ mod driver;
 mod events;
 mod fallback;
 mod guardrails;
+mod handoff;
 mod invocation;
 mod limits;
 mod model;
@@ -38,6 +39,7 @@ pub use control::{ControlError, RunControl};
 pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
 pub use fallback::{Failure, FallbackModel};
 pub use guardrails::{GuardrailAction, GuardrailEvent, GuardrailStage, Verdict};
+pub use handoff::{InputFilter, MAX_HANDOFFS};
 pub use invocation::RuntimeInvocation;
 pub use limits::{CachedInput, Price, RunUsage, UsageLimit, UsageLimits};
 pub use model::{Model, ModelError, ModelRequest, ModelSettings, ReasoningEffort};
@@ -92,6 +94,12 @@ pub struct RunOptions {
     /// a run's own depth is 0. Default [`MAX_AGENT_DEPTH`]; the root run's
     /// limit holds for the whole tree.
     pub max_agent_depth: usize,
+    /// A system message put first in each run's conversation
+    /// ([`Agent::instructions`]).
+    pub instructions: Option<String>,
+    /// The agents the model may hand the conversation to
+    /// ([`Agent::handoff`]).
+    pub(crate) handoffs: Vec<handoff::Handoff>,
     /// Checks on the input, the answer and each tool call
     /// ([`Agent::input_guardrail`] and the others).
     pub(crate) guardrails: guardrails::Guardrails,
@@ -112,6 +120,8 @@ impl Default for RunOptions {
             model_settings: None,
             usage_limits: UsageLimits::default(),
             max_agent_depth: MAX_AGENT_DEPTH,
+            instructions: None,
+            handoffs: Vec::new(),
             guardrails: guardrails::Guardrails::default(),
             final_output: None,
         }
@@ -359,6 +369,87 @@ impl Agent {
         AgentTool::new(self.clone(), name.into(), description.into())
     }
 
+    /// Instructions for this agent's model: a system message put first in
+    /// each run's conversation (before any the conversation has). A run
+    /// handed to this agent gets them in place of the last agent's.
+    #[must_use]
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.options).instructions = Some(instructions.into());
+        self
+    }
+
+    /// Lets the model hand the conversation to `agent`, by calling the tool
+    /// `transfer_to_<name>` (offered beside the agent's own, described by
+    /// `description`). The run goes on there: the conversation so far
+    /// (this agent's instructions replaced by that agent's), that agent's
+    /// model, tools, guardrails and typed output; the run's usage and
+    /// request count carry over, and its events say so
+    /// ([`EventKind::Handoff`]). The handoff call gets a result saying where
+    /// the conversation went; other calls of the turn are not run. A run
+    /// is handed off at most [`MAX_HANDOFFS`] times.
+    ///
+    /// ```
+    /// use behest::run::Turn;
+    /// use behest::{Agent, Message, ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let billing = Agent::new(
+    ///     ScriptedModel::new([Turn::text("Your invoice is on its way.")]),
+    ///     ToolRuntime::new(ToolRegistry::new()),
+    /// )
+    /// .instructions("You handle billing.");
+    /// let triage = Agent::new(
+    ///     ScriptedModel::new([Turn::tool_calls([ToolCall::new("h1", "transfer_to_billing", "{}")])]),
+    ///     ToolRuntime::new(ToolRegistry::new()),
+    /// )
+    /// .instructions("You route questions.")
+    /// .handoff("billing", "invoices and payments", billing);
+    /// let outcome = triage.invoke([Message::user("Where is my invoice?")]).await;
+    /// assert_eq!(outcome.text(), Some("Your invoice is on its way."));
+    /// assert_eq!(outcome.transcript()[0], Message::system("You handle billing."));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn handoff(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        agent: Agent,
+    ) -> Self {
+        Arc::make_mut(&mut self.options)
+            .handoffs
+            .push(handoff::Handoff {
+                name: name.into(),
+                description: description.into(),
+                agent,
+                filter: None,
+            });
+        self
+    }
+
+    /// [`handoff`](Self::handoff), the conversation passed through
+    /// `filter` first (to drop tool calls and their results, keep the last
+    /// messages, summarise, …).
+    #[must_use]
+    pub fn handoff_filtered(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        agent: Agent,
+        filter: impl Fn(Vec<Message>) -> Vec<Message> + Send + Sync + 'static,
+    ) -> Self {
+        Arc::make_mut(&mut self.options)
+            .handoffs
+            .push(handoff::Handoff {
+                name: name.into(),
+                description: description.into(),
+                agent,
+                filter: Some(Arc::new(filter)),
+            });
+        self
+    }
+
     /// How deep agents may nest when run as tools (default
     /// [`MAX_AGENT_DEPTH`]); the root run's limit holds for the whole tree.
     #[must_use]
@@ -596,6 +687,12 @@ pub enum RunError {
         /// What the run used, or would have with the refused request or
         /// calls.
         used: Amount,
+    },
+    /// The run was handed from agent to agent more than `max` times.
+    #[error("the run was handed from agent to agent more than {max} times")]
+    Handoffs {
+        /// The limit ([`MAX_HANDOFFS`]).
+        max: usize,
     },
     /// A guardrail stopped the run ([`Verdict::Stop`]).
     #[error("the guardrail `{guardrail}` stopped the run at the {stage}: {reason}")]
