@@ -154,13 +154,14 @@ async fn every_handler_gets_every_event_in_order() {
             "result c2 ok",
             "AwaitingModel",
             "model",
+            "Output(\"3 and 7\")",
             "Completed"
         ]
     );
     let sequences: Vec<u64> = first.iter().map(|(sequence, _)| *sequence).collect();
     assert_eq!(
         sequences,
-        (1..=10).collect::<Vec<u64>>(),
+        (1..=11).collect::<Vec<u64>>(),
         "numbered from 1 without gaps"
     );
     for other in &seen[1..] {
