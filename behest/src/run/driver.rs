@@ -45,6 +45,10 @@ pub(super) struct Run<'a> {
     /// Set when the model hands the conversation off: to whom, the
     /// conversation, what was spent and how many turns were made.
     pub handed_off: std::sync::Mutex<Option<HandedOff>>,
+    /// The tools offered at this step, when the agent prepares them
+    /// ([`Agent::prepare_tools`](super::Agent::prepare_tools)): a call of
+    /// another is not run.
+    pub offered: std::sync::Mutex<Option<HashSet<String>>>,
 }
 
 /// A run's part that ended in a handoff (its transcript goes back in the
@@ -57,16 +61,20 @@ pub(super) struct HandedOff {
 
 impl Run<'_> {
     pub async fn drive(&self, mut transcript: Vec<Message>, mut usage: RunUsage) -> RunOutcome {
-        let mut specs: Vec<ToolSpec> = self.agent.runtime.registry().specs().cloned().collect();
+        let tools: Vec<ToolSpec> = self.agent.runtime.registry().specs().cloned().collect();
         let handoffs = &self.agent.options.handoffs;
-        specs.extend(handoffs.iter().map(super::handoff::Handoff::spec));
+        // Offered beside the tools, whatever a preparation of them does.
+        let mut run_tools: Vec<ToolSpec> =
+            handoffs.iter().map(super::handoff::Handoff::spec).collect();
         let final_output = self.agent.options.final_output.clone();
         // A model that answers in a schema's shape is asked for the answer
         // so; any other is offered the `final_answer` tool.
         let native = final_output.is_some() && self.agent.model.supports_structured_output();
         if let Some(output) = final_output.as_ref().filter(|_| !native) {
-            specs.push(output.spec.clone());
+            run_tools.push(output.spec.clone());
         }
+        let prepare = self.agent.options.prepare_tools.as_ref();
+        let specs: Vec<ToolSpec> = tools.iter().chain(&run_tools).cloned().collect();
         let mut answer = Answer {
             output: final_output.as_ref(),
             native,
@@ -115,10 +123,24 @@ impl Run<'_> {
                 return failed(error, transcript);
             }
             self.state(RunState::AwaitingModel);
+            // The tools of this step, as the agent prepares them.
+            let prepared: Option<Vec<ToolSpec>> = prepare.map(|prepare| {
+                let step = super::StepState {
+                    turn: turns,
+                    transcript: &transcript,
+                    usage: &usage,
+                };
+                let mut offered = (prepare.0)(&step, tools.clone());
+                offered.extend(run_tools.iter().cloned());
+                offered
+            });
+            *crate::sync::lock(&self.offered) = prepared
+                .as_ref()
+                .map(|offered| offered.iter().map(|spec| spec.name.clone()).collect());
             let turn = TurnInput {
                 index: turns,
                 transcript: &transcript,
-                specs: &specs,
+                specs: prepared.as_deref().unwrap_or(&specs),
                 strict: &strict,
                 output: native_output.as_ref(),
                 deltas: &deltas,
@@ -309,6 +331,16 @@ impl Run<'_> {
     /// once validated, and hands it to the run's steps where there are
     /// some), to its `Result` event.
     async fn call(&self, call: ToolCall) -> ToolCallResult {
+        let offered = crate::sync::lock(&self.offered)
+            .as_ref()
+            .is_none_or(|offered| offered.contains(&call.tool_name));
+        if !offered {
+            let error = ToolError::execution(format!(
+                "not run: the tool `{}` is not offered at this step",
+                call.tool_name
+            ));
+            return self.finished(call, Err(error));
+        }
         let options = self.call_options();
         let hooks: &dyn RunHooks = self;
         let result = self

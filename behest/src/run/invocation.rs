@@ -163,6 +163,7 @@ impl RuntimeInvocation {
                 tripped: std::sync::Mutex::new(None),
                 first_turn,
                 handed_off: std::sync::Mutex::new(None),
+                offered: std::sync::Mutex::new(None),
             };
             let outcome = run.drive(conversation, usage).await;
             let handed_off = crate::sync::lock(&run.handed_off).take();

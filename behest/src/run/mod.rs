@@ -100,6 +100,9 @@ pub struct RunOptions {
     /// The agents the model may hand the conversation to
     /// ([`Agent::handoff`]).
     pub(crate) handoffs: Vec<handoff::Handoff>,
+    /// Picks or reshapes the tools offered at each step
+    /// ([`Agent::prepare_tools`]).
+    pub(crate) prepare_tools: Option<PrepareTools>,
     /// Checks on the input, the answer and each tool call
     /// ([`Agent::input_guardrail`] and the others).
     pub(crate) guardrails: guardrails::Guardrails,
@@ -122,6 +125,7 @@ impl Default for RunOptions {
             max_agent_depth: MAX_AGENT_DEPTH,
             instructions: None,
             handoffs: Vec::new(),
+            prepare_tools: None,
             guardrails: guardrails::Guardrails::default(),
             final_output: None,
         }
@@ -367,6 +371,55 @@ impl Agent {
         I: schemars::JsonSchema + serde::Serialize + serde::de::DeserializeOwned,
     {
         AgentTool::new(self.clone(), name.into(), description.into())
+    }
+
+    /// Picks or reshapes the tools offered at each step: `prepare` gets the
+    /// run's state ([`StepState`]: the turn, the conversation, what was
+    /// spent) and the registry's tools, and returns those to offer (some of
+    /// them, with descriptions changed, …). A call of a tool not offered at
+    /// its step is not run: its error says so. A reshaped schema is what
+    /// the model sees; the tool's own schema still validates the call.
+    /// Handoffs and `final_answer` are offered beside them, whatever the
+    /// preparation returns. It runs before each model request, so keep it
+    /// quick (and, for durable runs, deterministic).
+    ///
+    /// ```
+    /// use behest::run::Turn;
+    /// use behest::{tool, Agent, Message, ScriptedModel, ToolRegistry, ToolRuntime};
+    ///
+    /// /// Look an order up.
+    /// #[tool]
+    /// fn look_up(order: u32) -> String { format!("order {order}") }
+    ///
+    /// /// Refund an order.
+    /// #[tool]
+    /// fn refund(order: u32) -> String { format!("refunded {order}") }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let model = ScriptedModel::new([Turn::text("hello").expect_tools(["look_up"])]);
+    /// let registry = ToolRegistry::new().with(LookUp).unwrap().with(Refund).unwrap();
+    /// // No refunds before the model has looked the order up.
+    /// let agent = Agent::new(model, ToolRuntime::new(registry)).prepare_tools(|step, tools| {
+    ///     let looked_up = step.transcript.iter().any(|message| {
+    ///         matches!(message, Message::ToolResult(result) if result.tool_name == "look_up")
+    ///     });
+    ///     tools.into_iter().filter(|tool| looked_up || tool.name != "refund").collect()
+    /// });
+    /// let outcome = agent.invoke([Message::user("hi")]).await;
+    /// assert_eq!(outcome.text(), Some("hello"));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn prepare_tools(
+        mut self,
+        prepare: impl Fn(&StepState<'_>, Vec<crate::ToolSpec>) -> Vec<crate::ToolSpec>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Self {
+        Arc::make_mut(&mut self.options).prepare_tools = Some(PrepareTools(Arc::new(prepare)));
+        self
     }
 
     /// Instructions for this agent's model: a system message put first in
@@ -628,6 +681,32 @@ impl RunOutcome {
             Self::Failed { .. } => RunState::Failed,
             Self::Cancelled { .. } => RunState::Cancelled,
         }
+    }
+}
+
+/// What a run has done so far, for a preparation of the tools it offers
+/// at its next step ([`Agent::prepare_tools`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct StepState<'a> {
+    /// The model turn about to be asked for, from 0 (numbered across
+    /// handoffs).
+    pub turn: usize,
+    /// The conversation so far.
+    pub transcript: &'a [Message],
+    /// What the run has spent so far.
+    pub usage: &'a RunUsage,
+}
+
+type PrepareFn = dyn Fn(&StepState<'_>, Vec<crate::ToolSpec>) -> Vec<crate::ToolSpec> + Send + Sync;
+
+/// An agent's preparation of the tools of each step.
+#[derive(Clone)]
+pub(crate) struct PrepareTools(pub(crate) Arc<PrepareFn>);
+
+impl std::fmt::Debug for PrepareTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PrepareTools")
     }
 }
 
