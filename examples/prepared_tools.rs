@@ -57,7 +57,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let outcome = agent.invoke([Message::user("Refund order 42.")]).await;
     for message in outcome.transcript() {
         if let Message::ToolResult(result) = message {
-            println!("  {} {}: {}", result.call_id, result.tool_name, result.content);
+            println!(
+                "  {} {}: {}",
+                result.call_id, result.tool_name, result.content
+            );
         }
     }
     println!("answer: {}", outcome.text().unwrap_or("none"));

@@ -34,6 +34,9 @@ pub mod fallback {}
 #[doc = include_str!("guardrails.md")]
 pub mod guardrails {}
 
+#[doc = include_str!("context.md")]
+pub mod context {}
+
 #[doc = include_str!("streamed_output.md")]
 pub mod streamed_output {}
 

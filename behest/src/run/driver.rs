@@ -104,6 +104,9 @@ impl Run<'_> {
             return failed(error, transcript);
         }
         let mut turns = self.first_turn;
+        // Whether the conversation was compacted since the last turn was
+        // counted: that count is of what was there before.
+        let mut compacted = false;
         loop {
             let refused = limits.before_request(&usage).or_else(|| {
                 deadline
@@ -121,6 +124,12 @@ impl Run<'_> {
                     used: super::Amount((max + 1) as f64),
                 };
                 return failed(error, transcript);
+            }
+            if let Some(policy) = &self.agent.options.context {
+                match self.compact(&mut transcript, policy, compacted).await {
+                    Ok(done) => compacted |= done,
+                    Err(error) => return failed(error, transcript),
+                }
             }
             self.state(RunState::AwaitingModel);
             // The tools of this step, as the agent prepares them.
@@ -166,6 +175,7 @@ impl Run<'_> {
             };
             ids.make_unique(&mut reply);
             usage.answered(reply.usage.as_ref());
+            compacted &= reply.usage.is_none();
             self.emit(EventKind::ModelMessage(reply.clone()));
             self.add(&mut transcript, Message::Assistant(reply.clone()));
             let calls = match self.after_turn(reply, &mut transcript, &mut answer) {

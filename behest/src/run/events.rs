@@ -72,6 +72,15 @@ pub enum EventKind {
     /// An event of an agent this run called as a tool, nested under the
     /// call.
     Agent(super::AgentEvent),
+    /// The conversation neared the model's context window and was
+    /// compacted ([`Agent::context`](super::Agent::context)) before the
+    /// next request: about how many tokens it took before and after.
+    Compacted {
+        /// The estimate before.
+        before: u64,
+        /// The estimate after.
+        after: u64,
+    },
     /// The model handed the conversation to another agent
     /// ([`Agent::handoff`](super::Agent::handoff)); the run goes on there.
     Handoff {

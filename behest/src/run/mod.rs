@@ -9,6 +9,7 @@
 //! cancelled (`Cancelled`).
 
 mod agent_tool;
+mod context;
 mod control;
 mod driver;
 mod events;
@@ -35,6 +36,7 @@ pub use crate::conversation::{
     StopReason, ToolResultMessage, Usage,
 };
 pub use agent_tool::{AgentEvent, AgentInput, AgentTool, MAX_AGENT_DEPTH};
+pub use context::{context_window_of, CompactFn, Compaction, ContextPolicy};
 pub use control::{ControlError, RunControl};
 pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
 pub use fallback::{Failure, FallbackModel};
@@ -100,6 +102,9 @@ pub struct RunOptions {
     /// The agents the model may hand the conversation to
     /// ([`Agent::handoff`]).
     pub(crate) handoffs: Vec<handoff::Handoff>,
+    /// When and how the conversation is compacted near the model's context
+    /// window ([`Agent::context`]). Default: never.
+    pub context: Option<ContextPolicy>,
     /// Picks or reshapes the tools offered at each step
     /// ([`Agent::prepare_tools`]).
     pub(crate) prepare_tools: Option<PrepareTools>,
@@ -126,6 +131,7 @@ impl Default for RunOptions {
             instructions: None,
             handoffs: Vec::new(),
             prepare_tools: None,
+            context: None,
             guardrails: guardrails::Guardrails::default(),
             final_output: None,
         }
@@ -419,6 +425,30 @@ impl Agent {
             + 'static,
     ) -> Self {
         Arc::make_mut(&mut self.options).prepare_tools = Some(PrepareTools(Arc::new(prepare)));
+        self
+    }
+
+    /// Keeps each run's conversation within the model's context window:
+    /// before each model request, when the conversation's size (the last
+    /// turn's token count plus an estimate of what came after it) passes
+    /// `policy`'s share of the window, it is compacted as `policy` says,
+    /// every tool result left beside its call, and an
+    /// [`EventKind::Compacted`] event says how much. The run's transcript
+    /// is the compacted conversation; its usage still counts what was
+    /// dropped.
+    ///
+    /// ```
+    /// use behest::run::{context_window_of, Compaction, ContextPolicy};
+    /// use behest::{Agent, ScriptedModel, ToolRegistry, ToolRuntime};
+    ///
+    /// let window = context_window_of("gpt-4.1").unwrap();
+    /// let agent = Agent::new(ScriptedModel::new([]), ToolRuntime::new(ToolRegistry::new()))
+    ///     .context(ContextPolicy::new(window).compaction(Compaction::DropOldTurns { keep: 20 }));
+    /// # let _ = agent;
+    /// ```
+    #[must_use]
+    pub fn context(mut self, policy: ContextPolicy) -> Self {
+        Arc::make_mut(&mut self.options).context = Some(policy);
         self
     }
 
@@ -766,6 +796,14 @@ pub enum RunError {
         /// What the run used, or would have with the refused request or
         /// calls.
         used: Amount,
+    },
+    /// Compacting the conversation failed: a summary the model did not
+    /// write, or a policy of your own that left a tool result without its
+    /// call.
+    #[error("the conversation could not be compacted: {message}")]
+    Context {
+        /// Why.
+        message: String,
     },
     /// The run was handed from agent to agent more than `max` times.
     #[error("the run was handed from agent to agent more than {max} times")]

@@ -1,0 +1,510 @@
+//! Keeping a run's conversation within its model's context window: when
+//! it nears the window, a [`Compaction`] trims it (old tool outputs, old
+//! turns), summarises it with a model, or applies your own policy, always
+//! leaving every tool result beside its call.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+use super::model::Model;
+use crate::conversation::{ContentPart, Message};
+
+/// The context windows of current OpenAI, Anthropic and Gemini models, in
+/// tokens, found by the longest id that begins a model's name (as
+/// [`Prices`](super::Prices) finds prices).
+///
+/// ```
+/// use behest::run::context_window_of;
+///
+/// assert_eq!(context_window_of("gpt-4o-2024-08-06"), Some(128_000));
+/// assert_eq!(context_window_of("claude-sonnet-4-5-20250929"), Some(200_000));
+/// assert_eq!(context_window_of("my-own-model"), None);
+/// ```
+pub fn context_window_of(model: &str) -> Option<u64> {
+    const WINDOWS: &[(&str, u64)] = &[
+        ("gpt-5", 400_000),
+        ("gpt-4.1", 1_047_576),
+        ("gpt-4o", 128_000),
+        ("o3", 200_000),
+        ("o4-mini", 200_000),
+        ("claude-opus-4", 200_000),
+        ("claude-sonnet-4", 200_000),
+        ("claude-haiku-4", 200_000),
+        ("claude-3-5-haiku", 200_000),
+        ("gemini-2.5", 1_048_576),
+        ("gemini-2.0", 1_048_576),
+    ];
+    WINDOWS
+        .iter()
+        .filter(|(id, _)| model.starts_with(id))
+        .max_by_key(|(id, _)| id.len())
+        .map(|(_, tokens)| *tokens)
+}
+
+/// Your own compaction: the conversation in, the one to go on with out.
+pub type CompactFn = Arc<dyn Fn(Vec<Message>) -> BoxFuture<'static, Vec<Message>> + Send + Sync>;
+
+/// How a conversation near its window is made smaller.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum Compaction {
+    /// The outputs of all but the last `keep` tool results are replaced by
+    /// a short note; every call keeps its result, so the conversation's
+    /// shape is unchanged.
+    DropToolOutputs {
+        /// How many of the latest results keep their output.
+        keep: usize,
+    },
+    /// Whole turns go, oldest first: the system messages and the user's
+    /// first message stay, and the last `keep` messages, the cut moved
+    /// earlier to the model turn that begins them, so that no result loses
+    /// its call.
+    DropOldTurns {
+        /// How many of the latest messages stay, at least.
+        keep: usize,
+    },
+    /// As [`DropOldTurns`](Self::DropOldTurns), with what goes summarised
+    /// by `model` and the summary added to the user's first message.
+    Summarize {
+        /// The model that writes the summary.
+        model: Arc<dyn Model>,
+        /// How many of the latest messages stay, at least.
+        keep: usize,
+    },
+    /// Your own policy. What it returns must keep each tool result beside
+    /// its call; the run checks, and fails (`RunError::Context`) if not.
+    Custom(CompactFn),
+}
+
+impl std::fmt::Debug for Compaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::DropToolOutputs { keep } => write!(f, "DropToolOutputs {{ keep: {keep} }}"),
+            Self::DropOldTurns { keep } => write!(f, "DropOldTurns {{ keep: {keep} }}"),
+            Self::Summarize { keep, .. } => write!(f, "Summarize {{ keep: {keep} }}"),
+            Self::Custom(_) => f.write_str("Custom"),
+        }
+    }
+}
+
+/// When and how a run's conversation is compacted ([`Agent::context`](super::Agent::context)).
+///
+/// ```
+/// use behest::run::{context_window_of, Compaction, ContextPolicy};
+///
+/// let window = context_window_of("gpt-4o").unwrap_or(128_000);
+/// let policy = ContextPolicy::new(window)
+///     .compact_at(0.75)
+///     .compaction(Compaction::DropToolOutputs { keep: 3 });
+/// # let _ = policy;
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ContextPolicy {
+    /// The model's context window, in tokens.
+    pub window: u64,
+    /// The share of the window past which the conversation is compacted
+    /// before the next request. Default 0.8.
+    pub compact_at: f64,
+    /// How. Default: drop old tool outputs, keeping the last 2.
+    pub compaction: Compaction,
+}
+
+impl ContextPolicy {
+    /// A window of `window` tokens, compacted past 80% by dropping old tool
+    /// outputs.
+    pub fn new(window: u64) -> Self {
+        Self {
+            window,
+            compact_at: 0.8,
+            compaction: Compaction::DropToolOutputs { keep: 2 },
+        }
+    }
+
+    /// Compacts past this share of the window (0 to 1).
+    #[must_use]
+    pub fn compact_at(mut self, share: f64) -> Self {
+        self.compact_at = share.clamp(0.0, 1.0);
+        self
+    }
+
+    /// Compacts this way.
+    #[must_use]
+    pub fn compaction(mut self, compaction: Compaction) -> Self {
+        self.compaction = compaction;
+        self
+    }
+
+    /// The token count past which the conversation is compacted.
+    pub(crate) fn threshold(&self) -> u64 {
+        (self.window as f64 * self.compact_at) as u64
+    }
+}
+
+/// What the note in place of a dropped tool output says.
+pub(crate) const DROPPED_OUTPUT: &str = "[output dropped to save context]";
+
+/// About how many tokens `conversation` takes: the last model turn's
+/// count of what it read and wrote, plus about a token for each four
+/// bytes of what came after it (of all of it, when no turn was counted,
+/// or when `compacted` since the last: that count is of what was there
+/// before).
+pub(crate) fn estimate(conversation: &[Message], compacted: bool) -> u64 {
+    let counted = conversation
+        .iter()
+        .rposition(|message| matches!(message, Message::Assistant(reply) if reply.usage.is_some()));
+    let counted = counted.filter(|_| !compacted);
+    let (base, rest) = match counted {
+        Some(at) => {
+            let Message::Assistant(reply) = &conversation[at] else {
+                unreachable!("rposition found an assistant message")
+            };
+            let usage = reply.usage.unwrap_or_default();
+            let base = usage
+                .input_tokens
+                .saturating_add(usage.cached_tokens)
+                .saturating_add(usage.cache_write_tokens)
+                .saturating_add(usage.output_tokens);
+            (base, &conversation[at + 1..])
+        }
+        None => (0, conversation),
+    };
+    let bytes: usize = rest.iter().map(message_bytes).sum();
+    base.saturating_add((bytes / 4) as u64)
+}
+
+fn message_bytes(message: &Message) -> usize {
+    match message {
+        Message::System { text } | Message::User { text } => text.len(),
+        Message::UserParts { parts } => parts
+            .iter()
+            .map(|part| match part {
+                ContentPart::Text { text } => text.len(),
+                // An image or a document: a rough share.
+                _ => 4_000,
+            })
+            .sum(),
+        Message::Assistant(reply) => {
+            reply.text.as_ref().map_or(0, String::len)
+                + reply
+                    .tool_calls
+                    .iter()
+                    .map(|call| call.tool_name.len() + call.arguments.to_string().len())
+                    .sum::<usize>()
+        }
+        Message::ToolResult(result) => result.content.len(),
+    }
+}
+
+/// `conversation` with all but the last `keep` tool results' outputs
+/// replaced by a note: how many were dropped.
+pub(crate) fn drop_tool_outputs(conversation: &mut [Message], keep: usize) -> usize {
+    let results: Vec<usize> = conversation
+        .iter()
+        .enumerate()
+        .filter(|(_, message)| matches!(message, Message::ToolResult(_)))
+        .map(|(at, _)| at)
+        .collect();
+    let old = results.len().saturating_sub(keep);
+    let mut dropped = 0;
+    for at in &results[..old] {
+        if let Message::ToolResult(result) = &mut conversation[*at] {
+            if result.content != DROPPED_OUTPUT {
+                result.content = DROPPED_OUTPUT.to_owned();
+                result.structured = None;
+                result.images.clear();
+                result.documents.clear();
+                dropped += 1;
+            }
+        }
+    }
+    dropped
+}
+
+/// Where old turns may be cut from `conversation`: the messages kept at
+/// its head (system messages and the user's first message), and the start
+/// of the kept tail (a model turn, so no result loses its call and the
+/// tail follows a user message). `None` when there is nothing to cut.
+pub(crate) fn cut(conversation: &[Message], keep: usize) -> Option<(usize, usize)> {
+    let first_user = conversation
+        .iter()
+        .position(|message| matches!(message, Message::User { .. } | Message::UserParts { .. }))?;
+    let head = first_user + 1;
+    // The latest model turn and its results stay, at least.
+    let mut tail = conversation.len().saturating_sub(keep.max(1)).max(head);
+    while tail > head && !matches!(conversation.get(tail), Some(Message::Assistant(_))) {
+        tail -= 1;
+    }
+    (tail > head).then_some((head, tail))
+}
+
+/// `conversation` without the messages between `head` and `tail`, with
+/// `note` (a summary) added to the user's first message. What the dropped
+/// turns used is added to the first kept turn's usage, so the run's usage
+/// still counts it.
+pub(crate) fn drop_turns(
+    conversation: Vec<Message>,
+    head: usize,
+    tail: usize,
+    note: Option<String>,
+) -> Vec<Message> {
+    let mut kept: Vec<Message> = Vec::with_capacity(conversation.len() - (tail - head));
+    let mut dropped = crate::Usage::default();
+    let mut any = false;
+    for (at, message) in conversation.into_iter().enumerate() {
+        if at < head || at >= tail {
+            kept.push(message);
+            continue;
+        }
+        let usage = match &message {
+            Message::Assistant(reply) => reply.usage,
+            Message::ToolResult(result) => result.usage,
+            _ => None,
+        };
+        if let Some(usage) = usage {
+            dropped = dropped + usage;
+            any = true;
+        }
+    }
+    if let (true, Some(Message::Assistant(first))) = (any, kept.get_mut(head)) {
+        first.usage = Some(first.usage.unwrap_or_default() + dropped);
+    }
+    if let Some(note) = note {
+        let note = format!("\n\n(Earlier in this conversation, summarised: {note})");
+        match kept.get_mut(head - 1) {
+            Some(Message::User { text }) => text.push_str(&note),
+            Some(Message::UserParts { parts }) => parts.push(ContentPart::Text { text: note }),
+            _ => {}
+        }
+    }
+    kept
+}
+
+/// The conversation as plain text, for a model to summarise.
+pub(crate) fn as_text(conversation: &[Message]) -> String {
+    let mut text = String::new();
+    for message in conversation {
+        let line = match message {
+            Message::System { text } => format!("system: {text}"),
+            Message::User { text } => format!("user: {text}"),
+            Message::UserParts { parts } => {
+                let said: Vec<&str> = parts
+                    .iter()
+                    .filter_map(|part| match part {
+                        ContentPart::Text { text } => Some(text.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                format!("user: {}", said.join(" "))
+            }
+            Message::Assistant(reply) => {
+                let calls: Vec<String> = reply
+                    .tool_calls
+                    .iter()
+                    .map(|call| format!("{}({})", call.tool_name, call.arguments))
+                    .collect();
+                format!(
+                    "assistant: {}{}",
+                    reply.text.as_deref().unwrap_or_default(),
+                    if calls.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" [calls {}]", calls.join(", "))
+                    }
+                )
+            }
+            Message::ToolResult(result) => {
+                format!("{} returned: {}", result.tool_name, result.content)
+            }
+        };
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text
+}
+
+/// Why `conversation` would be refused by a provider: a tool result
+/// without its call before it, or a call without its result.
+pub(crate) fn broken_pairs(conversation: &[Message]) -> Option<String> {
+    let mut open: Vec<&str> = Vec::new();
+    for message in conversation {
+        match message {
+            Message::Assistant(reply) => {
+                if let Some(id) = open.first() {
+                    return Some(format!("the call `{id}` has no result"));
+                }
+                open = reply
+                    .tool_calls
+                    .iter()
+                    .map(|call| call.call_id.as_str())
+                    .collect();
+            }
+            Message::ToolResult(result) => match open.iter().position(|id| *id == result.call_id) {
+                Some(at) => {
+                    open.remove(at);
+                }
+                None => {
+                    return Some(format!(
+                        "the result of `{}` has no call before it",
+                        result.call_id
+                    ))
+                }
+            },
+            _ => {
+                if let Some(id) = open.first() {
+                    return Some(format!("the call `{id}` has no result"));
+                }
+            }
+        }
+    }
+    None
+}
+
+impl super::driver::Run<'_> {
+    /// Compacts `transcript` as `policy` says when it is past the policy's
+    /// share of the window: whether it did.
+    pub(crate) async fn compact(
+        &self,
+        transcript: &mut Vec<Message>,
+        policy: &ContextPolicy,
+        compacted: bool,
+    ) -> Result<bool, super::RunError> {
+        let before = estimate(transcript, compacted);
+        if before <= policy.threshold() {
+            return Ok(false);
+        }
+        let context = |message: String| super::RunError::Context { message };
+        match &policy.compaction {
+            Compaction::DropToolOutputs { keep } => {
+                if drop_tool_outputs(transcript, *keep) == 0 {
+                    return Ok(false);
+                }
+            }
+            Compaction::DropOldTurns { keep } => {
+                let Some((head, tail)) = cut(transcript, *keep) else {
+                    return Ok(false);
+                };
+                *transcript = drop_turns(std::mem::take(transcript), head, tail, None);
+            }
+            Compaction::Summarize { model, keep } => {
+                let Some((head, tail)) = cut(transcript, *keep) else {
+                    return Ok(false);
+                };
+                let ask = [
+                    Message::system(
+                        "Summarise the conversation below for the assistant that goes on with it: keep every fact, name, number, decision and open question; leave out greetings and repetition.",
+                    ),
+                    Message::user(as_text(&transcript[head..tail])),
+                ];
+                let summary = model
+                    .respond_dyn(&ask, &[])
+                    .await
+                    .map_err(|error| context(format!("the summary failed: {error}")))?
+                    .text
+                    .filter(|text| !text.trim().is_empty())
+                    .ok_or_else(|| context("the summary came back empty".to_owned()))?;
+                *transcript = drop_turns(std::mem::take(transcript), head, tail, Some(summary));
+            }
+            Compaction::Custom(compact) => {
+                let compacted = compact(std::mem::take(transcript)).await;
+                if let Some(why) = broken_pairs(&compacted) {
+                    *transcript = compacted;
+                    return Err(context(why));
+                }
+                *transcript = compacted;
+            }
+        }
+        let after = estimate(transcript, true);
+        tracing::info!(before, after, "the conversation was compacted");
+        self.emit(super::events::EventKind::Compacted { before, after });
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::{AssistantMessage, ToolResultMessage};
+    use crate::tool::ToolCall;
+
+    fn round(n: usize) -> [Message; 2] {
+        let id = format!("c{n}");
+        [
+            Message::Assistant(AssistantMessage::tool_calls([ToolCall::new(
+                id.clone(),
+                "look",
+                "{}",
+            )])),
+            Message::ToolResult(ToolResultMessage::new(id, "look", "x".repeat(400))),
+        ]
+    }
+
+    fn conversation(rounds: usize) -> Vec<Message> {
+        let mut conversation = vec![Message::system("be brief"), Message::user("go")];
+        for n in 0..rounds {
+            conversation.extend(round(n));
+        }
+        conversation
+    }
+
+    #[test]
+    fn every_cut_keeps_the_head_and_begins_the_tail_with_a_model_turn() {
+        for rounds in 0..6 {
+            for keep in 0..14 {
+                let conversation = conversation(rounds);
+                let latest = conversation.last().cloned();
+                let Some((head, tail)) = cut(&conversation, keep) else {
+                    continue;
+                };
+                assert_eq!(head, 2);
+                assert!(matches!(conversation[tail], Message::Assistant(_)));
+                let kept = drop_turns(conversation, head, tail, Some("a summary".into()));
+                assert_eq!(broken_pairs(&kept), None, "{rounds} rounds, keep {keep}");
+                assert_eq!(kept.last().cloned(), latest, "the latest result stays");
+                assert!(matches!(&kept[1], Message::User { text } if text.contains("a summary")));
+            }
+        }
+    }
+
+    #[test]
+    fn dropping_outputs_keeps_the_latest_and_every_pair() {
+        let mut conversation = conversation(5);
+        assert_eq!(drop_tool_outputs(&mut conversation, 2), 3);
+        assert_eq!(drop_tool_outputs(&mut conversation, 2), 0, "dropped once");
+        assert_eq!(broken_pairs(&conversation), None);
+        let kept: Vec<bool> = conversation
+            .iter()
+            .filter_map(|message| match message {
+                Message::ToolResult(result) => Some(result.content != DROPPED_OUTPUT),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(kept, [false, false, false, true, true]);
+    }
+
+    #[test]
+    fn a_result_without_its_call_is_found() {
+        let mut conversation = conversation(2);
+        conversation.remove(2);
+        assert!(broken_pairs(&conversation).unwrap().contains("no call"));
+        let mut conversation = self::conversation(2);
+        conversation.remove(3);
+        assert!(broken_pairs(&conversation).unwrap().contains("no result"));
+    }
+
+    #[test]
+    fn the_estimate_starts_from_the_last_counted_turn() {
+        let mut conversation = conversation(1);
+        assert_eq!(estimate(&conversation, false), (8 + 2 + 4 + 2 + 400) / 4);
+        if let Message::Assistant(reply) = &mut conversation[2] {
+            reply.usage = Some(crate::Usage {
+                input_tokens: 1_000,
+                output_tokens: 10,
+                ..crate::Usage::default()
+            });
+        }
+        assert_eq!(estimate(&conversation, false), 1_010 + 100);
+        assert_eq!(estimate(&conversation, true), (8 + 2 + 4 + 2 + 400) / 4);
+    }
+}
