@@ -227,7 +227,16 @@ where
                     .await;
             }));
         }
-        let outcome = invocation.await;
+        // The OpenTelemetry GenAI names of an agent's invocation.
+        let span = tracing::info_span!(
+            "invoke_agent",
+            otel.name = format!("invoke_agent {}", self.name),
+            gen_ai.operation.name = "invoke_agent",
+            gen_ai.agent.name = %self.name,
+            behest.agent.depth = depth,
+        );
+        let running = std::future::IntoFuture::into_future(invocation);
+        let outcome = tracing::Instrument::instrument(running, span).await;
         if let Some(forwarding) = forwarding {
             let _forwarded = forwarding.await;
         }

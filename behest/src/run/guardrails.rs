@@ -160,13 +160,25 @@ impl Run<'_> {
         rewrite: impl Fn(&mut I, O),
     ) -> Judged<I> {
         for guard in guards {
-            let verdict = (guard.check)(input.clone()).await;
+            let span = tracing::info_span!(
+                "guardrail",
+                behest.guardrail.name = %guard.name,
+                behest.guardrail.stage = %stage,
+                gen_ai.tool.call.id = call_id.unwrap_or_default(),
+                behest.guardrail.action = tracing::field::Empty,
+            );
+            let verdict =
+                tracing::Instrument::instrument((guard.check)(input.clone()), span.clone()).await;
             let (action, reason) = match &verdict {
                 Verdict::Allow => (GuardrailAction::Allowed, None),
                 Verdict::Rewrite(_) => (GuardrailAction::Rewrote, None),
                 Verdict::Refuse(why) => (GuardrailAction::Refused, Some(why.clone())),
                 Verdict::Stop(why) => (GuardrailAction::Stopped, Some(why.clone())),
             };
+            span.record(
+                "behest.guardrail.action",
+                format!("{action:?}").to_lowercase(),
+            );
             if action != GuardrailAction::Allowed {
                 tracing::info!(guardrail = %guard.name, %stage, ?action, reason = reason.as_deref().unwrap_or(""), "a guardrail fired");
             }

@@ -101,11 +101,20 @@ impl Future for CallFuture<'_> {
             // What is left holds nothing (empty strings, `null`, default
             // options): forgotten rather than dropped field by field.
             std::mem::forget(std::mem::replace(&mut this.state, State::Done));
+            // The OpenTelemetry GenAI names of a tool's execution
+            // (`execute_tool {name}`, `gen_ai.tool.*`, `error.type`), beside
+            // behest's own.
             let span = tracing::info_span!(
                 "tool_call",
+                otel.name = format!("execute_tool {tool_name}"),
+                gen_ai.operation.name = "execute_tool",
+                gen_ai.tool.name = %tool_name,
+                gen_ai.tool.call.id = %call_id,
+                gen_ai.tool.type = "function",
                 tool = %tool_name,
                 call_id = %call_id,
                 outcome = tracing::field::Empty,
+                "error.type" = tracing::field::Empty,
                 duration_us = tracing::field::Empty,
             );
             let started = (!span.is_disabled()).then(Instant::now);
@@ -197,6 +206,9 @@ fn record(span: &Span, started: Option<Instant>, outcome: &ToolResult<ToolOutput
             Err(error) => error.kind(),
         };
         span.record("outcome", label);
+        if outcome.is_err() {
+            span.record("error.type", label);
+        }
         span.record("duration_us", started.elapsed().as_micros() as u64);
     }
 }
