@@ -74,6 +74,8 @@ struct Journal {
     /// Approvals, by call id.
     approvals: Mutex<HashMap<String, bool>>,
     kinds: Mutex<Vec<StepKind>>,
+    /// Decisions (guardrail verdicts, summaries), by name.
+    decisions: Mutex<Vec<(String, serde_json::Value)>>,
 }
 
 impl Journal {
@@ -145,6 +147,28 @@ impl RunSteps for Journal {
             };
             self.calls.lock().unwrap().insert(id, result.clone());
             result
+        })
+    }
+
+    fn decision<'a>(
+        &'a self,
+        name: String,
+        decide: BoxFuture<'a, serde_json::Value>,
+    ) -> BoxFuture<'a, serde_json::Value> {
+        Box::pin(async move {
+            let recorded = self
+                .decisions
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|(n, _)| *n == name)
+                .cloned();
+            if let Some((_, decided)) = recorded {
+                return decided;
+            }
+            let decided = decide.await;
+            self.decisions.lock().unwrap().push((name, decided.clone()));
+            decided
         })
     }
 }
@@ -369,5 +393,64 @@ async fn steps_receive_validated_calls_and_answers_meet_the_output_limit() {
         results[2].is_error && results[2].content.contains("64"),
         "an answer over the output limit reached the model: {}",
         results[2].content
+    );
+}
+
+/// A guardrail's verdict is a step of the journal: played again, the run
+/// gets the verdicts it had, though the guardrail would now decide
+/// otherwise (it refuses every call after its first look).
+#[tokio::test]
+async fn a_guardrails_verdicts_are_journaled_and_replayed() {
+    use behest::run::Verdict;
+
+    let looked = Arc::new(AtomicUsize::new(0));
+    let guarded = |looked: Arc<AtomicUsize>| {
+        let asked = Arc::new(AtomicUsize::new(0));
+        // `stamp` under the name the model calls: `tally` counts for the
+        // test above.
+        let mut registry = ToolRegistry::new();
+        registry.register("tally", Arc::new(Stamp)).unwrap();
+        agent(&asked, registry).tool_guardrail("first_only", move |_call: behest::ToolCall| {
+            let first = looked.fetch_add(1, Ordering::SeqCst) == 0;
+            async move {
+                if first {
+                    Verdict::Allow
+                } else {
+                    Verdict::Refuse("only the first call".to_owned())
+                }
+            }
+        })
+    };
+    let journal = Journal::default();
+    let first = guarded(looked.clone())
+        .invoke([Message::user("count")])
+        .drive_with(&journal)
+        .await;
+    let names: Vec<String> = journal
+        .decisions
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(name, _)| name.clone())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "decision 0: guardrail `first_only`",
+            "decision 1: guardrail `first_only`"
+        ]
+    );
+    // Played again on the journal of decisions alone (turns and calls
+    // done again): the verdicts are those of the first run.
+    let decisions_only = Journal::default();
+    *decisions_only.decisions.lock().unwrap() = journal.decisions.lock().unwrap().clone();
+    let again = guarded(looked.clone())
+        .invoke([Message::user("count")])
+        .drive_with(&decisions_only)
+        .await;
+    assert_eq!(again.transcript(), first.transcript());
+    assert!(
+        looked.load(Ordering::SeqCst) == 2,
+        "the guardrail was not asked again"
     );
 }

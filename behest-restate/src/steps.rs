@@ -520,6 +520,31 @@ impl RunSteps for RestateSteps<'_, '_> {
         self.book().push(message.clone());
     }
 
+    fn decision<'a>(
+        &'a self,
+        name: String,
+        decide: BoxFuture<'a, serde_json::Value>,
+    ) -> BoxFuture<'a, serde_json::Value> {
+        Box::pin(async move {
+            let _one_at_a_time = self.turn.lock().await;
+            let journaled = self
+                .ctx
+                .run(move || async move { Ok(Json(decide.await)) })
+                .name(name)
+                .await;
+            match journaled {
+                Ok(Json(decided)) => decided,
+                Err(error) => {
+                    if error.code() == 409 {
+                        self.control.cancel();
+                    }
+                    // Read by the run as a decision it could not make.
+                    json!({"error": error.message()})
+                }
+            }
+        })
+    }
+
     fn tool_call(&self, step: ToolStep) -> BoxFuture<'_, ToolResult<ToolOutput>> {
         Box::pin(async move {
             let _one_at_a_time = self.turn.lock().await;

@@ -397,13 +397,28 @@ impl super::driver::Run<'_> {
                     ),
                     Message::user(as_text(&transcript[head..tail])),
                 ];
-                let summary = model
-                    .respond_dyn(&ask, &[])
-                    .await
-                    .map_err(|error| context(format!("the summary failed: {error}")))?
-                    .text
+                let summarise = async move {
+                    match model.respond_dyn(&ask, &[]).await {
+                        Ok(reply) => serde_json::json!({"summary": reply.text}),
+                        Err(error) => serde_json::json!({"error": error.to_string()}),
+                    }
+                };
+                // Journaled: a run played again gets the summary it had.
+                let summarised = match self.steps {
+                    None => summarise.await,
+                    Some(steps) => {
+                        let name = self.decision_name("summary of old turns");
+                        steps.decision(name, Box::pin(summarise)).await
+                    }
+                };
+                if let Some(error) = summarised["error"].as_str() {
+                    return Err(context(format!("the summary failed: {error}")));
+                }
+                let summary = summarised["summary"]
+                    .as_str()
                     .filter(|text| !text.trim().is_empty())
-                    .ok_or_else(|| context("the summary came back empty".to_owned()))?;
+                    .ok_or_else(|| context("the summary came back empty".to_owned()))?
+                    .to_owned();
                 *transcript = drop_turns(std::mem::take(transcript), head, tail, Some(summary));
             }
             Compaction::Custom(compact) => {

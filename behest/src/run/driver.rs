@@ -49,6 +49,9 @@ pub(super) struct Run<'a> {
     /// ([`Agent::prepare_tools`](super::Agent::prepare_tools)): a call of
     /// another is not run.
     pub offered: std::sync::Mutex<Option<HashSet<String>>>,
+    /// How many decisions (guardrail verdicts, summaries) the run has
+    /// made: each is named by its place, the same when played again.
+    pub decisions: std::sync::atomic::AtomicUsize,
 }
 
 /// A run's part that ended in a handoff (its transcript goes back in the
@@ -404,6 +407,14 @@ impl Run<'_> {
             }
         };
         steps.tool_call(ToolStep::new(call, kind, run)).await
+    }
+
+    /// The name of the run's next decision, about `what`.
+    pub(super) fn decision_name(&self, what: &str) -> String {
+        let n = self
+            .decisions
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("decision {n}: {what}")
     }
 
     /// Adds `message` to the run's transcript, and tells the run's steps.

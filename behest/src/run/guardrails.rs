@@ -18,7 +18,8 @@ use crate::runtime::LocalRun;
 use crate::tool::{ToolCall, ToolError, ToolOutput, ToolResult};
 
 /// What a guardrail decides about what it checked.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Verdict<T> {
     /// It passes as it is.
@@ -151,7 +152,10 @@ pub(crate) enum Judged<T> {
 impl Run<'_> {
     /// Runs `guards` in order on `input`, each on what the one before let
     /// pass (`rewrite` puts a rewrite in place), telling each verdict.
-    pub(crate) async fn judge<I: Clone, O>(
+    pub(crate) async fn judge<
+        I: Clone + Send,
+        O: Serialize + serde::de::DeserializeOwned + Send,
+    >(
         &self,
         guards: &[Guard<I, O>],
         stage: GuardrailStage,
@@ -167,8 +171,32 @@ impl Run<'_> {
                 gen_ai.tool.call.id = call_id.unwrap_or_default(),
                 behest.guardrail.action = tracing::field::Empty,
             );
-            let verdict =
-                tracing::Instrument::instrument((guard.check)(input.clone()), span.clone()).await;
+            // Asked only when polled: a run played again from a journal
+            // does not ask the guardrail at all.
+            let asked = input.clone();
+            let traced = span.clone();
+            let check = async move {
+                let checking = (guard.check)(asked);
+                tracing::Instrument::instrument(checking, traced).await
+            };
+            let verdict = match self.steps {
+                None => check.await,
+                // Journaled: a run played again gets the verdict it had.
+                Some(steps) => {
+                    let name = self.decision_name(&format!("guardrail `{}`", guard.name));
+                    let decided = steps
+                        .decision(
+                            name,
+                            Box::pin(async move {
+                                serde_json::to_value(check.await).unwrap_or(Value::Null)
+                            }),
+                        )
+                        .await;
+                    serde_json::from_value(decided).unwrap_or_else(|error| {
+                        Verdict::Stop(format!("the journaled verdict could not be read: {error}"))
+                    })
+                }
+            };
             let (action, reason) = match &verdict {
                 Verdict::Allow => (GuardrailAction::Allowed, None),
                 Verdict::Rewrite(_) => (GuardrailAction::Rewrote, None),

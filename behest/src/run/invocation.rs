@@ -151,6 +151,7 @@ impl RuntimeInvocation {
         let mut conversation = super::handoff::with_instructions(&agent, self.conversation);
         let mut usage = super::RunUsage::default();
         let mut first_turn = 0;
+        let mut decisions = 0;
         let mut handoffs = 0;
         let outcome = loop {
             let run = Run {
@@ -164,8 +165,10 @@ impl RuntimeInvocation {
                 first_turn,
                 handed_off: std::sync::Mutex::new(None),
                 offered: std::sync::Mutex::new(None),
+                decisions: std::sync::atomic::AtomicUsize::new(decisions),
             };
             let outcome = run.drive(conversation, usage).await;
+            decisions = run.decisions.load(std::sync::atomic::Ordering::Relaxed);
             let handed_off = crate::sync::lock(&run.handed_off).take();
             let Some(handed_off) = handed_off else {
                 break outcome;

@@ -64,6 +64,20 @@ pub trait RunSteps: Send + Sync {
     fn message(&self, message: &Message) {
         let _ = message;
     }
+
+    /// A decision the run makes besides its model turns and tool calls (a
+    /// guardrail's verdict, a summary of old turns): `decide` makes it, as
+    /// JSON; an engine that recorded the decision `name` gives that back
+    /// instead, so that a run played again decides the same. `name` is the
+    /// same when the run is played again. Makes it unless implemented.
+    fn decision<'a>(
+        &'a self,
+        name: String,
+        decide: BoxFuture<'a, serde_json::Value>,
+    ) -> BoxFuture<'a, serde_json::Value> {
+        let _ = name;
+        decide
+    }
 }
 
 /// One model turn of a run, as [`RunSteps::model_turn`] gets it; it
