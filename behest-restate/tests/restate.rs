@@ -217,6 +217,8 @@ async fn a_run_survives_the_death_of_its_service_and_repeats_nothing() {
         (counted(&counts, "model"), counted(&counts, "tally")),
         (3, 2)
     );
+    // A guardrail's verdict on each of the three calls.
+    assert_eq!(counted(&counts, "guardrail"), 3);
     service.kill().await;
 
     let _again = Service::start(port, &counts, 600_000).await;
@@ -229,11 +231,13 @@ async fn a_run_survives_the_death_of_its_service_and_repeats_nothing() {
         outcome.text(),
         Some("done: step 0 counted, step 1 counted, yes")
     );
-    // Four turns in all, as without the crash; two tallies.
+    // Four turns in all, as without the crash; two tallies; no verdict
+    // asked again.
     assert_eq!(
         (counted(&counts, "model"), counted(&counts, "tally")),
         (4, 2)
     );
+    assert_eq!(counted(&counts, "guardrail"), 3);
 }
 
 /// An external call's deadline passes while no service runs: the durable

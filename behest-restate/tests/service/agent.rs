@@ -165,7 +165,13 @@ pub fn agent(external_deadline: Duration, mode: Mode) -> Agent {
     let agent = Agent::new(Steady { mode }, runtime)
         .external_deadline(external_deadline)
         .approval_deadline(Duration::from_secs(600))
-        .max_steps(10_000);
+        .max_steps(10_000)
+        // Counts each time it is asked: a journaled verdict is not asked
+        // again when the run is played back.
+        .tool_guardrail("counted", |_call: ToolCall| async {
+            count("guardrail");
+            behest::run::Verdict::Allow
+        });
     if mode == Mode::Approve {
         agent.require_approval("tally")
     } else {
