@@ -1,6 +1,6 @@
-//! Usage and cost limits: a run that may spend at most 3 model requests,
-//! 2 calls of the tool that costs money, and 1 cent, priced from the
-//! built-in table of list prices.
+//! Usage and cost limits: a run that may spend at most 10 model requests,
+//! 2 calls of the tool that moves money, 100 000 tokens and 1 cent, priced
+//! from the built-in table of list prices.
 //!
 //! The model here is scripted (offline, no key): it looks order 42 up,
 //! then refunds orders 42, 43 and 44 one by one, and the run stops at the

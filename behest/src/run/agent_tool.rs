@@ -57,9 +57,13 @@ pub struct AgentEvent {
 pub(crate) struct Lineage {
     pub(crate) depth: usize,
     pub(crate) max_depth: usize,
-    /// Model requests made by the whole tree, and at most how many.
+    /// Model requests made by the whole tree.
     pub(crate) requests: Arc<AtomicU64>,
-    pub(crate) max_requests: Option<u64>,
+    /// The tokens the whole tree has spent, whatever became of the calls
+    /// that spent them.
+    pub(crate) tokens: Arc<std::sync::Mutex<crate::conversation::Usage>>,
+    /// The root run's limits, which hold for the whole tree.
+    pub(crate) root_limits: Arc<super::UsageLimits>,
     /// The caller's events, where the nested run's go.
     pub(crate) emitter: Arc<Emitter>,
 }
@@ -71,19 +75,52 @@ impl Lineage {
             depth: 0,
             max_depth: agent.options.max_agent_depth,
             requests: Arc::default(),
-            max_requests: agent.options.usage_limits.requests,
+            tokens: Arc::default(),
+            root_limits: Arc::new(agent.options.usage_limits.clone()),
             emitter,
         }
     }
 
-    /// Counts one more model request of the tree: `Err` with the tree's
-    /// limit when it would pass it.
-    pub(crate) fn request(&self) -> Result<(), u64> {
-        let made = self.requests.fetch_add(1, Ordering::Relaxed) + 1;
-        match self.max_requests {
-            Some(max) if made > max => Err(max),
-            _ => Ok(()),
+    /// What the whole tree has spent, as the root's limits count it.
+    fn tree(&self) -> super::RunUsage {
+        let mut tree = super::RunUsage::default();
+        tree.requests = self.requests.load(Ordering::Relaxed);
+        tree.tokens = *crate::sync::lock(&self.tokens);
+        tree
+    }
+
+    /// Counts one more model request of the tree: the root's limit it
+    /// would pass (requests, or tokens and cost already spent), if any.
+    pub(crate) fn request(&self) -> Result<(), super::limits::Reached> {
+        if let Some(reached) = self.root_limits.before_request(&self.tree()) {
+            return Err(reached);
         }
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Counts a turn's tokens in the tree's: the root's token or cost limit
+    /// it passes, if any.
+    pub(crate) fn spend(
+        &self,
+        usage: Option<&crate::conversation::Usage>,
+    ) -> Option<super::limits::Reached> {
+        if let Some(usage) = usage {
+            let mut tokens = crate::sync::lock(&self.tokens);
+            *tokens = *tokens + *usage;
+        }
+        self.root_limits.after_answer(&self.tree())
+    }
+}
+
+/// A task aborted when its handle is dropped: the forwarder of a nested
+/// run's events, so that none reaches the caller after a call that timed
+/// out or was cancelled.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -181,7 +218,9 @@ where
         let input: I = serde_json::from_value(arguments)
             .map_err(|error| ToolError::execution(format!("the input does not fit: {error}")))?;
         let ask = match serde_json::to_value(&input) {
-            Ok(Value::Object(object)) if object.len() == 1 && object.contains_key("input") => {
+            Ok(Value::Object(object))
+                if object.len() == 1 && object.get("input").is_some_and(Value::is_string) =>
+            {
                 object["input"].as_str().unwrap_or_default().to_owned()
             }
             Ok(value) => value.to_string(),
@@ -213,7 +252,7 @@ where
             let parent = lineage.emitter.clone();
             let agent = self.name.clone();
             let events = invocation.events();
-            forwarding = Some(tokio::spawn(async move {
+            forwarding = Some(AbortOnDrop(tokio::spawn(async move {
                 events
                     .for_each(|Envelope { run_id, kind, .. }| {
                         parent.emit(EventKind::Agent(AgentEvent {
@@ -225,7 +264,7 @@ where
                         std::future::ready(())
                     })
                     .await;
-            }));
+            })));
         }
         // The OpenTelemetry GenAI names of an agent's invocation.
         let span = tracing::info_span!(
@@ -237,8 +276,8 @@ where
         );
         let running = std::future::IntoFuture::into_future(invocation);
         let outcome = tracing::Instrument::instrument(running, span).await;
-        if let Some(forwarding) = forwarding {
-            let _forwarded = forwarding.await;
+        if let Some(mut forwarding) = forwarding {
+            let _forwarded = (&mut forwarding.0).await;
         }
         let usage = outcome.usage();
         let mut output = match outcome {

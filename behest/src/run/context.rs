@@ -11,8 +11,8 @@ use super::model::Model;
 use crate::conversation::{ContentPart, Message};
 
 /// The context windows of current OpenAI, Anthropic and Gemini models, in
-/// tokens, found by the longest id that begins a model's name (as
-/// [`Prices`](super::Prices) finds prices).
+/// tokens (for GPT-5, the input it takes), found by the longest id that
+/// begins a model's name.
 ///
 /// ```
 /// use behest::run::context_window_of;
@@ -23,7 +23,7 @@ use crate::conversation::{ContentPart, Message};
 /// ```
 pub fn context_window_of(model: &str) -> Option<u64> {
     const WINDOWS: &[(&str, u64)] = &[
-        ("gpt-5", 400_000),
+        ("gpt-5", 272_000),
         ("gpt-4.1", 1_047_576),
         ("gpt-4o", 128_000),
         ("o3", 200_000),
@@ -327,6 +327,14 @@ pub(crate) fn as_text(conversation: &[Message]) -> String {
 /// Why `conversation` would be refused by a provider: a tool result
 /// without its call before it, or a call without its result.
 pub(crate) fn broken_pairs(conversation: &[Message]) -> Option<String> {
+    let first = conversation
+        .iter()
+        .find(|message| !matches!(message, Message::System { .. }));
+    if let Some(first) = first {
+        if !matches!(first, Message::User { .. } | Message::UserParts { .. }) {
+            return Some("the conversation does not begin with the user's message".to_owned());
+        }
+    }
     let mut open: Vec<&str> = Vec::new();
     for message in conversation {
         match message {
@@ -358,7 +366,8 @@ pub(crate) fn broken_pairs(conversation: &[Message]) -> Option<String> {
             }
         }
     }
-    None
+    open.first()
+        .map(|id| format!("the call `{id}` has no result"))
 }
 
 impl super::driver::Run<'_> {
@@ -369,6 +378,7 @@ impl super::driver::Run<'_> {
         transcript: &mut Vec<Message>,
         policy: &ContextPolicy,
         compacted: bool,
+        usage: &mut super::RunUsage,
     ) -> Result<bool, super::RunError> {
         let before = estimate(transcript, compacted);
         if before <= policy.threshold() {
@@ -399,7 +409,9 @@ impl super::driver::Run<'_> {
                 ];
                 let summarise = async move {
                     match model.respond_dyn(&ask, &[]).await {
-                        Ok(reply) => serde_json::json!({"summary": reply.text}),
+                        Ok(reply) => {
+                            serde_json::json!({"summary": reply.text, "usage": reply.usage})
+                        }
                         Err(error) => serde_json::json!({"error": error.to_string()}),
                     }
                 };
@@ -413,6 +425,15 @@ impl super::driver::Run<'_> {
                 };
                 if let Some(error) = summarised["error"].as_str() {
                     return Err(context(format!("the summary failed: {error}")));
+                }
+                // The summary's tokens are the run's: its limits count them.
+                let spent: Option<crate::Usage> =
+                    serde_json::from_value(summarised["usage"].clone())
+                        .ok()
+                        .flatten();
+                usage.spent(spent.as_ref());
+                if let Some(reached) = self.lineage.spend(spent.as_ref()) {
+                    return Err(reached.error());
                 }
                 let summary = summarised["summary"]
                     .as_str()
@@ -503,6 +524,16 @@ mod tests {
         let mut conversation = conversation(2);
         conversation.remove(2);
         assert!(broken_pairs(&conversation).unwrap().contains("no call"));
+        // A last call left without its result.
+        let mut conversation = self::conversation(2);
+        conversation.pop();
+        assert!(broken_pairs(&conversation).unwrap().contains("no result"));
+        // A conversation that begins with the model.
+        let mut conversation = self::conversation(2);
+        conversation.remove(1);
+        assert!(broken_pairs(&conversation)
+            .unwrap()
+            .contains("begin with the user"));
         let mut conversation = self::conversation(2);
         conversation.remove(3);
         assert!(broken_pairs(&conversation).unwrap().contains("no result"));

@@ -52,6 +52,12 @@ pub(super) struct Run<'a> {
     /// How many decisions (guardrail verdicts, summaries) the run has
     /// made: each is named by its place, the same when played again.
     pub decisions: std::sync::atomic::AtomicUsize,
+    /// The run's limits: those of the agent it was started on, which the
+    /// agents it hands the conversation to keep.
+    pub limits: &'a super::UsageLimits,
+    /// When the run started (its deadline runs from there, across
+    /// handoffs).
+    pub started: tokio::time::Instant,
 }
 
 /// A run's part that ended in a handoff (its transcript goes back in the
@@ -85,6 +91,9 @@ impl Run<'_> {
         };
         let cancellation = self.control.cancellation().clone();
         let mut ids = CallIds::default();
+        // Ids already in the conversation (a run handed on, a history
+        // given back) stay unique too.
+        ids.seed(&transcript);
         let mut rounds = 0;
         let emitter = self.emitter.clone();
         let deltas = DeltaSink::new(move |delta| emitter.emit(EventKind::ModelDelta(delta)));
@@ -98,8 +107,8 @@ impl Run<'_> {
             .as_ref()
             .filter(|_| native)
             .map(FinalOutput::native_spec);
-        let limits = &self.agent.options.usage_limits;
-        let started = tokio::time::Instant::now();
+        let limits = self.limits;
+        let started = self.started;
         let deadline = limits
             .deadline
             .and_then(|deadline| started.checked_add(deadline));
@@ -119,17 +128,15 @@ impl Run<'_> {
             if let Some(reached) = refused {
                 return failed(reached.error(), transcript);
             }
-            // The root's request limit counts every request of its tree.
-            if let Err(max) = self.lineage.request() {
-                let error = RunError::UsageLimit {
-                    limit: super::UsageLimit::Requests,
-                    allowed: super::Amount(max as f64),
-                    used: super::Amount((max + 1) as f64),
-                };
-                return failed(error, transcript);
+            // The root's limits count every request and token of its tree.
+            if let Err(reached) = self.lineage.request() {
+                return failed(reached.error(), transcript);
             }
             if let Some(policy) = &self.agent.options.context {
-                match self.compact(&mut transcript, policy, compacted).await {
+                match self
+                    .compact(&mut transcript, policy, compacted, &mut usage)
+                    .await
+                {
                     Ok(done) => compacted |= done,
                     Err(error) => return failed(error, transcript),
                 }
@@ -178,6 +185,18 @@ impl Run<'_> {
             };
             ids.make_unique(&mut reply);
             usage.answered(reply.usage.as_ref());
+            if let Some(reached) = self.lineage.spend(reply.usage.as_ref()) {
+                let error = reached.error();
+                let calls = reply.tool_calls.clone();
+                self.emit(EventKind::ModelMessage(reply.clone()));
+                self.add(&mut transcript, Message::Assistant(reply));
+                for call in calls {
+                    let outcome = Err(ToolError::execution(format!("not run: {error}")));
+                    let result = self.finished(call, outcome);
+                    self.add(&mut transcript, result_message(&result));
+                }
+                return failed(error, transcript);
+            }
             compacted &= reply.usage.is_none();
             self.emit(EventKind::ModelMessage(reply.clone()));
             self.add(&mut transcript, Message::Assistant(reply.clone()));
@@ -276,12 +295,12 @@ impl Run<'_> {
                     usage.spent(output.usage.as_ref());
                 }
             }
+            if cancellation.is_cancelled() {
+                return RunOutcome::Cancelled { transcript };
+            }
             let tripped = crate::sync::lock(&self.tripped).take();
             if let Some(error) = tripped {
                 return failed(error, transcript);
-            }
-            if cancellation.is_cancelled() {
-                return RunOutcome::Cancelled { transcript };
             }
             let unanswered = results.iter().find(|result| {
                 matches!(result.outcome, Err(ToolError::NotImplemented))
@@ -677,6 +696,16 @@ struct CallIds {
 }
 
 impl CallIds {
+    /// Takes the ids of the calls already in `conversation` as used.
+    fn seed(&mut self, conversation: &[Message]) {
+        for message in conversation {
+            if let Message::Assistant(reply) = message {
+                self.seen
+                    .extend(reply.tool_calls.iter().map(|call| call.call_id.clone()));
+            }
+        }
+    }
+
     /// Renames repeated ids in `reply`, and the reasoning tied to a renamed
     /// call with it: the k-th call of an id keeps the k-th piece of
     /// reasoning placed on that id.

@@ -184,6 +184,9 @@ impl FallbackModel {
 impl Model for FallbackModel {
     async fn complete(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
         let mut tried: Vec<String> = Vec::new();
+        // What turns set aside (refused, a full window) used: billed all
+        // the same, so the turn given counts it.
+        let mut discarded: Option<crate::conversation::Usage> = None;
         let last = self.models.len().saturating_sub(1);
         for (index, (name, model)) in self.models.iter().enumerate() {
             // Watches whether this model streamed any of its turn.
@@ -213,9 +216,15 @@ impl Model for FallbackModel {
             match answer {
                 Ok(mut reply) if !falls_back => {
                     reply.model.get_or_insert_with(|| name.clone());
+                    if let Some(discarded) = discarded {
+                        reply.usage = Some(reply.usage.unwrap_or_default() + discarded);
+                    }
                     return Ok(reply);
                 }
                 Ok(reply) => {
+                    if let Some(usage) = reply.usage {
+                        discarded = Some(discarded.unwrap_or_default() + usage);
+                    }
                     let stop = reply.stop.map(|stop| stop.raw).unwrap_or_default();
                     tracing::warn!(model = %name, %stop, "the model's turn is a failure to fall back on; asking the next");
                     tried.push(format!("{name} stopped with `{stop}`"));

@@ -168,7 +168,7 @@ impl Run<'_> {
                 "guardrail",
                 behest.guardrail.name = %guard.name,
                 behest.guardrail.stage = %stage,
-                gen_ai.tool.call.id = call_id.unwrap_or_default(),
+                gen_ai.tool.call.id = call_id,
                 behest.guardrail.action = tracing::field::Empty,
             );
             // Asked only when polled: a run played again from a journal

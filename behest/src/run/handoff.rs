@@ -74,6 +74,28 @@ pub(crate) fn asked_for(handoffs: &[Handoff], calls: &[ToolCall]) -> Option<Aske
     })
 }
 
+/// `name` as a part of a tool name every provider takes
+/// (`^[a-zA-Z0-9_-]{1,64}$` with `transfer_to_` before it): other
+/// characters become `_`, and it is cut at 52 characters.
+pub(crate) fn tool_safe(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64 - "transfer_to_".len())
+        .collect();
+    if safe.is_empty() {
+        "agent".to_owned()
+    } else {
+        safe
+    }
+}
+
 /// The conversation as the next agent gets it: the last agent's
 /// instructions out, the filter applied, the next one's instructions in.
 pub(crate) fn pass_on(mut transcript: Vec<Message>, from: &Agent, to: &Handoff) -> Vec<Message> {

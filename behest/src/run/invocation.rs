@@ -148,6 +148,10 @@ impl RuntimeInvocation {
             .clone()
             .unwrap_or_else(|| super::agent_tool::Lineage::root(&self.agent, self.emitter.clone()));
         let mut agent = self.agent.clone();
+        // The limits and the clock of the agent the run was started on
+        // hold across handoffs.
+        let limits = self.agent.options.usage_limits.clone();
+        let started = tokio::time::Instant::now();
         let mut conversation = super::handoff::with_instructions(&agent, self.conversation);
         let mut usage = super::RunUsage::default();
         let mut first_turn = 0;
@@ -166,6 +170,8 @@ impl RuntimeInvocation {
                 handed_off: std::sync::Mutex::new(None),
                 offered: std::sync::Mutex::new(None),
                 decisions: std::sync::atomic::AtomicUsize::new(decisions),
+                limits: &limits,
+                started,
             };
             let outcome = run.drive(conversation, usage).await;
             decisions = run.decisions.load(std::sync::atomic::Ordering::Relaxed);
@@ -189,6 +195,13 @@ impl RuntimeInvocation {
                 to: to.name.clone(),
             });
             conversation = super::handoff::pass_on(transcript, &agent, &to);
+            // A filter must leave every result beside its call.
+            if let Some(why) = super::context::broken_pairs(&conversation) {
+                let error = super::RunError::Context {
+                    message: format!("the input filter of the handoff to {}: {why}", to.name),
+                };
+                break super::driver::failed(error, conversation);
+            }
             agent = to.agent;
             usage = handed_off.usage;
             first_turn = handed_off.turns;

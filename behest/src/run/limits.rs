@@ -30,7 +30,8 @@ use crate::conversation::Usage;
 pub struct UsageLimits {
     /// Model requests (turns).
     pub requests: Option<u64>,
-    /// Input tokens, cached ones included, over all turns.
+    /// Input tokens over all turns, as the providers count them (OpenAI's
+    /// and Gemini's include cached reads, Anthropic's leave them out).
     pub input_tokens: Option<u64>,
     /// Output tokens, reasoning included, over all turns.
     pub output_tokens: Option<u64>,
@@ -97,7 +98,9 @@ impl UsageLimits {
         self
     }
 
-    /// At most `dollars` US dollars, the model's tokens priced at `price`.
+    /// At most `dollars` US dollars, the model's tokens priced at `price`
+    /// (a limit or a price that is not a finite number stops the run at its
+    /// first request: it cannot be kept).
     #[must_use]
     pub fn cost(mut self, dollars: f64, price: Price) -> Self {
         self.cost = Some(dollars);
@@ -360,6 +363,14 @@ impl UsageLimits {
         }
         if let (Some(dollars), Some(price)) = (self.cost, &self.price) {
             let used = usage.cost(price);
+            // A limit or a price that is no number cannot be kept.
+            if !dollars.is_finite() || !used.is_finite() {
+                return Some(Reached {
+                    limit: UsageLimit::Cost,
+                    allowed: if dollars.is_finite() { dollars } else { 0.0 },
+                    used: f64::MAX,
+                });
+            }
             if past(dollars, used) {
                 return Some(Reached {
                     limit: UsageLimit::Cost,

@@ -463,7 +463,8 @@ impl Agent {
 
     /// Lets the model hand the conversation to `agent`, by calling the tool
     /// `transfer_to_<name>` (offered beside the agent's own, described by
-    /// `description`). The run goes on there: the conversation so far
+    /// `description`; characters of `name` a provider refuses in a tool
+    /// name become `_`). The run goes on there: the conversation so far
     /// (this agent's instructions replaced by that agent's), that agent's
     /// model, tools, guardrails and typed output; the run's usage and
     /// request count carry over, and its events say so
@@ -503,7 +504,7 @@ impl Agent {
         Arc::make_mut(&mut self.options)
             .handoffs
             .push(handoff::Handoff {
-                name: name.into(),
+                name: handoff::tool_safe(&name.into()),
                 description: description.into(),
                 agent,
                 filter: None,
@@ -513,7 +514,11 @@ impl Agent {
 
     /// [`handoff`](Self::handoff), the conversation passed through
     /// `filter` first (to drop tool calls and their results, keep the last
-    /// messages, summarise, …).
+    /// messages, summarise, …). What it returns must keep each tool result
+    /// beside its call and begin with the user: the run checks, and fails
+    /// with [`RunError::Context`] if not. What it returns must keep each tool result
+    /// beside its call and begin with the user: the run checks, and fails
+    /// with [`RunError::Context`] if not.
     #[must_use]
     pub fn handoff_filtered(
         mut self,
@@ -525,7 +530,7 @@ impl Agent {
         Arc::make_mut(&mut self.options)
             .handoffs
             .push(handoff::Handoff {
-                name: name.into(),
+                name: handoff::tool_safe(&name.into()),
                 description: description.into(),
                 agent,
                 filter: Some(Arc::new(filter)),

@@ -23,7 +23,8 @@ const MAX_DEPTH: usize = 128;
 /// are closed; a key without its value, and a number or `true`, `false`,
 /// `null` that may still go on, are left out (a number cut at `12` may
 /// be `125`). `None` when no value has begun, when the text is not JSON,
-/// or past 128 levels of nesting. Whole JSON reads as itself.
+/// or past 128 levels of nesting. A whole object, array or string reads
+/// as itself (a lone number, which may always go on, reads as nothing).
 ///
 /// ```
 /// use behest::run::parse_partial;
@@ -324,6 +325,11 @@ pub struct PartialOutput<T> {
     /// The turn's tool calls so far: name and arguments, by index.
     calls: BTreeMap<usize, (String, String)>,
     last: Option<Value>,
+    /// How long the answer's text was when it was last read: it is read
+    /// again once it has grown by a share of that, or a value may have
+    /// ended, so that a long answer is not read from its start at every
+    /// piece.
+    read_at: usize,
     done: bool,
     _type: PhantomData<fn() -> T>,
 }
@@ -345,6 +351,7 @@ impl<T: DeserializeOwned> PartialOutput<T> {
             text: String::new(),
             calls: BTreeMap::new(),
             last: None,
+            read_at: 0,
             done: false,
             _type: PhantomData,
         }
@@ -359,6 +366,7 @@ impl<T: DeserializeOwned> PartialOutput<T> {
                 self.text.clear();
                 self.calls.clear();
                 self.last = None;
+                self.read_at = 0;
                 None
             }
             EventKind::Output(text) => {
@@ -392,6 +400,7 @@ impl<T: DeserializeOwned> PartialOutput<T> {
                 self.text.clear();
                 self.calls.clear();
                 self.last = None;
+                self.read_at = 0;
                 return None;
             }
             _ => return None,
@@ -404,6 +413,16 @@ impl<T: DeserializeOwned> PartialOutput<T> {
                 .find(|(name, _)| name == FINAL_ANSWER)
                 .map(|(_, arguments)| arguments.as_str())?
         };
+        // Read again when a value may have ended, or the text has grown by
+        // a 32nd since the last read (at most 32 reads per doubling).
+        let grown = written.len().saturating_sub(self.read_at);
+        let ended = written[self.read_at.min(written.len())..]
+            .bytes()
+            .any(|byte| matches!(byte, b',' | b'}' | b']' | b'"'));
+        if !ended && grown < (self.read_at / 32).max(1) {
+            return None;
+        }
+        self.read_at = written.len();
         let value = parse_partial(written)?;
         if self.last.as_ref() == Some(&value) {
             return None;

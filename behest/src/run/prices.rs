@@ -38,8 +38,8 @@ impl Prices {
     /// The list prices of current OpenAI, Anthropic and Gemini models as
     /// of [`PRICES_AS_OF`], in US dollars per million tokens: standard
     /// tier, no batch discount, prompts within each model's base context
-    /// tier (Gemini 2.5 Pro's and Claude Sonnet's prices double past
-    /// 200 000 input tokens). Anthropic's cache writes are its 5-minute
+    /// tier (Gemini's Pro models and Claude Sonnet cost more past 200 000
+    /// input tokens). Anthropic's cache writes are its 5-minute
     /// ones; its cached input is counted apart from input, as its API
     /// counts it.
     pub fn builtin() -> Self {
@@ -59,15 +59,22 @@ impl Prices {
             ("gpt-4.1-mini", openai(0.40, 0.10, 1.60)),
             ("gpt-4.1-nano", openai(0.10, 0.025, 0.40)),
             ("gpt-4o", openai(2.50, 1.25, 10.0)),
+            // The first snapshot kept its launch price.
+            ("gpt-4o-2024-05-13", openai(5.0, 5.0, 15.0)),
             ("gpt-4o-mini", openai(0.15, 0.075, 0.60)),
             ("o3", openai(2.0, 0.50, 8.0)),
+            ("o3-mini", openai(1.10, 0.55, 4.40)),
+            ("o1", openai(15.0, 7.50, 60.0)),
             ("o4-mini", openai(1.10, 0.275, 4.40)),
             ("claude-opus-4-5", anthropic(5.0, 6.25, 0.50, 25.0)),
             ("claude-opus-4-1", anthropic(15.0, 18.75, 1.50, 75.0)),
+            ("claude-opus-4", anthropic(15.0, 18.75, 1.50, 75.0)),
+            ("claude-3-7-sonnet", anthropic(3.0, 3.75, 0.30, 15.0)),
             ("claude-sonnet-4-5", anthropic(3.0, 3.75, 0.30, 15.0)),
             ("claude-sonnet-4", anthropic(3.0, 3.75, 0.30, 15.0)),
             ("claude-haiku-4-5", anthropic(1.0, 1.25, 0.10, 5.0)),
             ("claude-3-5-haiku", anthropic(0.80, 1.0, 0.08, 4.0)),
+            ("gemini-3-pro-preview", openai(2.0, 0.20, 12.0)),
             ("gemini-2.5-pro", openai(1.25, 0.125, 10.0)),
             ("gemini-2.5-flash", openai(0.30, 0.03, 2.50)),
             ("gemini-2.5-flash-lite", openai(0.10, 0.01, 0.40)),
@@ -104,11 +111,11 @@ impl Prices {
 }
 
 /// Whether `rest` (what follows a model id and a dash) names a version of
-/// it (a date, `latest`, `preview`) rather than another model (`mini`).
+/// it (a date: `2024-08-06`, `20250514`; `latest`, `preview…`) rather than
+/// another model (`mini`, or `6` after `claude-opus-4`).
 fn is_version(rest: &str) -> bool {
-    rest.starts_with(|c: char| c.is_ascii_digit())
-        || rest == "latest"
-        || rest.starts_with("preview")
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    digits >= 4 || rest == "latest" || rest.starts_with("preview")
 }
 
 #[cfg(test)]
@@ -131,6 +138,17 @@ mod tests {
         assert_ne!(prices.get("gpt-4o-mini"), prices.get("gpt-4o"));
         assert_ne!(prices.get("gpt-5-mini"), prices.get("gpt-5"));
         assert!(prices.get("gpt-4o-audio-preview").is_none());
+        assert_eq!(
+            prices.get("claude-opus-4-20250514"),
+            prices.get("claude-opus-4")
+        );
+        assert_eq!(
+            prices.get("claude-opus-4-5-20251101"),
+            prices.get("claude-opus-4-5")
+        );
+        // A later model of the family is not priced as an older one.
+        assert!(prices.get("claude-opus-4-6").is_none());
+        assert_ne!(prices.get("gpt-4o-2024-05-13"), prices.get("gpt-4o"));
         assert!(prices.get("gpt").is_none());
     }
 
