@@ -83,10 +83,11 @@ impl Lineage {
 
     /// What the whole tree has spent, as the root's limits count it.
     fn tree(&self) -> super::RunUsage {
-        let mut tree = super::RunUsage::default();
-        tree.requests = self.requests.load(Ordering::Relaxed);
-        tree.tokens = *crate::sync::lock(&self.tokens);
-        tree
+        super::RunUsage {
+            requests: self.requests.load(Ordering::Relaxed),
+            tokens: *crate::sync::lock(&self.tokens),
+            ..super::RunUsage::default()
+        }
     }
 
     /// Counts one more model request of the tree: the root's limit it
