@@ -249,17 +249,13 @@ impl Agent {
     /// # }
     /// ```
     #[must_use]
-    pub fn input_guardrail<F, Fut>(mut self, name: impl Into<String>, check: F) -> Self
+    pub fn input_guardrail<F, Fut>(self, name: impl Into<String>, check: F) -> Self
     where
         F: Fn(String) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Verdict<String>> + Send + 'static,
     {
         let guard = guardrails::Guard::new(name, check);
-        Arc::make_mut(&mut self.options)
-            .guardrails
-            .input
-            .push(guard);
-        self
+        self.with_guardrails(|guardrails| guardrails.input.push(guard))
     }
 
     /// Checks the final answer before the run completes with it: its text,
@@ -268,17 +264,13 @@ impl Agent {
     /// answer again (a round against [`max_steps`](Self::max_steps)); a
     /// stop fails the run. See [`input_guardrail`](Self::input_guardrail).
     #[must_use]
-    pub fn output_guardrail<F, Fut>(mut self, name: impl Into<String>, check: F) -> Self
+    pub fn output_guardrail<F, Fut>(self, name: impl Into<String>, check: F) -> Self
     where
         F: Fn(String) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Verdict<String>> + Send + 'static,
     {
         let guard = guardrails::Guard::new(name, check);
-        Arc::make_mut(&mut self.options)
-            .guardrails
-            .output
-            .push(guard);
-        self
+        self.with_guardrails(|guardrails| guardrails.output.push(guard))
     }
 
     /// Checks each tool call once its arguments are validated, before it
@@ -289,17 +281,13 @@ impl Agent {
     /// fails the run once the round's other calls have their results. See
     /// [`input_guardrail`](Self::input_guardrail).
     #[must_use]
-    pub fn tool_guardrail<F, Fut>(mut self, name: impl Into<String>, check: F) -> Self
+    pub fn tool_guardrail<F, Fut>(self, name: impl Into<String>, check: F) -> Self
     where
         F: Fn(crate::ToolCall) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Verdict<serde_json::Value>> + Send + 'static,
     {
         let guard = guardrails::Guard::new(name, check);
-        Arc::make_mut(&mut self.options)
-            .guardrails
-            .tool_call
-            .push(guard);
-        self
+        self.with_guardrails(|guardrails| guardrails.tool_call.push(guard))
     }
 
     /// Checks each tool call's output before the model sees it: the
@@ -308,17 +296,13 @@ impl Agent {
     /// call's error); a stop fails the run once the round's calls have
     /// their results. See [`input_guardrail`](Self::input_guardrail).
     #[must_use]
-    pub fn tool_output_guardrail<F, Fut>(mut self, name: impl Into<String>, check: F) -> Self
+    pub fn tool_output_guardrail<F, Fut>(self, name: impl Into<String>, check: F) -> Self
     where
         F: Fn((crate::ToolCall, crate::ToolOutput)) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Verdict<crate::ToolOutput>> + Send + 'static,
     {
         let guard = guardrails::Guard::new(name, check);
-        Arc::make_mut(&mut self.options)
-            .guardrails
-            .tool_output
-            .push(guard);
-        self
+        self.with_guardrails(|guardrails| guardrails.tool_output.push(guard))
     }
 
     /// This agent as a tool of another: the calling model gives it an
@@ -543,6 +527,12 @@ impl Agent {
     #[must_use]
     pub fn max_agent_depth(mut self, depth: usize) -> Self {
         Arc::make_mut(&mut self.options).max_agent_depth = depth;
+        self
+    }
+
+    /// This agent with its guardrails changed by `add`.
+    fn with_guardrails(mut self, add: impl FnOnce(&mut guardrails::Guardrails)) -> Self {
+        add(&mut Arc::make_mut(&mut self.options).guardrails);
         self
     }
 
