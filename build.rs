@@ -1,19 +1,18 @@
-//! Turns on the tests that read the shared data folder (JSON-Schema-Test-Suite,
-//! provider fixtures) when `BEHEST_SHARED_DIR` names it; without it they are
-//! reported as ignored ("skipped"), so `cargo test` passes on any clone.
-//! Likewise for the tests that run third-party validators and peers in
-//! `BEHEST_PYTHON` (google-genai, the official MCP SDK) and in
+//! Turns on the tests that run third-party validators and peers when they
+//! are there: `BEHEST_PYTHON` (google-genai, the official MCP SDK),
 //! `BEHEST_FASTMCP_PYTHON` (FastMCP 4, whose MCP SDK is another major
-//! version, so it has a Python of its own).
+//! version, so it has a Python of its own) and `BEHEST_INSPECTOR`; without
+//! them those tests are reported as ignored ("skipped"), so `cargo test`
+//! passes on any clone.
 //!
 //! It also writes the struct + spec file pairs of `tests/spec_round_trip.rs`
-//! from the suite's object schemas.
+//! from the object schemas of the vendored JSON-Schema-Test-Suite
+//! (`tests/data`).
 
 #[path = "tests/spec_round_trip/generate.rs"]
 mod spec_round_trip;
 
 fn main() {
-    println!("cargo::rustc-check-cfg=cfg(behest_shared)");
     println!("cargo::rustc-check-cfg=cfg(behest_python_mcp)");
     println!("cargo::rustc-check-cfg=cfg(behest_python_genai)");
     println!("cargo::rerun-if-env-changed=BEHEST_PYTHON");
@@ -77,14 +76,11 @@ fn main() {
     {
         println!("cargo::rustc-cfg=behest_inspector");
     }
-    println!("cargo::rerun-if-env-changed=BEHEST_SHARED_DIR");
-    let shared = std::env::var_os("BEHEST_SHARED_DIR")
-        .filter(|dir| !dir.is_empty())
-        .map(std::path::PathBuf::from);
-    if shared.is_some() {
-        println!("cargo::rustc-cfg=behest_shared");
-    }
-    let suite = shared.map(|dir| dir.join("data/json-schema-test-suite"));
+    // The vendored JSON-Schema-Test-Suite (tests/data/README.md).
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let suite = std::path::PathBuf::from(manifest).join("tests/data/json-schema-test-suite");
+    println!("cargo::rerun-if-changed=tests/data/json-schema-test-suite");
+    let suite = Some(suite);
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     spec_round_trip::generate(suite.as_deref(), &out);
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fuzz target (or those named) for SECONDS each, one after the
-# other, with the committed corpus, the JSON dictionary and, when
-# BEHEST_SHARED_DIR names the shared data folder, its provider fixtures and
-# JSON-Schema-Test-Suite as read-only seeds. New inputs land in
+# other, with the committed corpus, the JSON dictionary and the vendored
+# test data (tests/data: recorded provider traffic and the
+# JSON-Schema-Test-Suite) as read-only seeds. New inputs land in
 # fuzz/corpus/<target>; crashes in fuzz/artifacts/<target>.
 #
 #   fuzz/run.sh 600                 # ten minutes per target
@@ -22,12 +22,10 @@ crashed=()
 for target in "${targets[@]}"; do
   mkdir -p "corpus/$target"
   seeds=()
-  if [ -n "${BEHEST_SHARED_DIR:-}" ]; then
-    case "$target" in
-      providers|sse) seeds=("$BEHEST_SHARED_DIR/data/provider-fixtures") ;;
-      schemas) seeds=("$BEHEST_SHARED_DIR/data/json-schema-test-suite/tests") ;;
-    esac
-  fi
+  case "$target" in
+    providers|sse) seeds=("../tests/data/provider-fixtures") ;;
+    schemas) seeds=("../tests/data/json-schema-test-suite/tests") ;;
+  esac
   echo "== $target: ${seconds}s"
   # A crash stops the target; the others still run. `grep` only shows
   # the figures.

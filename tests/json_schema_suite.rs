@@ -25,10 +25,10 @@ const EXCEPTIONS: &[(&str, &str, &str, &str)] = &[(
      meta-schema that drops the validation vocabulary would make a tool accept any arguments",
 )];
 
-fn shared_dir() -> PathBuf {
-    let dir = std::env::var_os("BEHEST_SHARED_DIR")
-        .expect("BEHEST_SHARED_DIR must name the shared data folder");
-    PathBuf::from(dir)
+/// The vendored test data (`tests/data/README.md` says where it comes
+/// from).
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
 /// Every remote document, keyed by the URI the suite serves it under.
@@ -93,12 +93,8 @@ fn is_exception(file: &str, case: &str, test: &str) -> bool {
 }
 
 #[test]
-#[cfg_attr(
-    not(behest_shared),
-    ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder"
-)]
 fn validator_agrees_with_every_required_verdict() {
-    let suite = shared_dir().join("data/json-schema-test-suite");
+    let suite = data_dir().join("json-schema-test-suite");
     let documents = remotes(&suite.join("remotes"));
 
     let (mut checked, mut excepted) = (0usize, 0usize);
@@ -141,12 +137,8 @@ fn validator_agrees_with_every_required_verdict() {
 
 /// `$ref` inlining must keep every verdict of each suite schema it accepts.
 #[test]
-#[cfg_attr(
-    not(behest_shared),
-    ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder"
-)]
 fn inlining_references_keeps_every_verdict() {
-    let suite = shared_dir().join("data/json-schema-test-suite");
+    let suite = data_dir().join("json-schema-test-suite");
     let (mut accepted, mut refused, mut with_refs) = (0usize, 0usize, 0usize);
     let mut disagreements = Vec::new();
     for (file, case) in &suite_cases(&suite) {
@@ -204,12 +196,8 @@ fn listed_exceptions_have_reasons() {
 /// fetched) and the build does not follow; and on the hand-broken schemas
 /// below, both refuse.
 #[test]
-#[cfg_attr(
-    not(behest_shared),
-    ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder"
-)]
 fn compile_time_checks_agree_with_registration() {
-    let suite = shared_dir().join("data/json-schema-test-suite");
+    let suite = data_dir().join("json-schema-test-suite");
     let (mut checked, mut refused, mut unresolved) = (0, 0, 0);
     for (file, case) in &suite_cases(&suite) {
         let schema = &case["schema"];

@@ -412,15 +412,11 @@ async fn responses_anthropic_and_gemini_requests_carry_what_their_apis_require()
 /// 1 byte (inside UTF-8 characters, between `\r` and `\n`), assembles to
 /// the message the providers' stream assembler makes of the events.
 #[tokio::test]
-#[cfg_attr(
-    not(behest_shared),
-    ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder"
-)]
 async fn recorded_streams_assemble_the_same_in_any_chunking() {
     use behest::providers::{anthropic, gemini, openai};
 
-    let dir = std::path::PathBuf::from(std::env::var_os("BEHEST_SHARED_DIR").unwrap())
-        .join("data/provider-fixtures");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/provider-fixtures");
     let mut checked = 0;
     for (folder, named, done) in [
         ("openai-chat", false, true),
@@ -629,13 +625,9 @@ async fn a_run_recorded_against_a_server_replays_offline() {
 /// request sends the thinking block back first and unchanged, as the API
 /// requires.
 #[tokio::test]
-#[cfg_attr(
-    not(behest_shared),
-    ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder"
-)]
 async fn an_anthropic_run_sends_its_thinking_back() {
-    let path = std::path::PathBuf::from(std::env::var_os("BEHEST_SHARED_DIR").unwrap())
-        .join("data/provider-fixtures/anthropic/stream-thinking-tool-use-events.json");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/provider-fixtures/anthropic/stream-thinking-tool-use-events.json");
     let events: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     assert!(events.iter().any(|event| {
         event["type"] == "content_block_start" && event["content_block"]["type"] == "thinking"
@@ -1271,15 +1263,11 @@ async fn typed_runs_fall_back_to_the_final_tool_where_structured_output_may_fail
 /// and the same tools (names, descriptions) as the recording, and passes an
 /// independent check of what the provider's API requires.
 #[tokio::test]
-#[cfg_attr(
-    not(behest_shared),
-    ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder"
-)]
 async fn recorded_requests_go_out_as_the_providers_require() {
     use behest::providers::{anthropic, gemini, openai};
 
-    let dir = std::path::PathBuf::from(std::env::var_os("BEHEST_SHARED_DIR").unwrap())
-        .join("data/provider-fixtures");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/provider-fixtures");
     let mut checked = 0;
     for folder in ["openai-chat", "openai-responses", "anthropic", "gemini"] {
         for entry in std::fs::read_dir(dir.join(folder)).unwrap() {

@@ -3,8 +3,8 @@
 //! streams assemble to the same calls, and formatted results have the shape
 //! of the real ones. Reasoning state (thinking blocks, reasoning items,
 //! thought signatures, `reasoning_content`) goes back as the recorded
-//! follow-up requests send it. Skipped (reported as ignored) without
-//! `BEHEST_SHARED_DIR`.
+//! follow-up requests send it. The fixtures are vendored under
+//! `tests/data/provider-fixtures` (see `tests/data/README.md`).
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -14,8 +14,8 @@ use behest::{AssistantMessage, Message, ToolCallResult, ToolError, ToolOutput};
 use serde_json::{json, Value};
 
 fn fixture_dir(provider: &str) -> PathBuf {
-    PathBuf::from(std::env::var_os("BEHEST_SHARED_DIR").expect("BEHEST_SHARED_DIR"))
-        .join("data/provider-fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/provider-fixtures")
         .join(provider)
 }
 
@@ -245,10 +245,6 @@ fn check_all(provider: &str, mut check: impl FnMut(&str, &Value) -> bool) {
 }
 
 #[test]
-#[cfg_attr(
-    not(behest_shared),
-    ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder"
-)]
 fn openai_chat() {
     check_all("openai-chat", |file, value| {
         if file.starts_with("request-declares-tools") {
@@ -366,10 +362,6 @@ fn openai_chat() {
 }
 
 #[test]
-#[cfg_attr(
-    not(behest_shared),
-    ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder"
-)]
 fn openai_responses() {
     check_all("openai-responses", |file, value| {
         let function_calls =
@@ -534,10 +526,6 @@ fn streamed_thinking(events: &[Value]) -> Vec<Value> {
 }
 
 #[test]
-#[cfg_attr(
-    not(behest_shared),
-    ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder"
-)]
 fn anthropic_messages() {
     check_all("anthropic", |file, value| {
         let tool_uses = |blocks: &Value| calls_of_type(blocks, "tool_use", "id", "input");
@@ -657,10 +645,6 @@ fn anthropic_messages() {
 }
 
 #[test]
-#[cfg_attr(
-    not(behest_shared),
-    ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder"
-)]
 fn gemini_generate_content() {
     check_all("gemini", |file, value| {
         let function_calls = |parts: Vec<&Value>| -> Vec<(String, Value)> {
@@ -861,10 +845,6 @@ fn gemini_generate_content() {
 }
 
 #[test]
-#[cfg_attr(
-    not(behest_shared),
-    ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder"
-)]
 fn mcp_messages() {
     check_all("mcp", |file, value| {
         if file.starts_with("tools-list-request") {

@@ -6,9 +6,8 @@
 //! judges it: what validation lets through, the struct reads; what it
 //! refuses, the struct refuses too.
 //!
-//! The suite lives in the shared data folder named by `BEHEST_SHARED_DIR`;
-//! without it no pair is generated and this test is skipped (reported as
-//! ignored).
+//! The suite is vendored under `tests/data/json-schema-test-suite` (see
+//! `tests/data/README.md`).
 
 use behest::{ExternalTool, ToolCall, ToolError, ToolRegistry, ToolResult, ToolRuntime};
 use serde_json::{json, Value};
@@ -34,13 +33,9 @@ mod pairs {
 use pairs::cases;
 
 #[tokio::test]
-#[cfg_attr(
-    not(behest_shared),
-    ignore = "skipped: BEHEST_SHARED_DIR does not name the shared data folder"
-)]
 async fn the_suites_object_schemas_read_through_structs_as_the_runtime_judges() {
-    let dir = std::env::var_os("BEHEST_SHARED_DIR").expect("BEHEST_SHARED_DIR is set");
-    let suite = std::path::Path::new(&dir).join("data/json-schema-test-suite/tests/draft2020-12");
+    let suite = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/json-schema-test-suite/tests/draft2020-12");
     let cases = cases();
     assert!(
         cases.len() >= 20,

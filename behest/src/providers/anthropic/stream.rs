@@ -132,8 +132,12 @@ impl StreamAssembler for Stream {
                     message.push_reasoning_entry(WireFormat::Anthropic, block)
                 }
                 Block::Kept(mut block, json) => {
-                    if let Ok(input) = serde_json::from_str::<Value>(&json) {
-                        block["input"] = input;
+                    // Only objects are kept (`started`); a JSON value is
+                    // put in as it is read, never by indexing.
+                    if let (Ok(input), Some(object)) =
+                        (serde_json::from_str::<Value>(&json), block.as_object_mut())
+                    {
+                        object.insert("input".to_owned(), input);
                     }
                     message.push_reasoning_entry(WireFormat::Anthropic, block);
                 }
@@ -202,8 +206,14 @@ fn not_started(kind: &str, index: u64) -> ParseError {
     ParseError::new(format!("{kind} for block {index}, which did not start"))
 }
 
-/// A block as its `content_block_start` opens it.
+/// A block as its `content_block_start` opens it: an object, or the
+/// stream is broken.
 fn started(block: &Value) -> Result<Block, ParseError> {
+    if !block.is_object() {
+        return Err(ParseError::new(
+            "content_block_start: `content_block` is not an object",
+        ));
+    }
     Ok(match block.get("type").and_then(Value::as_str) {
         Some("text") => Block::Text(
             block
