@@ -68,3 +68,11 @@ fn partial_json() {
         replay("partial_json", checks::partial_json::check)
     );
 }
+
+#[test]
+fn stream_mutants() {
+    println!(
+        "{} inputs",
+        replay("stream_mutants", checks::stream_mutants::check)
+    );
+}
