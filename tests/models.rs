@@ -1379,8 +1379,8 @@ async fn recorded_requests_go_out_as_the_providers_require() {
     }
 }
 
-/// `conversation` as JSON, made-up Gemini call ids without their
-/// process-wide turn number (`gemini-call-<turn>-<index>`).
+/// `conversation` as JSON, the numbers of made-up Gemini call ids
+/// (`gemini-call-<index>`) masked.
 fn with_turnless_ids(conversation: &[Message]) -> String {
     let text = serde_json::to_string(conversation).unwrap();
     let mut out = String::new();

@@ -12,8 +12,10 @@
 //! Failures are [`ModelError`](crate::ModelError)s with the HTTP status, the
 //! provider's error type and request id and whether a retry may help.
 //! Requests that fail before an answer starts are retried with backoff
-//! ([`RetryPolicy`]); a stream that breaks off is not. Dropping the future
-//! (cancelling the run) aborts the request.
+//! ([`RetryPolicy`]), and so is a stream that breaks off before its end:
+//! the turn is asked again from its start, and a run's stream of pieces
+//! says so with [`ModelDelta::Restart`](crate::ModelDelta::Restart).
+//! Dropping the future (cancelling the run) aborts the request.
 //!
 //! Each client sits behind its cargo feature: `openai`, `anthropic`,
 //! `gemini`, or `models` for all.

@@ -12,7 +12,6 @@ use crate::tool::ToolSpec;
 use crate::tool::{ToolCall, ToolCallResult};
 use serde_json::{json, Value};
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
 /// Call ids made up for calls that came without one; such calls and their
 /// results go back without an id, as they came.
 const GENERATED_ID: &str = "gemini-call-";
@@ -21,23 +20,17 @@ const GENERATED_ID: &str = "gemini-call-";
 pub use self::{from_messages as from_contents, messages as contents, result as result_part};
 pub use stream::Stream;
 
-/// Turns of this process that needed made-up ids so far.
-static TURNS_WITH_GENERATED_IDS: AtomicU64 = AtomicU64::new(0);
-
-/// The made-up ids of one turn: `gemini-call-<turn>-<index>`, unique in the
-/// process, since a run keys what waits for a call by its id.
+/// The made-up ids of one turn: `gemini-call-<index>`, from the turn
+/// alone (a run makes an id repeated across turns unique, as it does any
+/// provider's).
 #[derive(Debug, Default)]
 struct GeneratedIds {
-    turn: Option<u64>,
     next: usize,
 }
 
 impl GeneratedIds {
     fn next(&mut self) -> String {
-        let turn = *self
-            .turn
-            .get_or_insert_with(|| TURNS_WITH_GENERATED_IDS.fetch_add(1, Ordering::Relaxed));
-        let id = format!("{GENERATED_ID}{turn}-{}", self.next);
+        let id = format!("{GENERATED_ID}{}", self.next);
         self.next += 1;
         id
     }
