@@ -5,7 +5,7 @@
 //! fields kept for the server), both ways must add the same pieces and
 //! assemble the same message.
 
-use behest::providers::openai::ChatStream;
+use behest::providers::openai::chat::Stream;
 use behest::providers::StreamAssembler;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -197,10 +197,10 @@ fn chunks_read_straight_add_what_they_add_through_a_value() {
     let stream = prop::collection::vec(chunk(), 1..6);
     runner
         .run(&stream, |chunks| {
-            let (mut fast, mut slow) = (ChatStream::new(), ChatStream::new());
+            let (mut fast, mut slow) = (Stream::new(), Stream::new());
             // As the model clients read: each event's pieces into one
             // buffer kept for the whole stream.
-            let (mut into, mut pieces) = (ChatStream::new(), Vec::new());
+            let (mut into, mut pieces) = (Stream::new(), Vec::new());
             for text in &chunks {
                 let value: Value = serde_json::from_str(text).expect("generated JSON");
                 let expected = slow.push(&value).map_err(|error| error.to_string());
@@ -247,7 +247,7 @@ fn chunks_read_straight_add_what_they_add_through_a_value() {
 
 #[test]
 fn text_that_is_not_a_chunk_is_left_to_the_value_reading() {
-    let mut stream = ChatStream::new();
+    let mut stream = Stream::new();
     for text in [
         "",
         "{",

@@ -101,7 +101,7 @@ async fn nulls_for_optional_fields_mean_left_out_at_every_depth() {
 async fn a_plain_tool_exported_strict_by_strictness_all_accepts_its_nulls() {
     let runtime = runtime(vec![Arc::new(Greet)]);
     let options = ExportOptions::new().strict(Strictness::All);
-    let export = openai::chat_tools(runtime.registry(), &options).unwrap();
+    let export = openai::chat::tools(runtime.registry(), &options).unwrap();
     let declared = serde_json::to_value(&export.tools).unwrap();
     assert_eq!(declared[0]["function"]["strict"], json!(true), "{declared}");
     // What the strict export makes the model send: every field, nulls for
@@ -674,7 +674,7 @@ struct Fetch {
 fn external_tool_strict_is_exported_strict() {
     assert!(Fetch::external_tool().strict());
     let registry = ToolRegistry::new().with(Fetch::external_tool()).unwrap();
-    let export = openai::chat_tools(&registry, &ExportOptions::default()).unwrap();
+    let export = openai::chat::tools(&registry, &ExportOptions::default()).unwrap();
     let declared = serde_json::to_value(&export.tools).unwrap();
     assert_eq!(declared[0]["function"]["strict"], json!(true), "{declared}");
 }
@@ -813,7 +813,7 @@ async fn every_structured_result_validates_against_the_listed_output_schema() {
         let validator = ArgumentValidator::compile(output_schema).unwrap();
         let result = runtime.call(call("c", tool, arguments.clone())).await;
         assert!(result.outcome.is_ok(), "{tool}: {:?}", result.outcome);
-        let formatted = mcp::call_result(&result);
+        let formatted = mcp::result(&result);
         let structured = &formatted["structuredContent"];
         assert!(structured.is_object(), "{tool} {arguments}: {formatted}");
         assert!(
@@ -891,11 +891,11 @@ async fn self_in_a_tools_impl_is_the_impl_type() {
 
 #[tokio::test]
 async fn a_renamed_call_keeps_its_own_reasoning() {
-    use behest::providers::Provider;
+    use behest::providers::WireFormat;
     use behest::run::{Reasoning, ReasoningPlace};
 
     let signature = |id: &str, data: &str| Reasoning {
-        provider: Provider::Gemini,
+        provider: WireFormat::Gemini,
         place: ReasoningPlace::Call {
             call_id: id.to_owned(),
         },

@@ -279,10 +279,10 @@ async fn the_deepest_schema_a_parser_gives_compiles_validates_and_exports() {
         .with(ExternalTool::new("deep", "Deep.", schema))
         .unwrap();
     for provider in [
-        behest::providers::Provider::OpenAiChat,
-        behest::providers::Provider::Anthropic,
-        behest::providers::Provider::Gemini,
-        behest::providers::Provider::Mcp,
+        behest::providers::WireFormat::OpenAiChat,
+        behest::providers::WireFormat::Anthropic,
+        behest::providers::WireFormat::Gemini,
+        behest::providers::WireFormat::Mcp,
     ] {
         let _ = behest::providers::export(&registry, provider, &Default::default());
     }

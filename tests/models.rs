@@ -415,8 +415,7 @@ async fn responses_anthropic_and_gemini_requests_carry_what_their_apis_require()
 async fn recorded_streams_assemble_the_same_in_any_chunking() {
     use behest::providers::{anthropic, gemini, openai};
 
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/provider-fixtures");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/provider-fixtures");
     let mut checked = 0;
     for (folder, named, done) in [
         ("openai-chat", false, true),
@@ -433,8 +432,8 @@ async fn recorded_streams_assemble_the_same_in_any_chunking() {
             let events: Vec<Value> =
                 serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
             let expected = match folder {
-                "openai-chat" => assembled::<openai::ChatStream>(&events),
-                "openai-responses" => assembled::<openai::ResponsesStream>(&events),
+                "openai-chat" => assembled::<openai::chat::Stream>(&events),
+                "openai-responses" => assembled::<openai::responses::Stream>(&events),
                 "anthropic" => assembled::<anthropic::Stream>(&events),
                 _ => assembled::<gemini::Stream>(&events),
             };
@@ -1266,8 +1265,7 @@ async fn typed_runs_fall_back_to_the_final_tool_where_structured_output_may_fail
 async fn recorded_requests_go_out_as_the_providers_require() {
     use behest::providers::{anthropic, gemini, openai};
 
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/provider-fixtures");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/provider-fixtures");
     let mut checked = 0;
     for folder in ["openai-chat", "openai-responses", "anthropic", "gemini"] {
         for entry in std::fs::read_dir(dir.join(folder)).unwrap() {
@@ -1349,23 +1347,23 @@ async fn recorded_requests_go_out_as_the_providers_require() {
         let list = |key: &str| request[key].as_array().cloned().unwrap_or_default();
         let (conversation, tools) = match folder {
             "openai-chat" => (
-                openai::from_chat_messages(&list("messages"))?,
-                openai::parse_chat_tools(request),
+                openai::chat::from_messages(&list("messages"))?,
+                openai::chat::parse_tools(request),
             ),
             "openai-responses" => {
                 let mut conversation = Vec::new();
                 if let Some(instructions) = request["instructions"].as_str() {
                     conversation.push(Message::system(instructions));
                 }
-                conversation.extend(openai::from_responses_input(&list("input"))?);
-                (conversation, openai::parse_responses_tools(request))
+                conversation.extend(openai::responses::from_messages(&list("input"))?);
+                (conversation, openai::responses::parse_tools(request))
             }
             "anthropic" => (
                 anthropic::from_messages(request.get("system"), &list("messages"))?,
                 anthropic::parse_tools(request),
             ),
             _ => (
-                gemini::from_contents(request.get("systemInstruction"), &list("contents"))?,
+                gemini::from_messages(request.get("systemInstruction"), &list("contents"))?,
                 gemini::parse_tools(request),
             ),
         };

@@ -6,7 +6,7 @@ mod representative;
 
 use std::sync::Arc;
 
-use behest::providers::{self, ExportOptions, Provider, Strictness};
+use behest::providers::{self, ExportOptions, Strictness, WireFormat};
 use behest::{Tool, ToolCall, ToolOutput, ToolRegistry, ToolRuntime, ToolSpec};
 use serde_json::{json, Value};
 
@@ -21,7 +21,7 @@ fn registry_of(tools: Vec<Arc<dyn Tool>>) -> ToolRegistry {
 }
 
 /// One export as a snapshot value: the declarations, or the lints.
-fn snapshot(provider: Provider, options: &ExportOptions) -> Value {
+fn snapshot(provider: WireFormat, options: &ExportOptions) -> Value {
     match providers::export(&registry(), provider, options) {
         Ok(export) => json!({"tools": export.tools, "lints": export.lints}),
         Err(error) => json!({"error": error.lints}),
@@ -32,11 +32,11 @@ fn snapshot(provider: Provider, options: &ExportOptions) -> Value {
 fn exports_of_representative_tools() {
     let default = ExportOptions::default();
     for (name, provider) in [
-        ("openai_chat", Provider::OpenAiChat),
-        ("openai_responses", Provider::OpenAiResponses),
-        ("anthropic", Provider::Anthropic),
-        ("gemini", Provider::Gemini),
-        ("mcp", Provider::Mcp),
+        ("openai_chat", WireFormat::OpenAiChat),
+        ("openai_responses", WireFormat::OpenAiResponses),
+        ("anthropic", WireFormat::Anthropic),
+        ("gemini", WireFormat::Gemini),
+        ("mcp", WireFormat::Mcp),
     ] {
         insta::assert_json_snapshot!(name, snapshot(provider, &default));
     }
@@ -49,7 +49,8 @@ fn gemini_export_of_the_tools_it_can_express() {
         Arc::new(representative::SearchDocs),
         Arc::new(representative::Now),
     ]);
-    let export = providers::export(&registry, Provider::Gemini, &ExportOptions::default()).unwrap();
+    let export =
+        providers::export(&registry, WireFormat::Gemini, &ExportOptions::default()).unwrap();
     insta::assert_json_snapshot!(
         "gemini_expressible",
         json!({"tools": export.tools, "lints": export.lints})
@@ -59,7 +60,7 @@ fn gemini_export_of_the_tools_it_can_express() {
 #[test]
 fn strict_export_fails_on_map_types_unless_the_tool_may_fall_back() {
     let all_strict = ExportOptions::new().strict(Strictness::All);
-    let error = providers::export(&registry(), Provider::OpenAiChat, &all_strict).unwrap_err();
+    let error = providers::export(&registry(), WireFormat::OpenAiChat, &all_strict).unwrap_err();
     let messages: Vec<String> = error.lints.iter().map(ToString::to_string).collect();
     assert_eq!(
         messages,
@@ -69,7 +70,7 @@ fn strict_export_fails_on_map_types_unless_the_tool_may_fall_back() {
     fallback.allow_non_strict.insert("send_message".to_owned());
     insta::assert_json_snapshot!(
         "openai_chat_strict",
-        snapshot(Provider::OpenAiChat, &fallback)
+        snapshot(WireFormat::OpenAiChat, &fallback)
     );
 }
 
@@ -147,7 +148,7 @@ fn every_strict_export_meets_the_strict_rules_or_is_reported() {
     let all_strict = ExportOptions::new()
         .strict(Strictness::All)
         .allow_non_strict("send_message");
-    let export = providers::export(&registry(), Provider::OpenAiChat, &all_strict).unwrap();
+    let export = providers::export(&registry(), WireFormat::OpenAiChat, &all_strict).unwrap();
     for tool in &export.tools {
         let name = tool["function"]["name"].as_str().unwrap();
         let strict = tool["function"]["strict"] == json!(true);
@@ -207,7 +208,7 @@ fn names_follow_each_provider_s_rule() {
         ("get_weather-2", [true, true, true, true, true]),
     ];
     for (name, expected) in cases {
-        let got: Vec<bool> = Provider::ALL
+        let got: Vec<bool> = WireFormat::ALL
             .iter()
             .map(|p| p.check_name(name).is_ok())
             .collect();
@@ -221,10 +222,10 @@ fn one_line_check_for_user_test_suites() {
         Arc::new(representative::SearchDocs),
         Arc::new(representative::Now),
     ]);
-    providers::assert_exports_cleanly(&registry, &Provider::ALL);
+    providers::assert_exports_cleanly(&registry, &WireFormat::ALL);
 
     let result = std::panic::catch_unwind(|| {
-        providers::assert_exports_cleanly(&self::registry(), &[Provider::Gemini])
+        providers::assert_exports_cleanly(&self::registry(), &[WireFormat::Gemini])
     });
     let message = *result.unwrap_err().downcast::<String>().unwrap();
     assert!(
@@ -239,7 +240,7 @@ fn one_line_check_for_user_test_suites() {
 fn specs_without_a_registry_are_checked_like_a_registry() {
     let search = ToolSpec::new("search", "Search.", json!({"type": "object"}));
     let twice = [&search, &search];
-    for format in Provider::ALL {
+    for format in WireFormat::ALL {
         let error =
             providers::export_specs(&twice, &|_| false, format, &ExportOptions::new()).unwrap_err();
         assert_eq!(error.lints.len(), 1, "{format:?}: {error}");
@@ -255,7 +256,7 @@ fn specs_without_a_registry_are_checked_like_a_registry() {
     let error = providers::export_specs(
         &[&list],
         &|_| false,
-        Provider::Anthropic,
+        WireFormat::Anthropic,
         &ExportOptions::new(),
     )
     .unwrap_err();
@@ -267,7 +268,7 @@ fn specs_without_a_registry_are_checked_like_a_registry() {
     let fine = providers::export_specs(
         &[&search],
         &|_| true,
-        Provider::OpenAiChat,
+        WireFormat::OpenAiChat,
         &ExportOptions::new(),
     )
     .unwrap();

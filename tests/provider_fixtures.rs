@@ -248,7 +248,7 @@ fn check_all(provider: &str, mut check: impl FnMut(&str, &Value) -> bool) {
 fn openai_chat() {
     check_all("openai-chat", |file, value| {
         if file.starts_with("request-declares-tools") {
-            let specs = openai::parse_chat_tools(value).unwrap();
+            let specs = openai::chat::parse_tools(value).unwrap();
             let names: Vec<&str> = value["tools"]
                 .as_array()
                 .unwrap()
@@ -261,7 +261,7 @@ fn openai_chat() {
                 "{file}"
             );
         } else if file.starts_with("response-") {
-            let message = openai::parse_chat_response(value).unwrap();
+            let message = openai::chat::parse_response(value).unwrap();
             let real = &value["choices"][0]["message"];
             let expected: Vec<(String, String, Value)> = real["tool_calls"]
                 .as_array()
@@ -278,7 +278,7 @@ fn openai_chat() {
             assert_eq!(calls(&message), expected, "{file}");
             // The message goes back with its calls and reasoning_content as
             // they came (the server numbers calls with an `index` of its own).
-            let ours = openai::chat_messages(&[Message::Assistant(message)]).remove(0);
+            let ours = openai::chat::messages(&[Message::Assistant(message)]).remove(0);
             assert_eq!(
                 ours["reasoning_content"], real["reasoning_content"],
                 "{file}"
@@ -289,7 +289,7 @@ fn openai_chat() {
                 "{file}"
             );
         } else if file.starts_with("stream-") {
-            let mut stream = openai::ChatStream::new();
+            let mut stream = openai::chat::Stream::new();
             for chunk in value.as_array().unwrap() {
                 stream.push(chunk).unwrap();
             }
@@ -323,7 +323,7 @@ fn openai_chat() {
                 .iter()
                 .filter_map(|c| c["choices"][0]["delta"]["reasoning_content"].as_str())
                 .collect();
-            let ours = openai::chat_messages(&[Message::Assistant(message)]).remove(0);
+            let ours = openai::chat::messages(&[Message::Assistant(message)]).remove(0);
             assert_eq!(
                 ours["reasoning_content"].as_str().unwrap_or_default(),
                 reasoning,
@@ -331,22 +331,22 @@ fn openai_chat() {
             );
         } else if sends_back(file) {
             let messages = value["messages"].as_array().unwrap();
-            let conversation = openai::from_chat_messages(messages).unwrap();
+            let conversation = openai::chat::from_messages(messages).unwrap();
             assert_results_answer_calls(&conversation, file);
             if sends_reasoning_back(file) {
                 // All of it goes back as recorded, reasoning_content included
                 // (the sender also copied each call's stream `index`).
                 assert_eq!(
-                    json!(openai::chat_messages(&conversation)),
+                    json!(openai::chat::messages(&conversation)),
                     without(&value["messages"], &|key, _| key == "index"),
                     "{file}"
                 );
             }
-            for (real, ours) in messages.iter().zip(openai::chat_messages(&conversation)) {
+            for (real, ours) in messages.iter().zip(openai::chat::messages(&conversation)) {
                 if real["role"] == "tool" {
                     assert_eq!(ours["tool_call_id"], real["tool_call_id"], "{file}");
                     assert_eq!(ours["content"], real["content"], "{file}");
-                    let formatted = openai::chat_result(&result(
+                    let formatted = openai::chat::result(&result(
                         real["tool_call_id"].as_str().unwrap(),
                         "t",
                         Ok(ToolOutput::text("x")),
@@ -367,7 +367,7 @@ fn openai_responses() {
         let function_calls =
             |items: &Value| calls_of_type(items, "function_call", "call_id", "arguments");
         if file.starts_with("request-declares-tools") {
-            let specs = openai::parse_responses_tools(value).unwrap();
+            let specs = openai::responses::parse_tools(value).unwrap();
             let names: Vec<&str> = value["tools"]
                 .as_array()
                 .unwrap()
@@ -380,7 +380,7 @@ fn openai_responses() {
                 "{file}"
             );
         } else if file.starts_with("response-") {
-            let message = openai::parse_responses_response(value).unwrap();
+            let message = openai::responses::parse_response(value).unwrap();
             assert_eq!(calls(&message), function_calls(&value["output"]), "{file}");
             assert!(!message.tool_calls.is_empty(), "{file}");
             if let Some(request) = follow_up("openai-responses", file) {
@@ -395,7 +395,7 @@ fn openai_responses() {
                     .filter(|item| item["type"] == "reasoning" || item["type"] == "function_call")
                     .map(|item| without(item, &|_, value| value.is_null()))
                     .collect();
-                let ours: Vec<Value> = openai::responses_input(&[Message::Assistant(message)])
+                let ours: Vec<Value> = openai::responses::messages(&[Message::Assistant(message)])
                     .iter()
                     .zip(&recorded)
                     .map(|(ours, real)| {
@@ -407,7 +407,7 @@ fn openai_responses() {
                 assert_eq!(ours, recorded, "{file}");
             }
         } else if file.starts_with("stream-") {
-            let mut stream = openai::ResponsesStream::new();
+            let mut stream = openai::responses::Stream::new();
             for event in value.as_array().unwrap() {
                 stream.push(event).unwrap();
             }
@@ -441,15 +441,15 @@ fn openai_responses() {
                 })
                 .collect();
             assert_eq!(
-                openai::responses_input(&[Message::Assistant(message)]),
+                openai::responses::messages(&[Message::Assistant(message)]),
                 expected,
                 "{file}"
             );
         } else if sends_back(file) {
             let input = value["input"].as_array().unwrap();
-            let conversation = openai::from_responses_input(input).unwrap();
+            let conversation = openai::responses::from_messages(input).unwrap();
             assert_results_answer_calls(&conversation, file);
-            let mapped = openai::responses_input(&conversation);
+            let mapped = openai::responses::messages(&conversation);
             let reasoning = |items: &[Value]| -> Vec<Value> {
                 let reasoning = items.iter().filter(|item| item["type"] == "reasoning");
                 reasoning.cloned().collect()
@@ -461,13 +461,13 @@ fn openai_responses() {
                 assert_eq!(mapped, *input, "{file}");
             }
             for real in input.iter().filter(|i| i["type"] == "function_call_output") {
-                let ours = openai::responses_result(&result(
+                let ours = openai::responses::result(&result(
                     real["call_id"].as_str().unwrap(),
                     "t",
                     Ok(ToolOutput::text("x")),
                 ));
                 assert_shape(&ours, real, &[], file);
-                let mapped = openai::responses_input(&conversation);
+                let mapped = openai::responses::messages(&conversation);
                 let same = mapped
                     .iter()
                     .find(|m| {
@@ -630,11 +630,8 @@ fn anthropic_messages() {
                 } else {
                     Ok(ToolOutput::text("x"))
                 };
-                let ours = anthropic::result_block(&result(
-                    real["tool_use_id"].as_str().unwrap(),
-                    "t",
-                    outcome,
-                ));
+                let ours =
+                    anthropic::result(&result(real["tool_use_id"].as_str().unwrap(), "t", outcome));
                 assert_shape(&ours, real, &["is_error"], file);
             }
         } else {
@@ -715,7 +712,7 @@ fn gemini_generate_content() {
                 let recorded = without(turn, &|key, value| {
                     (key == "thought" && *value == json!(false)) || (key == "id" && !gave_ids)
                 });
-                let (_, ours) = gemini::contents(&[Message::Assistant(message)]);
+                let (_, ours) = gemini::messages(&[Message::Assistant(message)]);
                 let ours: Vec<Value> = ours.iter().map(one_base64_alphabet).collect();
                 assert_eq!(ours, [one_base64_alphabet(&recorded)], "{file}");
             }
@@ -736,7 +733,7 @@ fn gemini_generate_content() {
                         .flatten()
                 })
                 .collect();
-            let (_, contents) = gemini::contents(&[Message::Assistant(message.clone())]);
+            let (_, contents) = gemini::messages(&[Message::Assistant(message.clone())]);
             let ours: Vec<&Value> = contents[0]["parts"].as_array().unwrap().iter().collect();
             // The thought text goes back joined into one part, and every
             // signature on a part of the kind it came on.
@@ -790,7 +787,7 @@ fn gemini_generate_content() {
         } else if sends_back(file) {
             let contents = value["contents"].as_array().unwrap();
             let conversation =
-                gemini::from_contents(value.get("systemInstruction"), contents).unwrap();
+                gemini::from_messages(value.get("systemInstruction"), contents).unwrap();
             assert_results_answer_calls(&conversation, file);
             if sends_reasoning_back(file) {
                 // Model turns go back as recorded, but for the `thought:
@@ -804,7 +801,7 @@ fn gemini_generate_content() {
                 let recorded = without(&model(contents), &|key, value| {
                     key == "thought" && *value == json!(false)
                 });
-                let (_, ours) = gemini::contents(&conversation);
+                let (_, ours) = gemini::messages(&conversation);
                 assert_eq!(model(&ours), recorded, "{file}");
             }
             let real: Vec<&Value> = contents
@@ -820,8 +817,7 @@ fn gemini_generate_content() {
                 } else {
                     Ok(ToolOutput::text("x"))
                 };
-                let ours =
-                    gemini::result_part(&result(id, response["name"].as_str().unwrap(), outcome));
+                let ours = gemini::result(&result(id, response["name"].as_str().unwrap(), outcome));
                 assert_shape(&ours["functionResponse"], response, &[], file);
                 let key = if is_error { "error" } else { "output" };
                 assert!(
@@ -850,7 +846,7 @@ fn mcp_messages() {
         if file.starts_with("tools-list-request") {
             assert_eq!(value["method"], "tools/list", "{file}");
         } else if file.starts_with("tools-list-result") {
-            let specs = mcp::parse_tools_list(value).unwrap();
+            let specs = mcp::parse_tools(value).unwrap();
             assert_eq!(
                 specs.len(),
                 value["result"]["tools"].as_array().unwrap().len(),
@@ -888,7 +884,7 @@ fn mcp_messages() {
                     real["content"][0]["text"].as_str().unwrap(),
                 )),
             };
-            let ours = mcp::call_result(&result("1", "t", outcome));
+            let ours = mcp::result(&result("1", "t", outcome));
             assert_shape(&ours, real, &["isError"], file);
             assert_eq!(ours["isError"], json!(is_error), "{file}");
             assert_eq!(ours["content"][0]["type"], "text", "{file}");
@@ -991,8 +987,8 @@ fn recorded_streams_with_any_value_retyped_never_panic_an_assembler() {
                         let mut mutated = events.clone();
                         mutated[at] = replaced(event, node, other);
                         let pushed = std::panic::catch_unwind(|| {
-                            let mut chat = openai::ChatStream::new();
-                            let mut responses = openai::ResponsesStream::new();
+                            let mut chat = openai::chat::Stream::new();
+                            let mut responses = openai::responses::Stream::new();
                             let mut messages = anthropic::Stream::new();
                             let mut gemini_stream = gemini::Stream::new();
                             for event in &mutated {

@@ -1,7 +1,7 @@
 //! Conversations through each provider's message list and back, and bad
 //! payloads as clear errors.
 
-use behest::providers::{anthropic, gemini, mcp, openai, Provider, StreamAssembler};
+use behest::providers::{anthropic, gemini, mcp, openai, StreamAssembler, WireFormat};
 use behest::run::{Reasoning, ReasoningPlace, ToolResultMessage};
 use behest::{AssistantMessage, Message, ToolCall, ToolError, ToolRegistry, ToolRuntime};
 use serde_json::{json, Value};
@@ -57,11 +57,11 @@ fn decoded(conversation: Vec<Message>) -> Vec<Message> {
 #[test]
 fn conversations_round_trip() {
     let original = conversation();
-    let chat = openai::from_chat_messages(&openai::chat_messages(&original)).unwrap();
+    let chat = openai::chat::from_messages(&openai::chat::messages(&original)).unwrap();
     assert_eq!(decoded(chat), without_error_flags(original.clone()));
 
     let responses =
-        decoded(openai::from_responses_input(&openai::responses_input(&original)).unwrap());
+        decoded(openai::responses::from_messages(&openai::responses::messages(&original)).unwrap());
     let expected = without_error_flags(original.clone());
     assert_eq!(responses, expected);
 
@@ -75,20 +75,20 @@ fn conversations_round_trip() {
         .unwrap();
     assert_eq!(back, original);
 
-    let (system, contents) = gemini::contents(&original);
-    let back = gemini::from_contents(system.as_ref(), &contents).unwrap();
+    let (system, contents) = gemini::messages(&original);
+    let back = gemini::from_messages(system.as_ref(), &contents).unwrap();
     assert_eq!(back, original);
 }
 
 #[test]
 fn bad_payloads_are_errors_not_panics() {
-    assert!(openai::parse_chat_response(&json!({})).is_err());
-    assert!(openai::parse_chat_response(
+    assert!(openai::chat::parse_response(&json!({})).is_err());
+    assert!(openai::chat::parse_response(
         &json!({"choices": [{"message": {"tool_calls": [{"function": {"name": "x"}}]}}]})
     )
     .is_err());
     assert!(
-        openai::parse_responses_response(&json!({"output": [{"type": "function_call"}]})).is_err()
+        openai::responses::parse_response(&json!({"output": [{"type": "function_call"}]})).is_err()
     );
     assert!(
         anthropic::parse_response(&json!({"content": [{"type": "tool_use", "name": "x"}]}))
@@ -103,7 +103,7 @@ fn bad_payloads_are_errors_not_panics() {
         error.to_string(),
         "input_json_delta for block 3, which did not start"
     );
-    let mut stream = openai::ChatStream::new();
+    let mut stream = openai::chat::Stream::new();
     assert!(stream
         .push(&json!({"choices": [{"delta": {"tool_calls": [{"function": {"arguments": "{"}}]}}]}))
         .is_err());
@@ -116,7 +116,7 @@ async fn a_stream_cut_short_reaches_the_model_as_an_argument_error() {
     fn lookup(word: String) -> String {
         word
     }
-    let mut stream = openai::ChatStream::new();
+    let mut stream = openai::chat::Stream::new();
     stream.push(&json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "call_1", "function": {"name": "lookup", "arguments": "{\"wo"}}]}}]})).unwrap();
     let message = stream.finish();
     let mut registry = ToolRegistry::new();
@@ -133,9 +133,9 @@ async fn a_stream_cut_short_reaches_the_model_as_an_argument_error() {
         "{}",
         result.to_model_text()
     );
-    let formatted = openai::chat_result(&result);
+    let formatted = openai::chat::result(&result);
     assert_eq!(formatted["tool_call_id"], "call_1");
-    let formatted = mcp::call_result(&result);
+    let formatted = mcp::result(&result);
     assert_eq!(
         formatted["isError"], true,
         "an argument error is a tool error result in MCP"
@@ -144,7 +144,7 @@ async fn a_stream_cut_short_reaches_the_model_as_an_argument_error() {
 
 #[test]
 fn a_chat_stream_sets_a_call_name_and_id_once() {
-    let mut stream = openai::ChatStream::new();
+    let mut stream = openai::chat::Stream::new();
     for fragment in [
         json!({"index": 0, "id": "call_1", "function": {"name": "get_weather", "arguments": ""}}),
         json!({"index": 0, "id": "", "function": {"name": "get_weather", "arguments": "{\"city\":"}}),
@@ -167,7 +167,7 @@ fn a_chat_stream_sets_a_call_name_and_id_once() {
 
 #[test]
 fn a_responses_stream_keeps_its_arguments_when_a_done_event_repeats_them_empty() {
-    let mut stream = openai::ResponsesStream::new();
+    let mut stream = openai::responses::Stream::new();
     let item = |arguments: &str| json!({"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": arguments});
     for event in [
         json!({"type": "response.output_item.added", "output_index": 0, "item": item("")}),
@@ -245,6 +245,9 @@ fn a_gemini_stream_that_repeats_a_continuing_call_s_name_makes_one_call() {
     );
 }
 
+/// Gemini calls that come without ids get ids made from the turn alone:
+/// unique within it, the same however often the turn is read (a run makes
+/// ids repeated across turns unique), and never sent back.
 #[test]
 fn gemini_calls_without_ids_get_unique_ids_that_are_never_sent() {
     let response = json!({"candidates": [{"content": {"role": "model", "parts": [
@@ -253,14 +256,22 @@ fn gemini_calls_without_ids_get_unique_ids_that_are_never_sent() {
     ]}}]});
     let first = gemini::parse_response(&response).unwrap();
     let second = gemini::parse_response(&response).unwrap();
+    assert_eq!(first, second, "reading a turn is pure");
     let mut stream = gemini::Stream::new();
     stream.push(&response).unwrap();
     let streamed = stream.finish();
-    let ids: std::collections::HashSet<&str> = [&first, &second, &streamed]
+    let ids: std::collections::HashSet<&str> = first
+        .tool_calls
         .iter()
-        .flat_map(|message| message.tool_calls.iter().map(|call| call.call_id.as_str()))
+        .map(|call| call.call_id.as_str())
         .collect();
-    assert_eq!(ids.len(), 6, "{ids:?}");
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let streamed_ids: std::collections::HashSet<&str> = streamed
+        .tool_calls
+        .iter()
+        .map(|call| call.call_id.as_str())
+        .collect();
+    assert_eq!(streamed_ids.len(), 2, "{streamed_ids:?}");
 
     let mut conversation = vec![
         Message::user("Two topics."),
@@ -273,7 +284,7 @@ fn gemini_calls_without_ids_get_unique_ids_that_are_never_sent() {
             content,
         )));
     }
-    let (_, contents) = gemini::contents(&conversation);
+    let (_, contents) = gemini::messages(&conversation);
     let sent: Vec<&serde_json::Value> = contents
         .iter()
         .flat_map(|content| content["parts"].as_array().unwrap())
@@ -285,7 +296,7 @@ fn gemini_calls_without_ids_get_unique_ids_that_are_never_sent() {
         "{sent:?}"
     );
 
-    let back = gemini::from_contents(None, &contents).unwrap();
+    let back = gemini::from_messages(None, &contents).unwrap();
     let Message::Assistant(calls) = &back[1] else {
         panic!("{back:?}")
     };
@@ -306,7 +317,7 @@ fn gemini_calls_without_ids_get_unique_ids_that_are_never_sent() {
     );
 }
 
-fn reasoning(provider: Provider, place: ReasoningPlace, data: Value) -> Reasoning {
+fn reasoning(provider: WireFormat, place: ReasoningPlace, data: Value) -> Reasoning {
     Reasoning {
         provider,
         place,
@@ -331,42 +342,42 @@ fn conversation_with_reasoning() -> Vec<Message> {
     };
     turn.reasoning = vec![
         reasoning(
-            Provider::Anthropic,
+            WireFormat::Anthropic,
             FIRST,
             json!({"type": "thinking", "thinking": "Two cities.", "signature": "c2ln"}),
         ),
         reasoning(
-            Provider::Anthropic,
+            WireFormat::Anthropic,
             FIRST,
             json!({"type": "redacted_thinking", "data": "cmVk"}),
         ),
         reasoning(
-            Provider::OpenAiResponses,
+            WireFormat::OpenAiResponses,
             FIRST,
             json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"}),
         ),
         reasoning(
-            Provider::OpenAiResponses,
+            WireFormat::OpenAiResponses,
             on_call("c1"),
             json!({"id": "fc_1"}),
         ),
         reasoning(
-            Provider::OpenAiResponses,
+            WireFormat::OpenAiResponses,
             on_call("c2"),
             json!({"id": "fc_2"}),
         ),
         reasoning(
-            Provider::Gemini,
+            WireFormat::Gemini,
             FIRST,
             json!({"text": "Two cities.", "thought": true}),
         ),
         reasoning(
-            Provider::Gemini,
+            WireFormat::Gemini,
             on_call("c1"),
             json!({"thoughtSignature": "Z2Vt"}),
         ),
         reasoning(
-            Provider::OpenAiChat,
+            WireFormat::OpenAiChat,
             ReasoningPlace::Turn,
             json!({"reasoning_content": "Two cities."}),
         ),
@@ -375,7 +386,7 @@ fn conversation_with_reasoning() -> Vec<Message> {
 }
 
 /// The conversation with only `provider`'s reasoning.
-fn only(provider: Provider, conversation: &[Message]) -> Vec<Message> {
+fn only(provider: WireFormat, conversation: &[Message]) -> Vec<Message> {
     conversation
         .iter()
         .cloned()
@@ -391,12 +402,12 @@ fn only(provider: Provider, conversation: &[Message]) -> Vec<Message> {
 
 /// What each provider's reasoning leaves in a request: a mapping must hold
 /// its own provider's and no other's.
-fn assert_only_own_reasoning(provider: Provider, sent: &Value) {
+fn assert_only_own_reasoning(provider: WireFormat, sent: &Value) {
     let markers = [
-        (Provider::Anthropic, "c2ln"),
-        (Provider::OpenAiResponses, "rs_1"),
-        (Provider::Gemini, "Z2Vt"),
-        (Provider::OpenAiChat, "reasoning_content"),
+        (WireFormat::Anthropic, "c2ln"),
+        (WireFormat::OpenAiResponses, "rs_1"),
+        (WireFormat::Gemini, "Z2Vt"),
+        (WireFormat::OpenAiChat, "reasoning_content"),
     ];
     let text = sent.to_string();
     for (other, marker) in markers {
@@ -412,7 +423,7 @@ fn assert_only_own_reasoning(provider: Provider, sent: &Value) {
 fn anthropic_thinking_goes_back_first_unchanged_and_only_to_anthropic() {
     let original = conversation_with_reasoning();
     let (system, messages) = anthropic::messages(&original);
-    assert_only_own_reasoning(Provider::Anthropic, &json!(messages));
+    assert_only_own_reasoning(WireFormat::Anthropic, &json!(messages));
     let types: Vec<&Value> = messages[1]["content"]
         .as_array()
         .unwrap()
@@ -431,7 +442,7 @@ fn anthropic_thinking_goes_back_first_unchanged_and_only_to_anthropic() {
         "thinking goes first, in its order"
     );
     let back = anthropic::from_messages(system.map(Value::String).as_ref(), &messages).unwrap();
-    assert_eq!(back, only(Provider::Anthropic, &original));
+    assert_eq!(back, only(WireFormat::Anthropic, &original));
 }
 
 #[test]
@@ -476,8 +487,8 @@ fn stream_error(event: Value) -> String {
 #[test]
 fn gemini_signatures_go_back_on_their_part_and_only_to_gemini() {
     let original = conversation_with_reasoning();
-    let (system, contents) = gemini::contents(&original);
-    assert_only_own_reasoning(Provider::Gemini, &json!(contents));
+    let (system, contents) = gemini::messages(&original);
+    assert_only_own_reasoning(WireFormat::Gemini, &json!(contents));
     assert_eq!(
         contents[1]["parts"],
         json!([
@@ -488,8 +499,8 @@ fn gemini_signatures_go_back_on_their_part_and_only_to_gemini() {
         ]),
         "the signature goes back on the part it came on"
     );
-    let back = gemini::from_contents(system.as_ref(), &contents).unwrap();
-    assert_eq!(back, only(Provider::Gemini, &original));
+    let back = gemini::from_messages(system.as_ref(), &contents).unwrap();
+    assert_eq!(back, only(WireFormat::Gemini, &original));
 }
 
 #[test]
@@ -508,7 +519,7 @@ fn a_gemini_stream_joins_its_thought_and_keeps_each_signature_on_its_part() {
     ] {
         stream.push(&chunk(parts)).unwrap();
     }
-    let (_, contents) = gemini::contents(&[Message::Assistant(stream.finish())]);
+    let (_, contents) = gemini::messages(&[Message::Assistant(stream.finish())]);
     assert_eq!(
         contents[0]["parts"],
         json!([
@@ -522,21 +533,21 @@ fn a_gemini_stream_joins_its_thought_and_keeps_each_signature_on_its_part() {
 #[test]
 fn chat_reasoning_content_goes_back_only_to_chat() {
     let original = conversation_with_reasoning();
-    let chat = openai::chat_messages(&original);
-    assert_only_own_reasoning(Provider::OpenAiChat, &json!(chat));
+    let chat = openai::chat::messages(&original);
+    assert_only_own_reasoning(WireFormat::OpenAiChat, &json!(chat));
     assert_eq!(chat[2]["reasoning_content"], "Two cities.");
-    let back = decoded(openai::from_chat_messages(&chat).unwrap());
+    let back = decoded(openai::chat::from_messages(&chat).unwrap());
     assert_eq!(
         back,
-        without_error_flags(only(Provider::OpenAiChat, &original))
+        without_error_flags(only(WireFormat::OpenAiChat, &original))
     );
 }
 
 #[test]
 fn responses_reasoning_items_go_back_before_their_calls_and_only_to_responses() {
     let original = conversation_with_reasoning();
-    let input = openai::responses_input(&original);
-    assert_only_own_reasoning(Provider::OpenAiResponses, &json!(input));
+    let input = openai::responses::messages(&original);
+    assert_only_own_reasoning(WireFormat::OpenAiResponses, &json!(input));
     let kinds: Vec<(&Value, &Value)> = input[2..6]
         .iter()
         .map(|item| (&item["type"], &item["id"]))
@@ -551,10 +562,10 @@ fn responses_reasoning_items_go_back_before_their_calls_and_only_to_responses() 
         ],
         "reasoning first, then the text, then calls paired by their item ids"
     );
-    let back = decoded(openai::from_responses_input(&input).unwrap());
+    let back = decoded(openai::responses::from_messages(&input).unwrap());
     assert_eq!(
         back,
-        without_error_flags(only(Provider::OpenAiResponses, &original))
+        without_error_flags(only(WireFormat::OpenAiResponses, &original))
     );
 }
 
@@ -562,13 +573,13 @@ fn responses_reasoning_items_go_back_before_their_calls_and_only_to_responses() 
 /// with: the API refuses a paired call whose reasoning is missing.
 #[test]
 fn a_responses_call_loses_its_item_id_without_its_reasoning() {
-    let mut conversation = only(Provider::OpenAiResponses, &conversation_with_reasoning());
+    let mut conversation = only(WireFormat::OpenAiResponses, &conversation_with_reasoning());
     let Message::Assistant(turn) = &mut conversation[2] else {
         unreachable!()
     };
     turn.reasoning
         .retain(|piece| !matches!(piece.place, ReasoningPlace::Entry { .. }));
-    let input = openai::responses_input(&conversation);
+    let input = openai::responses::messages(&conversation);
     assert!(
         input.iter().all(|item| item.get("id").is_none()),
         "{input:?}"
@@ -585,16 +596,16 @@ fn reasoning_goes_back_where_it_came() {
         {"type": "reasoning", "id": "rs_2", "summary": []},
         {"type": "function_call", "id": "fc_2", "call_id": "c2", "name": "b", "arguments": "{}"},
     ]});
-    let turn = openai::parse_responses_response(&response).unwrap();
+    let turn = openai::responses::parse_response(&response).unwrap();
     assert_eq!(
-        openai::responses_input(&[Message::Assistant(turn)]),
+        openai::responses::messages(&[Message::Assistant(turn)]),
         response["output"].as_array().unwrap().clone()
     );
 }
 
 #[test]
 fn a_chat_stream_keeps_its_reasoning_content() {
-    let mut stream = openai::ChatStream::new();
+    let mut stream = openai::chat::Stream::new();
     for delta in [
         json!({"role": "assistant", "content": null, "reasoning_content": ""}),
         json!({"content": null, "reasoning_content": "Two"}),
@@ -606,7 +617,7 @@ fn a_chat_stream_keeps_its_reasoning_content() {
             .push(&json!({"choices": [{"delta": delta}]}))
             .unwrap();
     }
-    let message = openai::chat_messages(&[Message::Assistant(stream.finish())]).remove(0);
+    let message = openai::chat::messages(&[Message::Assistant(stream.finish())]).remove(0);
     assert_eq!(message["reasoning_content"], "Two cities.");
 }
 
@@ -614,7 +625,7 @@ fn a_chat_stream_keeps_its_reasoning_content() {
 fn a_responses_stream_keeps_reasoning_items_whole_and_pairs_calls_after_them() {
     let reasoning = json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Two cities."}], "encrypted_content": "gAAA"});
     let call = |arguments: &str| json!({"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "get_weather", "arguments": arguments});
-    let mut stream = openai::ResponsesStream::new();
+    let mut stream = openai::responses::Stream::new();
     for event in [
         json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "reasoning", "id": "rs_1", "summary": []}}),
         json!({"type": "response.reasoning_summary_text.delta", "output_index": 0, "delta": "Two"}),
@@ -626,7 +637,7 @@ fn a_responses_stream_keeps_reasoning_items_whole_and_pairs_calls_after_them() {
         stream.push(&event).unwrap();
     }
     assert_eq!(
-        openai::responses_input(&[Message::Assistant(stream.finish())]),
+        openai::responses::messages(&[Message::Assistant(stream.finish())]),
         [
             reasoning,
             json!({"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "get_weather", "arguments": "{}"}),

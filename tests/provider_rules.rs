@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use behest::providers::{self, ExportOptions, Provider, Strictness};
+use behest::providers::{self, ExportOptions, Strictness, WireFormat};
 use behest::{tool, Tool, ToolRegistry};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -148,7 +148,7 @@ fn registry() -> ToolRegistry {
 
 /// Exports every tool alone, so that one tool's refusal does not hide
 /// another's declaration: the declarations sent, and the lints by tool.
-fn export_each(provider: Provider, options: &ExportOptions) -> (Vec<Value>, Vec<String>) {
+fn export_each(provider: WireFormat, options: &ExportOptions) -> (Vec<Value>, Vec<String>) {
     let registry = registry();
     let mut sent = Vec::new();
     let mut refused = Vec::new();
@@ -271,7 +271,7 @@ fn gemini_violations(declaration: &Value) -> Vec<String> {
 
 #[test]
 fn gemini_declarations_keep_to_its_schema_fields() {
-    let (sent, refused) = export_each(Provider::Gemini, &ExportOptions::default());
+    let (sent, refused) = export_each(WireFormat::Gemini, &ExportOptions::default());
     let names: Vec<&str> = sent.iter().filter_map(|d| d["name"].as_str()).collect();
     assert_eq!(names, ["search_records"], "refused: {refused:#?}");
     for declaration in &sent {
@@ -304,7 +304,7 @@ fn gemini_declarations_keep_to_its_schema_fields() {
 )]
 fn gemini_declarations_pass_the_google_genai_models() {
     let python = std::env::var_os("BEHEST_PYTHON").expect("BEHEST_PYTHON");
-    let (sent, _) = export_each(Provider::Gemini, &ExportOptions::default());
+    let (sent, _) = export_each(WireFormat::Gemini, &ExportOptions::default());
     let tool = json!({"functionDeclarations": sent});
     let script = r#"
 import json, sys
@@ -459,7 +459,7 @@ fn strict_violations(parameters: &Value) -> Vec<String> {
 #[test]
 fn strict_exports_keep_to_the_documented_subset() {
     let options = ExportOptions::new().strict(Strictness::All);
-    for provider in [Provider::OpenAiChat, Provider::OpenAiResponses] {
+    for provider in [WireFormat::OpenAiChat, WireFormat::OpenAiResponses] {
         let (sent, refused) = export_each(provider, &options);
         for declaration in &sent {
             let parameters = declaration
@@ -513,7 +513,7 @@ fn strict_exports_say_what_the_runtime_still_checks() {
     let options = ExportOptions::new().strict(Strictness::All);
     let mut one = ToolRegistry::new();
     one.register_tool(Arc::new(AddContacts)).unwrap();
-    let export = providers::export(&one, Provider::OpenAiChat, &options).unwrap();
+    let export = providers::export(&one, WireFormat::OpenAiChat, &options).unwrap();
     let parameters = &export.tools[0]["function"]["parameters"];
     assert_eq!(
         strict_violations(parameters),
@@ -566,7 +566,7 @@ fn strict_exports_say_what_the_runtime_still_checks() {
 fn anthropic_property_names_are_checked_at_every_level() {
     let mut one = ToolRegistry::new();
     one.register_tool(Arc::new(SearchRecords)).unwrap();
-    let export = providers::export(&one, Provider::Anthropic, &ExportOptions::default()).unwrap();
+    let export = providers::export(&one, WireFormat::Anthropic, &ExportOptions::default()).unwrap();
     let lints: Vec<String> = export.lints.iter().map(ToString::to_string).collect();
     assert!(
         lints
@@ -583,7 +583,7 @@ fn anthropic_property_names_are_checked_at_every_level() {
     let mut one = ToolRegistry::new();
     one.register_tool(Arc::new(TagRecord)).unwrap();
     let error =
-        providers::export(&one, Provider::Anthropic, &ExportOptions::default()).unwrap_err();
+        providers::export(&one, WireFormat::Anthropic, &ExportOptions::default()).unwrap_err();
     let lints: Vec<String> = error.lints.iter().map(ToString::to_string).collect();
     assert!(lints[0].contains("/properties/@id"), "{lints:#?}");
 }

@@ -4,13 +4,6 @@
 pub mod arguments;
 pub mod conversation;
 pub mod docs;
-/// The context of a tool call; now in [`tool`](mod@tool).
-#[doc(hidden)]
-pub mod context {
-    pub use crate::tool::{
-        FromToolContext, MissingState, Progress, ProgressSink, SharedState, State, ToolContext,
-    };
-}
 mod json_text;
 mod limits;
 #[cfg(feature = "mcp")]
@@ -24,11 +17,6 @@ pub mod runtime;
 mod suggest;
 mod sync;
 pub mod tool;
-/// The typed traits of tools; now in [`tool`](mod@tool).
-#[doc(hidden)]
-pub mod typed {
-    pub use crate::tool::{ExternalToolArgs, FromToolContext, IntoToolOutput, State};
-}
 pub mod validation;
 
 #[doc(hidden)]

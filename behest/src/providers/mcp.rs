@@ -8,9 +8,6 @@ use crate::registry::ToolRegistry;
 use crate::tool::{Attachment, MediaSource, ToolCall, ToolCallResult};
 use crate::tool::{ToolAnnotations, ToolError, ToolSpec};
 
-#[doc(hidden)]
-pub use self::{parse_tools as parse_tools_list, result as call_result};
-
 /// The JSON-RPC error code for an unknown tool or a malformed request.
 pub const INVALID_PARAMS: i64 = -32602;
 

@@ -44,9 +44,6 @@ pub use lint::{Lint, Severity};
 pub use stream::{Pushed, StreamAssembler};
 
 pub use crate::conversation::WireFormat;
-/// The wire formats behest speaks; the old name of [`WireFormat`].
-#[doc(hidden)]
-pub use crate::conversation::WireFormat as Provider;
 use crate::conversation::{ContentPart, Message};
 use crate::registry::ToolRegistry;
 use crate::tool::ToolSpec;

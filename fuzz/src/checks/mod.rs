@@ -8,9 +8,9 @@ pub mod mcp_messages;
 pub mod partial_json;
 pub mod providers;
 pub mod schemas;
-pub mod stream_mutants;
 #[cfg(feature = "models")]
 pub mod sse;
+pub mod stream_mutants;
 
 /// A current-thread tokio runtime for this thread, made once.
 pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {

@@ -9,31 +9,31 @@ pub fn check(data: &[u8]) {
     let Ok(value) = serde_json::from_slice::<Value>(data) else {
         return;
     };
-    let _ = openai::parse_chat_response(&value);
-    let _ = openai::parse_responses_response(&value);
+    let _ = openai::chat::parse_response(&value);
+    let _ = openai::responses::parse_response(&value);
     let _ = anthropic::parse_response(&value);
     let _ = gemini::parse_response(&value);
-    let _ = openai::parse_chat_tools(&value);
-    let _ = openai::parse_responses_tools(&value);
+    let _ = openai::chat::parse_tools(&value);
+    let _ = openai::responses::parse_tools(&value);
     let _ = anthropic::parse_tools(&value);
     let _ = gemini::parse_tools(&value);
     let items: &[Value] = value.as_array().map_or(&[], Vec::as_slice);
-    if let Ok(conversation) = openai::from_chat_messages(items) {
-        let _ = openai::chat_messages(&conversation);
+    if let Ok(conversation) = openai::chat::from_messages(items) {
+        let _ = openai::chat::messages(&conversation);
     }
-    if let Ok(conversation) = openai::from_responses_input(items) {
-        let _ = openai::responses_input(&conversation);
+    if let Ok(conversation) = openai::responses::from_messages(items) {
+        let _ = openai::responses::messages(&conversation);
     }
     let system = value.get("system");
     if let Ok(conversation) = anthropic::from_messages(system, items) {
         let _ = anthropic::messages(&conversation);
     }
-    if let Ok(conversation) = gemini::from_contents(system, items) {
-        let _ = gemini::contents(&conversation);
+    if let Ok(conversation) = gemini::from_messages(system, items) {
+        let _ = gemini::messages(&conversation);
     }
     // Each element an event of a stream, to every assembler.
-    let mut chat = openai::ChatStream::new();
-    let mut responses = openai::ResponsesStream::new();
+    let mut chat = openai::chat::Stream::new();
+    let mut responses = openai::responses::Stream::new();
     let mut messages = anthropic::Stream::new();
     let mut gemini_stream = gemini::Stream::new();
     for event in items {

@@ -3,7 +3,7 @@
 //! instance, registers as a tool, exports to every provider and serves a
 //! call.
 
-use behest::providers::{export, ExportOptions, Provider};
+use behest::providers::{export, ExportOptions, WireFormat};
 use behest::validation::ArgumentValidator;
 use behest::{ExternalTool, ToolCall, ToolError, ToolRegistry, ToolRuntime};
 use serde_json::Value;
@@ -35,11 +35,11 @@ pub fn check(data: &[u8]) {
         return;
     };
     for provider in [
-        Provider::OpenAiChat,
-        Provider::OpenAiResponses,
-        Provider::Anthropic,
-        Provider::Gemini,
-        Provider::Mcp,
+        WireFormat::OpenAiChat,
+        WireFormat::OpenAiResponses,
+        WireFormat::Anthropic,
+        WireFormat::Gemini,
+        WireFormat::Mcp,
     ] {
         let _ = export(&registry, provider, &ExportOptions::default());
     }

@@ -29,8 +29,8 @@ pub fn check(data: &[u8]) {
     let Ok(events) = whole else {
         return;
     };
-    let mut chat = openai::ChatStream::new();
-    let mut responses = openai::ResponsesStream::new();
+    let mut chat = openai::chat::Stream::new();
+    let mut responses = openai::responses::Stream::new();
     let mut messages = anthropic::Stream::new();
     let mut gemini_stream = gemini::Stream::new();
     for (_name, event) in &events {
@@ -50,7 +50,7 @@ pub fn check(data: &[u8]) {
 /// The events as Chat Completions chunks, in order: read straight from
 /// their text, they add what they add through a `Value`.
 fn chat_chunks_read_straight(events: &[(String, String)]) {
-    let (mut fast, mut slow) = (openai::ChatStream::new(), openai::ChatStream::new());
+    let (mut fast, mut slow) = (openai::chat::Stream::new(), openai::chat::Stream::new());
     for (_name, text) in events {
         // serde reads past a skipped field without decoding it: a lone
         // surrogate, a number out of range or deep nesting there fails

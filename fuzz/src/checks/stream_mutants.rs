@@ -104,8 +104,8 @@ pub fn check(data: &[u8]) {
         let node = usize::from(u16::from_le_bytes([mutation[1], mutation[2]]));
         *nth_node(&mut events[at], node) = replacement(mutation[3]);
     }
-    let mut chat = openai::ChatStream::new();
-    let mut responses = openai::ResponsesStream::new();
+    let mut chat = openai::chat::Stream::new();
+    let mut responses = openai::responses::Stream::new();
     let mut messages = anthropic::Stream::new();
     let mut gemini_stream = gemini::Stream::new();
     for event in &events {

@@ -22,8 +22,6 @@ pub fn tools(registry: &ToolRegistry) -> Result<Export, ExportError> {
     )
 }
 
-#[doc(hidden)]
-pub use self::result as result_block;
 pub use stream::Stream;
 
 /// Tools as declarations of this format.

@@ -16,8 +16,6 @@ use std::collections::HashSet;
 /// results go back without an id, as they came.
 const GENERATED_ID: &str = "gemini-call-";
 
-#[doc(hidden)]
-pub use self::{from_messages as from_contents, messages as contents, result as result_part};
 pub use stream::Stream;
 
 /// The made-up ids of one turn: `gemini-call-<index>`, from the turn

@@ -21,19 +21,6 @@ use crate::conversation::{AssistantMessage, WireFormat};
 use crate::providers::str_field;
 use crate::tool::{ToolCall, ToolSpec};
 
-#[doc(hidden)]
-pub use chat::{
-    from_messages as from_chat_messages, messages as chat_messages,
-    parse_response as parse_chat_response, parse_tools as parse_chat_tools, result as chat_result,
-    tools as chat_tools, Stream as ChatStream,
-};
-#[doc(hidden)]
-pub use responses::{
-    from_messages as from_responses_input, messages as responses_input,
-    parse_response as parse_responses_response, parse_tools as parse_responses_tools,
-    result as responses_result, tools as responses_tools, Stream as ResponsesStream,
-};
-
 /// The parameters of one tool and whether it goes out strict.
 fn parameters(
     spec: &ToolSpec,
