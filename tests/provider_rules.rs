@@ -564,14 +564,23 @@ fn strict_exports_say_what_the_runtime_still_checks() {
 
 #[test]
 fn anthropic_property_names_are_checked_at_every_level() {
+    // A nested definition's key is refused too, with its path: it is never
+    // sent under a name the API does not take.
     let mut one = ToolRegistry::new();
     one.register_tool(Arc::new(SearchRecords)).unwrap();
-    let export = providers::export(&one, WireFormat::Anthropic, &ExportOptions::default()).unwrap();
-    let lints: Vec<String> = export.lints.iter().map(ToString::to_string).collect();
+    let error =
+        providers::export(&one, WireFormat::Anthropic, &ExportOptions::default()).unwrap_err();
+    let lints: Vec<String> = error.lints.iter().map(ToString::to_string).collect();
     assert!(
         lints
             .iter()
             .any(|lint| lint.contains("`@type`") && lint.contains("/$defs/Link/properties/@type")),
+        "{lints:#?}"
+    );
+    assert!(
+        lints
+            .iter()
+            .any(|lint| lint.contains("`@id`") && lint.contains("/$defs/Link/properties/@id")),
         "{lints:#?}"
     );
     // A renamed argument at the root is refused outright.

@@ -6,9 +6,11 @@ use crate::providers::schema::{escape, visit_mut};
 use crate::providers::Lint;
 
 /// Anthropic: the schema nearly as is, but no combinator at the root, and
-/// property names that match `^[a-zA-Z0-9_.-]{1,64}$` (the API refuses
-/// others at the root; nested ones, in `$defs` too, are checked as well,
-/// since a later tightening would break the tool without notice).
+/// property names that match `^[a-zA-Z0-9_.-]{1,64}$` at every depth, in
+/// `$defs` too: a tool with another name anywhere is refused, with the
+/// path of each, rather than sent with keys the API does not take (it
+/// refuses them at the root, and a nested one would reach the model's
+/// arguments under a name the runtime could not map back).
 pub fn anthropic(schema: &mut Value, lints: &mut Vec<Lint>) {
     if let Value::Object(root) = schema {
         for keyword in ["anyOf", "oneOf", "allOf"] {
@@ -30,11 +32,7 @@ pub fn anthropic(schema: &mut Value, lints: &mut Vec<Lint>) {
         {
             let at = format!("{path}/properties/{}", escape(name));
             let reason = format!("Anthropic takes property names that match `^[a-zA-Z0-9_.-]{{1,64}}$`; rename `{name}` (e.g. `#[serde(rename = \"...\")]` or `#[arg(rename = \"...\")]`)");
-            lints.push(if path.is_empty() {
-                Lint::error(at, reason)
-            } else {
-                Lint::warning(at, reason)
-            });
+            lints.push(Lint::error(at, reason));
         }
     });
 }
