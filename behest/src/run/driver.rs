@@ -592,6 +592,7 @@ impl RunHooks for Run<'_> {
                     .spec(tool_name)
                     .is_some_and(|spec| spec.annotations.destructive_hint == Some(true)))
     }
+
     fn starting(&self, call: &dyn Fn() -> ToolCall) {
         if self.observed() {
             self.tool_event(ToolStreamEvent::Call {

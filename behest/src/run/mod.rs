@@ -480,20 +480,12 @@ impl Agent {
     /// ```
     #[must_use]
     pub fn handoff(
-        mut self,
+        self,
         name: impl Into<String>,
         description: impl Into<String>,
         agent: Agent,
     ) -> Self {
-        Arc::make_mut(&mut self.options)
-            .handoffs
-            .push(handoff::Handoff {
-                name: handoff::tool_safe(&name.into()),
-                description: description.into(),
-                agent,
-                filter: None,
-            });
-        self
+        self.with_handoff(name.into(), description.into(), agent, None)
     }
 
     /// [`handoff`](Self::handoff), the conversation passed through
@@ -505,21 +497,18 @@ impl Agent {
     /// with [`RunError::Context`] if not.
     #[must_use]
     pub fn handoff_filtered(
-        mut self,
+        self,
         name: impl Into<String>,
         description: impl Into<String>,
         agent: Agent,
         filter: impl Fn(Vec<Message>) -> Vec<Message> + Send + Sync + 'static,
     ) -> Self {
-        Arc::make_mut(&mut self.options)
-            .handoffs
-            .push(handoff::Handoff {
-                name: handoff::tool_safe(&name.into()),
-                description: description.into(),
-                agent,
-                filter: Some(Arc::new(filter)),
-            });
-        self
+        self.with_handoff(
+            name.into(),
+            description.into(),
+            agent,
+            Some(Arc::new(filter)),
+        )
     }
 
     /// How deep agents may nest when run as tools (default
@@ -527,6 +516,25 @@ impl Agent {
     #[must_use]
     pub fn max_agent_depth(mut self, depth: usize) -> Self {
         Arc::make_mut(&mut self.options).max_agent_depth = depth;
+        self
+    }
+
+    /// This agent able to hand the conversation to `agent` under `name`.
+    fn with_handoff(
+        mut self,
+        name: String,
+        description: String,
+        agent: Agent,
+        filter: Option<handoff::InputFilter>,
+    ) -> Self {
+        Arc::make_mut(&mut self.options)
+            .handoffs
+            .push(handoff::Handoff {
+                name: handoff::tool_safe(&name),
+                description,
+                agent,
+                filter,
+            });
         self
     }
 

@@ -12,6 +12,29 @@ pub mod schemas;
 pub mod sse;
 pub mod stream_mutants;
 
+/// `events` through every provider's stream assembler, each pushed to
+/// all four, then each assembler finished: each returns, none panics.
+pub(crate) fn through_every_assembler<'a>(events: impl IntoIterator<Item = &'a serde_json::Value>) {
+    use behest::providers::{anthropic, gemini, openai, StreamAssembler};
+
+    let mut chat = openai::chat::Stream::new();
+    let mut responses = openai::responses::Stream::new();
+    let mut messages = anthropic::Stream::new();
+    let mut gemini_stream = gemini::Stream::new();
+    for event in events {
+        let _ = chat.push(event);
+        let _ = responses.push(event);
+        let _ = messages.push(event);
+        let _ = gemini_stream.push(event);
+    }
+    let _ = (
+        chat.finish(),
+        responses.finish(),
+        messages.finish(),
+        gemini_stream.finish(),
+    );
+}
+
 /// A current-thread tokio runtime for this thread, made once.
 pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
     thread_local! {

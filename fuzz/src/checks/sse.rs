@@ -3,7 +3,7 @@
 //! events then to every stream assembler. The events do not depend on how
 //! the body was cut.
 
-use behest::providers::{anthropic, gemini, openai, StreamAssembler};
+use behest::providers::{openai, StreamAssembler};
 
 /// The first byte says how long the pieces are that the rest is cut into
 /// (1 to 256 bytes), besides the body whole.
@@ -29,22 +29,7 @@ pub fn check(data: &[u8]) {
     let Ok(events) = whole else {
         return;
     };
-    let mut chat = openai::chat::Stream::new();
-    let mut responses = openai::responses::Stream::new();
-    let mut messages = anthropic::Stream::new();
-    let mut gemini_stream = gemini::Stream::new();
-    for (_name, event) in &events {
-        let _ = chat.push(event);
-        let _ = responses.push(event);
-        let _ = messages.push(event);
-        let _ = gemini_stream.push(event);
-    }
-    let _ = (
-        chat.finish(),
-        responses.finish(),
-        messages.finish(),
-        gemini_stream.finish(),
-    );
+    super::through_every_assembler(events.iter().map(|(_name, event)| event));
 }
 
 /// The events as Chat Completions chunks, in order: read straight from

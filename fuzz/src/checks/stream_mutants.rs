@@ -4,7 +4,6 @@
 //! a node at any depth of it and a value of another JSON type to put there.
 //! Each push and each finish returns; none panics.
 
-use behest::providers::{anthropic, gemini, openai, StreamAssembler};
 use serde_json::{json, Value};
 
 /// Every recorded stream, as its JSON array of events.
@@ -104,20 +103,5 @@ pub fn check(data: &[u8]) {
         let node = usize::from(u16::from_le_bytes([mutation[1], mutation[2]]));
         *nth_node(&mut events[at], node) = replacement(mutation[3]);
     }
-    let mut chat = openai::chat::Stream::new();
-    let mut responses = openai::responses::Stream::new();
-    let mut messages = anthropic::Stream::new();
-    let mut gemini_stream = gemini::Stream::new();
-    for event in &events {
-        let _ = chat.push(event);
-        let _ = responses.push(event);
-        let _ = messages.push(event);
-        let _ = gemini_stream.push(event);
-    }
-    let _ = (
-        chat.finish(),
-        responses.finish(),
-        messages.finish(),
-        gemini_stream.finish(),
-    );
+    super::through_every_assembler(&events);
 }
