@@ -58,9 +58,9 @@ use call_cases::{
 };
 
 /// Times `routine` on inputs made by `setup`, in batches whose inputs are
-/// made and outputs dropped outside the timed part, as criterion's
-/// `iter_batched` does, but into buffers kept from batch to batch
-/// ([`Batches`]).
+/// made outside the timed part, as criterion's `iter_batched` does, but
+/// into a buffer kept from batch to batch, and whose outputs are dropped
+/// inside it ([`Batches`]).
 fn timed<I, O, F>(
     b: &mut Bencher<'_>,
     rt: &tokio::runtime::Runtime,
@@ -105,9 +105,7 @@ fn call_overhead(c: &mut Criterion) {
             },
         )
     });
-    group.bench_function("b_from_str", |b| {
-        timed(b, &rt, || TEXT.to_owned(), from_str_floor)
-    });
+    group.bench_function("b_from_str", |b| timed(b, &rt, || TEXT, from_str_floor));
     let routes: [(&str, Arc<dyn Tool>); 2] = [
         ("c_runtime", Arc::new(Describe)),
         ("c_checked_route", Arc::new(DescribeByHand)),
@@ -127,7 +125,7 @@ fn call_overhead(c: &mut Criterion) {
     }
     let long = long_text();
     group.bench_function("b50_from_str_50kb", |b| {
-        timed(b, &rt, || long.clone(), from_str_floor)
+        timed(b, &rt, || long.as_str(), from_str_floor)
     });
     let runtime = runtime_with(10, Arc::new(Describe));
     group.bench_function("c50_runtime_50kb", |b| {

@@ -31,8 +31,8 @@ use std::sync::Arc;
 
 use behest::ToolCall;
 use call_cases::{
-    from_str_floor, long_text, runtime_with, schema, through, value_floor, Batches, Describe,
-    BATCH, TEXT,
+    from_str_floor, long_text, order_from_str_floor, order_value_floor, runtime_with, schema,
+    through, value_floor, Batches, Describe, PlaceOrder, BATCH, ORDER, TEXT,
 };
 use serde_json::Value;
 use tokio::runtime::Runtime;
@@ -112,9 +112,15 @@ fn paired(
     }
 }
 
-fn report(name: &str, row: Row) {
+/// Measures and prints row `number` if it is among `selected` (all rows
+/// when none is).
+fn report(selected: &[usize], number: usize, name: &str, row: impl FnOnce() -> Row) {
+    if !selected.is_empty() && !selected.contains(&number) {
+        return;
+    }
+    let row = row();
     println!(
-        "{name}: case {:.1} ns, floor {:.1} ns, ratio {:.3} ({:.3}–{:.3})",
+        "{number}. {name}: case {:.1} ns, floor {:.1} ns, ratio {:.3} ({:.3}–{:.3})",
         row.case,
         row.floor,
         row.ratio_at(0.5),
@@ -125,8 +131,14 @@ fn report(name: &str, row: Row) {
 
 fn main() {
     // `cargo bench` passes `--bench`; a number among the arguments sets
-    // the rounds.
+    // the rounds, and `rows=4,5` picks rows (to profile one).
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let selected: Vec<usize> = args
+        .iter()
+        .filter_map(|arg| arg.strip_prefix("rows="))
+        .flat_map(|rows| rows.split(','))
+        .filter_map(|row| row.parse().ok())
+        .collect();
     let rounds = if args.iter().any(|arg| arg == "--bench") {
         let rounds = args.iter().find_map(|arg| arg.parse::<usize>().ok());
         (WARM_UP, rounds.unwrap_or(10_000).max(1))
@@ -137,45 +149,98 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let runtime = runtime_with(10, Arc::new(Describe));
+    let small = runtime_with(100, Arc::new(Describe));
+    let orders = runtime_with(100, Arc::new(PlaceOrder));
     let long = long_text();
     let compiled = jsonschema::validator_for(&schema()).unwrap();
-    let call = |call: ToolCall| through(&runtime, call);
+    let order_schema = orders
+        .registry()
+        .spec("place_order")
+        .unwrap()
+        .parameters
+        .clone();
+    let order_compiled = jsonschema::validator_for(&order_schema).unwrap();
 
     println!(
         "{} rounds of {BATCH} calls a side ({LONG_CALLS} for the 50 KB row); \
          ns a call (medians); ratio: median of the rounds' (quartiles)",
         rounds.1
     );
-    report(
-        "1. call from JSON text, 3 small args",
+    report(&selected, 1, "call from JSON text, 3 small args", || {
         paired(
             &rt,
             rounds,
             BATCH,
-            side(|| ToolCall::new("call_1", "describe", TEXT), call),
-            side(|| TEXT.to_owned(), from_str_floor),
-        ),
-    );
+            side(
+                || ToolCall::new("call_1", "describe", TEXT),
+                |call| through(&small, call),
+            ),
+            side(|| TEXT, from_str_floor),
+        )
+    });
     report(
-        "2. call from JSON text, 50 KB string arg",
-        paired(
-            &rt,
-            rounds,
-            LONG_CALLS,
-            side(|| ToolCall::new("call_1", "describe", long.as_str()), call),
-            side(|| long.clone(), from_str_floor),
-        ),
+        &selected,
+        2,
+        "call from JSON text, 50 KB string arg",
+        || {
+            paired(
+                &rt,
+                rounds,
+                LONG_CALLS,
+                side(
+                    || ToolCall::new("call_1", "describe", long.as_str()),
+                    |call| through(&small, call),
+                ),
+                side(|| long.as_str(), from_str_floor),
+            )
+        },
     );
     let parsed = || serde_json::from_str::<Value>(TEXT).unwrap();
     report(
-        "3. call from a parsed Value, 3 small args",
+        &selected,
+        3,
+        "call from a parsed Value, 3 small args",
+        || {
+            paired(
+                &rt,
+                rounds,
+                BATCH,
+                side(
+                    || ToolCall::new("call_1", "describe", parsed()),
+                    |call| through(&small, call),
+                ),
+                side(parsed, |value| value_floor(&compiled, value)),
+            )
+        },
+    );
+    report(
+        &selected,
+        4,
+        "call from JSON text, an order (9 args, nested struct, enum)",
+        || {
+            paired(
+                &rt,
+                rounds,
+                BATCH,
+                side(
+                    || ToolCall::new("call_1", "place_order", ORDER),
+                    |call| through(&orders, call),
+                ),
+                side(|| ORDER, order_from_str_floor),
+            )
+        },
+    );
+    let order = || serde_json::from_str::<Value>(ORDER).unwrap();
+    report(&selected, 5, "call from a parsed Value, an order", || {
         paired(
             &rt,
             rounds,
             BATCH,
-            side(|| ToolCall::new("call_1", "describe", parsed()), call),
-            side(parsed, |value| value_floor(&compiled, value)),
-        ),
-    );
+            side(
+                || ToolCall::new("call_1", "place_order", order()),
+                |call| through(&orders, call),
+            ),
+            side(order, |value| order_value_floor(&order_compiled, value)),
+        )
+    });
 }

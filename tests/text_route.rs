@@ -50,7 +50,7 @@ fn nothing() -> &'static str {
     "done"
 }
 
-/// Has a default, which reads `null` where the schema refuses it.
+/// Has a default: `null` is "left out" on every route.
 #[tool]
 fn defaulted(#[arg(default = 3)] count: u32) -> u32 {
     count
@@ -84,6 +84,56 @@ fn any_json(value: Value) -> Value {
 #[tool]
 fn map(entries: HashMap<String, i64>) -> usize {
     entries.len()
+}
+
+/// Where to: a struct of the user's, lenient about unknown fields as
+/// serde's derive is (and so its schema).
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)] // read through `Debug`
+struct Address {
+    street: String,
+    zip: Option<u32>,
+    #[serde(default)]
+    floors: Vec<f64>,
+}
+
+/// How fast: unit variants, which serde also reads from `{"slow": null}`
+/// where the schema wants the string.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Speed {
+    Slow,
+    Fast,
+}
+
+/// A shape: an internally tagged enum.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(tag = "kind")]
+enum Shape {
+    #[default]
+    Dot,
+    Circle {
+        r: f64,
+    },
+    Square {
+        #[schemars(range(min = 1))]
+        side: u8,
+    },
+}
+
+/// Mixed arguments: plain ones beside a struct, an enum, a defaulted
+/// tagged enum and any JSON, which are checked as they are read.
+#[tool]
+fn mixed(
+    count: u8,
+    address: Address,
+    speed: Option<Speed>,
+    #[arg(default)] shape: Shape,
+    #[arg(default = 2)] copies: u32,
+    extra: Option<Value>,
+    tags: Vec<String>,
+) -> String {
+    format!("{count} {address:?} {speed:?} {shape:?} {copies} {extra:?} {tags:?}")
 }
 
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
@@ -280,29 +330,47 @@ async fn the_text_route_runs_under_the_same_limits() {
     assert_eq!(cancelled.kind(), "cancelled");
 }
 
+/// A tool's typed routes, as (depth, floats, the arguments checked
+/// against their schemas as they are read).
+fn route_of(tool: &dyn Tool) -> Option<(usize, bool, Vec<&'static str>)> {
+    let PlainArguments {
+        depth,
+        floats,
+        checks,
+    } = tool.__text_route()?;
+    let checked = checks.map(|checks| checks.names().collect());
+    Some((depth, floats, checked.unwrap_or_default()))
+}
+
 #[test]
-fn only_tools_whose_types_say_all_take_the_text_route() {
-    let route = |depth, floats| Some(PlainArguments { depth, floats });
+fn the_typed_routes_read_plain_types_and_check_the_others() {
     assert_eq!(
-        Plain.__text_route(),
-        route(2, true),
+        route_of(&Plain),
+        Some((2, true, vec![])),
         "an object holding an array, and a float"
     );
-    assert_eq!(Nothing.__text_route(), route(1, false));
-    for (name, taken) in [
-        ("defaulted", Defaulted.__text_route()),
-        ("lenient", Lenient.__text_route()),
-        ("structured", Structured.__text_route()),
-        ("any_json", AnyJson.__text_route()),
-        ("map", Map.__text_route()),
-        ("wide", support::Wide.__text_route()),
+    assert_eq!(route_of(&Nothing), Some((1, false, vec![])));
+    // A default reads `null` as left out, as the checked route does.
+    assert_eq!(route_of(&Defaulted), Some((1, false, vec![])));
+    assert_eq!(route_of(&Structured), Some((1, false, vec!["point"])));
+    assert_eq!(route_of(&AnyJson), Some((1, false, vec!["value"])));
+    assert_eq!(route_of(&Map), Some((1, false, vec!["entries"])));
+    assert_eq!(
+        route_of(&Mixed),
+        Some((2, false, vec!["address", "speed", "shape", "extra"]))
+    );
+    for (name, route) in [
+        ("lenient", route_of(&Lenient)),
         (
             "external",
-            behest::ExternalTool::new("e", "E.", serde_json::json!({"type": "object"}))
-                .__text_route(),
+            route_of(&behest::ExternalTool::new(
+                "e",
+                "E.",
+                serde_json::json!({"type": "object"}),
+            )),
         ),
     ] {
-        assert_eq!(taken, None, "`{name}` must take the checked route");
+        assert_eq!(route, None, "`{name}` must take the checked route");
     }
 }
 
@@ -352,7 +420,8 @@ fn both_routes(runtime: &ToolRuntime, tool: &str, arguments: impl Into<Value>) -
 
 /// Whether the tool's own read takes `arguments` under `limits`.
 fn takes_value_route(tool: &dyn Tool, arguments: &Value, limits: &Limits) -> bool {
-    tool.__invoke_value(arguments, limits, &|| ToolContext::new("c"))
+    let route = tool.__text_route().expect("a typed route");
+    tool.__invoke_value(arguments, &route, limits, &|| ToolContext::new("c"))
         .is_some()
 }
 
@@ -368,7 +437,8 @@ fn limited(bytes: usize, depth: usize) -> ToolRuntime {
 /// Whether the tool's own parse takes `text`. The runtime asks more before
 /// it calls it (limits, and a negative zero for a tool with floats).
 fn takes_text_route(tool: &dyn Tool, text: &str) -> bool {
-    tool.__invoke_text(text, &|| ToolContext::new("c"))
+    let route = tool.__text_route().expect("a typed route");
+    tool.__invoke_text(text, &route, &Limits::default(), &|| ToolContext::new("c"))
         .is_some()
 }
 
@@ -453,13 +523,7 @@ fn a_tool_without_floats_ends_negative_zeros_as_the_checked_route_does() {
     let mut registry = ToolRegistry::new();
     registry.register_tool(Arc::new(Whole)).unwrap();
     let runtime = ToolRuntime::new(registry);
-    assert_eq!(
-        Whole.__text_route(),
-        Some(PlainArguments {
-            depth: 2,
-            floats: false
-        })
-    );
+    assert_eq!(route_of(&Whole), Some((2, false, vec![])));
     for zero in ["-0", "-0.0", "-0e0", "-0.000E+3", "0", "-0.5", "-00"] {
         for text in [
             format!(r#"{{"count": {zero}, "small": 1, "many": []}}"#),
@@ -562,18 +626,23 @@ fn call_text() -> impl Strategy<Value = String> {
     })
 }
 
-/// Over generated calls of `plain`, given as `arguments` makes them: a
-/// call the route takes is one the schema accepts, and every call ends as
-/// on the checked route. Both outcomes must be common, or the property
-/// says little.
+/// Over generated calls of `tool` (`calls` makes their text), given as
+/// `arguments` makes them: a call the route takes is one the schema
+/// accepts (once `null`s for optional fields are left out, as the checked
+/// route leaves them), and every call ends as on the checked route. Both
+/// outcomes must be common, or the property says little.
 fn route_property(
-    route: &str,
+    tool: Arc<dyn Tool>,
+    calls: impl Strategy<Value = String>,
     arguments: impl Fn(&str) -> Option<Value>,
     takes: impl Fn(&Value) -> bool,
     least: u32,
 ) {
-    let runtime = runtime();
-    let validator = ArgumentValidator::compile(&Plain.spec().parameters).unwrap();
+    let mut registry = ToolRegistry::new();
+    registry.register_tool(tool.clone()).unwrap();
+    let runtime = ToolRuntime::new(registry);
+    let schema = tool.spec().parameters;
+    let validator = ArgumentValidator::compile(&schema).unwrap();
     let mut runner = TestRunner::new(Config {
         cases: 1_000,
         failure_persistence: None,
@@ -582,34 +651,44 @@ fn route_property(
     let taken = Cell::new(0u32);
     let left = Cell::new(0u32);
     runner
-        .run(&call_text(), |text| {
+        .run(&calls, |text| {
             let Some(arguments) = arguments(&text) else {
                 return Ok(());
             };
             if takes(&arguments) {
                 taken.set(taken.get() + 1);
-                let value: Value = serde_json::from_str(&text).unwrap();
+                let mut value: Value = serde_json::from_str(&text).unwrap();
+                behest::arguments::drop_optional_nulls(&mut value, &schema);
                 prop_assert!(validator.is_valid(&value), "the schema refuses {text}");
             } else {
                 left.set(left.get() + 1);
             }
-            let (routed, checked) = both_routes(&runtime, "plain", arguments);
+            let (routed, checked) = both_routes(&runtime, tool.name(), arguments);
             prop_assert_eq!(routed, checked, "{}", text);
             Ok(())
         })
         .unwrap();
     let (taken, left) = (taken.get(), left.get());
-    println!("{route} route taken {taken} times, left {left} times");
+    println!("{} taken {taken} times, left {left} times", tool.name());
     assert!(
         taken >= least && left >= least / 2,
         "taken {taken}, left {left}"
     );
 }
 
+/// The parsed objects among generated texts: what arrives on the value
+/// route (the rest is the text route's).
+fn parsed_object(text: &str) -> Option<Value> {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .filter(Value::is_object)
+}
+
 #[test]
 fn the_text_route_accepts_nothing_the_schema_refuses_and_changes_no_result() {
     route_property(
-        "text",
+        Arc::new(Plain),
+        call_text(),
         |text| Some(Value::String(text.to_owned())),
         |arguments| takes_text_route(&Plain, arguments.as_str().unwrap_or_default()),
         150,
@@ -618,17 +697,213 @@ fn the_text_route_accepts_nothing_the_schema_refuses_and_changes_no_result() {
 
 #[test]
 fn the_value_route_accepts_nothing_the_schema_refuses_and_changes_no_result() {
-    // Only objects arrive parsed; the rest is the text route's.
     route_property(
-        "value",
-        |text| {
-            serde_json::from_str::<Value>(text)
-                .ok()
-                .filter(Value::is_object)
-        },
+        Arc::new(Plain),
+        call_text(),
+        parsed_object,
         |arguments| takes_value_route(&Plain, arguments, &Limits::default()),
         100,
     );
+}
+
+/// A field of `mixed`: mostly a value valid for it, sometimes one its
+/// type reads and its schema refuses, or one neither takes.
+fn mixed_field(
+    valid: &'static [&'static str],
+    refused: &'static [&'static str],
+    present: u32,
+) -> impl Strategy<Value = Option<String>> {
+    let value = prop_oneof![
+        12 => prop::sample::select(valid).prop_map(str::to_owned),
+        1 => prop::sample::select(refused).prop_map(str::to_owned),
+        1 => fragment(),
+    ];
+    prop::option::weighted(f64::from(present) / 100.0, value)
+}
+
+/// The text of a call of `mixed`. The refused values are those where a
+/// type's `Deserialize` and its schema part: an enum's variant as a map,
+/// a range the schema adds, an integral float where serde wants an
+/// integer, a negative zero inside a struct.
+fn mixed_call_text() -> impl Strategy<Value = String> {
+    let fields = (
+        mixed_field(&["0", "7", "255"], &["7.0", "256", "-0"], 95),
+        mixed_field(
+            &[
+                r#"{"street": "a"}"#,
+                r#"{"street": "b", "zip": 7}"#,
+                r#"{"street": "c", "zip": null, "floors": [1, 2.5]}"#,
+                r#"{"street": "d", "other": true}"#,
+            ],
+            &[
+                r#"{"street": "e", "zip": 7.0}"#,
+                r#"{"street": "f", "floors": [-0.0, 1.0]}"#,
+                r#"{"street": 1}"#,
+                r#"{"zip": 1}"#,
+                r#"{"street": "g", "zip": 4294967296}"#,
+                r#"{"street": "h", "street": "i"}"#,
+            ],
+            95,
+        ),
+        mixed_field(
+            &[r#""slow""#, r#""fast""#, "null"],
+            &[r#"{"slow": null}"#, r#""SLOW""#, r#"{"fast": []}"#],
+            60,
+        ),
+        mixed_field(
+            &[
+                r#"{"kind": "Dot"}"#,
+                r#"{"kind": "Circle", "r": 1}"#,
+                r#"{"kind": "Square", "side": 3}"#,
+                "null",
+            ],
+            &[
+                r#"{"kind": "Square", "side": 0}"#,
+                r#"{"kind": "Circle"}"#,
+                r#"{"kind": "Circle", "r": -0.0}"#,
+                r#"{"kind": "Square", "side": 3.0}"#,
+            ],
+            50,
+        ),
+        mixed_field(&["1", "null", "4294967295"], &["-1", "2.0"], 40),
+        mixed_field(
+            &[r#"{"a": [1, {"b": null}]}"#, "null", r#""x""#],
+            &["1.0", r#"[-0.0, {"c": 2.0}]"#],
+            40,
+        ),
+        mixed_field(&["[]", r#"["a"]"#], &[r#"[1]"#, "null"], 95),
+    );
+    let names = [
+        "count", "address", "speed", "shape", "copies", "extra", "tags",
+    ];
+    (fields, prop::option::weighted(0.05, Just(()))).prop_map(move |(fields, unknown)| {
+        let (a, b, c, d, e, f, g) = fields;
+        let mut members: Vec<String> = names
+            .iter()
+            .zip([a, b, c, d, e, f, g])
+            .filter_map(|(name, value)| value.map(|value| format!("\"{name}\": {value}")))
+            .collect();
+        if unknown.is_some() {
+            members.push(r#""other": 1"#.to_owned());
+        }
+        format!("{{{}}}", members.join(", "))
+    })
+}
+
+#[test]
+fn checked_arguments_on_the_text_route_accept_nothing_the_schema_refuses() {
+    route_property(
+        Arc::new(Mixed),
+        mixed_call_text(),
+        |text| Some(Value::String(text.to_owned())),
+        |arguments| takes_text_route(&Mixed, arguments.as_str().unwrap_or_default()),
+        150,
+    );
+}
+
+#[test]
+fn checked_arguments_on_the_value_route_accept_nothing_the_schema_refuses() {
+    route_property(
+        Arc::new(Mixed),
+        mixed_call_text(),
+        parsed_object,
+        |arguments| takes_value_route(&Mixed, arguments, &Limits::default()),
+        150,
+    );
+}
+
+/// A checked argument is read as the checked route would read it, so
+/// what that route accepts after normalising is taken; what its type
+/// reads and its schema refuses is not.
+#[test]
+fn checked_arguments_are_normalised_as_on_the_checked_route() {
+    let runtime = ToolRuntime::new(ToolRegistry::new().with(Mixed).unwrap());
+    let call = |address: &str, rest: &str| {
+        format!(r#"{{"count": 1, "address": {address}, "tags": []{rest}}}"#)
+    };
+    for (text, taken, ending) in [
+        // `null` for a defaulted field inside a struct: left out.
+        (
+            call(r#"{"street": "a", "floors": null}"#, ""),
+            true,
+            "floors: [] }",
+        ),
+        // An integral float for an integer inside a struct.
+        (
+            call(r#"{"street": "a", "zip": 7.0}"#, ""),
+            true,
+            "zip: Some(7)",
+        ),
+        // A negative zero inside a struct is the integer 0.
+        (
+            call(r#"{"street": "a", "floors": [-0.0]}"#, ""),
+            true,
+            "floors: [0.0]",
+        ),
+        // `null` for a defaulted argument: its default.
+        (
+            call(r#"{"street": "a"}"#, r#", "shape": null"#),
+            true,
+            "Dot 2",
+        ),
+        // Read by the types, refused by the schemas.
+        (
+            call(r#"{"street": "a"}"#, r#", "speed": {"slow": null}"#),
+            false,
+            "invalid_arguments",
+        ),
+        (
+            call(
+                r#"{"street": "a"}"#,
+                r#", "shape": {"kind": "Square", "side": 0}"#,
+            ),
+            false,
+            "invalid_arguments",
+        ),
+    ] {
+        assert_eq!(takes_text_route(&Mixed, &text), taken, "{text}");
+        let (routed, checked) = both_routes(&runtime, "mixed", text.as_str());
+        assert_eq!(routed, checked, "{text}");
+        assert!(routed.contains(ending), "{text}: {routed}");
+    }
+}
+
+/// Depth and size limits hold on checked arguments as on the checked
+/// route: any JSON nested past the depth limit is refused on both.
+#[test]
+fn checked_arguments_keep_the_depth_and_size_limits() {
+    let nested = |levels: usize| {
+        let inner = "[".repeat(levels) + &"]".repeat(levels);
+        format!(r#"{{"count": 1, "address": {{"street": "a"}}, "tags": [], "extra": {inner}}}"#)
+    };
+    for depth in 2..6 {
+        let registry = ToolRegistry::new().with(Mixed).unwrap();
+        let runtime = ToolRuntime::builder(registry)
+            .max_argument_depth(depth)
+            .build();
+        for levels in 1..7 {
+            let text = nested(levels);
+            let (routed, checked) = both_routes(&runtime, "mixed", text.as_str());
+            assert_eq!(routed, checked, "{text} under {depth} levels");
+            // The object is level 1, `extra`'s arrays the levels below.
+            let within = levels < depth;
+            assert_eq!(routed.starts_with("ok"), within, "{text}: {routed}");
+            let value: Value = serde_json::from_str(&text).unwrap();
+            let (routed, checked) = both_routes(&runtime, "mixed", value);
+            assert_eq!(routed, checked, "{text} as a value under {depth} levels");
+        }
+    }
+    let registry = ToolRegistry::new().with(Mixed).unwrap();
+    let runtime = ToolRuntime::builder(registry)
+        .max_argument_bytes(60)
+        .build();
+    let long = format!(
+        r#"{{"count": 1, "address": {{"street": "{}"}}, "tags": []}}"#,
+        "a".repeat(40)
+    );
+    let (routed, checked) = both_routes(&runtime, "mixed", long.as_str());
+    assert_eq!(routed, checked);
+    assert!(routed.starts_with("limit_exceeded"), "{routed}");
 }
 
 /// Integral floats, a negative zero and nulls for optional fields end as

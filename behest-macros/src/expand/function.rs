@@ -70,6 +70,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     let arguments = arguments(tool, &hidden, &private);
     let Arguments {
         argument_types,
+        wire_names,
         defaults,
         call_args,
         ..
@@ -122,17 +123,18 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     } else {
         quote!(_)
     };
-    // The text route (`__private::typed::invoke_text`, and the runtime's
-    // `start_text`) holds when every argument type is plain and nothing
-    // changes what the typed parse accepts: a default reads `null` where
-    // the schema refuses it, and unknown arguments would be skipped without
-    // the depth limit.
+    // The typed routes (`__private::typed::invoke_text`, and the runtime's
+    // `start_text`) hold unless the options change what the typed parse
+    // accepts: unknown arguments would be skipped without the depth limit,
+    // and a spec file may say more than the types do (`minLength`, a
+    // `pattern`). Each argument is plain or checked as it is read.
     let deny = !tool.options.allow_unknown_arguments;
-    // A spec file may say more than the types do (`minLength`, a
-    // `pattern`): its calls take the checked route.
     let from_file = tool.spec_file.is_some();
-    let text_route = if deny && defaults.is_empty() && !has_cfgs && !from_file {
-        quote!((&#private::dispatch::Probe::<(#(#argument_types,)*)>::new()).__behest_plain())
+    let text_route = if deny && !has_cfgs && !from_file {
+        quote!(::core::option::Option::Some(&[#((
+            #wire_names,
+            (&#private::dispatch::Probe::<#argument_types>::new()).__behest_plain(),
+        )),*]))
     } else {
         quote!(::core::option::Option::None)
     };
@@ -203,7 +205,7 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
         let #split = (&&#private::dispatch::Probe::<#output>::new()).__behest_split();
         let #ok = #split.ok();
         #defaults_list
-        #private::Described { spec: #build, plain: #text_route }
+        #private::Described::new(#build, #text_route)
     };
     // Kept in one map in `behest`, by the tool's type: a `static` per tool
     // would cost every rebuild of the crate an item per tool.

@@ -8,7 +8,7 @@
 //! - errors: a `ToolError` stays, a `std::error::Error` keeps its source,
 //!   anything `Display` becomes its message;
 //! - `Result` or not: split a return value into success and error;
-//! - plain arguments: the text route and its nesting depth;
+//! - plain arguments: read straight into their types on the typed routes;
 //! - readable arguments: `Deserialize` of the arguments struct, or a stub
 //!   that keeps a missing `Deserialize` to one compile error.
 
@@ -23,7 +23,7 @@ use serde::de::{Deserializer, Error as _};
 use serde_json::Value;
 
 use super::de::Fields;
-use super::plain::{AllPlain, PlainArguments};
+use super::plain::{Plain, PlainField};
 use super::schema_of;
 use crate::tool::IntoToolOutput;
 use crate::tool::{ToolError, ToolOutput, ToolResult};
@@ -239,27 +239,28 @@ impl FromDisplay {
     }
 }
 
-/// The argument types are plain: the text route, with what it needs to
-/// know of them.
+/// An argument type is plain: it reads straight into its type on the
+/// typed routes.
 pub trait IsPlain {
-    /// The depth of the arguments object, and whether they hold floats.
-    fn __behest_plain(&self) -> Option<PlainArguments>;
+    /// Its nesting, and whether it holds floats.
+    fn __behest_plain(&self) -> Option<PlainField>;
 }
-impl<T: AllPlain> IsPlain for Probe<T> {
+impl<T: Plain> IsPlain for Probe<T> {
     #[inline(always)]
-    fn __behest_plain(&self) -> Option<PlainArguments> {
-        Some(PlainArguments {
+    fn __behest_plain(&self) -> Option<PlainField> {
+        Some(PlainField {
             depth: T::DEPTH,
             floats: T::FLOATS,
         })
     }
 }
 
-/// Some argument type is not plain: the checked route.
+/// An argument type is not plain: its value is checked against its
+/// property's schema as it is read.
 pub trait NotPlain {
-    /// No text route.
+    /// Not plain.
     #[inline(always)]
-    fn __behest_plain(&self) -> Option<PlainArguments> {
+    fn __behest_plain(&self) -> Option<PlainField> {
         None
     }
 }

@@ -19,6 +19,7 @@ use std::sync::{PoisonError, RwLock};
 
 use crate::tool::{ToolAnnotations, ToolSpec};
 
+pub mod checked;
 pub mod de;
 pub mod dispatch;
 pub mod plain;
@@ -262,10 +263,23 @@ fn point_at_root(schema: &mut Value, target: &str) {
 pub struct Described {
     /// The spec.
     pub spec: ToolSpec,
-    /// `Some` when every argument type is [`Plain`](plain::Plain), and the
-    /// tool's options leave the typed parse accepting exactly what its
-    /// schema accepts.
+    /// `Some` when the tool's options leave its types' parse, with the
+    /// checks of the arguments that are not [`Plain`](plain::Plain),
+    /// accepting exactly what its schema accepts.
     pub plain: Option<crate::tool::PlainArguments>,
+}
+
+impl Described {
+    /// The spec and, for `fields` (the arguments' wire names and, for each
+    /// plain type, what it is: `None` where the options rule out the typed
+    /// routes), the typed routes ([`plain::route`]).
+    pub fn new(
+        spec: ToolSpec,
+        fields: Option<&[(&'static str, Option<plain::PlainField>)]>,
+    ) -> Self {
+        let plain = fields.and_then(|fields| plain::route(&spec.parameters, fields));
+        Self { spec, plain }
+    }
 }
 
 /// The one [`Described`] of a `#[tool]`, by the tool's type: built by

@@ -3,10 +3,15 @@
 //! constrained beyond the JSON type and the range of an integer (which
 //! `bound_integers` writes into the schema).
 //!
-//! Generated code asks through `dispatch` on a tuple of all of a tool's
-//! argument types: `(&Probe::<(A, B)>::new()).__behest_plain()`.
+//! Generated code asks through `dispatch`, one argument type at a time:
+//! `(&Probe::<A>::new()).__behest_plain()`. A tool whose argument types
+//! are not all plain still takes the typed routes, each argument of
+//! another type checked against its property's schema as it is read
+//! ([`route`], `checked`).
 
-/// An argument type of the text route.
+use super::checked::FieldChecks;
+
+/// An argument type read straight into its type on the typed routes.
 pub trait Plain {
     /// How many levels of arrays a value of the type nests.
     const DEPTH: usize;
@@ -44,52 +49,42 @@ impl<T: Plain> Plain for Vec<T> {
 
 pub use crate::tool::PlainArguments;
 
-/// All argument types of a tool, as a tuple, are [`Plain`].
-pub trait AllPlain {
-    /// The deepest nesting of an arguments object of these types, the
-    /// object itself being level 1 (as `Limits::max_argument_depth` counts).
-    const DEPTH: usize;
-    /// Whether some argument type holds floating-point numbers.
-    const FLOATS: bool;
+/// What the typed routes know of one argument of a plain type.
+#[derive(Debug, Clone, Copy)]
+pub struct PlainField {
+    /// [`Plain::DEPTH`].
+    pub depth: usize,
+    /// [`Plain::FLOATS`].
+    pub floats: bool,
 }
 
-const fn max(a: usize, b: usize) -> usize {
-    if a > b {
-        a
+/// The typed routes of a tool whose arguments are `fields` (each one's
+/// wire name, and `Some` for a plain type), in its arguments schema
+/// `parameters`: how deep its plain arguments nest, whether they hold
+/// floats, and the checks of the others against their properties' schemas
+/// ([`FieldChecks`]). `None` when the schema says more than those checks
+/// can hold.
+pub fn route(
+    parameters: &serde_json::Value,
+    fields: &[(&'static str, Option<PlainField>)],
+) -> Option<PlainArguments> {
+    let plain = fields.iter().filter_map(|(_, plain)| *plain);
+    // The arguments object itself is level 1.
+    let depth = 1 + plain.clone().map(|field| field.depth).max().unwrap_or(0);
+    let floats = plain.clone().any(|field| field.floats);
+    let checked: Vec<&'static str> = fields
+        .iter()
+        .filter(|(_, plain)| plain.is_none())
+        .map(|(name, _)| *name)
+        .collect();
+    let checks = if checked.is_empty() {
+        None
     } else {
-        b
-    }
-}
-
-macro_rules! all_plain {
-    ($($name:ident)*) => {
-        impl<$($name: Plain),*> AllPlain for ($($name,)*) {
-            const DEPTH: usize = 1 + max_of(&[$(<$name as Plain>::DEPTH),*]);
-            const FLOATS: bool = false $(|| <$name as Plain>::FLOATS)*;
-        }
+        Some(std::sync::Arc::new(FieldChecks::new(parameters, &checked)?))
     };
+    Some(PlainArguments {
+        depth,
+        floats,
+        checks,
+    })
 }
-
-/// The largest of `depths`, 0 for none.
-const fn max_of(depths: &[usize]) -> usize {
-    let mut deepest = 0;
-    let mut at = 0;
-    while at < depths.len() {
-        deepest = max(deepest, depths[at]);
-        at += 1;
-    }
-    deepest
-}
-all_plain!();
-all_plain!(A);
-all_plain!(A B);
-all_plain!(A B C);
-all_plain!(A B C D);
-all_plain!(A B C D E);
-all_plain!(A B C D E F);
-all_plain!(A B C D E F G);
-all_plain!(A B C D E F G H);
-all_plain!(A B C D E F G H I);
-all_plain!(A B C D E F G H I J);
-all_plain!(A B C D E F G H I J K);
-all_plain!(A B C D E F G H I J K L);

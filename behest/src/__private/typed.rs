@@ -82,24 +82,27 @@ impl<T: TypedTool> crate::Tool for T {
     }
 
     fn __text_route(&self) -> Option<PlainArguments> {
-        self.described().plain
+        self.described().plain.clone()
     }
 
     fn __invoke_text(
         &self,
         text: &str,
+        route: &PlainArguments,
+        limits: &Limits,
         context: &dyn Fn() -> ToolContext,
     ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
-        invoke_text(self, text, context)
+        invoke_text(self, text, route, limits, context)
     }
 
     fn __invoke_value(
         &self,
         arguments: &Value,
+        route: &PlainArguments,
         limits: &Limits,
         context: &dyn Fn() -> ToolContext,
     ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
-        invoke_value(self, arguments, limits, context)
+        invoke_value(self, arguments, route, limits, context)
     }
 }
 
@@ -114,34 +117,48 @@ async fn execute_typed<T: TypedTool>(
     tool.run(arguments, context).await
 }
 
-/// `Tool::__invoke_text` of a `#[tool]` whose argument types are all
-/// [`plain`](super::plain): parsing the model's text with those types succeeds only for
-/// objects the tool's schema accepts, so a success needs no second check.
-/// Anything else is left to the checked route. The runtime has already
-/// left a tool with floats a text that may hold a negative zero
-/// (`json_text::has_negative_zero`), which the checked route reads as `0`.
+/// `Tool::__invoke_text` of a `#[tool]` with typed routes: its plain
+/// argument types accept exactly what their schemas accept, and the others
+/// are held to their schemas as they are read (`checked`), so a parse that
+/// succeeds needs no second check. Anything else is left to the checked
+/// route. The runtime has already left a tool with plain floats a text
+/// that may hold a negative zero (`json_text::has_negative_zero`), which
+/// the checked route reads as `0`.
 fn invoke_text<'a, T: TypedTool>(
     tool: &'a T,
     text: &str,
+    route: &PlainArguments,
+    limits: &Limits,
     context: &dyn Fn() -> ToolContext,
 ) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>> {
     // The arguments struct reads only an object (`__private::de`), as the
     // schema wants: an array or a scalar fails the parse below.
-    let arguments = serde_json::from_str::<T::Arguments>(text).ok()?;
+    let arguments = match &route.checks {
+        None => serde_json::from_str::<T::Arguments>(text).ok()?,
+        Some(checks) => {
+            let mut deserializer = serde_json::Deserializer::from_str(text);
+            let arguments: T::Arguments =
+                super::checked::read(&mut deserializer, checks, limits.into()).ok()?;
+            deserializer.end().ok()?;
+            arguments
+        }
+    };
     Some(running(tool, arguments, context))
 }
 
-/// `Tool::__invoke_value` of a `#[tool]` whose argument types are all
-/// [`plain`](super::plain): as [`invoke_text`], from an arguments object
-/// read as the checked route would decode it (`arguments::read`: within
-/// the limits, integral floats, negative zero included, as integers).
+/// `Tool::__invoke_value` of a `#[tool]` with typed routes: as
+/// [`invoke_text`], from an arguments object read as the checked route
+/// would decode it (`arguments::read`: within the limits, integral floats,
+/// negative zero included, as integers).
 fn invoke_value<'a, T: TypedTool>(
     tool: &'a T,
     arguments: &Value,
+    route: &PlainArguments,
     limits: &Limits,
     context: &dyn Fn() -> ToolContext,
 ) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>> {
-    let arguments = crate::arguments::read::<T::Arguments>(arguments, limits.into())?;
+    let arguments =
+        crate::arguments::read::<T::Arguments>(arguments, limits.into(), route.checks.as_deref())?;
     Some(running(tool, arguments, context))
 }
 

@@ -11,6 +11,7 @@ use serde::Deserializer;
 use serde_json::{Error, Value};
 
 use super::{as_integer, measure, DecodeLimits};
+use crate::__private::checked::FieldChecks;
 use crate::json_text::scalar_len;
 
 /// `T` read from `value`, or `None` when the types do not read it or it is
@@ -19,18 +20,26 @@ use crate::json_text::scalar_len;
 /// Every part of the object is charged as it is read, so `T` must read
 /// all of what it is given (or skip it with `deserialize_ignored_any`,
 /// which measures it): the argument types of a `#[tool]` do, and an array
-/// or object left part-read fails the read.
-pub(crate) fn read<T: DeserializeOwned>(value: &Value, limits: DecodeLimits) -> Option<T> {
+/// or object left part-read fails the read. The arguments named in
+/// `checks` are held to their schemas as they are read.
+pub(crate) fn read<T: DeserializeOwned>(
+    value: &Value,
+    limits: DecodeLimits,
+    checks: Option<&FieldChecks>,
+) -> Option<T> {
     let mut budget = Budget {
         left: limits.max_bytes,
         max_depth: limits.max_depth,
     };
-    T::deserialize(Reader {
+    let reader = Reader {
         value,
         depth: 1,
         budget: &mut budget,
-    })
-    .ok()
+    };
+    match checks {
+        None => T::deserialize(reader).ok(),
+        Some(checks) => crate::__private::checked::read(reader, checks, limits).ok(),
+    }
 }
 
 /// What is left of the limits as the object is read.
@@ -288,7 +297,7 @@ mod tests {
                         max_depth,
                     };
                     assert_eq!(
-                        read::<Value>(value, limits),
+                        read::<Value>(value, limits, None),
                         decoded(value, limits),
                         "{value} within {max_bytes} bytes and {max_depth} levels"
                     );
@@ -311,22 +320,22 @@ mod tests {
         let size = size_of(&skipped);
         assert!(decoded(&skipped, limits(size, 3)).is_some());
         assert_eq!(
-            read::<Known>(&skipped, limits(size, 3)),
+            read::<Known>(&skipped, limits(size, 3), None),
             Some(Known {
                 count: 2,
                 note: None
             })
         );
         assert_eq!(decoded(&skipped, limits(size - 1, 3)), None);
-        assert_eq!(read::<Known>(&skipped, limits(size - 1, 3)), None);
-        assert_eq!(read::<Known>(&skipped, limits(size, 2)), None);
+        assert_eq!(read::<Known>(&skipped, limits(size - 1, 3), None), None);
+        assert_eq!(read::<Known>(&skipped, limits(size, 2), None), None);
         let noted = json!({"count": 1, "note": "n"});
         let size = size_of(&noted);
-        assert!(read::<Known>(&noted, limits(size, 1)).is_some());
-        assert!(read::<Known>(&noted, limits(size - 1, 1)).is_none());
+        assert!(read::<Known>(&noted, limits(size, 1), None).is_some());
+        assert!(read::<Known>(&noted, limits(size - 1, 1), None).is_none());
         // A float with a fraction is no integer; a string is no number.
-        assert!(read::<Known>(&json!({"count": 1.5}), limits(1024, 4)).is_none());
-        assert!(read::<Known>(&json!({"count": "1"}), limits(1024, 4)).is_none());
+        assert!(read::<Known>(&json!({"count": 1.5}), limits(1024, 4), None).is_none());
+        assert!(read::<Known>(&json!({"count": "1"}), limits(1024, 4), None).is_none());
     }
 
     /// Arguments read as a `#[tool]`'s are: the generated struct's reader,
@@ -374,12 +383,12 @@ mod tests {
             let expected = decoded(value, limits(size, 2))
                 .map(|decoded| Strict::deserialize(&decoded).unwrap());
             assert!(expected.is_some(), "{value}");
-            assert_eq!(read::<Strict>(value, limits(size, 2)), expected, "{value}");
-            assert_eq!(read::<Strict>(value, limits(size - 1, 2)), None, "{value}");
-            assert_eq!(read::<Strict>(value, limits(size, 1)), None, "{value}");
+            assert_eq!(read::<Strict>(value, limits(size, 2), None), expected, "{value}");
+            assert_eq!(read::<Strict>(value, limits(size - 1, 2), None), None, "{value}");
+            assert_eq!(read::<Strict>(value, limits(size, 1), None), None, "{value}");
         }
         // A negative zero is read as the checked route reads it: `0`.
-        let zero = read::<Strict>(&values[0], limits(1024, 2)).unwrap();
+        let zero = read::<Strict>(&values[0], limits(1024, 2), None).unwrap();
         assert!(zero.ratio.is_sign_positive());
         // What the types refuse is left to the checked route: an integer
         // past 2^53 written as a float, a fraction, an unknown field.
@@ -390,7 +399,7 @@ mod tests {
             json!({"count": 1, "ratio": 1, "big": 1, "maybe": [], "other": 1}),
             json!({"count": 1, "ratio": 1, "big": -1, "maybe": []}),
         ] {
-            assert_eq!(read::<Strict>(&refused, limits(1024, 4)), None, "{refused}");
+            assert_eq!(read::<Strict>(&refused, limits(1024, 4), None), None, "{refused}");
         }
     }
 
@@ -398,7 +407,7 @@ mod tests {
     #[test]
     fn no_depth_limit_skips_values_of_any_depth() {
         let skipped = json!({"count": 1, "other": [[[{"deep": []}]]]});
-        let read = read::<Known>(&skipped, limits(usize::MAX, usize::MAX));
+        let read = read::<Known>(&skipped, limits(usize::MAX, usize::MAX), None);
         assert_eq!(
             read,
             Some(Known {
@@ -440,9 +449,9 @@ mod tests {
             }
         }
         let limits = limits(1024, 4);
-        assert!(read::<First>(&json!([1]), limits).is_some());
-        assert!(read::<First>(&json!([1, 2]), limits).is_none());
-        assert!(read::<First>(&json!({"a": 1}), limits).is_none());
+        assert!(read::<First>(&json!([1]), limits, None).is_some());
+        assert!(read::<First>(&json!([1, 2]), limits, None).is_none());
+        assert!(read::<First>(&json!({"a": 1}), limits, None).is_none());
     }
 
     /// The size `measure` gives a value.

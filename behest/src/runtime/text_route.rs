@@ -44,7 +44,7 @@ impl ToolRuntime {
         // takes the checked route, which enforces both; so does a negative
         // zero for a tool with floats, which that route reads as `0`
         // (`json_text::has_negative_zero`).
-        let plain = entry.text_route?;
+        let plain = entry.text_route.as_ref()?;
         if plain.depth > inner.limits.max_argument_depth
             || text.len() > inner.limits.max_argument_bytes
             || (plain.floats && crate::json_text::has_negative_zero(text))
@@ -53,7 +53,11 @@ impl ToolRuntime {
         }
         // The typed parse happens before a place is taken: it runs none of the
         // tool's body (generated code, `async` throughout).
-        let invoke = |context: &dyn Fn() -> ToolContext| entry.tool.__invoke_text(text, context);
+        let invoke = |context: &dyn Fn() -> ToolContext| {
+            entry
+                .tool
+                .__invoke_text(text, plain, &inner.limits, context)
+        };
         // Observers see the arguments as the checked route gives them.
         let shown = || self.decoded(entry, text);
         self.start_typed(
@@ -80,16 +84,17 @@ impl ToolRuntime {
             return Err(arguments);
         };
         let entry = inner.registry.entry_at(index);
-        if entry
+        let Some(plain) = entry
             .text_route
-            .is_none_or(|plain| plain.depth > inner.limits.max_argument_depth)
-        {
+            .as_ref()
+            .filter(|plain| plain.depth <= inner.limits.max_argument_depth)
+        else {
             return Err(arguments);
-        }
+        };
         let invoke = |context: &dyn Fn() -> ToolContext| {
             entry
                 .tool
-                .__invoke_value(&arguments, &inner.limits, context)
+                .__invoke_value(&arguments, plain, &inner.limits, context)
         };
         // Observers see the arguments as the checked route gives them.
         let shown = || {

@@ -28,16 +28,20 @@ pub use media::MediaSource;
 pub use output::{Attachment, IntoToolOutput, ToolOutput};
 pub use spec::{ToolAnnotations, ToolSpec};
 
-/// What the runtime's text route needs to know of a tool whose argument
-/// types are all plain ([`Tool::__text_route`]).
+/// What the runtime's typed routes need to know of a tool whose own types
+/// read its arguments ([`Tool::__text_route`]).
 #[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct PlainArguments {
-    /// The deepest nesting of an arguments object, the object itself
-    /// being level 1 (as `Limits::max_argument_depth` counts).
+    /// The deepest nesting of its plain arguments in an arguments object,
+    /// the object itself being level 1 (as `Limits::max_argument_depth`
+    /// counts).
     pub depth: usize,
-    /// Whether some argument holds floating-point numbers.
+    /// Whether some plain argument holds floating-point numbers.
     pub floats: bool,
+    /// The checks of the arguments whose types are not plain, against
+    /// their properties' schemas; `None` when all are plain.
+    pub checks: Option<std::sync::Arc<crate::__private::checked::FieldChecks>>,
 }
 
 /// A tool a model can call.
@@ -141,19 +145,23 @@ pub trait Tool: Send + Sync + 'static + erased::ErasedTool {
         None
     }
 
-    /// Parses the model's argument text with the tool's own types and, if
-    /// that succeeds, returns the running call; `None` sends the call down
-    /// the checked route, which explains what is wrong. `context` makes the
-    /// call's context, for a tool that reads it. Only called when
-    /// [`__text_route`](Tool::__text_route) is `Some`, and for a tool with
-    /// floats never with a text that may hold a negative zero.
+    /// Parses the model's argument text with the tool's own types (its
+    /// arguments that are not plain held to their schemas under `limits`,
+    /// as `route` says) and, if that succeeds, returns the running call;
+    /// `None` sends the call down the checked route, which explains what is
+    /// wrong. `context` makes the call's context, for a tool that reads it.
+    /// Only called with what [`__text_route`](Tool::__text_route) gave, and
+    /// for a tool with plain floats never with a text that may hold a
+    /// negative zero.
     #[doc(hidden)]
     fn __invoke_text(
         &self,
         text: &str,
+        route: &PlainArguments,
+        limits: &Limits,
         context: &dyn Fn() -> ToolContext,
     ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
-        let _unused = (text, context);
+        let _unused = (text, route, limits, context);
         None
     }
 
@@ -162,16 +170,17 @@ pub trait Tool: Send + Sync + 'static + erased::ErasedTool {
     /// depth, integral floats as integers) and, if that succeeds, returns
     /// the running call: the text route for arguments that arrive parsed,
     /// as MCP sends them. `None` (the types do not read it, or it is over
-    /// a limit) sends the call down the checked route. Only called when
-    /// [`__text_route`](Tool::__text_route) is `Some`.
+    /// a limit) sends the call down the checked route. Only called with
+    /// what [`__text_route`](Tool::__text_route) gave.
     #[doc(hidden)]
     fn __invoke_value(
         &self,
         arguments: &Value,
+        route: &PlainArguments,
         limits: &Limits,
         context: &dyn Fn() -> ToolContext,
     ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
-        let _unused = (arguments, limits, context);
+        let _unused = (arguments, route, limits, context);
         None
     }
 
@@ -268,18 +277,21 @@ impl<T: Tool + ?Sized> Tool for std::sync::Arc<T> {
     fn __invoke_text(
         &self,
         text: &str,
+        route: &PlainArguments,
+        limits: &Limits,
         context: &dyn Fn() -> ToolContext,
     ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
-        (**self).__invoke_text(text, context)
+        (**self).__invoke_text(text, route, limits, context)
     }
 
     fn __invoke_value(
         &self,
         arguments: &Value,
+        route: &PlainArguments,
         limits: &Limits,
         context: &dyn Fn() -> ToolContext,
     ) -> Option<BoxFuture<'_, ToolResult<ToolOutput>>> {
-        (**self).__invoke_value(arguments, limits, context)
+        (**self).__invoke_value(arguments, route, limits, context)
     }
 
     fn __spec_conflict(&self) -> Option<String> {

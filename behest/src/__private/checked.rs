@@ -1,0 +1,407 @@
+//! The typed routes for tools with arguments whose types are not plain (a
+//! struct or an enum of the user's, a map, a `Value`): the tool's own types
+//! read the arguments, and the value of each such argument is first read
+//! as a `Value` and held to the schema of its property, as the checked
+//! route would hold it (within the depth limit, integral floats as
+//! integers, `null` members of optional fields left out). The plain
+//! arguments around them read straight into their types, which accept
+//! exactly what their schemas do, so nothing else is built or checked.
+//!
+//! The check sits between the deserializer and the arguments struct's own
+//! `Deserialize` (an adapter over the outermost map, as `serde_ignored`
+//! and `serde_path_to_error` are), so it holds for the generated struct
+//! and for one `serde_derive` made alike.
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{json, Map, Value};
+
+use crate::arguments::{drop_optional_nulls, walk, DecodeLimits};
+use crate::validation::ArgumentValidator;
+
+/// The checks of a tool's arguments that its types do not make.
+pub struct FieldChecks {
+    fields: Vec<CheckedField>,
+}
+
+/// One argument whose type is not plain.
+struct CheckedField {
+    /// Its name on the wire.
+    name: &'static str,
+    /// Not required: `null` stands for "left out".
+    optional: bool,
+    /// Its property's schema, with the root's definitions for its `$ref`s.
+    schema: Value,
+    validator: ArgumentValidator,
+}
+
+impl fmt::Debug for FieldChecks {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.debug_list().entries(self.names()).finish()
+    }
+}
+
+/// The keywords of an arguments schema whose checks the typed routes make
+/// between them: the arguments struct refuses unknown and duplicate
+/// fields and requires the required ones, and the properties are checked
+/// one by one. A schema with any other keyword at its root (a spec file's
+/// `minProperties`, say) has no typed route.
+const ROOT_KEYWORDS: &[&str] = &[
+    "$schema",
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "$defs",
+    "definitions",
+    "title",
+    "description",
+];
+
+impl FieldChecks {
+    /// The checks of the arguments `names` in the arguments schema `root`,
+    /// or `None` where the typed routes cannot hold them to it exactly.
+    pub(crate) fn new(root: &Value, names: &[&'static str]) -> Option<Self> {
+        let root = root.as_object()?;
+        if root
+            .keys()
+            .any(|key| !ROOT_KEYWORDS.contains(&key.as_str()))
+            || root.get("type") != Some(&Value::from("object"))
+            || root.get("additionalProperties") != Some(&Value::Bool(false))
+        {
+            return None;
+        }
+        let properties = root.get("properties")?.as_object()?;
+        let required: Vec<&str> = match root.get("required") {
+            Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
+            None => Vec::new(),
+            Some(_) => return None,
+        };
+        let fields = names
+            .iter()
+            .map(|&name| {
+                let mut schema = match properties.get(name)? {
+                    Value::Object(property) => property.clone(),
+                    Value::Bool(true) => Map::new(),
+                    Value::Bool(false) => Map::from_iter([("not".to_owned(), json!({}))]),
+                    _ => return None,
+                };
+                // The property's `$ref`s point into the root's definitions,
+                // and it is read in the root's draft.
+                for key in ["$schema", "$defs", "definitions"] {
+                    if let Some(value) = root.get(key) {
+                        if schema.insert(key.to_owned(), value.clone()).is_some() {
+                            return None;
+                        }
+                    }
+                }
+                let schema = Value::Object(schema);
+                Some(CheckedField {
+                    name,
+                    optional: !required.contains(&name),
+                    validator: ArgumentValidator::compile(&schema).ok()?,
+                    schema,
+                })
+            })
+            .collect::<Option<_>>()?;
+        Some(Self { fields })
+    }
+
+    /// The names of the arguments checked, in order.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.fields.iter().map(|field| field.name)
+    }
+
+    fn position(&self, key: &str) -> Option<usize> {
+        self.fields.iter().position(|field| field.name == key)
+    }
+
+    /// Holds the value of field `index` to its schema as the checked route
+    /// would, normalising it on the way; `false` when it does not hold.
+    fn check(&self, index: usize, value: &mut Value, limits: DecodeLimits) -> bool {
+        let field = &self.fields[index];
+        if value.is_null() && field.optional {
+            return true;
+        }
+        // The field's value is one level below the arguments object.
+        let limits = DecodeLimits {
+            max_depth: limits.max_depth.saturating_sub(1),
+            ..limits
+        };
+        if walk(value, limits).is_err() {
+            return false;
+        }
+        drop_optional_nulls(value, &field.schema);
+        field.validator.is_valid(value)
+    }
+}
+
+/// Reads `T` from `deserializer`, the arguments named in `checks` held to
+/// their schemas under `limits`. Only the outermost map is watched.
+pub(crate) fn read<'de, T, D>(
+    deserializer: D,
+    checks: &FieldChecks,
+    limits: DecodeLimits,
+) -> Result<T, D::Error>
+where
+    T: de::Deserialize<'de>,
+    D: Deserializer<'de>,
+{
+    T::deserialize(Checked {
+        inner: deserializer,
+        checks: Watch { checks, limits },
+    })
+}
+
+/// What the adapter checks against.
+#[derive(Clone, Copy)]
+struct Watch<'c> {
+    checks: &'c FieldChecks,
+    limits: DecodeLimits,
+}
+
+/// The deserializer of the arguments object.
+struct Checked<'c, D> {
+    inner: D,
+    checks: Watch<'c>,
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for Checked<'_, D> {
+    type Error = D::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        self.inner.deserialize_any(Outer {
+            visitor,
+            checks: self.checks,
+        })
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.inner.deserialize_struct(
+            name,
+            fields,
+            Outer {
+                visitor,
+                checks: self.checks,
+            },
+        )
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        self.inner.deserialize_map(Outer {
+            visitor,
+            checks: self.checks,
+        })
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf option unit unit_struct newtype_struct seq tuple
+        tuple_struct enum identifier ignored_any
+    }
+}
+
+/// The visitor of the arguments object: watches its map.
+struct Outer<'c, V> {
+    visitor: V,
+    checks: Watch<'c>,
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for Outer<'_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.visitor.expecting(formatter)
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<V::Value, M::Error> {
+        self.visitor.visit_map(Fields {
+            map,
+            checks: self.checks,
+            pending: None,
+        })
+    }
+
+    // Whatever else the arguments are, the struct's visitor refuses it.
+    fn visit_seq<S: SeqAccess<'de>>(self, seq: S) -> Result<V::Value, S::Error> {
+        self.visitor.visit_seq(seq)
+    }
+}
+
+/// The arguments object's members: a checked field's value is read as a
+/// `Value`, held to its schema, then given to the field's type.
+struct Fields<'c, M> {
+    map: M,
+    checks: Watch<'c>,
+    /// The checked field whose value comes next.
+    pending: Option<usize>,
+}
+
+impl<'de, M: MapAccess<'de>> MapAccess<'de> for Fields<'_, M> {
+    type Error = M::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, M::Error> {
+        self.pending = None;
+        self.map.next_key_seed(Key {
+            seed,
+            checks: self.checks.checks,
+            pending: &mut self.pending,
+        })
+    }
+
+    fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, M::Error> {
+        let Some(index) = self.pending.take() else {
+            return self.map.next_value_seed(seed);
+        };
+        let mut value: Value = self.map.next_value()?;
+        if !self
+            .checks
+            .checks
+            .check(index, &mut value, self.checks.limits)
+        {
+            // The checked route explains what is wrong.
+            return Err(de::Error::custom("an argument does not match its schema"));
+        }
+        seed.deserialize(value).map_err(de::Error::custom)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.map.size_hint()
+    }
+}
+
+/// A member's key, noted on its way to the struct's own key seed.
+struct Key<'a, K> {
+    seed: K,
+    checks: &'a FieldChecks,
+    pending: &'a mut Option<usize>,
+}
+
+impl<'de, K: DeserializeSeed<'de>> DeserializeSeed<'de> for Key<'_, K> {
+    type Value = K::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<K::Value, D::Error> {
+        self.seed.deserialize(KeyReader {
+            inner: deserializer,
+            checks: self.checks,
+            pending: self.pending,
+        })
+    }
+}
+
+struct KeyReader<'a, D> {
+    inner: D,
+    checks: &'a FieldChecks,
+    pending: &'a mut Option<usize>,
+}
+
+impl<'a, D> KeyReader<'a, D> {
+    fn noting<V>(self, visitor: V) -> (D, NoteKey<'a, V>) {
+        let note = NoteKey {
+            visitor,
+            checks: self.checks,
+            pending: self.pending,
+        };
+        (self.inner, note)
+    }
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for KeyReader<'_, D> {
+    type Error = D::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        let (inner, note) = self.noting(visitor);
+        inner.deserialize_any(note)
+    }
+
+    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        let (inner, note) = self.noting(visitor);
+        inner.deserialize_identifier(note)
+    }
+
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        let (inner, note) = self.noting(visitor);
+        inner.deserialize_str(note)
+    }
+
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        let (inner, note) = self.noting(visitor);
+        inner.deserialize_string(note)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char
+        bytes byte_buf option unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum ignored_any
+    }
+}
+
+/// Notes whether a key names a checked field, then hands it on.
+struct NoteKey<'a, V> {
+    visitor: V,
+    checks: &'a FieldChecks,
+    pending: &'a mut Option<usize>,
+}
+
+impl<V> NoteKey<'_, V> {
+    fn note(&mut self, key: &str) {
+        *self.pending = self.checks.position(key);
+    }
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for NoteKey<'_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.visitor.expecting(formatter)
+    }
+
+    fn visit_str<E: de::Error>(mut self, key: &str) -> Result<V::Value, E> {
+        self.note(key);
+        self.visitor.visit_str(key)
+    }
+
+    fn visit_borrowed_str<E: de::Error>(mut self, key: &'de str) -> Result<V::Value, E> {
+        self.note(key);
+        self.visitor.visit_borrowed_str(key)
+    }
+
+    fn visit_string<E: de::Error>(mut self, key: String) -> Result<V::Value, E> {
+        self.note(&key);
+        self.visitor.visit_string(key)
+    }
+
+    fn visit_bytes<E: de::Error>(mut self, key: &[u8]) -> Result<V::Value, E> {
+        if let Ok(key) = std::str::from_utf8(key) {
+            self.note(key);
+        }
+        self.visitor.visit_bytes(key)
+    }
+
+    fn visit_borrowed_bytes<E: de::Error>(mut self, key: &'de [u8]) -> Result<V::Value, E> {
+        if let Ok(key) = std::str::from_utf8(key) {
+            self.note(key);
+        }
+        self.visitor.visit_borrowed_bytes(key)
+    }
+
+    fn visit_byte_buf<E: de::Error>(mut self, key: Vec<u8>) -> Result<V::Value, E> {
+        if let Ok(key) = std::str::from_utf8(&key) {
+            self.note(key);
+        }
+        self.visitor.visit_byte_buf(key)
+    }
+
+    fn visit_u64<E: de::Error>(self, index: u64) -> Result<V::Value, E> {
+        self.visitor.visit_u64(index)
+    }
+}
