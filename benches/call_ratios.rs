@@ -243,4 +243,42 @@ fn main() {
             side(order, |value| order_value_floor(&order_compiled, value)),
         )
     });
+    // A harness that writes `runtime.call(ToolCall::new(..))` in its loop
+    // times the making of the call too: three strings copied into place,
+    // which the model's answer, already parsed, has made before a call
+    // runs. The floor reads the same text where it is.
+    report(
+        &selected,
+        6,
+        "row 1, the ToolCall made inside the timed part",
+        || {
+            paired(
+                &rt,
+                rounds,
+                BATCH,
+                side(
+                    || (),
+                    |()| through(&small, ToolCall::new("call_1", "describe", TEXT)),
+                ),
+                side(|| TEXT, from_str_floor),
+            )
+        },
+    );
+    report(
+        &selected,
+        7,
+        "row 4, the ToolCall made inside the timed part",
+        || {
+            paired(
+                &rt,
+                rounds,
+                BATCH,
+                side(
+                    || (),
+                    |()| through(&orders, ToolCall::new("call_1", "place_order", ORDER)),
+                ),
+                side(|| ORDER, order_from_str_floor),
+            )
+        },
+    );
 }

@@ -106,6 +106,18 @@ enum Speed {
     Fast,
 }
 
+/// How loud: unit variants with docs, which schemars writes as a `oneOf`
+/// of constants.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Level {
+    /// Quiet.
+    #[default]
+    Low,
+    /// Loud.
+    High,
+}
+
 /// A shape: an internally tagged enum.
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind")]
@@ -129,11 +141,12 @@ fn mixed(
     address: Address,
     speed: Option<Speed>,
     #[arg(default)] shape: Shape,
+    #[arg(default)] level: Level,
     #[arg(default = 2)] copies: u32,
     extra: Option<Value>,
     tags: Vec<String>,
 ) -> String {
-    format!("{count} {address:?} {speed:?} {shape:?} {copies} {extra:?} {tags:?}")
+    format!("{count} {address:?} {speed:?} {shape:?} {level:?} {copies} {extra:?} {tags:?}")
 }
 
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
@@ -357,7 +370,11 @@ fn the_typed_routes_read_plain_types_and_check_the_others() {
     assert_eq!(route_of(&Map), Some((1, false, vec!["entries"])));
     assert_eq!(
         route_of(&Mixed),
-        Some((2, false, vec!["address", "speed", "shape", "extra"]))
+        Some((
+            2,
+            false,
+            vec!["address", "speed", "shape", "level", "extra"]
+        ))
     );
     for (name, route) in [
         ("lenient", route_of(&Lenient)),
@@ -759,10 +776,17 @@ fn mixed_call_text() -> impl Strategy<Value = String> {
             ],
             &[
                 r#"{"kind": "Square", "side": 0}"#,
+                r#"{"kind": "Square", "side": 0, "note": 1.5}"#,
+                r#"{"kind": "Square", "side": 0, "note": null}"#,
                 r#"{"kind": "Circle"}"#,
                 r#"{"kind": "Circle", "r": -0.0}"#,
                 r#"{"kind": "Square", "side": 3.0}"#,
             ],
+            50,
+        ),
+        mixed_field(
+            &[r#""low""#, r#""high""#, "null", r#""lo\u0077""#],
+            &[r#""LOW""#, r#"{"low": null}"#, r#""""#],
             50,
         ),
         mixed_field(&["1", "null", "4294967295"], &["-1", "2.0"], 40),
@@ -774,13 +798,13 @@ fn mixed_call_text() -> impl Strategy<Value = String> {
         mixed_field(&["[]", r#"["a"]"#], &[r#"[1]"#, "null"], 95),
     );
     let names = [
-        "count", "address", "speed", "shape", "copies", "extra", "tags",
+        "count", "address", "speed", "shape", "level", "copies", "extra", "tags",
     ];
     (fields, prop::option::weighted(0.05, Just(()))).prop_map(move |(fields, unknown)| {
-        let (a, b, c, d, e, f, g) = fields;
+        let (a, b, c, d, l, e, f, g) = fields;
         let mut members: Vec<String> = names
             .iter()
-            .zip([a, b, c, d, e, f, g])
+            .zip([a, b, c, d, l, e, f, g])
             .filter_map(|(name, value)| value.map(|value| format!("\"{name}\": {value}")))
             .collect();
         if unknown.is_some() {
@@ -821,35 +845,48 @@ fn checked_arguments_are_normalised_as_on_the_checked_route() {
     let call = |address: &str, rest: &str| {
         format!(r#"{{"count": 1, "address": {address}, "tags": []{rest}}}"#)
     };
-    for (text, taken, ending) in [
-        // `null` for a defaulted field inside a struct: left out.
+    for (text, (taken, value_taken), ending) in [
+        // `null` for a defaulted field inside a struct: left out. (The value
+        // route reads the object where it is and leaves this one to the
+        // checked route.)
         (
             call(r#"{"street": "a", "floors": null}"#, ""),
-            true,
+            (true, false),
             "floors: [] }",
         ),
         // An integral float for an integer inside a struct.
         (
             call(r#"{"street": "a", "zip": 7.0}"#, ""),
-            true,
+            (true, true),
             "zip: Some(7)",
         ),
         // A negative zero inside a struct is the integer 0.
         (
             call(r#"{"street": "a", "floors": [-0.0]}"#, ""),
-            true,
+            (true, true),
             "floors: [0.0]",
         ),
         // `null` for a defaulted argument: its default.
         (
             call(r#"{"street": "a"}"#, r#", "shape": null"#),
-            true,
-            "Dot 2",
+            (true, true),
+            "Dot Low 2",
+        ),
+        // A variant given with an escape.
+        (
+            call(r#"{"street": "a"}"#, r#", "level": "hig\u0068""#),
+            (true, true),
+            "High 2",
         ),
         // Read by the types, refused by the schemas.
         (
+            call(r#"{"street": "a"}"#, r#", "level": {"high": null}"#),
+            (false, false),
+            "invalid_arguments",
+        ),
+        (
             call(r#"{"street": "a"}"#, r#", "speed": {"slow": null}"#),
-            false,
+            (false, false),
             "invalid_arguments",
         ),
         (
@@ -857,7 +894,7 @@ fn checked_arguments_are_normalised_as_on_the_checked_route() {
                 r#"{"street": "a"}"#,
                 r#", "shape": {"kind": "Square", "side": 0}"#,
             ),
-            false,
+            (false, false),
             "invalid_arguments",
         ),
     ] {
@@ -865,7 +902,24 @@ fn checked_arguments_are_normalised_as_on_the_checked_route() {
         let (routed, checked) = both_routes(&runtime, "mixed", text.as_str());
         assert_eq!(routed, checked, "{text}");
         assert!(routed.contains(ending), "{text}: {routed}");
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            takes_value_route(&Mixed, &value, &Limits::default()),
+            value_taken,
+            "{text} as a value"
+        );
+        let (routed, checked) = both_routes(&runtime, "mixed", value);
+        assert_eq!(routed, checked, "{text} as a value");
+        assert!(routed.contains(ending), "{text} as a value: {routed}");
     }
+    // Each kind of enum, read by the value route from where it is.
+    let text = call(
+        r#"{"street": "a"}"#,
+        r#", "speed": "fast", "shape": {"kind": "Circle", "r": 2}, "extra": {"k": [1]}"#,
+    );
+    let value: Value = serde_json::from_str(&text).unwrap();
+    assert!(takes_value_route(&Mixed, &value, &Limits::default()));
+    assert!(takes_text_route(&Mixed, &text));
 }
 
 /// Depth and size limits hold on checked arguments as on the checked

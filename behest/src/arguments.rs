@@ -14,6 +14,7 @@ mod nulls;
 mod reader;
 
 pub use nulls::drop_optional_nulls;
+pub(crate) use nulls::has_null_member;
 pub(crate) use reader::read;
 
 /// Limits applied while decoding arguments.
@@ -136,18 +137,18 @@ pub(crate) fn walk(value: &mut Value, limits: DecodeLimits) -> ToolResult<()> {
 }
 
 /// What [`measure`] finds of a value within the limits.
-struct Measured {
+pub(crate) struct Measured {
     /// The approximate encoded size: scalars as [`scalar_len`] counts
     /// them, a bracket and a comma per item, a key with its quotes, colon
     /// and comma.
     size: usize,
     /// Whether the value holds a float.
-    floats: bool,
+    pub floats: bool,
 }
 
 /// The limits of [`walk`] (and of a value [`read`] skips): the value's
 /// size and whether it holds a float.
-fn measure(value: &Value, limits: DecodeLimits) -> ToolResult<Measured> {
+pub(crate) fn measure(value: &Value, limits: DecodeLimits) -> ToolResult<Measured> {
     let DecodeLimits {
         max_bytes,
         max_depth,

@@ -17,7 +17,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{json, Map, Value};
 
-use crate::arguments::{drop_optional_nulls, walk, DecodeLimits};
+use crate::arguments::{drop_optional_nulls, has_null_member, measure, walk, DecodeLimits};
 use crate::validation::ArgumentValidator;
 
 /// The checks of a tool's arguments that its types do not make.
@@ -34,6 +34,19 @@ struct CheckedField {
     /// Its property's schema, with the root's definitions for its `$ref`s.
     schema: Value,
     validator: ArgumentValidator,
+    /// The strings its schema accepts, where it accepts those and nothing
+    /// else (a unit-only enum's variants): checked where they are, with no
+    /// `Value` made.
+    strings: Option<Vec<String>>,
+}
+
+/// The limits of an argument's value, one level below the arguments
+/// object.
+fn below(limits: DecodeLimits) -> DecodeLimits {
+    DecodeLimits {
+        max_depth: limits.max_depth.saturating_sub(1),
+        ..limits
+    }
 }
 
 impl fmt::Debug for FieldChecks {
@@ -96,12 +109,14 @@ impl FieldChecks {
                         }
                     }
                 }
+                let strings = string_set(&schema, root, 0);
                 let schema = Value::Object(schema);
                 Some(CheckedField {
                     name,
                     optional: !required.contains(&name),
                     validator: ArgumentValidator::compile(&schema).ok()?,
                     schema,
+                    strings,
                 })
             })
             .collect::<Option<_>>()?;
@@ -124,16 +139,38 @@ impl FieldChecks {
         if value.is_null() && field.optional {
             return true;
         }
-        // The field's value is one level below the arguments object.
-        let limits = DecodeLimits {
-            max_depth: limits.max_depth.saturating_sub(1),
-            ..limits
-        };
-        if walk(value, limits).is_err() {
+        if walk(value, below(limits)).is_err() {
             return false;
         }
         drop_optional_nulls(value, &field.schema);
         field.validator.is_valid(value)
+    }
+
+    /// Holds the checked arguments present in a parsed arguments object to
+    /// their schemas as [`check`](Self::check) would, in place unless one
+    /// holds something the checked route changes (a float, a `null`
+    /// member). The object's own types then read it, under the limits.
+    pub(crate) fn hold(&self, object: &Map<String, Value>, limits: DecodeLimits) -> bool {
+        self.fields.iter().enumerate().all(|(index, field)| {
+            let Some(value) = object.get(field.name) else {
+                return true;
+            };
+            if value.is_null() && field.optional {
+                return true;
+            }
+            if let Some(strings) = &field.strings {
+                return value
+                    .as_str()
+                    .is_some_and(|text| strings.iter().any(|s| s == text));
+            }
+            match measure(value, below(limits)) {
+                Err(_) => false,
+                Ok(measured) if measured.floats || has_null_member(value) => {
+                    self.check(index, &mut value.clone(), limits)
+                }
+                Ok(_) => field.validator.is_valid(value),
+            }
+        })
     }
 }
 
@@ -262,6 +299,21 @@ impl<'de, M: MapAccess<'de>> MapAccess<'de> for Fields<'_, M> {
         let Some(index) = self.pending.take() else {
             return self.map.next_value_seed(seed);
         };
+        let field = &self.checks.checks.fields[index];
+        if let Some(strings) = &field.strings {
+            return match self.map.next_value_seed(TextOrNull)? {
+                Text::Null if field.optional => {
+                    seed.deserialize(de::value::UnitDeserializer::new())
+                }
+                Text::Borrowed(text) if strings.iter().any(|s| s == text) => {
+                    seed.deserialize(Member(de::value::BorrowedStrDeserializer::new(text)))
+                }
+                Text::Owned(text) if strings.iter().any(|s| *s == text) => {
+                    seed.deserialize(Member(de::value::StringDeserializer::new(text)))
+                }
+                _ => Err(de::Error::custom("an argument does not match its schema")),
+            };
+        }
         let mut value: Value = self.map.next_value()?;
         if !self
             .checks
@@ -403,5 +455,211 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for NoteKey<'_, V> {
 
     fn visit_u64<E: de::Error>(self, index: u64) -> Result<V::Value, E> {
         self.visitor.visit_u64(index)
+    }
+}
+
+/// A string argument as it comes, or `null`.
+enum Text<'de> {
+    Borrowed(&'de str),
+    Owned(String),
+    Null,
+}
+
+/// A string of a set, for the argument's type: a unit variant, or the
+/// string itself; `Some` of it where the type is an `Option` (a defaulted
+/// argument's is).
+struct Member<D>(D);
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for Member<D> {
+    type Error = D::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_any(visitor)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        visitor.visit_some(self.0)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.0.deserialize_enum(name, variants, visitor)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        visitor.visit_newtype_struct(self.0)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct
+        identifier ignored_any
+    }
+}
+
+/// Reads a [`Text`]; anything else is an error.
+struct TextOrNull;
+
+impl<'de> DeserializeSeed<'de> for TextOrNull {
+    type Value = Text<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Text<'de>, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TextOrNull {
+    type Value = Text<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a string or null")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Text<'de>, E> {
+        Ok(Text::Borrowed(text))
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Text<'de>, E> {
+        Ok(Text::Owned(text.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, text: String) -> Result<Text<'de>, E> {
+        Ok(Text::Owned(text))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Text<'de>, E> {
+        Ok(Text::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Text<'de>, E> {
+        Ok(Text::Null)
+    }
+}
+
+/// Annotations: they accept anything.
+const ANNOTATIONS: &[&str] = &[
+    "description",
+    "title",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+    "$schema",
+    "$defs",
+    "definitions",
+];
+
+/// The strings `schema` accepts when it accepts a finite set of strings and
+/// nothing else: an `enum` or `const` of strings, a `oneOf` or `anyOf` of
+/// such schemas (as schemars writes a unit-only enum whose variants have
+/// docs), or a local `$ref` to one, with `"type": "string"` and
+/// annotations beside it. `None` for any other schema, or one holding a
+/// keyword not named here.
+fn string_set(
+    schema: &Map<String, Value>,
+    root: &Map<String, Value>,
+    depth: usize,
+) -> Option<Vec<String>> {
+    // `$ref` cycles end here.
+    if depth > 8 {
+        return None;
+    }
+    let mut found: Option<Vec<String>> = None;
+    for (key, value) in schema {
+        let strings = match key.as_str() {
+            key if ANNOTATIONS.contains(&key) => continue,
+            "type" if value == "string" => continue,
+            "const" => vec![value.as_str()?.to_owned()],
+            "enum" => value
+                .as_array()?
+                .iter()
+                .map(|item| item.as_str().map(str::to_owned))
+                .collect::<Option<_>>()?,
+            "oneOf" | "anyOf" => {
+                let mut all: Vec<String> = Vec::new();
+                for branch in value.as_array()? {
+                    for text in string_set(branch.as_object()?, root, depth + 1)? {
+                        // Two branches that accept one string: `oneOf`
+                        // refuses it.
+                        if all.contains(&text) {
+                            return None;
+                        }
+                        all.push(text);
+                    }
+                }
+                all
+            }
+            "$ref" => {
+                let name = value
+                    .as_str()?
+                    .strip_prefix("#/$defs/")
+                    .filter(|name| !name.contains(['/', '~', '%']))?;
+                let target = root.get("$defs")?.get(name)?.as_object()?;
+                string_set(target, root, depth + 1)?
+            }
+            _ => return None,
+        };
+        // One keyword that names the set: two would intersect.
+        if found.replace(strings).is_some() {
+            return None;
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(schema: Value) -> Option<Vec<String>> {
+        let root = json!({"$defs": {
+            "Level": {"oneOf": [
+                {"type": "string", "const": "low", "description": "Quiet."},
+                {"type": "string", "const": "high"}
+            ]},
+            "Loop": {"$ref": "#/$defs/Loop"}
+        }});
+        string_set(schema.as_object().unwrap(), root.as_object().unwrap(), 0)
+    }
+
+    #[test]
+    fn a_finite_set_of_strings_is_found_and_nothing_else() {
+        let set = |items: &[&str]| Some(items.iter().map(|s| s.to_string()).collect());
+        assert_eq!(
+            strings(json!({"type": "string", "enum": ["a", "b"]})),
+            set(&["a", "b"])
+        );
+        assert_eq!(strings(json!({"const": "a", "title": "A"})), set(&["a"]));
+        assert_eq!(
+            strings(json!({"$ref": "#/$defs/Level", "description": "How loud.", "default": "low"})),
+            set(&["low", "high"])
+        );
+        for other in [
+            // `null` too, or any string, or another type.
+            json!({"anyOf": [{"$ref": "#/$defs/Level"}, {"type": "null"}]}),
+            json!({"type": "string"}),
+            json!({"enum": ["a", 1]}),
+            json!({"type": "integer", "enum": ["a"]}),
+            // A keyword that says more.
+            json!({"enum": ["a"], "minLength": 2}),
+            json!({"enum": ["a"], "const": "a"}),
+            // `oneOf` refuses a string two branches accept.
+            json!({"oneOf": [{"const": "a"}, {"const": "a"}]}),
+            json!({"$ref": "#/$defs/Loop"}),
+            json!({"$ref": "#/$defs/Missing"}),
+            json!({"$ref": "other.json#/$defs/Level"}),
+        ] {
+            assert_eq!(strings(other.clone()), None, "{other}");
+        }
     }
 }

@@ -70,7 +70,7 @@ pub fn drop_optional_nulls(arguments: &mut Value, schema: &Value) {
 }
 
 /// Whether an object anywhere in `value` has a `null` member.
-fn has_null_member(value: &Value) -> bool {
+pub(crate) fn has_null_member(value: &Value) -> bool {
     // Most arguments are flat: no stack for them.
     if let Value::Object(object) = value {
         if object.values().any(Value::is_null) {

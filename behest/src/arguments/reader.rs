@@ -10,7 +10,7 @@ use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, V
 use serde::Deserializer;
 use serde_json::{Error, Value};
 
-use super::{as_integer, measure, DecodeLimits};
+use super::{as_integer, measure, normalise_all, DecodeLimits};
 use crate::__private::checked::FieldChecks;
 use crate::json_text::scalar_len;
 
@@ -21,7 +21,7 @@ use crate::json_text::scalar_len;
 /// all of what it is given (or skip it with `deserialize_ignored_any`,
 /// which measures it): the argument types of a `#[tool]` do, and an array
 /// or object left part-read fails the read. The arguments named in
-/// `checks` are held to their schemas as they are read.
+/// `checks` are first held to their schemas where they are.
 pub(crate) fn read<T: DeserializeOwned>(
     value: &Value,
     limits: DecodeLimits,
@@ -36,10 +36,12 @@ pub(crate) fn read<T: DeserializeOwned>(
         depth: 1,
         budget: &mut budget,
     };
-    match checks {
-        None => T::deserialize(reader).ok(),
-        Some(checks) => crate::__private::checked::read(reader, checks, limits).ok(),
+    if let Some(checks) = checks {
+        if !checks.hold(value.as_object()?, limits) {
+            return None;
+        }
     }
+    T::deserialize(reader).ok()
 }
 
 /// What is left of the limits as the object is read.
@@ -160,10 +162,44 @@ impl<'de> Deserializer<'de> for Reader<'de, '_> {
         visitor.visit_unit()
     }
 
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    /// An enum, as `serde_json` reads one from a `Value`: a unit variant
+    /// from its name, any variant from an object of one member. The value
+    /// counts against the limits whole, as a skipped one does.
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        if let Value::String(variant) = self.value {
+            self.budget.spend(scalar_len(self.value))?;
+            return visitor.visit_enum(de::value::BorrowedStrDeserializer::new(variant));
+        }
+        let limits = DecodeLimits {
+            max_bytes: self.budget.left,
+            max_depth: self.budget.max_depth.saturating_sub(self.depth - 1),
+        };
+        let measured = measure(self.value, limits).map_err(|_| over_limit())?;
+        self.budget.spend(measured.size)?;
+        let mut value = self.value.clone();
+        if measured.floats {
+            normalise_all(&mut value);
+        }
+        value.deserialize_enum(name, variants, visitor)
+    }
+
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf unit unit_struct newtype_struct seq tuple
-        tuple_struct map struct enum identifier
+        bytes byte_buf unit unit_struct seq tuple
+        tuple_struct map struct identifier
     }
 }
 
@@ -383,9 +419,21 @@ mod tests {
             let expected = decoded(value, limits(size, 2))
                 .map(|decoded| Strict::deserialize(&decoded).unwrap());
             assert!(expected.is_some(), "{value}");
-            assert_eq!(read::<Strict>(value, limits(size, 2), None), expected, "{value}");
-            assert_eq!(read::<Strict>(value, limits(size - 1, 2), None), None, "{value}");
-            assert_eq!(read::<Strict>(value, limits(size, 1), None), None, "{value}");
+            assert_eq!(
+                read::<Strict>(value, limits(size, 2), None),
+                expected,
+                "{value}"
+            );
+            assert_eq!(
+                read::<Strict>(value, limits(size - 1, 2), None),
+                None,
+                "{value}"
+            );
+            assert_eq!(
+                read::<Strict>(value, limits(size, 1), None),
+                None,
+                "{value}"
+            );
         }
         // A negative zero is read as the checked route reads it: `0`.
         let zero = read::<Strict>(&values[0], limits(1024, 2), None).unwrap();
@@ -399,7 +447,11 @@ mod tests {
             json!({"count": 1, "ratio": 1, "big": 1, "maybe": [], "other": 1}),
             json!({"count": 1, "ratio": 1, "big": -1, "maybe": []}),
         ] {
-            assert_eq!(read::<Strict>(&refused, limits(1024, 4), None), None, "{refused}");
+            assert_eq!(
+                read::<Strict>(&refused, limits(1024, 4), None),
+                None,
+                "{refused}"
+            );
         }
     }
 
