@@ -308,7 +308,7 @@ impl<'de, M: MapAccess<'de>> MapAccess<'de> for Fields<'_, M> {
                 Text::Borrowed(text) if strings.iter().any(|s| s == text) => {
                     seed.deserialize(Member(de::value::BorrowedStrDeserializer::new(text)))
                 }
-                Text::Owned(text) if strings.iter().any(|s| *s == text) => {
+                Text::Owned(text) if strings.contains(&text) => {
                     seed.deserialize(Member(de::value::StringDeserializer::new(text)))
                 }
                 _ => Err(de::Error::custom("an argument does not match its schema")),
