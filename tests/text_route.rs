@@ -136,6 +136,7 @@ enum Shape {
 /// Mixed arguments: plain ones beside a struct, an enum, a defaulted
 /// tagged enum and any JSON, which are checked as they are read.
 #[tool]
+#[allow(clippy::too_many_arguments)]
 fn mixed(
     count: u8,
     address: Address,
