@@ -1,13 +1,28 @@
 #!/usr/bin/env bash
-# Build time of 100 `#[tool]` functions against the same 100 functions with
-# hand-written `#[derive(Deserialize, JsonSchema)]` argument structs and
-# `Tool` impls: a clean build of the crate (dependencies already built) and
-# a rebuild after touching one of its ten modules. A third crate, `plain`,
-# has the same 100 functions and no tool code at all: what the functions
-# themselves cost, beside which the other two show what making tools adds.
+# Build time of 100 `#[tool]` functions against the same 100 functions
+# written by hand: a clean build of the crate (dependencies already built)
+# and a rebuild after touching one of its ten modules.
+#
+# The tools have the shapes users write: three arguments of mixed types
+# (an optional one in most), a defaulted fourth in every other tool, and in
+# every tenth a struct and an enum of the crate's own (derived in every
+# crate, as they must be). The crates:
+# - `macro`: `#[tool]` on each function;
+# - `manual`: each function with a `#[derive(Deserialize, JsonSchema)]`
+#   arguments struct and a `Tool` impl, what a hand-written tool needs;
+# - `derives`: each function with its derived arguments struct and nothing
+#   more (no tool): the least a hand-written crate compiles;
+# - `plain`: the functions and the crate's own types alone, no tool code.
 #
 # Medians of RUNS clean builds and 2 x RUNS rebuilds each.
 # Run from the repository root: bash benches/build_time.sh [RUNS]
+#
+# With `--full`, "clean" is instead `cargo clean` of everything: the
+# dependencies (behest, serde, schemars and theirs) are built again each
+# time, which they share, so the ratio tends to 1 as they dominate. With
+# `--release`, every build is a release build: no incremental state, so a
+# touch rebuilds the whole crate, and the generic code the crates
+# instantiate is optimised there.
 #
 # With `--instructions`, the rebuild after a touch is measured instead in
 # instructions executed by rustc (valgrind's callgrind): slower, but the
@@ -15,10 +30,17 @@
 # compared on a noisy machine. Needs valgrind.
 set -euo pipefail
 mode=time
-if [[ ${1:-} == --instructions ]]; then
-  mode=instructions
+full=false
+profile=()
+while [[ ${1:-} == --* ]]; do
+  case $1 in
+    --instructions) mode=instructions ;;
+    --full) full=true ;;
+    --release) profile=(--release) ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
   shift
-fi
+done
 runs=${1:-5}
 root=$(pwd)
 work="$root/target/build-bench"
@@ -49,8 +71,77 @@ TOML
 extra_types=("Option<bool>" "Option<i32>" "Option<u8>" "Option<String>" "Option<f64>"
   "Vec<String>" "Option<u16>" "Vec<i64>" "Option<Vec<bool>>" "Option<u64>")
 
+# The crate's own types of module $1, used by its tenth tool: the same
+# derives in every crate.
+own_types() { # module index
+  cat <<RS
+
+/// Where to.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct Place$1 {
+    /// Street.
+    pub street: String,
+    /// City.
+    pub city: String,
+    /// Floor, if any.
+    pub floor: Option<i32>,
+}
+
+/// How.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode$1 {
+    /// Slowly.
+    Slow,
+    /// Quickly.
+    Fast,
+}
+RS
+}
+
+# The arguments of tool $2 of module $1 after the first three, as
+# "name: type" lines; the defaulted one is marked "default".
+more_args() { # module tool
+  if (($2 % 2 == 0)); then echo "limit u32 default"; fi
+  if (($2 == 9)); then
+    echo "place Place$1 -"
+    echo "mode Mode$1 -"
+  fi
+}
+
+# The function's parameter list after the first three, for each crate.
+params() { # module tool style
+  while read -r name ty default; do
+    if [[ $3 == macro && $default == default ]]; then
+      printf '    /// More.\n    #[arg(default)]\n    %s: %s,\n' "$name" "$ty"
+    elif [[ $3 == macro ]]; then
+      printf '    /// More.\n    %s: %s,\n' "$name" "$ty"
+    else
+      printf '%s: %s, ' "$name" "$ty"
+    fi
+  done < <(more_args "$1" "$2")
+}
+
+# The arguments struct's fields after the first three.
+fields() { # module tool
+  while read -r name ty default; do
+    if [[ $default == default ]]; then printf '    /// More.\n    #[serde(default)]\n'; else printf '    /// More.\n'; fi
+    printf '    pub %s: %s,\n' "$name" "$ty"
+  done < <(more_args "$1" "$2")
+}
+
+# The names after the first three, as call arguments from `args`.
+passed() { # module tool
+  while read -r name _ _; do printf ', args.%s' "$name"; done < <(more_args "$1" "$2")
+}
+
+names() { # module tool
+  while read -r name _ _; do printf ' {%s:?}' "$name"; done < <(more_args "$1" "$2")
+}
+
 module_macro() { # module index
   echo "use behest::tool;"
+  own_types "$1"
   for i in $(seq 0 9); do
     n="m$1_t$i"
     extra=${extra_types[$i]}
@@ -65,8 +156,8 @@ pub async fn $n(
     label: String,
     /// Something more.
     extra: $extra,
-) -> String {
-    format!("{label}: {count} {extra:?}")
+$(params "$1" "$i" macro)) -> String {
+    format!("{label}: {count} {extra:?}$(names "$1" "$i")")
 }
 RS
   done
@@ -79,14 +170,15 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 RS
+  own_types "$1"
   for i in $(seq 0 9); do
     n="m$1_t$i"
     camel="M$1T$i"
     extra=${extra_types[$i]}
     cat <<RS
 
-pub async fn $n(count: i64, label: String, extra: $extra) -> String {
-    format!("{label}: {count} {extra:?}")
+pub async fn $n(count: i64, label: String, extra: $extra, $(params "$1" "$i" manual)) -> String {
+    format!("{label}: {count} {extra:?}$(names "$1" "$i")")
 }
 
 /// Arguments of $n.
@@ -99,7 +191,7 @@ pub struct ${camel}Args {
     pub label: String,
     /// Something more.
     pub extra: $extra,
-}
+$(fields "$1" "$i")}
 
 pub struct $camel;
 
@@ -119,28 +211,62 @@ impl Tool for $camel {
     }
     async fn execute(&self, arguments: Value) -> ToolResult<ToolOutput> {
         let args: ${camel}Args = behest::arguments::parse(arguments)?;
-        Ok(ToolOutput::text($n(args.count, args.label, args.extra).await))
+        Ok(ToolOutput::text($n(args.count, args.label, args.extra$(passed "$1" "$i")).await))
     }
 }
 RS
   done
 }
 
+module_derives() { # module index
+  cat <<'RS'
+use schemars::JsonSchema;
+use serde::Deserialize;
+RS
+  own_types "$1"
+  for i in $(seq 0 9); do
+    n="m$1_t$i"
+    camel="M$1T$i"
+    extra=${extra_types[$i]}
+    cat <<RS
+
+/// Tool $n: combine a count, a label and an extra.
+pub async fn $n(count: i64, label: String, extra: $extra, $(params "$1" "$i" derives)) -> String {
+    format!("{label}: {count} {extra:?}$(names "$1" "$i")")
+}
+
+/// Arguments of $n.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ${camel}Args {
+    /// How many.
+    pub count: i64,
+    /// What to call it.
+    pub label: String,
+    /// Something more.
+    pub extra: $extra,
+$(fields "$1" "$i")}
+RS
+  done
+}
+
 module_plain() { # module index
+  own_types "$1"
   for i in $(seq 0 9); do
     n="m$1_t$i"
     extra=${extra_types[$i]}
     cat <<RS
 
 /// Tool $n: combine a count, a label and an extra.
-pub async fn $n(count: i64, label: String, extra: $extra) -> String {
-    format!("{label}: {count} {extra:?}")
+pub async fn $n(count: i64, label: String, extra: $extra, $(params "$1" "$i" plain)) -> String {
+    format!("{label}: {count} {extra:?}$(names "$1" "$i")")
 }
 RS
   done
 }
 
-for kind in macro manual plain; do
+kinds=(manual derives macro plain)
+for kind in "${kinds[@]}"; do
   dir="$work/tools_$kind"
   mkdir -p "$dir/src"
   manifest "tools_$kind" > "$dir/Cargo.toml"
@@ -153,28 +279,29 @@ for kind in macro manual plain; do
 done
 
 # Dependencies once, so that only the tools crates are measured.
-for kind in macro manual plain; do
-  (cd "$work/tools_$kind" && cargo build --quiet)
+for kind in "${kinds[@]}"; do
+  (cd "$work/tools_$kind" && cargo build --quiet "${profile[@]}")
 done
 
 if [[ $mode == instructions ]]; then
   declare -A counts
-  for kind in manual macro plain; do
+  for kind in "${kinds[@]}"; do
     dir="$work/tools_$kind"
     touch "$dir/src/m3.rs"
     # The exact rustc command cargo runs, replayed under callgrind after
     # the next touch, so that the incremental state is cargo's own.
-    command=$(cd "$dir" && cargo build -v 2>&1 |
+    command=$(cd "$dir" && cargo build -v "${profile[@]}" 2>&1 |
       sed -n "s/^ *Running \`\(.*rustc --crate-name tools_$kind .*\)\`\$/\1/p")
     touch "$dir/src/m3.rs"
     counts[$kind]=$(cd "$dir" && eval "valgrind --tool=callgrind --callgrind-out-file=/dev/null $command" 2>&1 |
       sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
   done
   printf '%-12s %16s\n' "" "touch (instr.)"
-  for kind in manual macro plain; do
+  for kind in "${kinds[@]}"; do
     printf '%-12s %16s\n' "$kind" "${counts[$kind]}"
   done
   printf '%-12s %16.3f\n' "ratio" "$(echo "${counts[macro]} / ${counts[manual]}" | bc -l)"
+  printf '%-12s %16.3f\n' "derives ratio" "$(echo "${counts[derives]} / ${counts[manual]}" | bc -l)"
   printf '%-12s %16.3f\n' "plain ratio" "$(echo "${counts[plain]} / ${counts[manual]}" | bc -l)"
   exit 0
 fi
@@ -185,32 +312,40 @@ median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # The crates alternate, so that a slow moment of the machine hits each.
 declare -A clean_times touch_times
 for _ in $(seq "$runs"); do
-  for kind in manual macro plain; do
+  for kind in "${kinds[@]}"; do
     dir="$work/tools_$kind"
-    (cd "$dir" && cargo clean --quiet -p "tools_$kind")
-    s=$(now); (cd "$dir" && cargo build --quiet); e=$(now)
+    if $full; then
+      (cd "$dir" && cargo clean --quiet "${profile[@]}")
+    else
+      (cd "$dir" && cargo clean --quiet -p "tools_$kind" "${profile[@]}")
+    fi
+    s=$(now); (cd "$dir" && cargo build --quiet "${profile[@]}"); e=$(now)
     clean_times[$kind]+="$(echo "$e - $s" | bc) "
     for _ in 1 2; do
       touch "$dir/src/m3.rs"
-      s=$(now); (cd "$dir" && cargo build --quiet); e=$(now)
+      s=$(now); (cd "$dir" && cargo build --quiet "${profile[@]}"); e=$(now)
       touch_times[$kind]+="$(echo "$e - $s" | bc) "
     done
   done
 done
 declare -A clean touched
-for kind in manual macro plain; do
+for kind in "${kinds[@]}"; do
   clean[$kind]=$(printf '%s\n' ${clean_times[$kind]} | median)
   touched[$kind]=$(printf '%s\n' ${touch_times[$kind]} | median)
 done
 
-printf '%-12s %12s %12s\n' "" "clean (s)" "touch (s)"
-for kind in manual macro plain; do
-  printf '%-12s %12.2f %12.2f\n' "$kind" "${clean[$kind]}" "${touched[$kind]}"
+label=clean
+$full && label="all (s)"
+printf '%-16s %12s %12s\n' "" "$label" "touch (s)"
+for kind in "${kinds[@]}"; do
+  printf '%-16s %12.2f %12.2f\n' "$kind" "${clean[$kind]}" "${touched[$kind]}"
 done
-# macro / manual is the figure that matters; plain / manual is the floor
-# the functions themselves set.
-for kind in macro plain; do
-  printf '%-12s %12.2f %12.2f\n' "$kind/manual" \
-    "$(echo "${clean[$kind]} / ${clean[manual]}" | bc -l)" \
-    "$(echo "${touched[$kind]} / ${touched[manual]}" | bc -l)"
+# macro / manual is the figure that matters; derives / manual and plain /
+# manual are what the least hand-written crate and the functions alone
+# cost; macro / derives compares with that least crate.
+for pair in macro/manual derives/manual plain/manual macro/derives; do
+  a=${pair%/*} b=${pair#*/}
+  printf '%-16s %12.2f %12.2f\n' "$pair" \
+    "$(echo "${clean[$a]} / ${clean[$b]}" | bc -l)" \
+    "$(echo "${touched[$a]} / ${touched[$b]}" | bc -l)"
 done

@@ -5,21 +5,33 @@
 //! fall on both sides of a ratio alike, where criterion, timing one case
 //! for seconds and then the next, lets them fall on one side.
 //!
+//! Each side's inputs are made before its timed part, and each output is
+//! dropped inside it, as a caller drops it. The tools sit in a registry of
+//! 100.
+//!
 //! The rows:
-//! 1. a call from JSON text (`c_runtime/10_tools`) against
-//!    `serde_json::from_str` into a derived struct and the call
-//!    (`b_from_str`);
-//! 2. the same with a 50 KB string argument (`c50`, `b50`), in batches of
-//!    16 calls rather than `call_overhead`'s 1 024;
-//! 3. a call from a parsed `Value` (`d_value_route/10_tools`) against a
-//!    compiled `jsonschema` check, `serde_json::from_value` and the call
-//!    (`parts/value_floor`).
+//! 1. a call from JSON text (`describe`, three small arguments) against
+//!    `serde_json::from_str` into a derived struct and the call;
+//! 2. the same with a 50 KB string argument, in batches of 16 calls rather
+//!    than 1 024;
+//! 3. a call from a parsed `Value` against a compiled `jsonschema` check,
+//!    `serde_json::from_value` and the call;
+//! 4. a call from JSON text of the shape users write (`place_order`: nine
+//!    arguments of mixed types, a nested struct, an enum, an optional and
+//!    two defaulted ones) against `from_str` into a derived struct and the
+//!    call;
+//! 5. the same from a parsed `Value`, against the tool's own schema
+//!    compiled by `jsonschema`, `from_value` and the call;
+//! 6. and 7. rows 1 and 4 with the `ToolCall` made inside the timed part,
+//!    as a harness that writes `runtime.call(ToolCall::new(..))` in its
+//!    loop times it: three strings copied into place, which a model's
+//!    answer, already parsed, has made before the call runs.
 //!
 //! Both sides of a row run on one Tokio runtime with its drivers enabled
 //! (`call_overhead` runs its `parts/*` floors on one without; the figures
 //! did not differ beyond the noise).
 //!
-//! Run: `cargo bench --bench call_ratios [-- ROUNDS]`: 10 000 rounds by
+//! Run: `cargo bench --bench call_ratios [-- ROUNDS] [rows=4,5]`: 10 000 rounds by
 //! default, after 200 not counted. Run without `--bench` (as `cargo test
 //! --benches` does), it makes a few rounds, to show that it works.
 

@@ -419,3 +419,44 @@ async fn a_plain_fn_tool_runs_only_once_its_call_holds_a_place() {
     assert_eq!(counted, ToolOutput::json(1));
     assert_eq!(STARTS.load(Ordering::SeqCst), 1);
 }
+
+/// How often `step_default`'s default was made.
+static DEFAULTS_MADE: AtomicU64 = AtomicU64::new(0);
+
+fn step_default() -> u64 {
+    DEFAULTS_MADE.fetch_add(1, Ordering::SeqCst);
+    2
+}
+
+/// Count with a default step.
+#[tool]
+async fn count_default(#[arg(default = step_default())] step: u64) -> u64 {
+    step
+}
+
+/// A default of an `async fn` is code of the tool's: it runs when the call
+/// is made on the first poll, once the call holds a place, as the body's
+/// own code does.
+#[tokio::test]
+async fn an_async_tool_s_default_runs_only_once_its_call_holds_a_place() {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register_tool(Arc::new(HoldPlace))
+        .unwrap()
+        .register_tool(Arc::new(CountDefault))
+        .unwrap();
+    let runtime = ToolRuntime::builder(registry)
+        .max_concurrent_calls(1)
+        .build();
+    // The spec shows the default: made once, as the tool was registered.
+    let before = DEFAULTS_MADE.load(Ordering::SeqCst);
+    let first = runtime.call(ToolCall::new("1", "hold_place", "{}"));
+    let second = runtime.call(ToolCall::new("2", "count_default", "{}"));
+    futures::pin_mut!(first, second);
+    assert!(futures::poll!(&mut first).is_pending());
+    assert!(futures::poll!(&mut second).is_pending());
+    assert_eq!(DEFAULTS_MADE.load(Ordering::SeqCst), before);
+    assert!(first.await.outcome.is_ok());
+    assert_eq!(second.await.outcome.unwrap(), ToolOutput::json(2));
+    assert_eq!(DEFAULTS_MADE.load(Ordering::SeqCst), before + 1);
+}

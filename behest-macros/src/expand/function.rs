@@ -215,18 +215,21 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     // Most tools' bodies are a combinator over the function's call, which
     // costs each tool far less to compile than an `async` body. An `async
     // fn`'s call is made when `run` is called, so one whose arguments run
-    // code or read the context as they are made (an injected value, a
-    // default, a configured parameter) keeps an `async` body, where that
-    // happens on the first poll; a plain `fn`'s whole call is made on the
-    // first poll either way.
-    let combinator = !injects && !has_cfgs && (defaults.is_empty() || !is_async);
+    // code as they are made (a default) has its call made on the first
+    // poll (`finish_deferred`), as an `async` body would; one that reads
+    // the context (an injected value, which may fail) or has configured
+    // parameters keeps an `async` body. A plain `fn`'s whole call is made
+    // on the first poll either way.
+    let combinator = !injects && !has_cfgs;
     let run = if combinator {
         let all: Vec<&TokenStream> = call_args.iter().collect();
         let call = quote!(#function(#self_arg #(#all),*));
-        let body = if is_async {
+        let body = if !is_async {
+            quote!(#private::finish_sync(move || { let #value = #call; #finish }))
+        } else if defaults.is_empty() {
             quote!(#private::finish_async(#call, |#value| { #finish }))
         } else {
-            quote!(#private::finish_sync(move || { let #value = #call; #finish }))
+            quote!(#private::finish_deferred(move || #call, |#value| { #finish }))
         };
         quote! {
             fn run(

@@ -19,16 +19,16 @@ use std::sync::{PoisonError, RwLock};
 
 use crate::tool::{ToolAnnotations, ToolSpec};
 
-pub mod checked;
 pub mod de;
 pub mod dispatch;
+pub mod field_checks;
 pub mod plain;
 pub mod schema;
 mod spec_check;
 mod typed;
 
 pub use spec_check::{reads_value, spec_conflict, NoWireVariants};
-pub use typed::{finish_async, finish_sync, TypedTool};
+pub use typed::{finish_async, finish_deferred, finish_sync, TypedTool};
 
 /// The parts of a spec the macro knows from the tokens.
 pub struct SpecParts {

@@ -7,9 +7,9 @@
 //! `(&Probe::<A>::new()).__behest_plain()`. A tool whose argument types
 //! are not all plain still takes the typed routes, each argument of
 //! another type checked against its property's schema as it is read
-//! ([`route`], `checked`).
+//! ([`route`], `field_checks`).
 
-use super::checked::FieldChecks;
+use super::field_checks::FieldChecks;
 
 /// An argument type read straight into its type on the typed routes.
 pub trait Plain {

@@ -119,7 +119,7 @@ async fn execute_typed<T: TypedTool>(
 
 /// `Tool::__invoke_text` of a `#[tool]` with typed routes: its plain
 /// argument types accept exactly what their schemas accept, and the others
-/// are held to their schemas as they are read (`checked`), so a parse that
+/// are held to their schemas as they are read (`field_checks`), so a parse that
 /// succeeds needs no second check. Anything else is left to the checked
 /// route. The runtime has already left a tool with plain floats a text
 /// that may hold a negative zero (`json_text::has_negative_zero`), which
@@ -138,7 +138,7 @@ fn invoke_text<'a, T: TypedTool>(
         Some(checks) => {
             let mut deserializer = serde_json::Deserializer::from_str(text);
             let arguments: T::Arguments =
-                super::checked::read(&mut deserializer, checks, limits.into()).ok()?;
+                super::field_checks::read(&mut deserializer, checks, limits.into()).ok()?;
             deserializer.end().ok()?;
             arguments
         }
@@ -187,6 +187,18 @@ pub fn finish_async<F: Future, O>(
     finish: impl FnOnce(F::Output) -> O,
 ) -> impl Future<Output = O> {
     futures::FutureExt::map(future, finish)
+}
+
+/// The body of a `#[tool]` on an `async fn` with a default: the call, and
+/// with it the defaults' code, is made when the future is first polled, as
+/// an `async` body would make it, and never before the call holds its
+/// place in the runtime.
+pub fn finish_deferred<F: Future, O>(
+    call: impl FnOnce() -> F,
+    finish: impl FnOnce(F::Output) -> O,
+) -> impl Future<Output = O> {
+    use futures::FutureExt;
+    futures::future::lazy(move |_| call()).flatten().map(finish)
 }
 
 /// The body of a `#[tool]` on a plain `fn`: `call` runs when the future is

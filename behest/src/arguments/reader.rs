@@ -11,7 +11,7 @@ use serde::Deserializer;
 use serde_json::{Error, Value};
 
 use super::{as_integer, measure, normalise_all, DecodeLimits};
-use crate::__private::checked::FieldChecks;
+use crate::__private::field_checks::FieldChecks;
 use crate::json_text::scalar_len;
 
 /// `T` read from `value`, or `None` when the types do not read it or it is

@@ -41,7 +41,7 @@ pub struct PlainArguments {
     pub floats: bool,
     /// The checks of the arguments whose types are not plain, against
     /// their properties' schemas; `None` when all are plain.
-    pub checks: Option<std::sync::Arc<crate::__private::checked::FieldChecks>>,
+    pub checks: Option<std::sync::Arc<crate::__private::field_checks::FieldChecks>>,
 }
 
 /// A tool a model can call.
