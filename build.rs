@@ -5,7 +5,7 @@
 //! them those tests are reported as ignored ("skipped"), so `cargo test`
 //! passes on any clone.
 //!
-//! It also writes the struct + spec file pairs of `tests/spec_round_trip.rs`
+//! It also writes the struct + spec file pairs of `tests/schemas/spec_round_trip.rs`
 //! from the object schemas of the vendored JSON-Schema-Test-Suite
 //! (`tests/data`).
 

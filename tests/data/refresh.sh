@@ -5,7 +5,7 @@
 #   tests/data/refresh.sh copy DIR        # json-schema-test-suite/ and provider-fixtures/ from DIR
 #
 # Then run the tests that read the data:
-#   cargo test --test json_schema_suite --test spec_round_trip --test provider_fixtures --test models --all-features
+#   cargo test --test schemas --test providers --test models --all-features
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 case "${1:-}" in

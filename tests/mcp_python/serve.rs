@@ -1,5 +1,5 @@
 //! The MCP server the official Python SDK's client talks to in
-//! `tests/mcp.rs`: a behest runtime over stdio, or over streamable HTTP
+//! `tests/mcp/server.rs`: a behest runtime over stdio, or over streamable HTTP
 //! with `--http ADDR [--idle-ms N]` (it prints the address it listens on).
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! Writes the struct + spec file pairs of `tests/spec_round_trip.rs`: one
+//! Writes the struct + spec file pairs of `tests/schemas/spec_round_trip.rs`: one
 //! `#[external_tool(schema = "..")]` struct per object schema of the
 //! JSON-Schema-Test-Suite that a struct can express, and the schema as its
 //! file. Run by the build script; the suite's files are read in place.

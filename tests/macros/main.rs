@@ -1,0 +1,15 @@
+//! The `#[tool]`, `#[tools]` and `#[external_tool]` macros: the arguments,
+//! schemas and properties they generate, their options, hygiene and a renamed
+//! crate.
+
+#[path = "../representative/mod.rs"]
+mod representative;
+#[path = "../support/mod.rs"]
+mod support;
+
+mod arguments;
+mod crate_alias;
+mod hygiene;
+mod properties;
+mod schemas;
+mod tools;

@@ -1,0 +1,11 @@
+//! The provider formats: tools exported for each, their recorded traffic read
+//! back, messages converted both ways, their rules, and Chat stream chunks.
+
+#[path = "../representative/mod.rs"]
+mod representative;
+
+mod chat_chunks;
+mod exports;
+mod fixtures;
+mod messages;
+mod rules;
