@@ -1914,17 +1914,17 @@ async fn a_tools_tracing_events_reach_its_client_at_the_level_it_set() {
     assert_eq!(
         seen,
         [
-            json!({"level": "info", "logger": "mcp", "data": {"message": "looking up", "city": "Oslo"}}),
-            json!({"level": "info", "logger": "mcp", "data": {"message": "looking up", "city": "Rome"}}),
-            json!({"level": "debug", "logger": "mcp", "data": "cache miss"}),
-            json!({"level": "info", "logger": "mcp", "data": {"message": "looking up", "city": "Kyiv"}}),
+            json!({"level": "info", "logger": "mcp::server", "data": {"message": "looking up", "city": "Oslo"}}),
+            json!({"level": "info", "logger": "mcp::server", "data": {"message": "looking up", "city": "Rome"}}),
+            json!({"level": "debug", "logger": "mcp::server", "data": "cache miss"}),
+            json!({"level": "info", "logger": "mcp::server", "data": {"message": "looking up", "city": "Kyiv"}}),
         ]
     );
     // The other client saw its own call only, at its own (default) level.
     assert_eq!(
         *other.0.lock().unwrap(),
         [
-            json!({"level": "info", "logger": "mcp", "data": {"message": "looking up", "city": "Quito"}})
+            json!({"level": "info", "logger": "mcp::server", "data": {"message": "looking up", "city": "Quito"}})
         ]
     );
 }
