@@ -139,6 +139,23 @@ names() { # module tool
   while read -r name _ _; do printf ' {%s:?}' "$name"; done < <(more_args "$1" "$2")
 }
 
+# Tool $2's derived arguments struct, named $4Args, for function $3.
+args_struct() { # module tool function camel extra
+  cat <<RS
+/// Arguments of $3.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ${4}Args {
+    /// How many.
+    pub count: i64,
+    /// What to call it.
+    pub label: String,
+    /// Something more.
+    pub extra: $5,
+$(fields "$1" "$2")}
+RS
+}
+
 module_macro() { # module index
   echo "use behest::tool;"
   own_types "$1"
@@ -181,17 +198,7 @@ pub async fn $n(count: i64, label: String, extra: $extra, $(params "$1" "$i" man
     format!("{label}: {count} {extra:?}$(names "$1" "$i")")
 }
 
-/// Arguments of $n.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ${camel}Args {
-    /// How many.
-    pub count: i64,
-    /// What to call it.
-    pub label: String,
-    /// Something more.
-    pub extra: $extra,
-$(fields "$1" "$i")}
+$(args_struct "$1" "$i" "$n" "$camel" "$extra")
 
 pub struct $camel;
 
@@ -235,17 +242,7 @@ pub async fn $n(count: i64, label: String, extra: $extra, $(params "$1" "$i" der
     format!("{label}: {count} {extra:?}$(names "$1" "$i")")
 }
 
-/// Arguments of $n.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ${camel}Args {
-    /// How many.
-    pub count: i64,
-    /// What to call it.
-    pub label: String,
-    /// Something more.
-    pub extra: $extra,
-$(fields "$1" "$i")}
+$(args_struct "$1" "$i" "$n" "$camel" "$extra")
 RS
   done
 }
