@@ -14,7 +14,7 @@ mod nulls;
 mod reader;
 
 pub use nulls::drop_optional_nulls;
-pub(crate) use nulls::has_null_member;
+pub(crate) use nulls::{dropped_optional_nulls, has_null_member};
 pub(crate) use reader::read;
 
 /// Limits applied while decoding arguments.

@@ -1,5 +1,5 @@
 """A FastMCP server (the official Python SDK's) whose tools behest imports
-in `tests/mcp.rs`, over stdio."""
+in `tests/mcp/server.rs`, over stdio."""
 
 from mcp.server.fastmcp import FastMCP
 

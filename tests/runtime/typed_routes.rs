@@ -1,9 +1,10 @@
-//! The text route: a `#[tool]` whose argument types are all plain parses the
-//! model's text with its own types and skips building and validating a
-//! `Value`. It must never accept what the schema refuses, and every call
-//! must end exactly as it would on the checked route. The same holds for
-//! its twin, the value route, which reads arguments that arrive parsed
-//! (as MCP sends them) with the tool's types and skips the validation.
+//! The typed routes: a `#[tool]` reads the model's text with its own types,
+//! plain ones straight and the others held to their schemas as they are
+//! read, and skips building and validating the arguments' `Value`. It
+//! must never accept what the schema refuses, and every call must end
+//! exactly as it would on the checked route. The same holds for its twin,
+//! the value route, which reads arguments that arrive parsed (as MCP sends
+//! them) with the tool's types.
 
 use crate::support;
 
@@ -95,6 +96,13 @@ struct Address {
     zip: Option<u32>,
     #[serde(default)]
     floors: Vec<f64>,
+    /// `null` reads as `None`, and "left out" as ten.
+    #[serde(default = "ten")]
+    limit: Option<u32>,
+}
+
+fn ten() -> Option<u32> {
+    Some(10)
 }
 
 /// How fast: unit variants, which serde also reads from `{"slow": null}`
@@ -379,6 +387,9 @@ fn the_typed_routes_read_plain_types_and_check_the_others() {
     );
     for (name, route) in [
         ("lenient", route_of(&Lenient)),
+        // Past twelve arguments the struct is derived: it reads an array
+        // too, and counts required fields by its own rules.
+        ("wide", route_of(&support::Wide)),
         (
             "external",
             route_of(&behest::ExternalTool::new(
@@ -752,6 +763,8 @@ fn mixed_call_text() -> impl Strategy<Value = String> {
                 r#"{"street": "b", "zip": 7}"#,
                 r#"{"street": "c", "zip": null, "floors": [1, 2.5]}"#,
                 r#"{"street": "d", "other": true}"#,
+                r#"{"street": "k", "limit": null}"#,
+                r#"{"street": "l", "limit": 3}"#,
             ],
             &[
                 r#"{"street": "e", "zip": 7.0}"#,
@@ -853,7 +866,15 @@ fn checked_arguments_are_normalised_as_on_the_checked_route() {
         (
             call(r#"{"street": "a", "floors": null}"#, ""),
             (true, false),
-            "floors: [] }",
+            "floors: [], limit: Some(10) }",
+        ),
+        // `null` for a field whose default is `Some`: left out, so the
+        // default, on every route (the value route leaves it to the
+        // checked route).
+        (
+            call(r#"{"street": "a", "limit": null}"#, ""),
+            (true, false),
+            "limit: Some(10) }",
         ),
         // An integral float for an integer inside a struct.
         (

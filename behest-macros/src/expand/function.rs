@@ -127,10 +127,13 @@ pub fn expand(tool: &ToolFn, owner: Option<&Type>) -> TokenStream {
     // `start_text`) hold unless the options change what the typed parse
     // accepts: unknown arguments would be skipped without the depth limit,
     // and a spec file may say more than the types do (`minLength`, a
-    // `pattern`). Each argument is plain or checked as it is read.
+    // `pattern`). Each argument is plain or checked as it is read. The
+    // derived arguments struct (past twelve arguments) reads an array too,
+    // and counts a field required by its own rules: it is left to the
+    // checked route.
     let deny = !tool.options.allow_unknown_arguments;
     let from_file = tool.spec_file.is_some();
-    let text_route = if deny && !has_cfgs && !from_file {
+    let text_route = if deny && !has_cfgs && !from_file && !arguments.derives {
         quote!(::core::option::Option::Some(&[#((
             #wire_names,
             (&#private::dispatch::Probe::<#argument_types>::new()).__behest_plain(),

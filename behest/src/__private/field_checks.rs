@@ -7,17 +7,23 @@
 //! arguments around them read straight into their types, which accept
 //! exactly what their schemas do, so nothing else is built or checked.
 //!
-//! The check sits between the deserializer and the arguments struct's own
-//! `Deserialize` (an adapter over the outermost map, as `serde_ignored`
-//! and `serde_path_to_error` are), so it holds for the generated struct
-//! and for one `serde_derive` made alike.
+//! On the text route the check sits between the deserializer and the
+//! generated arguments struct's `Deserialize` (an adapter over the
+//! outermost map, as `serde_ignored` and `serde_path_to_error` are), and
+//! refuses anything but an object. On the value route the arguments are
+//! held where they are before the struct reads the object ([`FieldChecks::hold`]).
+//! A tool whose arguments struct is derived (past twelve arguments) has no
+//! typed route: `serde_derive` reads an array too.
 
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{json, Map, Value};
 
-use crate::arguments::{drop_optional_nulls, has_null_member, measure, walk, DecodeLimits};
+use crate::arguments::{
+    drop_optional_nulls, dropped_optional_nulls, has_null_member, measure, normalise_all, walk,
+    DecodeLimits,
+};
 use crate::validation::ArgumentValidator;
 
 /// The checks of a tool's arguments that its types do not make.
@@ -38,6 +44,45 @@ struct CheckedField {
     /// else (a unit-only enum's variants): checked where they are, with no
     /// `Value` made.
     strings: Option<Vec<String>>,
+}
+
+/// Whether a property's schema, made a root of its own with the root's
+/// definitions, means what it meant under the arguments schema: every
+/// `$ref` points into the definitions, and nothing names a base or anchor
+/// (`"#"` would now be the property itself). Any object key counts,
+/// property names too: a schema refused here only takes the checked route.
+fn stands_alone(schema: &Value) -> bool {
+    const NAMING: &[&str] = &[
+        "$id",
+        "$anchor",
+        "$dynamicRef",
+        "$dynamicAnchor",
+        "$recursiveRef",
+        "$recursiveAnchor",
+    ];
+    let mut stack = vec![schema];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(object) => {
+                for (key, item) in object {
+                    if NAMING.contains(&key.as_str()) {
+                        return false;
+                    }
+                    if key == "$ref"
+                        && !item.as_str().is_some_and(|target| {
+                            target.starts_with("#/$defs/") || target.starts_with("#/definitions/")
+                        })
+                    {
+                        return false;
+                    }
+                    stack.push(item);
+                }
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    true
 }
 
 /// The limits of an argument's value, one level below the arguments
@@ -111,6 +156,9 @@ impl FieldChecks {
                 }
                 let strings = string_set(&schema, root, 0);
                 let schema = Value::Object(schema);
+                if !stands_alone(&schema) {
+                    return None;
+                }
                 Some(CheckedField {
                     name,
                     optional: !required.contains(&name),
@@ -149,9 +197,11 @@ impl FieldChecks {
     /// Holds the checked arguments present in a parsed arguments object to
     /// their schemas as [`check`](Self::check) would, in place unless one
     /// holds something the checked route changes (a float, a `null`
-    /// member). The object's own types then read it, under the limits.
+    /// member). The object's own types then read it where it is, under the
+    /// limits; so one holding a `null` the checked route would drop is not
+    /// held, and takes that route.
     pub(crate) fn hold(&self, object: &Map<String, Value>, limits: DecodeLimits) -> bool {
-        self.fields.iter().enumerate().all(|(index, field)| {
+        self.fields.iter().all(|field| {
             let Some(value) = object.get(field.name) else {
                 return true;
             };
@@ -165,8 +215,17 @@ impl FieldChecks {
             }
             match measure(value, below(limits)) {
                 Err(_) => false,
+                // The types then read the value where it is, integral
+                // floats as integers; a `null` the checked route would drop
+                // is left to that route, since a type may read it otherwise
+                // than "left out" (a field whose default is `Some`).
                 Ok(measured) if measured.floats || has_null_member(value) => {
-                    self.check(index, &mut value.clone(), limits)
+                    let mut value = value.clone();
+                    if measured.floats {
+                        normalise_all(&mut value);
+                    }
+                    !dropped_optional_nulls(&mut value, &field.schema)
+                        && field.validator.is_valid(&value)
                 }
                 Ok(_) => field.validator.is_valid(value),
             }
@@ -265,9 +324,10 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Outer<'_, V> {
         })
     }
 
-    // Whatever else the arguments are, the struct's visitor refuses it.
-    fn visit_seq<S: SeqAccess<'de>>(self, seq: S) -> Result<V::Value, S::Error> {
-        self.visitor.visit_seq(seq)
+    // The arguments are an object: an array is refused here, whatever the
+    // struct's own visitor would make of it.
+    fn visit_seq<S: SeqAccess<'de>>(self, _seq: S) -> Result<V::Value, S::Error> {
+        Err(de::Error::invalid_type(de::Unexpected::Seq, &self))
     }
 }
 
@@ -630,6 +690,37 @@ mod tests {
             "Loop": {"$ref": "#/$defs/Loop"}
         }});
         string_set(schema.as_object().unwrap(), root.as_object().unwrap(), 0)
+    }
+
+    #[test]
+    fn a_property_that_means_otherwise_alone_has_no_checks() {
+        let root = |property: Value| {
+            json!({
+                "type": "object",
+                "properties": {"q": property},
+                "required": ["q"],
+                "additionalProperties": false,
+                "$defs": {"Q": {"type": "string"}}
+            })
+        };
+        assert!(FieldChecks::new(&root(json!({"$ref": "#/$defs/Q"})), &["q"]).is_some());
+        for property in [
+            json!({"$ref": "#"}),
+            json!({"$ref": "#/properties/q"}),
+            json!({"items": {"$ref": "other.json"}}),
+            json!({"$id": "https://example.com/q", "type": "string"}),
+            json!({"$anchor": "q"}),
+            json!({"$defs": {"X": {}}}),
+        ] {
+            assert!(
+                FieldChecks::new(&root(property.clone()), &["q"]).is_none(),
+                "{property}"
+            );
+        }
+        // Root keywords the typed routes do not check.
+        let mut wider = root(json!({"type": "string"}));
+        wider["minProperties"] = json!(1);
+        assert!(FieldChecks::new(&wider, &["q"]).is_none());
     }
 
     #[test]

@@ -36,10 +36,16 @@ const MAX_EXPANSION: usize = 16;
 /// assert_eq!(arguments, json!({"items": [{"name": "a"}]}));
 /// ```
 pub fn drop_optional_nulls(arguments: &mut Value, schema: &Value) {
+    dropped_optional_nulls(arguments, schema);
+}
+
+/// [`drop_optional_nulls`], saying whether it dropped any.
+pub(crate) fn dropped_optional_nulls(arguments: &mut Value, schema: &Value) -> bool {
     // Most calls hold no `null` member at all: nothing to look up.
     if !has_null_member(arguments) {
-        return;
+        return false;
     }
+    let mut dropped = false;
     let mut stack: Vec<(&mut Value, Vec<&Value>)> = vec![(arguments, vec![schema])];
     while let Some((value, candidates)) = stack.pop() {
         let mut nodes = Vec::new();
@@ -48,7 +54,9 @@ pub fn drop_optional_nulls(arguments: &mut Value, schema: &Value) {
         }
         match value {
             Value::Object(object) => {
+                let before = object.len();
                 object.retain(|key, item| !(item.is_null() && is_optional(&nodes, key)));
+                dropped |= object.len() < before;
                 for (key, item) in object.iter_mut() {
                     if is_container(item) {
                         let children = member_schemas(&nodes, key);
@@ -67,6 +75,7 @@ pub fn drop_optional_nulls(arguments: &mut Value, schema: &Value) {
             _ => {}
         }
     }
+    dropped
 }
 
 /// Whether an object anywhere in `value` has a `null` member.

@@ -6,7 +6,7 @@
 //! did.
 //!
 //! - `route`: where a call goes, decided once for every caller;
-//! - `text_route`: the typed routes of plain `#[tool]`s;
+//! - `text_route`: the typed routes of `#[tool]`s;
 //! - `checked`: lookup, decoding and validation, and the output limit;
 //! - `execute`: the tail every call that runs a tool shares;
 //! - `call`: the future of one call; `builder`: limits and state.

@@ -1,8 +1,10 @@
-//! The typed routes: a plain `#[tool]` reads its arguments with its own
-//! types (from the model's text, or from a parsed object), which accept
-//! exactly what its schema accepts, so a call that reads runs without
-//! building a `Value` or validating it again. Whatever does not read takes
-//! the checked route, which finds and explains what is wrong.
+//! The typed routes: a `#[tool]` reads its arguments with its own types
+//! (from the model's text, or from a parsed object). Plain types accept
+//! exactly what their schemas accept; the others are held to their schemas
+//! as they are read (`__private::field_checks`). So a call that reads runs
+//! without building the arguments' `Value` or validating it again.
+//! Whatever does not read takes the checked route, which finds and explains
+//! what is wrong.
 
 use std::panic::AssertUnwindSafe;
 use std::task::Poll;

@@ -119,10 +119,10 @@ fn runtimes() -> &'static (ToolRuntime, ToolRuntime) {
                 previous(info);
             }
         }));
-        // The differential needs the first runtime to take the text route
-        // for the tools whose arguments are all plain (`shape` and `pick`
-        // read structs and enums: both runtimes check them).
-        for tool in [&Add as &dyn Tool, &Tally, &Explode] {
+        // The differential needs the first runtime to take the typed routes
+        // (`shape` and `pick` read a struct and an enum, held to their
+        // schemas as they are read).
+        for tool in [&Add as &dyn Tool, &Tally, &Explode, &Shape, &Pick] {
             assert!(
                 tool.__text_route().is_some(),
                 "{} has no text route",
