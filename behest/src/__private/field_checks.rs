@@ -11,7 +11,7 @@
 //! generated arguments struct's `Deserialize` (an adapter over the
 //! outermost map, as `serde_ignored` and `serde_path_to_error` are), and
 //! refuses anything but an object. On the value route the arguments are
-//! held where they are before the struct reads the object ([`FieldChecks::hold`]).
+//! held where they are before the struct reads the object (`FieldChecks::hold`).
 //! A tool whose arguments struct is derived (past twelve arguments) has no
 //! typed route: `serde_derive` reads an array too.
 
