@@ -1,7 +1,7 @@
-//! Which argument types take the text route: those whose `Deserialize`
-//! from JSON accepts exactly the values their schema accepts, nothing
-//! constrained beyond the JSON type and the range of an integer (which
-//! `bound_integers` writes into the schema).
+//! Which argument types the typed routes read straight into the type: those
+//! whose `Deserialize` from JSON accepts exactly the values their schema
+//! accepts, nothing constrained beyond the JSON type and the range of an
+//! integer (which `bound_integers` writes into the schema).
 //!
 //! Generated code asks through `dispatch`, one argument type at a time:
 //! `(&Probe::<A>::new()).__behest_plain()`. A tool whose argument types
