@@ -460,3 +460,49 @@ async fn an_async_tool_s_default_runs_only_once_its_call_holds_a_place() {
     assert_eq!(second.await.outcome.unwrap(), ToolOutput::json(2));
     assert_eq!(DEFAULTS_MADE.load(Ordering::SeqCst), before + 1);
 }
+
+/// A type of the user's with the name the generated arguments struct of
+/// `search` also has.
+mod types {
+    /// What to look for.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    pub struct SearchArgs {
+        /// The words.
+        pub text: String,
+    }
+}
+
+/// Search for the words.
+#[tool]
+fn search(query: types::SearchArgs) -> String {
+    format!("results for {}", query.text)
+}
+
+/// The user's `SearchArgs` keeps its own definition beside the generated
+/// struct of the same name, rather than being taken for a reference back to
+/// the arguments object.
+#[tokio::test]
+async fn a_user_type_named_like_the_arguments_struct_keeps_its_schema() {
+    let parameters = Search.spec().parameters;
+    assert_eq!(
+        parameters["properties"]["query"]["$ref"],
+        json!("#/$defs/SearchArgs"),
+        "{parameters:#}"
+    );
+    assert_eq!(
+        parameters["$defs"]["SearchArgs"]["required"],
+        json!(["text"]),
+        "{parameters:#}"
+    );
+    let runtime = ToolRuntime::new(ToolRegistry::new().with(Search).unwrap());
+    for arguments in [
+        json!({"query": {"text": "rust"}}),
+        json!(r#"{"query": {"text": "rust"}}"#),
+    ] {
+        let result = runtime.call(ToolCall::new("1", "search", arguments)).await;
+        assert_eq!(
+            result.outcome.unwrap(),
+            ToolOutput::text("results for rust")
+        );
+    }
+}

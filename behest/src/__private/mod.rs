@@ -201,7 +201,9 @@ fn root_schema<T: JsonSchema>() -> Value {
 /// (the draft 2020-12 settings have no transforms). schemars writes a
 /// reference back to the root as `"#"`; without the root's id in hand,
 /// the generator files the root among the definitions instead, and that
-/// entry is taken out and its references pointed at the root.
+/// entry is taken out and its references pointed at the root. Another type
+/// of the same name (a user's `SearchArgs` beside the generated one) is a
+/// definition of its own, with another schema, and stays.
 fn root_schema_with(
     name: &str,
     json_schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
@@ -210,6 +212,7 @@ fn root_schema_with(
     let mut schema = json_schema(&mut generator);
     let meta_schema = generator.settings().meta_schema.clone();
     let mut definitions = generator.take_definitions(false);
+    let refers_back = definitions.get(name) == Some(schema.as_value());
     let object = schema.ensure_object();
     object
         .entry("title")
@@ -220,7 +223,6 @@ fn root_schema_with(
             Value::String(meta_schema.into_owned()),
         );
     }
-    let refers_back = definitions.contains_key(name);
     if refers_back {
         // `retain` keeps the others' order, as `remove` might not.
         definitions.retain(|key, _| key != name);
