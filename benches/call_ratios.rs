@@ -41,7 +41,7 @@ mod call_cases;
 use std::future::Future;
 use std::sync::Arc;
 
-use behest::ToolCall;
+use behest::{ToolCall, ToolRuntime};
 use call_cases::{
     from_str_floor, long_text, order_from_str_floor, order_value_floor, runtime_with, schema,
     through, value_floor, Batches, Describe, PlaceOrder, BATCH, ORDER, TEXT,
@@ -141,6 +141,28 @@ fn report(selected: &[usize], number: usize, name: &str, row: impl FnOnce() -> R
     );
 }
 
+/// A row of calls of `tool` from the JSON text `text` against `floor` on
+/// the same text; with `in_loop`, each `ToolCall` is made inside the timed
+/// part.
+fn text_row<F: Future<Output = String>>(
+    rt: &Runtime,
+    rounds: (usize, usize),
+    (runtime, tool): (&ToolRuntime, &'static str),
+    text: &'static str,
+    floor: impl FnMut(&'static str) -> F,
+    in_loop: bool,
+) -> Row {
+    let floor = side(move || text, floor);
+    if in_loop {
+        let call = move |()| through(runtime, ToolCall::new("call_1", tool, text));
+        paired(rt, rounds, BATCH, side(|| (), call), floor)
+    } else {
+        let call = ToolCall::new("call_1", tool, text);
+        let case = side(move || call.clone(), |call| through(runtime, call));
+        paired(rt, rounds, BATCH, case, floor)
+    }
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; a number among the arguments sets
     // the rounds, and `rows=4,5` picks rows (to profile one).
@@ -179,15 +201,13 @@ fn main() {
         rounds.1
     );
     report(&selected, 1, "call from JSON text, 3 small args", || {
-        paired(
+        text_row(
             &rt,
             rounds,
-            BATCH,
-            side(
-                || ToolCall::new("call_1", "describe", TEXT),
-                |call| through(&small, call),
-            ),
-            side(|| TEXT, from_str_floor),
+            (&small, "describe"),
+            TEXT,
+            from_str_floor,
+            false,
         )
     });
     report(
@@ -230,16 +250,8 @@ fn main() {
         4,
         "call from JSON text, an order (9 args, nested struct, enum)",
         || {
-            paired(
-                &rt,
-                rounds,
-                BATCH,
-                side(
-                    || ToolCall::new("call_1", "place_order", ORDER),
-                    |call| through(&orders, call),
-                ),
-                side(|| ORDER, order_from_str_floor),
-            )
+            let order = (&orders, "place_order");
+            text_row(&rt, rounds, order, ORDER, order_from_str_floor, false)
         },
     );
     let order = || serde_json::from_str::<Value>(ORDER).unwrap();
@@ -264,15 +276,13 @@ fn main() {
         6,
         "row 1, the ToolCall made inside the timed part",
         || {
-            paired(
+            text_row(
                 &rt,
                 rounds,
-                BATCH,
-                side(
-                    || (),
-                    |()| through(&small, ToolCall::new("call_1", "describe", TEXT)),
-                ),
-                side(|| TEXT, from_str_floor),
+                (&small, "describe"),
+                TEXT,
+                from_str_floor,
+                true,
             )
         },
     );
@@ -281,16 +291,8 @@ fn main() {
         7,
         "row 4, the ToolCall made inside the timed part",
         || {
-            paired(
-                &rt,
-                rounds,
-                BATCH,
-                side(
-                    || (),
-                    |()| through(&orders, ToolCall::new("call_1", "place_order", ORDER)),
-                ),
-                side(|| ORDER, order_from_str_floor),
-            )
+            let order = (&orders, "place_order");
+            text_row(&rt, rounds, order, ORDER, order_from_str_floor, true)
         },
     );
 }
