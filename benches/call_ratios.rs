@@ -163,6 +163,23 @@ fn text_row<F: Future<Output = String>>(
     }
 }
 
+/// A row of calls of `tool` from the parsed `Value` of `text` against
+/// `floor` on the same `Value`.
+fn value_row<F: Future<Output = String>>(
+    rt: &Runtime,
+    rounds: (usize, usize),
+    (runtime, tool): (&ToolRuntime, &'static str),
+    text: &'static str,
+    floor: impl FnMut(Value) -> F,
+) -> Row {
+    let parsed = move || serde_json::from_str::<Value>(text).unwrap();
+    let case = side(
+        move || ToolCall::new("call_1", tool, parsed()),
+        |call| through(runtime, call),
+    );
+    paired(rt, rounds, BATCH, case, side(parsed, floor))
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; a number among the arguments sets
     // the rounds, and `rows=4,5` picks rows (to profile one).
@@ -227,22 +244,13 @@ fn main() {
             )
         },
     );
-    let parsed = || serde_json::from_str::<Value>(TEXT).unwrap();
     report(
         &selected,
         3,
         "call from a parsed Value, 3 small args",
         || {
-            paired(
-                &rt,
-                rounds,
-                BATCH,
-                side(
-                    || ToolCall::new("call_1", "describe", parsed()),
-                    |call| through(&small, call),
-                ),
-                side(parsed, |value| value_floor(&compiled, value)),
-            )
+            let floor = |value| value_floor(&compiled, value);
+            value_row(&rt, rounds, (&small, "describe"), TEXT, floor)
         },
     );
     report(
@@ -254,18 +262,9 @@ fn main() {
             text_row(&rt, rounds, order, ORDER, order_from_str_floor, false)
         },
     );
-    let order = || serde_json::from_str::<Value>(ORDER).unwrap();
     report(&selected, 5, "call from a parsed Value, an order", || {
-        paired(
-            &rt,
-            rounds,
-            BATCH,
-            side(
-                || ToolCall::new("call_1", "place_order", order()),
-                |call| through(&orders, call),
-            ),
-            side(order, |value| order_value_floor(&order_compiled, value)),
-        )
+        let floor = |value| order_value_floor(&order_compiled, value);
+        value_row(&rt, rounds, (&orders, "place_order"), ORDER, floor)
     });
     // A harness that writes `runtime.call(ToolCall::new(..))` in its loop
     // times the making of the call too: three strings copied into place,

@@ -655,16 +655,42 @@ fn call_text() -> impl Strategy<Value = String> {
     })
 }
 
+/// How a call's arguments arrive: as the model's text, or as a parsed
+/// object (as MCP sends them; the texts that are not objects are the text
+/// route's).
+#[derive(Clone, Copy)]
+enum Given {
+    Text,
+    Parsed,
+}
+
+impl Given {
+    /// The arguments of a call whose text is `text`, as they arrive.
+    fn arguments(self, text: &str) -> Option<Value> {
+        match self {
+            Given::Text => Some(Value::String(text.to_owned())),
+            Given::Parsed => parsed_object(text),
+        }
+    }
+
+    /// Whether the tool's own read takes `arguments`.
+    fn taken(self, tool: &dyn Tool, arguments: &Value) -> bool {
+        match self {
+            Given::Text => takes_text_route(tool, arguments.as_str().unwrap_or_default()),
+            Given::Parsed => takes_value_route(tool, arguments, &Limits::default()),
+        }
+    }
+}
+
 /// Over generated calls of `tool` (`calls` makes their text), given as
-/// `arguments` makes them: a call the route takes is one the schema
-/// accepts (once `null`s for optional fields are left out, as the checked
-/// route leaves them), and every call ends as on the checked route. Both
-/// outcomes must be common, or the property says little.
+/// `given` says: a call the route takes is one the schema accepts (once
+/// `null`s for optional fields are left out, as the checked route leaves
+/// them), and every call ends as on the checked route. Both outcomes must
+/// be common, or the property says little.
 fn route_property(
     tool: Arc<dyn Tool>,
     calls: impl Strategy<Value = String>,
-    arguments: impl Fn(&str) -> Option<Value>,
-    takes: impl Fn(&Value) -> bool,
+    given: Given,
     least: u32,
 ) {
     let mut registry = ToolRegistry::new();
@@ -681,10 +707,10 @@ fn route_property(
     let left = Cell::new(0u32);
     runner
         .run(&calls, |text| {
-            let Some(arguments) = arguments(&text) else {
+            let Some(arguments) = given.arguments(&text) else {
                 return Ok(());
             };
-            if takes(&arguments) {
+            if given.taken(&*tool, &arguments) {
                 taken.set(taken.get() + 1);
                 let mut value: Value = serde_json::from_str(&text).unwrap();
                 behest::arguments::drop_optional_nulls(&mut value, &schema);
@@ -715,24 +741,12 @@ fn parsed_object(text: &str) -> Option<Value> {
 
 #[test]
 fn the_text_route_accepts_nothing_the_schema_refuses_and_changes_no_result() {
-    route_property(
-        Arc::new(Plain),
-        call_text(),
-        |text| Some(Value::String(text.to_owned())),
-        |arguments| takes_text_route(&Plain, arguments.as_str().unwrap_or_default()),
-        150,
-    );
+    route_property(Arc::new(Plain), call_text(), Given::Text, 150);
 }
 
 #[test]
 fn the_value_route_accepts_nothing_the_schema_refuses_and_changes_no_result() {
-    route_property(
-        Arc::new(Plain),
-        call_text(),
-        parsed_object,
-        |arguments| takes_value_route(&Plain, arguments, &Limits::default()),
-        100,
-    );
+    route_property(Arc::new(Plain), call_text(), Given::Parsed, 100);
 }
 
 /// A field of `mixed`: mostly a value valid for it, sometimes one its
@@ -830,24 +844,12 @@ fn mixed_call_text() -> impl Strategy<Value = String> {
 
 #[test]
 fn checked_arguments_on_the_text_route_accept_nothing_the_schema_refuses() {
-    route_property(
-        Arc::new(Mixed),
-        mixed_call_text(),
-        |text| Some(Value::String(text.to_owned())),
-        |arguments| takes_text_route(&Mixed, arguments.as_str().unwrap_or_default()),
-        150,
-    );
+    route_property(Arc::new(Mixed), mixed_call_text(), Given::Text, 150);
 }
 
 #[test]
 fn checked_arguments_on_the_value_route_accept_nothing_the_schema_refuses() {
-    route_property(
-        Arc::new(Mixed),
-        mixed_call_text(),
-        parsed_object,
-        |arguments| takes_value_route(&Mixed, arguments, &Limits::default()),
-        150,
-    );
+    route_property(Arc::new(Mixed), mixed_call_text(), Given::Parsed, 150);
 }
 
 /// A checked argument is read as the checked route would read it, so

@@ -46,6 +46,19 @@ struct CheckedField {
     strings: Option<Vec<String>>,
 }
 
+impl CheckedField {
+    /// A `null` for an optional argument: "left out", whatever the schema.
+    fn left_out(&self, value: &Value) -> bool {
+        value.is_null() && self.optional
+    }
+
+    /// Whether `text` is one of the strings the schema accepts, for an
+    /// argument that accepts a set of them.
+    fn names(strings: &[String], text: &str) -> bool {
+        strings.iter().any(|name| name == text)
+    }
+}
+
 /// Whether a property's schema, made a root of its own with the root's
 /// definitions, means what it meant under the arguments schema: every
 /// `$ref` points into the definitions, and nothing names a base or anchor
@@ -184,7 +197,7 @@ impl FieldChecks {
     /// would, normalising it on the way; `false` when it does not hold.
     fn check(&self, index: usize, value: &mut Value, limits: DecodeLimits) -> bool {
         let field = &self.fields[index];
-        if value.is_null() && field.optional {
+        if field.left_out(value) {
             return true;
         }
         if walk(value, below(limits)).is_err() {
@@ -205,13 +218,13 @@ impl FieldChecks {
             let Some(value) = object.get(field.name) else {
                 return true;
             };
-            if value.is_null() && field.optional {
+            if field.left_out(value) {
                 return true;
             }
             if let Some(strings) = &field.strings {
                 return value
                     .as_str()
-                    .is_some_and(|text| strings.iter().any(|s| s == text));
+                    .is_some_and(|text| CheckedField::names(strings, text));
             }
             match measure(value, below(limits)) {
                 Err(_) => false,
@@ -365,10 +378,10 @@ impl<'de, M: MapAccess<'de>> MapAccess<'de> for Fields<'_, M> {
                 Text::Null if field.optional => {
                     seed.deserialize(de::value::UnitDeserializer::new())
                 }
-                Text::Borrowed(text) if strings.iter().any(|s| s == text) => {
+                Text::Borrowed(text) if CheckedField::names(strings, text) => {
                     seed.deserialize(Member(de::value::BorrowedStrDeserializer::new(text)))
                 }
-                Text::Owned(text) if strings.contains(&text) => {
+                Text::Owned(text) if CheckedField::names(strings, &text) => {
                     seed.deserialize(Member(de::value::StringDeserializer::new(text)))
                 }
                 _ => Err(de::Error::custom("an argument does not match its schema")),

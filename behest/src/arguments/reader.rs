@@ -10,7 +10,7 @@ use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, V
 use serde::Deserializer;
 use serde_json::{Error, Value};
 
-use super::{as_integer, measure, normalise_all, DecodeLimits};
+use super::{as_integer, measure, normalise_all, DecodeLimits, Measured};
 use crate::__private::field_checks::FieldChecks;
 use crate::json_text::scalar_len;
 
@@ -85,6 +85,23 @@ struct Reader<'de, 'b> {
     budget: &'b mut Budget,
 }
 
+impl Reader<'_, '_> {
+    /// Charges the value whole against the limits, as `measure` counts it,
+    /// for a value that is not read part by part (one skipped, an enum).
+    fn spend_whole(&mut self) -> Result<Measured, Error> {
+        let limits = DecodeLimits {
+            max_bytes: self.budget.left,
+            // The value is level 1 of what is measured. Its container
+            // passed `enter`, so `depth - 1` is within the limit (which
+            // may be `usize::MAX`: no `max_depth + 1`).
+            max_depth: self.budget.max_depth.saturating_sub(self.depth - 1),
+        };
+        let measured = measure(self.value, limits).map_err(|_| over_limit())?;
+        self.budget.spend(measured.size)?;
+        Ok(measured)
+    }
+}
+
 impl<'de> Deserializer<'de> for Reader<'de, '_> {
     type Error = Error;
 
@@ -149,16 +166,8 @@ impl<'de> Deserializer<'de> for Reader<'de, '_> {
 
     /// A value skipped (an unknown field where they are allowed) still
     /// counts against the limits, as it does on the checked route.
-    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        let limits = DecodeLimits {
-            max_bytes: self.budget.left,
-            // The value is level 1 of what is measured. Its container
-            // passed `enter`, so `depth - 1` is within the limit (which
-            // may be `usize::MAX`: no `max_depth + 1`).
-            max_depth: self.budget.max_depth.saturating_sub(self.depth - 1),
-        };
-        let measured = measure(self.value, limits).map_err(|_| over_limit())?;
-        self.budget.spend(measured.size)?;
+    fn deserialize_ignored_any<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value, Error> {
+        self.spend_whole()?;
         visitor.visit_unit()
     }
 
@@ -174,7 +183,7 @@ impl<'de> Deserializer<'de> for Reader<'de, '_> {
     /// from its name, any variant from an object of one member. The value
     /// counts against the limits whole, as a skipped one does.
     fn deserialize_enum<V: Visitor<'de>>(
-        self,
+        mut self,
         name: &'static str,
         variants: &'static [&'static str],
         visitor: V,
@@ -183,12 +192,7 @@ impl<'de> Deserializer<'de> for Reader<'de, '_> {
             self.budget.spend(scalar_len(self.value))?;
             return visitor.visit_enum(de::value::BorrowedStrDeserializer::new(variant));
         }
-        let limits = DecodeLimits {
-            max_bytes: self.budget.left,
-            max_depth: self.budget.max_depth.saturating_sub(self.depth - 1),
-        };
-        let measured = measure(self.value, limits).map_err(|_| over_limit())?;
-        self.budget.spend(measured.size)?;
+        let measured = self.spend_whole()?;
         let mut value = self.value.clone();
         if measured.floats {
             normalise_all(&mut value);
