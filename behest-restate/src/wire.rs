@@ -1,7 +1,7 @@
 //! What crosses Restate: a run's input and outcome, answers, approvals, its
 //! status, and the journal's form of a tool call's result.
 
-use behest::{Message, RunOutcome, ToolCall, ToolError, ToolOutput, ToolResult};
+use behest::{Message, RunOutcome, ToolCall, ToolError, ToolOutput, ToolResult, Usage};
 use serde::{Deserialize, Serialize};
 
 /// How a durable run ended.
@@ -15,6 +15,9 @@ pub enum DurableOutcome {
         text: String,
         /// The whole conversation.
         transcript: Vec<Message>,
+        /// The tokens the run used, as its limits counted them.
+        #[serde(default)]
+        usage: Usage,
     },
     /// The run stopped on an error.
     Failed {
@@ -22,12 +25,18 @@ pub enum DurableOutcome {
         error: String,
         /// The conversation up to the failure.
         transcript: Vec<Message>,
+        /// The tokens the run used, as its limits counted them.
+        #[serde(default)]
+        usage: Usage,
     },
     /// The run was cancelled (through Restate); every call in the
     /// transcript has its result.
     Cancelled {
         /// The conversation up to the cancellation.
         transcript: Vec<Message>,
+        /// The tokens the run used, as its limits counted them.
+        #[serde(default)]
+        usage: Usage,
     },
 }
 
@@ -40,12 +49,21 @@ impl DurableOutcome {
         }
     }
 
+    /// The tokens the run used, as its limits counted them.
+    pub fn usage(&self) -> Usage {
+        match self {
+            Self::Completed { usage, .. }
+            | Self::Failed { usage, .. }
+            | Self::Cancelled { usage, .. } => *usage,
+        }
+    }
+
     /// The conversation as it stood at the end.
     pub fn transcript(&self) -> &[Message] {
         match self {
             Self::Completed { transcript, .. }
             | Self::Failed { transcript, .. }
-            | Self::Cancelled { transcript } => transcript,
+            | Self::Cancelled { transcript, .. } => transcript,
         }
     }
 }
@@ -60,7 +78,7 @@ impl DurableOutcome {
             match &mut self {
                 Self::Completed { transcript, .. }
                 | Self::Failed { transcript, .. }
-                | Self::Cancelled { transcript } => transcript.clear(),
+                | Self::Cancelled { transcript, .. } => transcript.clear(),
             }
         }
         self
@@ -71,7 +89,7 @@ impl DurableOutcome {
         match &mut self {
             Self::Completed { transcript, .. }
             | Self::Failed { transcript, .. }
-            | Self::Cancelled { transcript } => *transcript = given,
+            | Self::Cancelled { transcript, .. } => *transcript = given,
         }
         self
     }
@@ -79,13 +97,23 @@ impl DurableOutcome {
 
 impl From<RunOutcome> for DurableOutcome {
     fn from(outcome: RunOutcome) -> Self {
+        let usage = outcome.usage();
         match outcome {
-            RunOutcome::Completed { text, transcript } => Self::Completed { text, transcript },
-            RunOutcome::Failed { error, transcript } => Self::Failed {
+            RunOutcome::Completed {
+                text, transcript, ..
+            } => Self::Completed {
+                text,
+                transcript,
+                usage,
+            },
+            RunOutcome::Failed {
+                error, transcript, ..
+            } => Self::Failed {
                 error: error.to_string(),
                 transcript,
+                usage,
             },
-            RunOutcome::Cancelled { transcript } => Self::Cancelled { transcript },
+            RunOutcome::Cancelled { transcript, .. } => Self::Cancelled { transcript, usage },
         }
     }
 }

@@ -287,7 +287,7 @@ async fn a_run_cancelled_through_restate_ends_cancelled() {
     waiting_for_an_answer(&client, "run-4").await;
     client.cancel(&invocation).await.unwrap();
     let outcome = client.outcome("run-4").await.unwrap();
-    let DurableOutcome::Cancelled { transcript } = &outcome else {
+    let DurableOutcome::Cancelled { transcript, .. } = &outcome else {
         panic!("{outcome:?}");
     };
     let Some(Message::ToolResult(last)) = transcript.last() else {
@@ -576,7 +576,7 @@ async fn a_cancellation_while_a_tool_runs_keeps_what_the_tool_did() {
     .await;
     client.cancel(&invocation).await.unwrap();
     let outcome = client.outcome("run-7").await.unwrap();
-    let DurableOutcome::Cancelled { transcript } = &outcome else {
+    let DurableOutcome::Cancelled { transcript, .. } = &outcome else {
         panic!("{outcome:?}");
     };
     assert_eq!(counted(&counts, "work_done"), 1);

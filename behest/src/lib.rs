@@ -17,6 +17,7 @@ pub mod runtime;
 mod suggest;
 mod sync;
 pub mod tool;
+mod usage;
 pub mod validation;
 
 #[doc(hidden)]

@@ -245,6 +245,7 @@ async fn a_stream_cut_short_is_an_error_and_no_partial_message_is_kept() {
     let RunOutcome::Failed {
         error: RunError::Model(error),
         transcript,
+        ..
     } = outcome
     else {
         panic!("{outcome:?}")

@@ -345,6 +345,7 @@ async fn a_connection_broken_mid_stream_fails_the_run_and_keeps_nothing_of_the_t
         let RunOutcome::Failed {
             error: RunError::Model(error),
             transcript,
+            ..
         } = &outcome
         else {
             panic!("{format:?}: {outcome:?}")
@@ -431,7 +432,7 @@ async fn cancelling_a_run_mid_stream_ends_it_at_once() {
     let started = Instant::now();
     let outcome = invocation.await;
     assert!(streamed.load(std::sync::atomic::Ordering::SeqCst));
-    let RunOutcome::Cancelled { transcript } = &outcome else {
+    let RunOutcome::Cancelled { transcript, .. } = &outcome else {
         panic!("{outcome:?}")
     };
     assert_eq!(transcript, &[Message::user("x")]);

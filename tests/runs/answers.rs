@@ -619,6 +619,7 @@ async fn a_final_answer_that_never_fits_fails_after_the_allowed_corrections() {
     let RunOutcome::Failed {
         error: RunError::Output { message },
         transcript,
+        ..
     } = &outcome
     else {
         panic!("{outcome:?}");

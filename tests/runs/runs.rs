@@ -214,7 +214,10 @@ async fn an_external_call_without_handlers_fails_the_run() {
     let outcome = agent(vec![search_call("s1"), Turn::text("never")])
         .invoke([Message::user("search")])
         .await;
-    let RunOutcome::Failed { error, transcript } = outcome else {
+    let RunOutcome::Failed {
+        error, transcript, ..
+    } = outcome
+    else {
         panic!("expected a failed run, got {outcome:?}");
     };
     assert_eq!(
@@ -524,7 +527,10 @@ async fn max_steps_stops_a_model_that_never_answers() {
         .max_steps(3)
         .invoke([Message::user("loop")])
         .await;
-    let RunOutcome::Failed { error, transcript } = outcome else {
+    let RunOutcome::Failed {
+        error, transcript, ..
+    } = outcome
+    else {
         panic!("expected a failure")
     };
     assert_eq!(error, RunError::MaxStepsExceeded { max_steps: 3 });

@@ -9,16 +9,16 @@ mod delta;
 mod message;
 mod reasoning;
 mod stop;
-mod usage;
+
 mod wire;
 
+pub use crate::usage::Usage;
 pub use content::{ContentPart, MediaSource};
 pub use delta::{DeltaSink, ModelDelta};
 pub use message::{AssistantMessage, Message, ToolResultMessage};
 pub(crate) use reasoning::TurnPart;
 pub use reasoning::{Reasoning, ReasoningPlace};
 pub use stop::{StopKind, StopReason};
-pub use usage::Usage;
 pub use wire::WireFormat;
 
 use crate::tool::ToolCall;

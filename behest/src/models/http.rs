@@ -161,7 +161,8 @@ pub(crate) async fn read_events(
                         "the model's stream paused for more than {:?}",
                         config.time_limit()
                     ))
-                    .retryable(true),
+                    .retryable(true)
+                    .timed_out(true),
                 ))
             }
             Ok(Err(error)) => return Err(fail(broke_off(&error.without_url_text()))),
@@ -389,6 +390,7 @@ fn not_in_time(config: &Config) -> ModelError {
         config.time_limit()
     ))
     .retryable(config.stream)
+    .timed_out(true)
 }
 
 fn connection_error(error: &reqwest::Error) -> ModelError {
@@ -403,6 +405,7 @@ fn connection_error(error: &reqwest::Error) -> ModelError {
     // reqwest's message can hold the URL, never the key (it is a header).
     ModelError::new(format!("{what}: {}", error.without_url_text()))
         .retryable(error.is_timeout() || error.is_connect() || error.is_request())
+        .timed_out(error.is_timeout())
         .with_status_opt(error.status().map(|status| status.as_u16()))
 }
 

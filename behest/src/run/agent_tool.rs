@@ -7,7 +7,6 @@
 //! requests the whole tree makes are bounded.
 
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -50,67 +49,28 @@ pub struct AgentEvent {
     pub kind: Box<EventKind>,
 }
 
-/// Where a run stands in a tree of agents: its depth, and the request
-/// count the whole tree shares. A call of a run carries it, so an agent
-/// run as a tool knows its caller.
+/// Where a run stands in a tree of agents: its depth, and its books, which
+/// an agent it runs as a tool writes into as it spends. A call of a run
+/// carries it, so an agent run as a tool knows its caller.
 #[derive(Clone)]
 pub(crate) struct Lineage {
     pub(crate) depth: usize,
     pub(crate) max_depth: usize,
-    /// Model requests made by the whole tree.
-    pub(crate) requests: Arc<AtomicU64>,
-    /// The tokens the whole tree has spent, whatever became of the calls
-    /// that spent them.
-    pub(crate) tokens: Arc<std::sync::Mutex<crate::conversation::Usage>>,
-    /// The root run's limits, which hold for the whole tree.
-    pub(crate) root_limits: Arc<super::UsageLimits>,
+    /// The books of the run holding the call.
+    pub(crate) books: super::books::Books,
     /// The caller's events, where the nested run's go.
     pub(crate) emitter: Arc<Emitter>,
 }
 
 impl Lineage {
     /// The root of a tree: a run nobody called.
-    pub(crate) fn root(agent: &Agent, emitter: Arc<Emitter>) -> Self {
+    pub(crate) fn root(agent: &Agent, books: super::books::Books, emitter: Arc<Emitter>) -> Self {
         Self {
             depth: 0,
             max_depth: agent.options.max_agent_depth,
-            requests: Arc::default(),
-            tokens: Arc::default(),
-            root_limits: Arc::new(agent.options.usage_limits.clone()),
+            books,
             emitter,
         }
-    }
-
-    /// What the whole tree has spent, as the root's limits count it.
-    fn tree(&self) -> super::RunUsage {
-        super::RunUsage {
-            requests: self.requests.load(Ordering::Relaxed),
-            tokens: *crate::sync::lock(&self.tokens),
-            ..super::RunUsage::default()
-        }
-    }
-
-    /// Counts one more model request of the tree: the root's limit it
-    /// would pass (requests, or tokens and cost already spent), if any.
-    pub(crate) fn request(&self) -> Result<(), super::limits::Reached> {
-        if let Some(reached) = self.root_limits.before_request(&self.tree()) {
-            return Err(reached);
-        }
-        self.requests.fetch_add(1, Ordering::Relaxed);
-        Ok(())
-    }
-
-    /// Counts a turn's tokens in the tree's: the root's token or cost limit
-    /// it passes, if any.
-    pub(crate) fn spend(
-        &self,
-        usage: Option<&crate::conversation::Usage>,
-    ) -> Option<super::limits::Reached> {
-        if let Some(usage) = usage {
-            let mut tokens = crate::sync::lock(&self.tokens);
-            *tokens = *tokens + *usage;
-        }
-        self.root_limits.after_answer(&self.tree())
     }
 }
 
@@ -245,6 +205,8 @@ where
             emitter: invocation.emitter(),
             ..lineage
         });
+        // The nested run's books are written into the caller's as it
+        // spends, whatever becomes of the call.
         let invocation = invocation.with_lineage(nested);
         // Every nested event reaches the caller's stream before the call's
         // result does: the forwarder is awaited once the run is over.
@@ -280,6 +242,7 @@ where
         if let Some(mut forwarding) = forwarding {
             let _forwarded = (&mut forwarding.0).await;
         }
+        // Shown with the result; the caller's books counted it already.
         let usage = outcome.usage();
         let mut output = match outcome {
             RunOutcome::Completed { text, .. } => {

@@ -240,9 +240,8 @@ pub(crate) fn cut(conversation: &[Message], keep: usize) -> Option<(usize, usize
 }
 
 /// `conversation` without the messages between `head` and `tail`, with
-/// `note` (a summary) added to the user's first message. What the dropped
-/// turns used is added to the first kept turn's usage, so the run's usage
-/// still counts it.
+/// `note` (a summary) added to the user's first message. (What the dropped
+/// turns used stays in the run's books.)
 pub(crate) fn drop_turns(
     conversation: Vec<Message>,
     head: usize,
@@ -250,25 +249,10 @@ pub(crate) fn drop_turns(
     note: Option<String>,
 ) -> Vec<Message> {
     let mut kept: Vec<Message> = Vec::with_capacity(conversation.len() - (tail - head));
-    let mut dropped = crate::Usage::default();
-    let mut any = false;
     for (at, message) in conversation.into_iter().enumerate() {
         if at < head || at >= tail {
             kept.push(message);
-            continue;
         }
-        let usage = match &message {
-            Message::Assistant(reply) => reply.usage,
-            Message::ToolResult(result) => result.usage,
-            _ => None,
-        };
-        if let Some(usage) = usage {
-            dropped = dropped + usage;
-            any = true;
-        }
-    }
-    if let (true, Some(Message::Assistant(first))) = (any, kept.get_mut(head)) {
-        first.usage = Some(first.usage.unwrap_or_default() + dropped);
     }
     if let Some(note) = note {
         let note = format!("\n\n(Earlier in this conversation, summarised: {note})");
@@ -378,7 +362,6 @@ impl super::driver::Run<'_> {
         transcript: &mut Vec<Message>,
         policy: &ContextPolicy,
         compacted: bool,
-        usage: &mut super::RunUsage,
     ) -> Result<bool, super::RunError> {
         let before = estimate(transcript, compacted);
         if before <= policy.threshold() {
@@ -426,13 +409,12 @@ impl super::driver::Run<'_> {
                 if let Some(error) = summarised["error"].as_str() {
                     return Err(context(format!("the summary failed: {error}")));
                 }
-                // The summary's tokens are the run's: its limits count them.
+                // The summary's tokens are the run's, in its books.
                 let spent: Option<crate::Usage> =
                     serde_json::from_value(summarised["usage"].clone())
                         .ok()
                         .flatten();
-                usage.spent(spent.as_ref());
-                if let Some(reached) = self.lineage.spend(spent.as_ref()) {
+                if let Some(reached) = self.lineage.books.tokens(spent.as_ref()) {
                     return Err(reached.error());
                 }
                 let summary = summarised["summary"]
@@ -443,7 +425,12 @@ impl super::driver::Run<'_> {
                 *transcript = drop_turns(std::mem::take(transcript), head, tail, Some(summary));
             }
             Compaction::Custom(compact) => {
-                let compacted = compact(std::mem::take(transcript)).await;
+                let given = transcript.clone();
+                let compacted = super::panics::caught_async("the context policy", || {
+                    compact(std::mem::take(transcript))
+                })
+                .await
+                .inspect_err(|_| *transcript = given)?;
                 if let Some(why) = broken_pairs(&compacted) {
                     *transcript = compacted;
                     return Err(context(why));

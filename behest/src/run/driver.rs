@@ -10,7 +10,7 @@ use tokio::sync::oneshot;
 
 use super::control::{Decision, RunControl};
 use super::events::{Emitter, EventKind, RunState, ToolStreamEvent};
-use super::limits::{Reached, RunUsage};
+use super::limits::Reached;
 use super::model::ModelRequest;
 use super::output::FinalOutput;
 use super::steps::{ModelTurn, RunSteps, StepKind, ToolStep};
@@ -32,19 +32,16 @@ pub(super) struct Run<'a> {
     /// Who carries out the model turns and tool calls, when not this
     /// process alone (a durable engine's journal).
     pub steps: Option<&'a dyn RunSteps>,
-    /// A guardrail stopped the run during a round of tool calls: the run
-    /// fails with this once the round's calls have their results.
+    /// A guardrail or a limit stopped the run during a round of tool
+    /// calls: the run fails with this once the round's calls have their
+    /// results.
     pub tripped: std::sync::Mutex<Option<RunError>>,
-    /// Where the run stands in a tree of agents (its own place for a run
-    /// nobody called): the agents it runs as tools take it from its calls.
+    /// Where the run stands in a tree of agents, with the run's books
+    /// (its own place for a run nobody called): the agents it runs as
+    /// tools take it from its calls.
     pub lineage: super::agent_tool::Lineage,
-    /// The model turns made before this agent's part of the run (by the
-    /// agents that handed the conversation to it): turns are numbered
-    /// across the whole run.
-    pub first_turn: usize,
-    /// Set when the model hands the conversation off: to whom, the
-    /// conversation, what was spent and how many turns were made.
-    pub handed_off: std::sync::Mutex<Option<HandedOff>>,
+    /// Set when the model hands the conversation off: to whom.
+    pub handed_off: std::sync::Mutex<Option<super::handoff::Handoff>>,
     /// The tools offered at this step, when the agent prepares them
     /// ([`Agent::prepare_tools`](super::Agent::prepare_tools)): a call of
     /// another is not run.
@@ -52,26 +49,32 @@ pub(super) struct Run<'a> {
     /// How many decisions (guardrail verdicts, summaries) the run has
     /// made: each is named by its place, the same when played again.
     pub decisions: std::sync::atomic::AtomicUsize,
-    /// The run's limits: those of the agent it was started on, which the
-    /// agents it hands the conversation to keep.
-    pub limits: &'a super::UsageLimits,
+    /// The calls started at once (not routed), by id, with their tools:
+    /// their ends are told to the books.
+    pub running: std::sync::Mutex<HashMap<String, String>>,
+    /// The rules of the agent the run was started on: its limits, step
+    /// and turn bounds hold across handoffs.
+    pub first: &'a super::RunOptions,
     /// When the run started (its deadline runs from there, across
     /// handoffs).
     pub started: tokio::time::Instant,
 }
 
-/// A run's part that ended in a handoff (its transcript goes back in the
-/// outcome).
-pub(super) struct HandedOff {
-    pub to: super::handoff::Handoff,
-    pub usage: RunUsage,
+/// What a run has counted across its agents: model turns and rounds of
+/// tool calls.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Counts {
     pub turns: usize,
+    pub rounds: usize,
 }
 
 impl Run<'_> {
-    pub async fn drive(&self, mut transcript: Vec<Message>, mut usage: RunUsage) -> RunOutcome {
+    pub async fn drive(&self, mut transcript: Vec<Message>, counts: &mut Counts) -> RunOutcome {
         let tools: Vec<ToolSpec> = self.agent.runtime.registry().specs().cloned().collect();
         let handoffs = &self.agent.options.handoffs;
+        if let Some(conflict) = super::agent::name_conflict(self.agent) {
+            return RunOutcome::failed(RunError::Agent { message: conflict }, transcript);
+        }
         // Offered beside the tools, whatever a preparation of them does.
         let mut run_tools: Vec<ToolSpec> =
             handoffs.iter().map(super::handoff::Handoff::spec).collect();
@@ -94,7 +97,6 @@ impl Run<'_> {
         // Ids already in the conversation (a run handed on, a history
         // given back) stay unique too.
         ids.seed(&transcript);
-        let mut rounds = 0;
         let emitter = self.emitter.clone();
         let deltas = DeltaSink::new(move |delta| emitter.emit(EventKind::ModelDelta(delta)));
         let registry = self.agent.runtime.registry();
@@ -107,71 +109,77 @@ impl Run<'_> {
             .as_ref()
             .filter(|_| native)
             .map(FinalOutput::native_spec);
-        let limits = self.limits;
+        let limits = &self.first.usage_limits;
+        let books = &self.lineage.books;
         let started = self.started;
         let deadline = limits
             .deadline
             .and_then(|deadline| started.checked_add(deadline));
         if let Err(error) = self.guard_input(&mut transcript).await {
-            return failed(error, transcript);
+            return RunOutcome::failed(error, transcript);
         }
-        let mut turns = self.first_turn;
         // Whether the conversation was compacted since the last turn was
         // counted: that count is of what was there before.
         let mut compacted = false;
         loop {
-            let refused = limits.before_request(&usage).or_else(|| {
-                deadline
-                    .filter(|deadline| tokio::time::Instant::now() >= *deadline)
-                    .map(|_| Reached::deadline(limits, started.elapsed()))
-            });
-            if let Some(reached) = refused {
-                return failed(reached.error(), transcript);
+            if let Some(max_turns) = self.first.max_turns.filter(|max| counts.turns >= *max) {
+                return RunOutcome::failed(RunError::MaxTurnsExceeded { max_turns }, transcript);
             }
-            // The root's limits count every request and token of its tree.
-            if let Err(reached) = self.lineage.request() {
-                return failed(reached.error(), transcript);
+            if deadline.is_some_and(|at| tokio::time::Instant::now() >= at) {
+                let reached = Reached::deadline(limits, started.elapsed());
+                return RunOutcome::failed(reached.error(), transcript);
+            }
+            // Every run of the tree of agents counts the request.
+            if let Err(reached) = books.request() {
+                return RunOutcome::failed(reached.error(), transcript);
             }
             if let Some(policy) = &self.agent.options.context {
-                match self
-                    .compact(&mut transcript, policy, compacted, &mut usage)
-                    .await
-                {
+                match self.compact(&mut transcript, policy, compacted).await {
                     Ok(done) => compacted |= done,
-                    Err(error) => return failed(error, transcript),
+                    Err(error) => return RunOutcome::failed(error, transcript),
                 }
             }
             self.state(RunState::AwaitingModel);
             // The tools of this step, as the agent prepares them.
-            let prepared: Option<Vec<ToolSpec>> = prepare.map(|prepare| {
-                let step = super::StepState {
-                    turn: turns,
-                    transcript: &transcript,
-                    usage: &usage,
-                };
-                let mut offered = (prepare.0)(&step, tools.clone());
-                offered.extend(run_tools.iter().cloned());
-                offered
-            });
+            let prepared = match prepare {
+                None => None,
+                Some(prepare) => {
+                    let step = super::StepState {
+                        turn: counts.turns,
+                        transcript: &transcript,
+                        usage: &books.spent(),
+                    };
+                    match super::panics::caught("the preparation of the tools", || {
+                        (prepare.0)(&step, tools.clone())
+                    }) {
+                        Ok(mut offered) => {
+                            offered.extend(run_tools.iter().cloned());
+                            Some(offered)
+                        }
+                        Err(error) => return RunOutcome::failed(error, transcript),
+                    }
+                }
+            };
             *crate::sync::lock(&self.offered) = prepared
                 .as_ref()
                 .map(|offered| offered.iter().map(|spec| spec.name.clone()).collect());
             let turn = TurnInput {
-                index: turns,
+                index: counts.turns,
                 transcript: &transcript,
                 specs: prepared.as_deref().unwrap_or(&specs),
                 strict: &strict,
                 output: native_output.as_ref(),
                 deltas: &deltas,
             };
-            turns += 1;
+            counts.turns += 1;
             // Dropping the model's future on cancellation aborts its request.
             let reply = tokio::select! {
                 biased;
-                () = cancellation.cancelled() => return RunOutcome::Cancelled { transcript },
+                () = cancellation.cancelled() => return RunOutcome::cancelled(transcript),
                 reply = self.model_turn(turn) => reply,
                 () = until(deadline) => {
-                    return failed(Reached::deadline(limits, started.elapsed()).error(), transcript);
+                    let reached = Reached::deadline(limits, started.elapsed());
+                    return RunOutcome::failed(reached.error(), transcript);
                 }
             };
             let mut reply = match reply {
@@ -179,27 +187,22 @@ impl Run<'_> {
                 // Cancelled while the model answered (a durable engine
                 // learns it only then): the run is cancelled, not failed.
                 Err(_) if cancellation.is_cancelled() => {
-                    return RunOutcome::Cancelled { transcript };
+                    return RunOutcome::cancelled(transcript);
                 }
-                Err(error) => return failed(RunError::Model(error), transcript),
+                Err(error) => return RunOutcome::failed(RunError::Model(error), transcript),
             };
             ids.make_unique(&mut reply);
-            usage.answered(reply.usage.as_ref());
-            if let Some(reached) = self.lineage.spend(reply.usage.as_ref()) {
-                let error = reached.error();
-                let calls = reply.tool_calls.clone();
-                self.emit(EventKind::ModelMessage(reply.clone()));
-                self.add(&mut transcript, Message::Assistant(reply));
-                for call in calls {
-                    let outcome = Err(ToolError::execution(format!("not run: {error}")));
-                    let result = self.finished(call, outcome);
-                    self.add(&mut transcript, result_message(&result));
-                }
-                return failed(error, transcript);
-            }
+            let over = books.tokens(reply.usage.as_ref());
             compacted &= reply.usage.is_none();
             self.emit(EventKind::ModelMessage(reply.clone()));
             self.add(&mut transcript, Message::Assistant(reply.clone()));
+            if let Some(reached) = over {
+                let error = reached.error();
+                self.unrun(&mut transcript, reply.tool_calls, |_| {
+                    ToolError::execution(format!("not run: {error}"))
+                });
+                return RunOutcome::failed(error, transcript);
+            }
             let calls = match self.after_turn(reply, &mut transcript, &mut answer) {
                 // The answer meets the output guardrails; one refused is
                 // sent back, and the model asked again.
@@ -215,63 +218,38 @@ impl Run<'_> {
             };
             if let Some(handoff) = super::handoff::asked_for(handoffs, &calls) {
                 let name = handoff.to.name.clone();
-                // Every call gets its result: the handoff's says where the
-                // conversation went, the others were not run.
-                for call in calls {
-                    let outcome = if call.call_id == handoff.call.call_id {
-                        Ok(ToolOutput::text(format!("Handed off to {name}.")))
-                    } else {
-                        Err(ToolError::execution(format!(
-                            "not run: the conversation was handed off to {name}"
-                        )))
-                    };
-                    let result = self.finished(call, outcome);
+                // The handoff's call says where the conversation went; the
+                // others were not run.
+                let (chosen, others): (Vec<_>, Vec<_>) = calls
+                    .into_iter()
+                    .partition(|call| call.call_id == handoff.call.call_id);
+                for call in chosen {
+                    let result =
+                        self.finished(call, Ok(ToolOutput::text(format!("Handed off to {name}."))));
                     self.add(&mut transcript, result_message(&result));
                 }
-                *crate::sync::lock(&self.handed_off) = Some(HandedOff {
-                    to: handoff.to,
-                    usage,
-                    turns,
+                self.unrun(&mut transcript, others, |_| {
+                    ToolError::execution(format!(
+                        "not run: the conversation was handed off to {name}"
+                    ))
                 });
+                *crate::sync::lock(&self.handed_off) = Some(handoff.to);
                 // The transcript goes back through the outcome.
-                return RunOutcome::Completed {
-                    text: String::new(),
-                    transcript,
-                };
+                return RunOutcome::completed(String::new(), transcript);
             }
             // Every way the model is asked again counts against the run's
-            // limit, once.
-            rounds += 1;
-            let max_steps = self.agent.options.max_steps;
-            if rounds > max_steps {
-                // Every call in a transcript gets its result, or providers
-                // refuse the transcript.
-                let results = calls.into_iter().map(|call| {
-                    let outcome = Err(ToolError::LimitExceeded {
-                        kind: LimitKind::ToolRounds,
-                        limit: max_steps,
-                        actual: Some(rounds),
-                    });
-                    self.finished(call, outcome)
+            // limit, once, over the whole run.
+            counts.rounds += 1;
+            let max_steps = self.first.max_steps;
+            if counts.rounds > max_steps {
+                let rounds = counts.rounds;
+                self.unrun(&mut transcript, calls, |_| ToolError::LimitExceeded {
+                    kind: LimitKind::ToolRounds,
+                    limit: max_steps,
+                    actual: Some(rounds),
                 });
-                for result in results {
-                    self.add(&mut transcript, result_message(&result));
-                }
-                return failed(RunError::MaxStepsExceeded { max_steps }, transcript);
+                return RunOutcome::failed(RunError::MaxStepsExceeded { max_steps }, transcript);
             }
-            let refused = limits.after_answer(&usage).or_else(|| {
-                limits.before_calls(&usage, calls.iter().map(|call| call.tool_name.as_str()))
-            });
-            if let Some(reached) = refused {
-                let error = reached.error();
-                for call in calls {
-                    let outcome = Err(ToolError::execution(format!("not run: {error}")));
-                    let result = self.finished(call, outcome);
-                    self.add(&mut transcript, result_message(&result));
-                }
-                return failed(error, transcript);
-            }
-            usage.called(calls.iter().map(|call| call.tool_name.as_str()));
             if calls.is_empty() {
                 continue;
             }
@@ -290,17 +268,13 @@ impl Run<'_> {
             };
             for result in &results {
                 self.add(&mut transcript, result_message(result));
-                // What agents run as tools spent counts as the run's own.
-                if let Ok(output) = &result.outcome {
-                    usage.spent(output.usage.as_ref());
-                }
             }
             if cancellation.is_cancelled() {
-                return RunOutcome::Cancelled { transcript };
+                return RunOutcome::cancelled(transcript);
             }
             let tripped = crate::sync::lock(&self.tripped).take();
             if let Some(error) = tripped {
-                return failed(error, transcript);
+                return RunOutcome::failed(error, transcript);
             }
             let unanswered = results.iter().find(|result| {
                 matches!(result.outcome, Err(ToolError::NotImplemented))
@@ -311,8 +285,24 @@ impl Run<'_> {
                     tool_name: result.tool_name.clone(),
                     call_id: result.call_id.clone(),
                 };
-                return failed(error, transcript);
+                return RunOutcome::failed(error, transcript);
             }
+        }
+    }
+
+    /// Gives each of `calls`, which will not run, its result (`why`) and
+    /// adds it to the transcript: every call in a transcript gets its
+    /// result, or providers refuse the transcript.
+    pub(super) fn unrun(
+        &self,
+        transcript: &mut Vec<Message>,
+        calls: Vec<ToolCall>,
+        why: impl Fn(&ToolCall) -> ToolError,
+    ) {
+        for call in calls {
+            let error = why(&call);
+            let result = self.finished(call, Err(error));
+            self.add(transcript, result_message(&result));
         }
     }
 
@@ -380,6 +370,12 @@ impl Run<'_> {
             .runtime
             .call_in(call, options, Some(&hooks))
             .await;
+        // A call started at once ends here; a routed one ended in
+        // `dispatch`.
+        let ran = crate::sync::lock(&self.running).remove(&result.call_id);
+        if let Some(tool) = ran {
+            self.lineage.books.ended(&tool, result.outcome.is_ok());
+        }
         self.tool_event(ToolStreamEvent::Result {
             result: result.clone(),
         });
@@ -567,6 +563,8 @@ impl RunHooks for Run<'_> {
             || self.needs_approval(tool_name)
             || !guardrails.tool_call.is_empty()
             || !guardrails.tool_output.is_empty()
+            // A call a limit may refuse is counted before it starts.
+            || self.lineage.books.limits_calls()
     }
 
     fn dispatch(
@@ -576,9 +574,21 @@ impl RunHooks for Run<'_> {
         run: LocalRun,
     ) -> BoxFuture<'_, ToolResult<ToolOutput>> {
         Box::pin(async move {
-            let (call, run) = self.guard_call(call, run).await?;
-            let output = self.carry_out(call.clone(), route, run).await?;
-            self.guard_output(call, output).await
+            let tool = call.tool_name.clone();
+            if let Err(reached) = self.lineage.books.call(&tool) {
+                let error = reached.error();
+                let why = ToolError::execution(format!("not run: {error}"));
+                crate::sync::lock(&self.tripped).get_or_insert(error);
+                return Err(why);
+            }
+            let outcome = async {
+                let (call, run) = self.guard_call(call, run).await?;
+                let output = self.carry_out(call.clone(), route, run).await?;
+                self.guard_output(call, output).await
+            }
+            .await;
+            self.lineage.books.ended(&tool, outcome.is_ok());
+            outcome
         })
     }
 
@@ -593,7 +603,17 @@ impl RunHooks for Run<'_> {
                     .is_some_and(|spec| spec.annotations.destructive_hint == Some(true)))
     }
 
-    fn starting(&self, call: &dyn Fn() -> ToolCall) {
+    fn starting(&self, call_id: &str, tool_name: &str, call: &dyn Fn() -> ToolCall) {
+        // No limit can refuse it (those calls are routed): counted only.
+        let _counted = self.lineage.books.call(tool_name);
+        crate::sync::lock(&self.running).insert(call_id.to_owned(), tool_name.to_owned());
+        self.announce(call);
+    }
+}
+
+impl Run<'_> {
+    /// Tells observers that a validated local call starts now.
+    fn announce(&self, call: &dyn Fn() -> ToolCall) {
         if self.observed() {
             self.tool_event(ToolStreamEvent::Call {
                 call: call(),
@@ -625,11 +645,11 @@ impl Run<'_> {
                 }
                 Route::NeedsApproval => {
                     self.approve(&call).await?;
-                    self.starting(&|| call.clone());
+                    self.announce(&|| call.clone());
                     run.run().await
                 }
                 Route::Local => {
-                    self.starting(&|| call.clone());
+                    self.announce(&|| call.clone());
                     run.run().await
                 }
             }
@@ -761,9 +781,4 @@ async fn until(deadline: Option<tokio::time::Instant>) {
         Some(deadline) => tokio::time::sleep_until(deadline).await,
         None => std::future::pending().await,
     }
-}
-
-pub(super) fn failed(error: RunError, transcript: Vec<Message>) -> RunOutcome {
-    tracing::warn!(%error, "run failed");
-    RunOutcome::Failed { error, transcript }
 }

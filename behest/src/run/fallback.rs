@@ -20,14 +20,17 @@ pub enum Failure {
     /// `overloaded_error`, `UNAVAILABLE`).
     Overloaded,
     /// The request took too long (HTTP 408 and 504; `DEADLINE_EXCEEDED`;
-    /// a connection or read timeout).
+    /// the client's own timeout, [`ModelError::timed_out`]). Decided from
+    /// the status and the error's kind, never from the words of its
+    /// message.
     Timeout,
     /// Any other server error (HTTP 500 to 599).
     ServerError,
     /// The conversation does not fit the model's context window: an error
-    /// that says so (`context_length_exceeded`, Anthropic's "prompt is too
-    /// long", Gemini's "exceeds the maximum number of tokens"), or a turn
-    /// that stopped for it.
+    /// of that kind (`context_length_exceeded`), a bad request (400 or 413)
+    /// whose message says so where the provider has no kind for it
+    /// (Anthropic's "prompt is too long", Gemini's "exceeds the maximum
+    /// number of tokens"), or a turn that stopped for it.
     ContextWindow,
     /// The model refused, or the provider's filters withheld its turn: the
     /// turn came back, with a stop reason that says so.
@@ -41,7 +44,6 @@ impl Failure {
     pub fn matches(self, error: &ModelError) -> bool {
         let kind = error.kind.as_deref().unwrap_or_default();
         let status = error.status.unwrap_or_default();
-        let message = error.message.to_ascii_lowercase();
         match self {
             Self::RateLimit => {
                 status == 429
@@ -54,18 +56,19 @@ impl Failure {
                 matches!(status, 503 | 529) || matches!(kind, "overloaded_error" | "UNAVAILABLE")
             }
             Self::Timeout => {
-                matches!(status, 408 | 504)
-                    || kind == "DEADLINE_EXCEEDED"
-                    || message.contains("timed out")
-                    || message.contains("timeout")
+                matches!(status, 408 | 504) || kind == "DEADLINE_EXCEEDED" || error.timed_out
             }
             Self::ServerError => (500..600).contains(&status),
             Self::ContextWindow => {
+                // Providers without a kind for it answer a bad request
+                // whose message says so.
+                let message = error.message.to_ascii_lowercase();
                 kind == "context_length_exceeded"
-                    || message.contains("context length")
-                    || message.contains("context window")
-                    || message.contains("prompt is too long")
-                    || message.contains("exceeds the maximum number of tokens")
+                    || (matches!(error.status, Some(400 | 413) | None)
+                        && (message.contains("context length")
+                            || message.contains("context window")
+                            || message.contains("prompt is too long")
+                            || message.contains("exceeds the maximum number of tokens")))
             }
             Self::Refused => false,
             Self::AnyError => true,

@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::driver::{failed, Run};
+use super::driver::Run;
 use super::events::EventKind;
 use super::{RunError, RunOutcome};
 use crate::conversation::{ContentPart, Message, ToolResultMessage};
@@ -147,6 +147,8 @@ pub(crate) enum Judged<T> {
     Refused(String, String),
     /// A guardrail stopped the run: its name and why.
     Stopped(String, String),
+    /// A guardrail panicked: the run's error for it.
+    Panicked(RunError),
 }
 
 impl Run<'_> {
@@ -172,11 +174,13 @@ impl Run<'_> {
                 behest.guardrail.action = tracing::field::Empty,
             );
             // Asked only when polled: a run played again from a journal
-            // does not ask the guardrail at all.
+            // does not ask the guardrail at all. A panic is the run's error.
             let asked = input.clone();
             let traced = span.clone();
+            let part = format!("the {stage} guardrail `{}`", guard.name);
+            let checked = part.clone();
             let check = async move {
-                let checking = (guard.check)(asked);
+                let checking = super::panics::caught_async(&checked, || (guard.check)(asked));
                 tracing::Instrument::instrument(checking, traced).await
             };
             let verdict = match self.steps {
@@ -188,13 +192,42 @@ impl Run<'_> {
                         .decision(
                             name,
                             Box::pin(async move {
-                                serde_json::to_value(check.await).unwrap_or(Value::Null)
+                                match check.await {
+                                    Ok(verdict) => {
+                                        serde_json::to_value(verdict).unwrap_or(Value::Null)
+                                    }
+                                    Err(error) => {
+                                        serde_json::json!({"panicked": error.to_string()})
+                                    }
+                                }
                             }),
                         )
                         .await;
-                    serde_json::from_value(decided).unwrap_or_else(|error| {
-                        Verdict::Stop(format!("the journaled verdict could not be read: {error}"))
-                    })
+                    match decided.get("panicked").and_then(Value::as_str) {
+                        Some(message) => Err(RunError::Panicked {
+                            part,
+                            message: message.to_owned(),
+                        }),
+                        None => Ok(serde_json::from_value(decided).unwrap_or_else(|error| {
+                            Verdict::Stop(format!(
+                                "the journaled verdict could not be read: {error}"
+                            ))
+                        })),
+                    }
+                }
+            };
+            let verdict = match verdict {
+                Ok(verdict) => verdict,
+                Err(error) => {
+                    span.record("behest.guardrail.action", "stopped");
+                    self.emit(EventKind::Guardrail(GuardrailEvent {
+                        guardrail: guard.name.clone(),
+                        stage,
+                        call_id: call_id.map(str::to_owned),
+                        action: GuardrailAction::Stopped,
+                        reason: Some(error.to_string()),
+                    }));
+                    return Judged::Panicked(error);
                 }
             };
             let (action, reason) = match &verdict {
@@ -272,6 +305,7 @@ impl Run<'_> {
                 stage: GuardrailStage::Input,
                 reason,
             }),
+            Judged::Panicked(error) => Err(error),
         }
     }
 }
@@ -288,12 +322,13 @@ impl Run<'_> {
         let RunOutcome::Completed {
             text,
             mut transcript,
+            ..
         } = outcome
         else {
             return Ok(outcome);
         };
         if guards.is_empty() {
-            return Ok(RunOutcome::Completed { text, transcript });
+            return Ok(RunOutcome::completed(text, transcript));
         }
         let judged = self
             .judge(
@@ -305,17 +340,12 @@ impl Run<'_> {
             )
             .await;
         match judged {
-            Judged::Pass(passed) if passed == text => {
-                Ok(RunOutcome::Completed { text, transcript })
-            }
+            Judged::Pass(passed) if passed == text => Ok(RunOutcome::completed(text, transcript)),
             Judged::Pass(passed) => match &self.agent.options.final_output {
                 // A typed answer rewritten must still be of its type.
                 Some(output) => match output.accept_text(&passed, self.agent.runtime.limits()) {
-                    Ok(value) => Ok(RunOutcome::Completed {
-                        text: value.to_string(),
-                        transcript,
-                    }),
-                    Err(reason) => Ok(failed(
+                    Ok(value) => Ok(RunOutcome::completed(value.to_string(), transcript)),
+                    Err(reason) => Ok(RunOutcome::failed(
                         RunError::Output {
                             message: format!(
                                 "a guardrail's rewrite of the answer does not match the type asked for: {reason}"
@@ -329,10 +359,7 @@ impl Run<'_> {
                     if let Some(Message::Assistant(reply)) = transcript.last_mut() {
                         reply.text = Some(passed.clone());
                     }
-                    Ok(RunOutcome::Completed {
-                        text: passed,
-                        transcript,
-                    })
+                    Ok(RunOutcome::completed(passed, transcript))
                 }
             },
             Judged::Refused(guardrail, why) => {
@@ -341,7 +368,7 @@ impl Run<'_> {
                 }
                 Err(transcript)
             }
-            Judged::Stopped(guardrail, reason) => Ok(failed(
+            Judged::Stopped(guardrail, reason) => Ok(RunOutcome::failed(
                 RunError::Guardrail {
                     guardrail,
                     stage: GuardrailStage::Output,
@@ -349,6 +376,7 @@ impl Run<'_> {
                 },
                 transcript,
             )),
+            Judged::Panicked(error) => Ok(RunOutcome::failed(error, transcript)),
         }
     }
 
@@ -387,6 +415,7 @@ impl Run<'_> {
             Judged::Stopped(guardrail, reason) => {
                 Err(self.trip(guardrail, GuardrailStage::ToolCall, reason))
             }
+            Judged::Panicked(error) => Err(self.trip_on(error)),
         }
     }
 
@@ -421,6 +450,7 @@ impl Run<'_> {
             Judged::Stopped(guardrail, reason) => {
                 Err(self.trip(guardrail, GuardrailStage::ToolOutput, reason))
             }
+            Judged::Panicked(error) => Err(self.trip_on(error)),
         }
     }
 
@@ -435,6 +465,18 @@ impl Run<'_> {
             stage,
             reason,
         });
+        ToolError::execution(said)
+    }
+
+    /// Marks the run failed with `error` (a guardrail that panicked) once
+    /// the round's calls have their results: the call's error, which says
+    /// only that the check failed.
+    fn trip_on(&self, error: RunError) -> ToolError {
+        let said = match &error {
+            RunError::Panicked { part, .. } => format!("not run: {part} failed"),
+            other => format!("not run: {other}"),
+        };
+        crate::sync::lock(&self.tripped).get_or_insert(error);
         ToolError::execution(said)
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::Agent;
+use super::{Agent, RunError};
 use crate::conversation::Message;
 use crate::tool::{ToolCall, ToolSpec};
 
@@ -23,6 +23,8 @@ pub type InputFilter = Arc<dyn Fn(Vec<Message>) -> Vec<Message> + Send + Sync>;
 pub(crate) struct Handoff {
     /// The agent's name, in the tool `transfer_to_<name>`.
     pub(crate) name: String,
+    /// The name as the builder was given it.
+    pub(crate) given_name: String,
     pub(crate) description: String,
     pub(crate) agent: Agent,
     pub(crate) filter: Option<InputFilter>,
@@ -98,7 +100,13 @@ pub(crate) fn tool_safe(name: &str) -> String {
 
 /// The conversation as the next agent gets it: the last agent's
 /// instructions out, the filter applied, the next one's instructions in.
-pub(crate) fn pass_on(mut transcript: Vec<Message>, from: &Agent, to: &Handoff) -> Vec<Message> {
+/// A filter that panics is the run's error, beside the transcript as it
+/// was given to it.
+pub(crate) fn pass_on(
+    mut transcript: Vec<Message>,
+    from: &Agent,
+    to: &Handoff,
+) -> Result<Vec<Message>, (RunError, Vec<Message>)> {
     if let (Some(instructions), Some(Message::System { text })) =
         (&from.options.instructions, transcript.first())
     {
@@ -107,9 +115,12 @@ pub(crate) fn pass_on(mut transcript: Vec<Message>, from: &Agent, to: &Handoff) 
         }
     }
     if let Some(filter) = &to.filter {
-        transcript = filter(transcript);
+        let given = transcript.clone();
+        let part = format!("the input filter of the handoff to {}", to.name);
+        transcript =
+            super::panics::caught(&part, || filter(transcript)).map_err(|error| (error, given))?;
     }
-    with_instructions(&to.agent, transcript)
+    Ok(with_instructions(&to.agent, transcript))
 }
 
 /// `conversation` with `agent`'s instructions first, when it has some.

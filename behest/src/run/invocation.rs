@@ -143,18 +143,27 @@ impl RuntimeInvocation {
             .into_iter()
             .map(|(handler, events)| spawn_handler(handler, events, self.control.clone()))
             .collect();
-        let lineage = self
-            .lineage
-            .clone()
-            .unwrap_or_else(|| super::agent_tool::Lineage::root(&self.agent, self.emitter.clone()));
-        let mut agent = self.agent.clone();
-        // The limits and the clock of the agent the run was started on
-        // hold across handoffs.
+        // The run's books: written into its caller's too, for an agent run
+        // as a tool.
         let limits = self.agent.options.usage_limits.clone();
+        let lineage = match self.lineage.clone() {
+            Some(caller) => super::agent_tool::Lineage {
+                books: caller.books.nested(limits),
+                ..caller
+            },
+            None => super::agent_tool::Lineage::root(
+                &self.agent,
+                super::books::Books::root(limits),
+                self.emitter.clone(),
+            ),
+        };
+        let mut agent = self.agent.clone();
+        // The rules, limits and the clock of the agent the run was
+        // started on hold across handoffs.
+        let first = self.agent.options.clone();
         let started = tokio::time::Instant::now();
         let mut conversation = super::handoff::with_instructions(&agent, self.conversation);
-        let mut usage = super::RunUsage::default();
-        let mut first_turn = 0;
+        let mut counts = super::driver::Counts::default();
         let mut decisions = 0;
         let mut handoffs = 0;
         let outcome = loop {
@@ -166,17 +175,17 @@ impl RuntimeInvocation {
                 handlers: tasks.len(),
                 steps,
                 tripped: std::sync::Mutex::new(None),
-                first_turn,
                 handed_off: std::sync::Mutex::new(None),
                 offered: std::sync::Mutex::new(None),
                 decisions: std::sync::atomic::AtomicUsize::new(decisions),
-                limits: &limits,
+                running: std::sync::Mutex::default(),
+                first: &first,
                 started,
             };
-            let outcome = run.drive(conversation, usage).await;
+            let outcome = run.drive(conversation, &mut counts).await;
             decisions = run.decisions.load(std::sync::atomic::Ordering::Relaxed);
             let handed_off = crate::sync::lock(&run.handed_off).take();
-            let Some(handed_off) = handed_off else {
+            let Some(to) = handed_off else {
                 break outcome;
             };
             let transcript = match outcome {
@@ -188,24 +197,26 @@ impl RuntimeInvocation {
                 let error = super::RunError::Handoffs {
                     max: super::handoff::MAX_HANDOFFS,
                 };
-                break super::driver::failed(error, transcript);
+                break RunOutcome::failed(error, transcript);
             }
-            let to = handed_off.to;
             run.emit(EventKind::Handoff {
                 to: to.name.clone(),
             });
-            conversation = super::handoff::pass_on(transcript, &agent, &to);
+            conversation = match super::handoff::pass_on(transcript, &agent, &to) {
+                Ok(conversation) => conversation,
+                Err((error, transcript)) => break RunOutcome::failed(error, transcript),
+            };
             // A filter must leave every result beside its call.
             if let Some(why) = super::context::broken_pairs(&conversation) {
                 let error = super::RunError::Context {
                     message: format!("the input filter of the handoff to {}: {why}", to.name),
                 };
-                break super::driver::failed(error, conversation);
+                break RunOutcome::failed(error, conversation);
             }
             agent = to.agent;
-            usage = handed_off.usage;
-            first_turn = handed_off.turns;
         };
+        // What the run spent is told once, from its books.
+        let outcome = outcome.with_spent(lineage.books.spent());
         self.control.finish();
         if let RunOutcome::Completed { text, .. } = &outcome {
             self.emitter.emit(EventKind::Output(text.clone()));

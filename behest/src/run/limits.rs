@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::conversation::Usage;
+use crate::usage::Usage;
 
 /// What a run may spend. Every limit is off until set; a run past one
 /// fails with [`RunError::UsageLimit`](super::RunError::UsageLimit) naming
@@ -41,6 +41,9 @@ pub struct UsageLimits {
     pub tool_calls: Option<u64>,
     /// Tool calls of one tool, by name.
     pub tool_calls_per_tool: BTreeMap<String, u64>,
+    /// Which tool calls the call limits count. Default
+    /// [`CountedCalls::Run`].
+    pub counted_calls: CountedCalls,
     /// US dollars, at [`price`](Self::price).
     pub cost: Option<f64>,
     /// What the model's tokens cost, for [`cost`](Self::cost) and
@@ -98,6 +101,17 @@ impl UsageLimits {
         self
     }
 
+    /// Which calls [`tool_calls`](Self::tool_calls) and
+    /// [`tool_calls_of`](Self::tool_calls_of) count: every call that ran
+    /// (the default), or only those that succeeded, as pydantic-ai counts.
+    /// A call refused before it ran (an unknown tool, arguments that do
+    /// not match the schema, a tool not offered) never counts.
+    #[must_use]
+    pub fn counted_calls(mut self, counted: CountedCalls) -> Self {
+        self.counted_calls = counted;
+        self
+    }
+
     /// At most `dollars` US dollars, the model's tokens priced at `price`
     /// (a limit or a price that is not a finite number stops the run at its
     /// first request: it cannot be kept).
@@ -114,6 +128,23 @@ impl UsageLimits {
         self.deadline = Some(deadline);
         self
     }
+}
+
+/// Which tool calls the call limits of [`UsageLimits`] count. A call
+/// refused before it ran (an unknown tool, arguments that do not match the
+/// schema, a tool not offered at its step) counts under neither: the model
+/// may correct it without using up the run's calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CountedCalls {
+    /// Every call whose arguments were valid and that was started: run,
+    /// put to a person for approval or to a handler, whatever its outcome.
+    #[default]
+    Run,
+    /// Only calls that succeeded. A call is refused while the calls that
+    /// succeeded and those still running would reach the limit, so parallel
+    /// calls cannot pass it together.
+    Succeeded,
 }
 
 /// How a provider counts cached input tokens in [`Usage`].
@@ -244,13 +275,13 @@ impl std::fmt::Display for UsageLimit {
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct RunUsage {
-    /// Model requests answered.
+    /// Model requests made.
     pub requests: u64,
     /// Their tokens.
     pub tokens: Usage,
-    /// Tool calls started.
+    /// Tool calls counted ([`UsageLimits::counted_calls`]).
     pub tool_calls: u64,
-    /// Tool calls started, by tool.
+    /// Tool calls counted, by tool.
     pub tool_calls_per_tool: BTreeMap<String, u64>,
 }
 
@@ -260,18 +291,23 @@ impl RunUsage {
         price.cost(&self.tokens)
     }
 
-    /// Counts one answered request and its tokens.
-    pub(crate) fn answered(&mut self, usage: Option<&Usage>) {
-        self.requests = self.requests.saturating_add(1);
-        if let Some(usage) = usage {
-            self.tokens = self.tokens + *usage;
+    /// Counts the calls counted in `other` too.
+    pub(crate) fn add_calls(&mut self, other: &RunUsage) {
+        self.tool_calls = self.tool_calls.saturating_add(other.tool_calls);
+        for (tool, calls) in &other.tool_calls_per_tool {
+            let count = self.tool_calls_per_tool.entry(tool.clone()).or_default();
+            *count = count.saturating_add(*calls);
         }
     }
 
-    /// Counts tokens spent apart from a request (an agent run as a tool).
-    pub(crate) fn spent(&mut self, usage: Option<&Usage>) {
-        if let Some(usage) = usage {
-            self.tokens = self.tokens + *usage;
+    /// Takes one call of `tool` back.
+    pub(crate) fn uncalled(&mut self, tool: &str) {
+        self.tool_calls = self.tool_calls.saturating_sub(1);
+        if let Some(count) = self.tool_calls_per_tool.get_mut(tool) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                self.tool_calls_per_tool.remove(tool);
+            }
         }
     }
 
@@ -451,10 +487,14 @@ mod tests {
             .tool_calls_of("pay", 1);
         let mut run = RunUsage::default();
         assert_eq!(limits.before_request(&run), None);
-        run.answered(Some(&usage(600, 0, 300, 0)));
+        let answered = |run: &mut RunUsage| {
+            run.requests += 1;
+            run.tokens = run.tokens + usage(600, 0, 300, 0);
+        };
+        answered(&mut run);
         assert_eq!(limits.after_answer(&run), None);
         assert_eq!(limits.before_request(&run), None);
-        run.answered(Some(&usage(600, 0, 300, 0)));
+        answered(&mut run);
         let over = limits.after_answer(&run).unwrap();
         assert_eq!(over.limit, UsageLimit::TotalTokens);
         assert_eq!((over.allowed, over.used), (1_000.0, 1_800.0));

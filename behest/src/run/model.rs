@@ -29,6 +29,10 @@ pub struct ModelError {
     /// Whether the same request may succeed later (rate limits, overload,
     /// server errors, connection failures).
     pub retryable: bool,
+    /// Whether no answer came in time: the client's own timeout, or a
+    /// connection that timed out (a provider's timeout answer says so by
+    /// its status or kind instead).
+    pub timed_out: bool,
     /// The underlying error (a connection failure, a body that did not
     /// parse).
     #[source]
@@ -44,6 +48,7 @@ impl ModelError {
             kind: None,
             request_id: None,
             retryable: false,
+            timed_out: false,
             source: None,
         }
     }
@@ -76,6 +81,13 @@ impl ModelError {
         self
     }
 
+    /// Marks the error as a timeout of the client's: no answer came in time.
+    #[must_use]
+    pub fn timed_out(mut self, timed_out: bool) -> Self {
+        self.timed_out = timed_out;
+        self
+    }
+
     /// With the underlying error.
     #[must_use]
     pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
@@ -92,6 +104,7 @@ impl fmt::Debug for ModelError {
             .field("kind", &self.kind)
             .field("request_id", &self.request_id)
             .field("retryable", &self.retryable)
+            .field("timed_out", &self.timed_out)
             .field("source", &self.source.as_ref().map(ToString::to_string))
             .finish()
     }
@@ -105,6 +118,7 @@ impl PartialEq for ModelError {
             && self.kind == other.kind
             && self.request_id == other.request_id
             && self.retryable == other.retryable
+            && self.timed_out == other.timed_out
     }
 }
 

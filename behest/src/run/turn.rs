@@ -4,7 +4,7 @@
 //! policy lives here: how a typed run takes, reminds about or refuses a
 //! final answer.
 
-use super::driver::{failed, result_message, Run};
+use super::driver::{result_message, Run};
 use super::output::{FinalOutput, FINAL_ANSWER};
 use super::{RunError, RunOutcome};
 use crate::conversation::{AssistantMessage, Message, StopKind};
@@ -73,7 +73,10 @@ impl Run<'_> {
                 _ => {
                     let reason = stop.clone();
                     let transcript = std::mem::take(transcript);
-                    return Next::End(failed(RunError::Incomplete { reason }, transcript));
+                    return Next::End(RunOutcome::failed(
+                        RunError::Incomplete { reason },
+                        transcript,
+                    ));
                 }
             }
         }
@@ -84,12 +87,12 @@ impl Run<'_> {
                 self.final_answer(output, &reply, &mut calls, transcript)
             };
             let end = |error, transcript: &mut Vec<Message>| {
-                Next::End(failed(error, std::mem::take(transcript)))
+                Next::End(RunOutcome::failed(error, std::mem::take(transcript)))
             };
             match look {
                 Final::Given(text) => {
                     let transcript = std::mem::take(transcript);
-                    return Next::End(RunOutcome::Completed { text, transcript });
+                    return Next::End(RunOutcome::completed(text, transcript));
                 }
                 Final::Remind { reminder, .. } if answer.reminders > 0 => {
                     answer.reminders -= 1;
@@ -103,9 +106,7 @@ impl Run<'_> {
                 Final::Refused { failure, result } if answer.reminders == 0 => {
                     // Every call in a transcript gets its result.
                     let why = "not run: the run ended on a final answer that does not match";
-                    for message in self.close_turn(&reply, result, calls.drain(..), why) {
-                        self.add(transcript, message);
-                    }
+                    self.close_turn(transcript, &reply, result, calls.drain(..), why);
                     return end(RunError::Output { message: failure }, transcript);
                 }
                 // The model reads why its answer was refused, with the
@@ -123,7 +124,7 @@ impl Run<'_> {
         if calls.is_empty() {
             let text = reply.text.unwrap_or_default();
             let transcript = std::mem::take(transcript);
-            return Next::End(RunOutcome::Completed { text, transcript });
+            return Next::End(RunOutcome::completed(text, transcript));
         }
         Next::Run(calls)
     }
@@ -182,9 +183,7 @@ impl Run<'_> {
             Ok(value) => {
                 let given = self.finished(final_call, Ok(FinalOutput::accepted()));
                 let why = "not run: the final answer was given";
-                for message in self.close_turn(reply, given, calls.drain(..), why) {
-                    self.add(transcript, message);
-                }
+                self.close_turn(transcript, reply, given, calls.drain(..), why);
                 Final::Given(value.to_string())
             }
             Err(error) => {
@@ -196,24 +195,30 @@ impl Run<'_> {
         }
     }
 
-    /// The results that end a turn on its `final_answer`: `given`, that
-    /// call's own, and every call in `rest` answered as not run, for `why`;
-    /// in the order of the reply's calls, as providers expect.
+    /// Ends a turn on its `final_answer`: `given`, that call's own result,
+    /// then every call in `rest` answered as not run, for `why`.
     fn close_turn(
         &self,
+        transcript: &mut Vec<Message>,
         reply: &AssistantMessage,
         given: ToolCallResult,
         rest: impl Iterator<Item = ToolCall>,
         why: &str,
-    ) -> Vec<Message> {
-        let mut answered = vec![given];
-        answered.extend(rest.map(|call| self.finished(call, Err(ToolError::execution(why)))));
-        answered.sort_by_key(|result| {
+    ) {
+        // In the order of the reply's calls, as providers expect.
+        let position = |call_id: &str| {
             reply
                 .tool_calls
                 .iter()
-                .position(|call| call.call_id == result.call_id)
-        });
-        answered.iter().map(result_message).collect()
+                .position(|call| call.call_id == call_id)
+        };
+        let mut rest: Vec<ToolCall> = rest.collect();
+        rest.sort_by_key(|call| position(&call.call_id));
+        let (before, after): (Vec<_>, Vec<_>) = rest
+            .into_iter()
+            .partition(|call| position(&call.call_id) < position(&given.call_id));
+        self.unrun(transcript, before, |_| ToolError::execution(why));
+        self.add(transcript, result_message(&given));
+        self.unrun(transcript, after, |_| ToolError::execution(why));
     }
 }

@@ -28,9 +28,9 @@ pub(crate) trait RunHooks: Sync {
         run: LocalRun,
     ) -> BoxFuture<'_, ToolResult<ToolOutput>>;
 
-    /// A validated local call is about to run at once; `call` makes it,
-    /// for observers that want it.
-    fn starting(&self, call: &dyn Fn() -> ToolCall);
+    /// A validated local call of `tool_name` is about to run at once;
+    /// `call` makes it, for observers that want it.
+    fn starting(&self, call_id: &str, tool_name: &str, call: &dyn Fn() -> ToolCall);
 }
 
 /// How a validated call of a run is answered.

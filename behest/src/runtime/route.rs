@@ -110,7 +110,7 @@ impl ToolRuntime {
             arguments: prepared.arguments.clone(),
         };
         if route == Route::Local && !hooks.routes(&tool_name) {
-            hooks.starting(&validated);
+            hooks.starting(&call_id, &tool_name, &validated);
             return self.execute_prepared(prepared, &call_id, options).await;
         }
         let call = validated();

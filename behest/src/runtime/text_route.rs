@@ -145,7 +145,7 @@ impl ToolRuntime {
             let future = invoke(&context)?;
             built = true;
             if let Some(hooks) = hooks {
-                hooks.starting(&|| ToolCall {
+                hooks.starting(call_id, tool_name, &|| ToolCall {
                     call_id: call_id.to_owned(),
                     tool_name: tool_name.to_owned(),
                     arguments: shown(),

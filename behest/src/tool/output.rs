@@ -172,7 +172,7 @@ pub struct ToolOutput {
     /// The tokens the tool spent on models of its own (an agent run as a
     /// tool), counted in its caller's usage and limits.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<crate::conversation::Usage>,
+    pub usage: Option<crate::usage::Usage>,
 }
 
 impl ToolOutput {
