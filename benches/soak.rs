@@ -229,13 +229,13 @@ fn main() {
         let mut incomplete = 0usize;
         for run in 0..RUNS {
             let model = ScriptedModel::new([
-                Turn::tool_calls([
+                ScriptedTurn::tool_calls([
                     ToolCall::new("r1", "add", json!({"a": run, "b": 1})),
                     ToolCall::new("r2", "add", json!({"a": "x"})),
                     ToolCall::new("r3", "lookup", json!({"key": "k"})),
                     ToolCall::new("r4", "explode", json!({"reason": "r"})),
                 ]),
-                Turn::text("done"),
+                ScriptedTurn::text("done"),
             ]);
             let agent = Agent::new(model, runtime.clone());
             let invocation = agent.invoke([Message::user("go")]);

@@ -12,7 +12,7 @@
 //! Run: `cargo run --example agents_as_tools`
 
 use behest::prelude::*;
-use behest::run::{AgentEvent, Turn};
+use behest::run::{AgentEvent, ScriptedTurn};
 use behest::{AssistantMessage, Usage};
 use futures::StreamExt;
 
@@ -26,8 +26,8 @@ fn exchange_rate(currency: String) -> f64 {
     }
 }
 
-fn turn(reply: AssistantMessage, tokens: u64) -> Turn {
-    Turn::reply(reply.with_usage(Usage {
+fn turn(reply: AssistantMessage, tokens: u64) -> ScriptedTurn {
+    ScriptedTurn::reply(reply.with_usage(Usage {
         input_tokens: tokens,
         output_tokens: tokens / 10,
         ..Usage::default()

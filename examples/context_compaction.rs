@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use behest::prelude::*;
-use behest::run::{Compaction, ContextPolicy, Turn};
+use behest::run::{Compaction, ContextPolicy, ScriptedTurn};
 use behest::{AssistantMessage, Usage};
 
 /// A page of the document.
@@ -28,27 +28,27 @@ fn read_page(page: u32) -> String {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut turns: Vec<Turn> = (0..10u32)
+    let mut turns: Vec<ScriptedTurn> = (0..10u32)
         .map(|page| {
             let reply = AssistantMessage::tool_calls([ToolCall::new(
                 format!("c{page}"),
                 "read_page",
                 format!(r#"{{"page": {page}}}"#),
             )]);
-            Turn::reply(reply.with_usage(Usage {
+            ScriptedTurn::reply(reply.with_usage(Usage {
                 input_tokens: 120 + 460 * u64::from(page),
                 output_tokens: 12,
                 ..Usage::default()
             }))
         })
         .collect();
-    turns.push(Turn::text(
+    turns.push(ScriptedTurn::text(
         "The committee met ten times and agreed each time.",
     ));
     let model = ScriptedModel::new(turns);
     let summariser =
         Arc::new(ScriptedModel::new((0..10).map(|_| {
-            Turn::text("The first pages say the committee met and agreed.")
+            ScriptedTurn::text("The first pages say the committee met and agreed.")
         })));
 
     let policy = ContextPolicy::new(3_000)

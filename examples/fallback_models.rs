@@ -13,7 +13,7 @@
 //! Run: `cargo run --example fallback_models`
 
 use behest::prelude::*;
-use behest::run::{Failure, FallbackModel, Turn};
+use behest::run::{Failure, FallbackModel, ScriptedTurn};
 
 /// Get the current weather for a city.
 #[tool(read_only)]
@@ -25,7 +25,7 @@ fn get_weather(city: String) -> String {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Every turn asks the main model first: it is rate limited for both.
     let rate_limited = || {
-        Turn::error(
+        ScriptedTurn::error(
             ModelError::new("Rate limit reached for gpt-4.1 on tokens per min (TPM)")
                 .with_status(429)
                 .with_kind("rate_limit_exceeded")
@@ -34,8 +34,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let main_model = ScriptedModel::new([rate_limited(), rate_limited()]);
     let spare_model = ScriptedModel::new([
-        Turn::tool_calls([ToolCall::new("c1", "get_weather", r#"{"city": "Paris"}"#)]),
-        Turn::text("It is sunny and 21 °C in Paris."),
+        ScriptedTurn::tool_calls([ToolCall::new("c1", "get_weather", r#"{"city": "Paris"}"#)]),
+        ScriptedTurn::text("It is sunny and 21 °C in Paris."),
     ]);
     let model = FallbackModel::new("gpt-4.1", main_model)
         .then("claude-haiku-4-5", spare_model)

@@ -11,7 +11,7 @@
 //! Run: `cargo run --example handoffs`
 
 use behest::prelude::*;
-use behest::run::Turn;
+use behest::run::ScriptedTurn;
 
 /// Refund an order.
 #[tool]
@@ -22,8 +22,8 @@ fn refund(order: u32) -> String {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let billing_model = ScriptedModel::new([
-        Turn::tool_calls([ToolCall::new("b1", "refund", r#"{"order": 42}"#)]),
-        Turn::text("I have refunded order 42; the money is back in 3 to 5 days."),
+        ScriptedTurn::tool_calls([ToolCall::new("b1", "refund", r#"{"order": 42}"#)]),
+        ScriptedTurn::text("I have refunded order 42; the money is back in 3 to 5 days."),
     ]);
     let billing = Agent::new(
         billing_model,
@@ -31,7 +31,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     )
     .instructions("You handle refunds and invoices. Refund when the customer asks.");
 
-    let triage_model = ScriptedModel::new([Turn::tool_calls([ToolCall::new(
+    let triage_model = ScriptedModel::new([ScriptedTurn::tool_calls([ToolCall::new(
         "t1",
         "transfer_to_billing",
         "{}",

@@ -14,7 +14,7 @@
 
 use behest::mcp::{ImportOptions, McpClient, McpServer};
 use behest::prelude::*;
-use behest::run::Turn;
+use behest::run::ScriptedTurn;
 use behest::ScriptedModel;
 
 /// Add two numbers (served by the child process).
@@ -66,13 +66,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // A first call the remote schema refuses (`b` is missing): behest
     // answers it locally, and the model corrects it.
     let model = ScriptedModel::new([
-        Turn::tool_calls([
+        ScriptedTurn::tool_calls([
             ToolCall::new("c1", "remote_add", r#"{"a": 40}"#),
             ToolCall::new("c2", "shout", r#"{"text": "done"}"#),
         ]),
-        Turn::tool_calls([ToolCall::new("c3", "remote_add", r#"{"a": 40, "b": 2}"#)])
+        ScriptedTurn::tool_calls([ToolCall::new("c3", "remote_add", r#"{"a": 40, "b": 2}"#)])
             .expect_error("c1", "`/b`"),
-        Turn::text("40 + 2 = 42, DONE").expect_ok("c3", "42"),
+        ScriptedTurn::text("40 + 2 = 42, DONE").expect_ok("c3", "42"),
     ]);
     let invocation =
         Agent::new(model, ToolRuntime::new(registry)).invoke([Message::user("Add 40 and 2.")]);

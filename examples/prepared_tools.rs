@@ -10,7 +10,7 @@
 //! Run: `cargo run --example prepared_tools`
 
 use behest::prelude::*;
-use behest::run::Turn;
+use behest::run::ScriptedTurn;
 
 /// Look an order up.
 #[tool(read_only)]
@@ -27,10 +27,10 @@ fn refund(order: u32) -> String {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let model = ScriptedModel::new([
-        Turn::tool_calls([ToolCall::new("c1", "refund", r#"{"order": 42}"#)]),
-        Turn::tool_calls([ToolCall::new("c2", "look_up", r#"{"order": 42}"#)]),
-        Turn::tool_calls([ToolCall::new("c3", "refund", r#"{"order": 42}"#)]),
-        Turn::text("Order 42 is refunded."),
+        ScriptedTurn::tool_calls([ToolCall::new("c1", "refund", r#"{"order": 42}"#)]),
+        ScriptedTurn::tool_calls([ToolCall::new("c2", "look_up", r#"{"order": 42}"#)]),
+        ScriptedTurn::tool_calls([ToolCall::new("c3", "refund", r#"{"order": 42}"#)]),
+        ScriptedTurn::text("Order 42 is refunded."),
     ]);
     let max_steps = 8;
     let registry = ToolRegistry::new().with(LookUp)?.with(Refund)?;

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use behest::prelude::*;
-use behest::run::Turn;
+use behest::run::ScriptedTurn;
 use behest::{external_tool, tool, ScriptedModel};
 
 /// Get the current weather for a city.
@@ -43,7 +43,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // first turn with three calls (one with a misspelt argument), then a
     // correction, then the answer.
     let model = ScriptedModel::new([
-        Turn::tool_calls([
+        ScriptedTurn::tool_calls([
             ToolCall::new("call_1", "get_weather", r#"{"city": "Paris"}"#),
             ToolCall::new("call_2", "euros_to_dollars", r#"{"amout": 40}"#),
             ToolCall::new(
@@ -52,15 +52,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 r#"{"query": "Paris museums open on Monday"}"#,
             ),
         ]),
-        Turn::tool_calls([ToolCall::new(
+        ScriptedTurn::tool_calls([ToolCall::new(
             "call_4",
             "euros_to_dollars",
             r#"{"amount": 40}"#,
         )])
         .expect_error("call_2", "did you mean `amount`?"),
-        Turn::text("Sunny and 21 °C in Paris; 40 € is $43.20; the Louvre is open on Monday.")
-            .expect_ok("call_4", "43.2")
-            .expect_ok("call_3", "Louvre"),
+        ScriptedTurn::text(
+            "Sunny and 21 °C in Paris; 40 € is $43.20; the Louvre is open on Monday.",
+        )
+        .expect_ok("call_4", "43.2")
+        .expect_ok("call_3", "Louvre"),
     ]);
 
     let agent = Agent::new(model, ToolRuntime::new(registry));

@@ -53,7 +53,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The model breaks the file's rules once (an empty query, an address
     // without `@`), reads why, and corrects itself.
     let model = ScriptedModel::new([
-        Turn::tool_calls([
+        ScriptedTurn::tool_calls([
             ToolCall::new("c1", "web_search", json!({"query": ""})),
             ToolCall::new(
                 "c2",
@@ -61,7 +61,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 json!({"to": "ann", "subject": "Hi", "body": "!"}),
             ),
         ]),
-        Turn::tool_calls([
+        ScriptedTurn::tool_calls([
             ToolCall::new(
                 "c3",
                 "web_search",
@@ -75,7 +75,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ])
         .expect_error("c1", "/query")
         .expect_error("c2", "/to"),
-        Turn::text("Searched and sent.").expect_ok("c4", "sent to"),
+        ScriptedTurn::text("Searched and sent.").expect_ok("c4", "sent to"),
     ]);
     let invocation = Agent::new(model, ToolRuntime::new(registry)).invoke([Message::user("go")]);
     invocation.on(|envelope, control| {

@@ -11,7 +11,7 @@
 //! Run: `cargo run --example streamed_output`
 
 use behest::prelude::*;
-use behest::run::{OutputUpdate, Turn};
+use behest::run::{OutputUpdate, ScriptedTurn};
 use futures::StreamExt;
 
 /// A trip plan.
@@ -35,7 +35,7 @@ struct Draft {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let answer =
         r#"{"destination": "Lisbon", "days": ["Alfama and the castle", "Belém", "Sintra"]}"#;
-    let model = ScriptedModel::new([Turn::tool_calls([ToolCall::new(
+    let model = ScriptedModel::new([ScriptedTurn::tool_calls([ToolCall::new(
         "c1",
         "final_answer",
         answer,

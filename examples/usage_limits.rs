@@ -12,7 +12,7 @@
 //! Run: `cargo run --example usage_limits`
 
 use behest::prelude::*;
-use behest::run::{Prices, Turn, UsageLimits, PRICES_AS_OF};
+use behest::run::{Prices, ScriptedTurn, UsageLimits, PRICES_AS_OF};
 use behest::{AssistantMessage, Usage};
 
 /// Look an order up.
@@ -29,11 +29,11 @@ fn refund(order: u32) -> String {
 
 /// A scripted turn calling `tool` on `order`, having used 1 200 input
 /// and 80 output tokens.
-fn calls(id: &str, tool: &str, order: u32) -> Turn {
+fn calls(id: &str, tool: &str, order: u32) -> ScriptedTurn {
     let mut reply = AssistantMessage::default();
     let arguments = format!(r#"{{"order": {order}}}"#);
     reply.tool_calls = vec![ToolCall::new(id, tool, arguments)];
-    Turn::reply(reply.with_usage(Usage {
+    ScriptedTurn::reply(reply.with_usage(Usage {
         input_tokens: 1_200,
         output_tokens: 80,
         ..Usage::default()
@@ -47,7 +47,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         calls("c2", "refund", 42),
         calls("c3", "refund", 43),
         calls("c4", "refund", 44),
-        Turn::text("Refunded."),
+        ScriptedTurn::text("Refunded."),
     ]);
     let price = Prices::builtin()
         .get("gpt-4o-mini")

@@ -10,9 +10,11 @@ use crate::tool::{ArgumentIssue, LimitKind, ToolError, ToolResult};
 use crate::validation::ArgumentValidator;
 
 mod bounded;
+mod field_checks;
 mod nulls;
 mod reader;
 
+pub(crate) use field_checks::{read as read_checked, FieldChecks};
 pub use nulls::drop_optional_nulls;
 pub(crate) use nulls::{dropped_optional_nulls, has_null_member};
 pub(crate) use reader::read;

@@ -3,11 +3,13 @@
 
 pub mod arguments;
 pub mod conversation;
+mod derived;
 pub mod docs;
 mod json_text;
 mod limits;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod model;
 #[cfg(feature = "__http")]
 pub mod models;
 pub mod providers;
@@ -23,17 +25,22 @@ pub mod validation;
 #[doc(hidden)]
 pub mod __private;
 
+pub use conversation::{AssistantMessage, DeltaSink, Message, ModelDelta, StopKind, StopReason};
+#[doc(hidden)]
+pub use model::Turn;
+pub use model::{
+    Model, ModelError, ModelRequest, ModelSettings, ReasoningEffort, ScriptedModel, ScriptedTurn,
+};
 pub use registry::{RegistryError, ToolRegistry};
 pub use run::{
-    Agent, AssistantMessage, ControlError, DeltaSink, Envelope, EventKind, EventStream, Message,
-    Model, ModelDelta, ModelError, ModelRequest, ModelSettings, ReasoningEffort, RunControl,
-    RunError, RunOptions, RunOutcome, RunState, RuntimeInvocation, ScriptedModel, StopKind,
-    StopReason, ToolStreamEvent, Turn, Usage,
+    Agent, ControlError, Envelope, EventKind, EventStream, RunControl, RunError, RunOptions,
+    RunOutcome, RunState, RuntimeInvocation, ToolStreamEvent,
 };
 pub use runtime::{
     CallOptions, Limits, PreparedCall, ToolCall, ToolCallResult, ToolRuntime, ToolRuntimeBuilder,
 };
 pub use tokio_util::sync::CancellationToken;
+pub use usage::Usage;
 
 #[cfg(feature = "macros")]
 #[doc(inline)]
@@ -52,13 +59,15 @@ pub use serde_json::{json, Value};
 /// contract, the registry and runtime, runs with their events and errors,
 /// the scripted model, and the macros.
 pub mod prelude {
+    #[doc(hidden)]
+    pub use crate::Turn;
     #[cfg(feature = "macros")]
     pub use crate::{data, external_tool, tool, tools};
     pub use crate::{
         json, Agent, AssistantMessage, ControlError, Envelope, EventKind, ExternalTool,
         ExternalToolArgs, Limits, Message, Model, ModelError, Progress, RunControl, RunError,
-        RunOutcome, RunState, RuntimeInvocation, ScriptedModel, State, StopKind, StopReason, Tool,
-        ToolCall, ToolCallResult, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolResult,
-        ToolRuntime, ToolSpec, ToolStreamEvent, Turn, Value,
+        RunOutcome, RunState, RuntimeInvocation, ScriptedModel, ScriptedTurn, State, StopKind,
+        StopReason, Tool, ToolCall, ToolCallResult, ToolContext, ToolError, ToolOutput,
+        ToolRegistry, ToolResult, ToolRuntime, ToolSpec, ToolStreamEvent, Value,
     };
 }

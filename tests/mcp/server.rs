@@ -16,7 +16,7 @@ use behest::mcp::rmcp::model::{
 use behest::mcp::rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use behest::mcp::rmcp::{ClientHandler, RoleClient, ServiceExt};
 use behest::mcp::{Elicitation, ImportOptions, McpCaller, McpClient, McpServer};
-use behest::run::Turn;
+use behest::run::ScriptedTurn;
 use behest::{
     tool, Agent, Attachment, Message, Progress, ScriptedModel, ToolCall, ToolContext, ToolError,
     ToolOutput, ToolRegistry, ToolRuntime,
@@ -378,12 +378,12 @@ async fn imported_tools_are_validated_locally_and_run_remotely_in_a_run() {
 
     // In a run: an imported tool and a local one side by side.
     let model = ScriptedModel::new([
-        Turn::tool_calls([
+        ScriptedTurn::tool_calls([
             ToolCall::new("c2", "calc_add", json!({"a": 20, "b": 22})),
             ToolCall::new("c3", "forecast", json!({"city": "Rome"})),
         ])
         .expect_tools(["forecast", "calc_add", "calc_work"]),
-        Turn::text("42, and mild in Rome")
+        ScriptedTurn::text("42, and mild in Rome")
             .expect_ok("c2", "42")
             .expect_ok("c3", "Rome"),
     ]);
@@ -763,14 +763,14 @@ async fn a_fastmcp_servers_tools_are_imported_and_used_in_a_run() {
         .unwrap();
     assert_eq!(names, ["py_multiply", "py_shout", "py_fail"]);
     let model = ScriptedModel::new([
-        Turn::tool_calls([
+        ScriptedTurn::tool_calls([
             ToolCall::new("c1", "py_multiply", json!({"a": 6, "b": 7})),
             ToolCall::new("c2", "py_multiply", json!({"a": 6, "b": "seven"})),
             ToolCall::new("c3", "py_shout", json!({"text": "hi"})),
             ToolCall::new("c4", "py_fail", json!({"reason": "disk full"})),
             ToolCall::new("c5", "add", json!({"a": 1, "b": 1})),
         ]),
-        Turn::text("done")
+        ScriptedTurn::text("done")
             .expect_ok("c1", "42")
             .expect_error("c2", "`/b`")
             .expect_ok("c3", "HI")
@@ -1163,12 +1163,12 @@ async fn behest_to_behest_keeps_every_outcome_and_mixes_tools_in_a_run() {
 
     // One run: a local tool, an imported one and an external one.
     let model = ScriptedModel::new([
-        Turn::tool_calls([
+        ScriptedTurn::tool_calls([
             ToolCall::new("r1", "add", json!({"a": 1, "b": 1})),
             ToolCall::new("r2", "remote_add", json!({"a": 2, "b": 2})),
             ToolCall::new("r3", "approve", json!({"what": "ship it"})),
         ]),
-        Turn::text("2, 4, approved")
+        ScriptedTurn::text("2, 4, approved")
             .expect_ok("r1", "2")
             .expect_ok("r2", "4")
             .expect_ok("r3", "approved: ship it"),

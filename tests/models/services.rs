@@ -18,7 +18,7 @@ use behest::models::openai::{Chat, Responses};
 use behest::models::RetryPolicy;
 use behest::{
     tool, Agent, AssistantMessage, DeltaSink, Message, Model, ModelDelta, ModelRequest,
-    ScriptedModel, Tool, ToolCall, ToolRegistry, ToolRuntime, Turn,
+    ScriptedModel, ScriptedTurn, Tool, ToolCall, ToolRegistry, ToolRuntime,
 };
 use models_support::{Received, Reply, Server};
 use serde_json::{json, Value};
@@ -1317,11 +1317,14 @@ async fn one_call(
     question: &str,
 ) -> (ToolResultMessage, Vec<Message>) {
     let name = tool.name().to_owned();
-    let call = Turn::tool_calls([ToolCall::new("c1", name, arguments)]);
+    let call = ScriptedTurn::tool_calls([ToolCall::new("c1", name, arguments)]);
     let runtime = ToolRuntime::new(ToolRegistry::new().with(tool).unwrap());
-    let outcome = Agent::new(ScriptedModel::new([call, Turn::text("Here.")]), runtime)
-        .invoke([Message::user(question)])
-        .await;
+    let outcome = Agent::new(
+        ScriptedModel::new([call, ScriptedTurn::text("Here.")]),
+        runtime,
+    )
+    .invoke([Message::user(question)])
+    .await;
     let Some(Message::ToolResult(result)) = outcome.transcript().get(2) else {
         panic!("{outcome:?}");
     };

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use behest::run::{ControlError, RunError, Turn};
+use behest::run::{ControlError, RunError, ScriptedTurn};
 use behest::{
     external_tool, tool, Agent, EventKind, Message, RunOutcome, ScriptedModel, ToolCall,
     ToolContext, ToolError, ToolOutput, ToolRegistry, ToolRuntime, ToolStreamEvent,
@@ -49,7 +49,7 @@ fn every_call_answered_once(transcript: &[Message]) {
 #[tokio::test]
 async fn the_round_past_max_steps_is_answered_and_reported() {
     let turns = (0..3).map(|i| {
-        Turn::tool_calls([
+        ScriptedTurn::tool_calls([
             call(&format!("a{i}"), "add", json!({"a": 1, "b": 2})),
             call(&format!("b{i}"), "add", json!({"a": 3, "b": 4})),
         ])
@@ -96,7 +96,7 @@ async fn slow(#[ctx] cx: ToolContext) -> &'static str {
 #[tokio::test]
 async fn a_cancelled_round_leaves_no_call_unanswered() {
     let registry = ToolRegistry::new().with(Slow).unwrap().with(Add).unwrap();
-    let model = ScriptedModel::new([Turn::tool_calls([
+    let model = ScriptedModel::new([ScriptedTurn::tool_calls([
         call("s1", "slow", json!({})),
         call("s2", "add", json!({"a": 1, "b": 1})),
     ])]);
@@ -138,11 +138,11 @@ async fn a_run_is_answered_through_events_and_control() {
         .with(Remove)
         .unwrap();
     let model = ScriptedModel::new([
-        Turn::tool_calls([
+        ScriptedTurn::tool_calls([
             call("s1", "web_search", json!({"query": "rust"})),
             call("r1", "remove", json!({"path": "/tmp/x"})),
         ]),
-        Turn::text("done")
+        ScriptedTurn::text("done")
             .expect_ok("s1", "found it")
             .expect_ok("r1", "removed /tmp/x"),
     ]);
@@ -175,7 +175,7 @@ async fn with_nobody_listening_an_external_call_still_fails_no_handler() {
     let registry = ToolRegistry::new()
         .with(WebSearch::external_tool())
         .unwrap();
-    let model = ScriptedModel::new([Turn::tool_calls([call(
+    let model = ScriptedModel::new([ScriptedTurn::tool_calls([call(
         "s1",
         "web_search",
         json!({"query": "x"}),
@@ -199,8 +199,8 @@ async fn a_call_waiting_without_an_answer_is_reported() {
         .with(WebSearch::external_tool())
         .unwrap();
     let model = ScriptedModel::new([
-        Turn::tool_calls([call("s1", "web_search", json!({"query": "x"}))]),
-        Turn::text("gave up").expect_error("s1", "did not finish"),
+        ScriptedTurn::tool_calls([call("s1", "web_search", json!({"query": "x"}))]),
+        ScriptedTurn::text("gave up").expect_error("s1", "did not finish"),
     ]);
     let invocation = Agent::new(model, ToolRuntime::new(registry))
         .external_deadline(Duration::from_secs(30))
@@ -236,8 +236,8 @@ async fn resolve_is_ok_only_when_the_run_uses_the_answer() {
             .with(WebSearch::external_tool())
             .unwrap();
         let model = ScriptedModel::new([
-            Turn::tool_calls([call("s1", "web_search", json!({"query": "x"}))]),
-            Turn::text("end"),
+            ScriptedTurn::tool_calls([call("s1", "web_search", json!({"query": "x"}))]),
+            ScriptedTurn::text("end"),
         ]);
         let invocation = Agent::new(model, ToolRuntime::new(registry))
             .external_deadline(Duration::from_millis(5))
@@ -293,12 +293,12 @@ async fn repeated_call_ids_are_made_unique_within_a_run() {
         .with(Add)
         .unwrap();
     let model = ScriptedModel::new([
-        Turn::tool_calls([
+        ScriptedTurn::tool_calls([
             call("same", "web_search", json!({"query": "one"})),
             call("same", "web_search", json!({"query": "two"})),
         ]),
-        Turn::tool_calls([call("same", "add", json!({"a": 1, "b": 1}))]),
-        Turn::text("done"),
+        ScriptedTurn::tool_calls([call("same", "add", json!({"a": 1, "b": 1}))]),
+        ScriptedTurn::text("done"),
     ]);
     let invocation = Agent::new(model, ToolRuntime::new(registry)).invoke([Message::user("go")]);
     invocation.on(|envelope, control| {
@@ -350,8 +350,8 @@ async fn external_answers_are_held_to_the_output_limit() {
         .unwrap();
     let runtime = ToolRuntime::builder(registry).max_output_bytes(100).build();
     let model = ScriptedModel::new([
-        Turn::tool_calls([call("b1", "big", json!({"size": 1000}))]),
-        Turn::text("done").expect_error("b1", "over the limit of 100 bytes"),
+        ScriptedTurn::tool_calls([call("b1", "big", json!({"size": 1000}))]),
+        ScriptedTurn::text("done").expect_error("b1", "over the limit of 100 bytes"),
     ]);
     let invocation = Agent::new(model, runtime).invoke([Message::user("go")]);
     invocation.on(|envelope, control| {
@@ -399,8 +399,8 @@ async fn calls_of_a_run_are_traced_like_direct_calls() {
     let spans = tracing_support::installed(&SPANS, Spans::default);
     let registry = ToolRegistry::new().with(Add).unwrap();
     let model = ScriptedModel::new([
-        Turn::tool_calls([call("traced-1", "add", r#"{"a": 1, "b": 2}"#)]),
-        Turn::text("3").expect_ok("traced-1", "3"),
+        ScriptedTurn::tool_calls([call("traced-1", "add", r#"{"a": 1, "b": 2}"#)]),
+        ScriptedTurn::text("3").expect_ok("traced-1", "3"),
     ]);
     let outcome = Agent::new(model, ToolRuntime::new(registry))
         .invoke([Message::user("go")])
@@ -433,7 +433,7 @@ async fn a_renamed_call_keeps_its_own_reasoning() {
     ]);
     reply.reasoning = vec![signature("same", "first"), signature("same", "second")];
     let registry = ToolRegistry::new().with(Add).unwrap();
-    let model = ScriptedModel::new([Turn::reply(reply), Turn::text("done")]);
+    let model = ScriptedModel::new([ScriptedTurn::reply(reply), ScriptedTurn::text("done")]);
     let outcome = Agent::new(model, ToolRuntime::new(registry))
         .invoke([Message::user("go")])
         .await;
@@ -483,8 +483,8 @@ async fn from_call_in_a_handler_checks_with_the_run_s_limits() {
         .max_argument_bytes(4 << 20)
         .build();
     let model = ScriptedModel::new([
-        Turn::tool_calls([call("f1", "fetch", text.as_str())]),
-        Turn::text("done").expect_ok("f1", "1500000"),
+        ScriptedTurn::tool_calls([call("f1", "fetch", text.as_str())]),
+        ScriptedTurn::text("done").expect_ok("f1", "1500000"),
     ]);
     let invocation = Agent::new(model, runtime).invoke([Message::user("go")]);
     invocation.on(|envelope, control| {
@@ -521,8 +521,8 @@ struct Verdict {
 #[tokio::test]
 async fn a_typed_answer_that_does_not_fit_is_sent_back_and_corrected() {
     let model = ScriptedModel::new([
-        Turn::tool_calls([call("f1", "final_answer", r#"{"ok": "yes"}"#)]),
-        Turn::tool_calls([call(
+        ScriptedTurn::tool_calls([call("f1", "final_answer", r#"{"ok": "yes"}"#)]),
+        ScriptedTurn::tool_calls([call(
             "f2",
             "final_answer",
             r#"{"ok": true, "reason": "fine"}"#,
@@ -552,8 +552,8 @@ async fn a_typed_answer_over_the_argument_limits_is_refused() {
             .build()
     };
     let model = ScriptedModel::new([
-        Turn::tool_calls([call("f1", "final_answer", long.as_str())]),
-        Turn::tool_calls([call(
+        ScriptedTurn::tool_calls([call("f1", "final_answer", long.as_str())]),
+        ScriptedTurn::tool_calls([call(
             "f2",
             "final_answer",
             r#"{"ok": true, "reason": "short"}"#,
@@ -566,7 +566,8 @@ async fn a_typed_answer_over_the_argument_limits_is_refused() {
         .unwrap();
     assert_eq!(verdict.reason, "short");
 
-    let model = ScriptedModel::new([Turn::text(long.as_str())]).with_structured_output(true);
+    let model =
+        ScriptedModel::new([ScriptedTurn::text(long.as_str())]).with_structured_output(true);
     let outcome = Agent::new(model, limited())
         .with_output::<Verdict>()
         .output_reminders(0)
@@ -582,7 +583,8 @@ async fn a_typed_answer_over_the_argument_limits_is_refused() {
         "[".repeat(40),
         "]".repeat(40)
     );
-    let model = ScriptedModel::new([Turn::text(deep.as_str())]).with_structured_output(true);
+    let model =
+        ScriptedModel::new([ScriptedTurn::text(deep.as_str())]).with_structured_output(true);
     let outcome = Agent::new(
         model,
         ToolRuntime::builder(ToolRegistry::new())
@@ -601,12 +603,12 @@ async fn a_typed_answer_over_the_argument_limits_is_refused() {
 
 #[tokio::test]
 async fn a_final_answer_that_never_fits_fails_after_the_allowed_corrections() {
-    let wrong = |id: &str| Turn::tool_calls([call(id, "final_answer", r#"{"ok": "yes"}"#)]);
+    let wrong = |id: &str| ScriptedTurn::tool_calls([call(id, "final_answer", r#"{"ok": "yes"}"#)]);
     // Default: one correction, then the run fails; the refused calls and a
     // call beside the last one are all answered in the transcript.
     let model = ScriptedModel::new([
         wrong("f1"),
-        Turn::tool_calls([
+        ScriptedTurn::tool_calls([
             call("a1", "add", json!({"a": 1, "b": 2})),
             call("f2", "final_answer", r#"{"ok": 1}"#),
         ])
@@ -645,7 +647,7 @@ async fn a_final_answer_that_never_fits_fails_after_the_allowed_corrections() {
     let model = ScriptedModel::new([
         wrong("f1"),
         wrong("f2"),
-        Turn::tool_calls([call(
+        ScriptedTurn::tool_calls([call(
             "f3",
             "final_answer",
             r#"{"ok": true, "reason": "third time"}"#,
@@ -667,7 +669,10 @@ async fn a_final_answer_that_never_fits_fails_after_the_allowed_corrections() {
 
 #[tokio::test]
 async fn a_typed_run_reminds_a_text_answer_once_then_fails() {
-    let model = ScriptedModel::new([Turn::text("It is fine."), Turn::text("Really, it is.")]);
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("It is fine."),
+        ScriptedTurn::text("Really, it is."),
+    ]);
     let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()));
     let error = agent
         .output::<Verdict>([Message::user("ok?")])
@@ -675,7 +680,7 @@ async fn a_typed_run_reminds_a_text_answer_once_then_fails() {
         .unwrap_err();
     assert!(matches!(error, RunError::Output { .. }), "{error}");
     // A JSON text answer of the right shape is taken as it is.
-    let model = ScriptedModel::new([Turn::text(r#"{"ok": false, "reason": "no"}"#)]);
+    let model = ScriptedModel::new([ScriptedTurn::text(r#"{"ok": false, "reason": "no"}"#)]);
     let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()));
     let verdict: Verdict = agent.output([Message::user("ok?")]).await.unwrap();
     assert!(!verdict.ok);
@@ -685,9 +690,10 @@ async fn a_typed_run_reminds_a_text_answer_once_then_fails() {
 async fn a_model_with_structured_output_gives_the_answer_as_its_text() {
     // No `final_answer` tool is offered: the model answers in the shape.
     let model = ScriptedModel::new([
-        Turn::tool_calls([call("a1", "add", json!({"a": 1, "b": 2}))]).expect_tools(["add"]),
-        Turn::text(r#"{"ok": "yes"}"#).expect_ok("a1", "3"),
-        Turn::text(r#"{"ok": true, "reason": "1 + 2 = 3"}"#),
+        ScriptedTurn::tool_calls([call("a1", "add", json!({"a": 1, "b": 2}))])
+            .expect_tools(["add"]),
+        ScriptedTurn::text(r#"{"ok": "yes"}"#).expect_ok("a1", "3"),
+        ScriptedTurn::text(r#"{"ok": true, "reason": "1 + 2 = 3"}"#),
     ])
     .with_structured_output(true);
     let registry = ToolRegistry::new().with(Add).unwrap();
@@ -716,7 +722,7 @@ async fn a_recording_replays_a_structured_output_model_as_one() {
 
     let path = std::env::temp_dir().join(format!("behest-structured-{}.json", std::process::id()));
     let recorder = behest::run::Recorder::new(
-        ScriptedModel::new([Turn::text(r#"{"ok": true, "reason": "r"}"#)])
+        ScriptedModel::new([ScriptedTurn::text(r#"{"ok": true, "reason": "r"}"#)])
             .with_structured_output(true),
     );
     recorder
@@ -737,8 +743,11 @@ async fn a_recording_replays_a_structured_output_model_as_one() {
 
 #[tokio::test]
 async fn a_structured_answer_that_never_fits_fails_after_one_correction() {
-    let model = ScriptedModel::new([Turn::text("fine"), Turn::text(r#"{"ok": 1}"#)])
-        .with_structured_output(true);
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("fine"),
+        ScriptedTurn::text(r#"{"ok": 1}"#),
+    ])
+    .with_structured_output(true);
     let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()));
     let error = agent
         .output::<Verdict>([Message::user("ok?")])
@@ -749,7 +758,7 @@ async fn a_structured_answer_that_never_fits_fails_after_one_correction() {
     };
     assert!(message.contains("required format"), "{message}");
     // With no corrections allowed, the first mismatch fails.
-    let model = ScriptedModel::new([Turn::text("fine")]).with_structured_output(true);
+    let model = ScriptedModel::new([ScriptedTurn::text("fine")]).with_structured_output(true);
     let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()))
         .with_output::<Verdict>()
         .output_reminders(0);
@@ -762,7 +771,7 @@ async fn a_structured_answer_that_never_fits_fails_after_one_correction() {
 
 #[tokio::test]
 async fn a_typed_answer_that_is_not_an_object_is_wrapped_and_other_calls_are_answered() {
-    let model = ScriptedModel::new([Turn::tool_calls([
+    let model = ScriptedModel::new([ScriptedTurn::tool_calls([
         call("a1", "add", json!({"a": 1, "b": 2})),
         call("f1", "final_answer", json!({"result": ["x", "y"]})),
     ])]);

@@ -5,7 +5,17 @@
 #[path = "../tracing_support/mod.rs"]
 mod tracing_support;
 
-mod agents;
+mod accounting;
+mod agents_as_tools;
 mod answers;
+mod books;
+mod context;
+mod fallback;
+mod guardrails;
+mod handoffs;
+mod limits;
+mod partial_output;
+mod prepared_tools;
 mod runs;
+mod spans;
 mod steps;

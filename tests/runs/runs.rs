@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use behest::run::{ControlError, RunError, Turn};
+use behest::run::{ControlError, RunError, ScriptedTurn};
 use behest::{
     external_tool, tool, Agent, EventKind, Message, Progress, RunOutcome, RunState, ScriptedModel,
     ToolCall, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolRuntime, ToolStreamEvent,
@@ -72,7 +72,7 @@ fn runtime() -> ToolRuntime {
     ToolRuntime::new(registry)
 }
 
-fn agent(turns: Vec<Turn>) -> Agent {
+fn agent(turns: Vec<ScriptedTurn>) -> Agent {
     Agent::new(ScriptedModel::new(turns), runtime())
 }
 
@@ -80,8 +80,8 @@ fn call(id: &str, tool: &str, arguments: serde_json::Value) -> ToolCall {
     ToolCall::new(id, tool, arguments)
 }
 
-fn search_call(id: &str) -> Turn {
-    Turn::tool_calls([call(id, "web_search", json!({"query": "rust"}))])
+fn search_call(id: &str) -> ScriptedTurn {
+    ScriptedTurn::tool_calls([call(id, "web_search", json!({"query": "rust"}))])
 }
 
 /// A short name for each event, for comparing whole runs.
@@ -116,12 +116,12 @@ fn label(kind: &EventKind) -> String {
 #[tokio::test]
 async fn every_handler_gets_every_event_in_order() {
     let invocation = agent(vec![
-        Turn::tool_calls([
+        ScriptedTurn::tool_calls([
             call("c1", "add", json!({"a": 1, "b": 2})),
             call("c2", "add", json!({"a": 3, "b": 4})),
         ])
         .expect_tools(["add", "work", "wait_long", "delete_file", "web_search"]),
-        Turn::text("3 and 7")
+        ScriptedTurn::text("3 and 7")
             .expect_ok("c1", "3")
             .expect_ok("c2", "7"),
     ])
@@ -186,7 +186,7 @@ async fn every_handler_gets_every_event_in_order() {
 async fn an_external_call_is_answered_from_another_task_after_a_delay() {
     let invocation = agent(vec![
         search_call("s1"),
-        Turn::text("found").expect_ok("s1", "rust is a language"),
+        ScriptedTurn::text("found").expect_ok("s1", "rust is a language"),
     ])
     .invoke([Message::user("search")]);
     invocation.on(|envelope, control| {
@@ -211,7 +211,7 @@ async fn an_external_call_is_answered_from_another_task_after_a_delay() {
 
 #[tokio::test]
 async fn an_external_call_without_handlers_fails_the_run() {
-    let outcome = agent(vec![search_call("s1"), Turn::text("never")])
+    let outcome = agent(vec![search_call("s1"), ScriptedTurn::text("never")])
         .invoke([Message::user("search")])
         .await;
     let RunOutcome::Failed {
@@ -241,8 +241,8 @@ async fn an_external_call_without_handlers_fails_the_run() {
 /// held beside the stream makes its holder the one who answers.
 #[tokio::test(start_paused = true)]
 async fn an_observer_is_no_answerer_but_a_held_control_is() {
-    let invocation =
-        agent(vec![search_call("s1"), Turn::text("never")]).invoke([Message::user("search")]);
+    let invocation = agent(vec![search_call("s1"), ScriptedTurn::text("never")])
+        .invoke([Message::user("search")]);
     let events = invocation.events();
     let started = tokio::time::Instant::now();
     let outcome = invocation.await;
@@ -255,8 +255,8 @@ async fn an_observer_is_no_answerer_but_a_held_control_is() {
     let seen: Vec<String> = events.map(|envelope| label(&envelope.kind)).collect().await;
     assert!(seen.iter().any(|label| label == "Failed"), "{seen:?}");
 
-    let invocation =
-        agent(vec![search_call("s2"), Turn::text("found")]).invoke([Message::user("search")]);
+    let invocation = agent(vec![search_call("s2"), ScriptedTurn::text("found")])
+        .invoke([Message::user("search")]);
     let mut events = invocation.events();
     let control = invocation.control();
     let answering = tokio::spawn(async move {
@@ -280,7 +280,7 @@ async fn an_observer_is_no_answerer_but_a_held_control_is() {
 async fn an_unanswered_external_call_times_out_and_the_model_reads_it() {
     let invocation = agent(vec![
         search_call("s1"),
-        Turn::text("gave up").expect_error("s1", "did not finish within 5s"),
+        ScriptedTurn::text("gave up").expect_error("s1", "did not finish within 5s"),
     ])
     .external_deadline(Duration::from_secs(5))
     .invoke([Message::user("search")]);
@@ -316,7 +316,7 @@ async fn an_unanswered_external_call_times_out_and_the_model_reads_it() {
 async fn the_first_answer_wins_and_later_ones_are_refused() {
     let invocation = agent(vec![
         search_call("s1"),
-        Turn::text("ok").expect_ok("s1", "first"),
+        ScriptedTurn::text("ok").expect_ok("s1", "first"),
     ])
     .invoke([Message::user("search")]);
     let answers: Log<(&str, Result<(), ControlError>)> = Arc::default();
@@ -360,7 +360,7 @@ async fn the_first_answer_wins_and_later_ones_are_refused() {
 #[tokio::test]
 async fn answers_for_unknown_calls_are_refused() {
     let invocation =
-        agent(vec![search_call("s1"), Turn::text("ok")]).invoke([Message::user("search")]);
+        agent(vec![search_call("s1"), ScriptedTurn::text("ok")]).invoke([Message::user("search")]);
     let refused = Arc::new(Mutex::new(None));
     let slot = refused.clone();
     invocation.on(move |envelope, control| {
@@ -403,8 +403,8 @@ async fn answers_for_unknown_calls_are_refused() {
 #[tokio::test]
 async fn cancelling_during_a_long_tool_ends_the_run_cancelled() {
     let invocation = agent(vec![
-        Turn::tool_calls([call("w1", "wait_long", json!({}))]),
-        Turn::text("never"),
+        ScriptedTurn::tool_calls([call("w1", "wait_long", json!({}))]),
+        ScriptedTurn::text("never"),
     ])
     .invoke([Message::user("wait")]);
     invocation.on(|envelope, control| {
@@ -442,8 +442,8 @@ async fn cancelling_during_a_long_tool_ends_the_run_cancelled() {
 
 #[tokio::test]
 async fn cancelling_releases_a_pending_external_call() {
-    let invocation =
-        agent(vec![search_call("s1"), Turn::text("never")]).invoke([Message::user("search")]);
+    let invocation = agent(vec![search_call("s1"), ScriptedTurn::text("never")])
+        .invoke([Message::user("search")]);
     invocation.on(|envelope, control| {
         if let EventKind::Tool(ToolStreamEvent::Call { external: true, .. }) = envelope.kind {
             control.cancel();
@@ -460,10 +460,10 @@ async fn cancelling_releases_a_pending_external_call() {
 
 fn approval_run(
     decide: impl Fn(&str, &behest::RunControl) + Send + Sync + 'static,
-    expect: Turn,
+    expect: ScriptedTurn,
 ) -> behest::RuntimeInvocation {
     let invocation = agent(vec![
-        Turn::tool_calls([call("d1", "delete_file", json!({"path": "/tmp/x"}))]),
+        ScriptedTurn::tool_calls([call("d1", "delete_file", json!({"path": "/tmp/x"}))]),
         expect,
     ])
     .approval_deadline(Duration::from_secs(30))
@@ -480,7 +480,7 @@ fn approval_run(
 async fn an_approved_call_runs() {
     let invocation = approval_run(
         |id, control| control.approve(id).unwrap(),
-        Turn::text("done").expect_ok("d1", "deleted /tmp/x"),
+        ScriptedTurn::text("done").expect_ok("d1", "deleted /tmp/x"),
     );
     assert_eq!(invocation.await.text(), Some("done"));
 }
@@ -489,7 +489,7 @@ async fn an_approved_call_runs() {
 async fn a_denied_call_reaches_the_model_as_an_error() {
     let invocation = approval_run(
         |id, control| control.deny(id, "not that file").unwrap(),
-        Turn::text("ok, I won't").expect_error("d1", "not approved: not that file"),
+        ScriptedTurn::text("ok, I won't").expect_error("d1", "not approved: not that file"),
     );
     assert_eq!(invocation.await.text(), Some("ok, I won't"));
 }
@@ -498,7 +498,7 @@ async fn a_denied_call_reaches_the_model_as_an_error() {
 async fn an_unanswered_approval_times_out_as_a_denial() {
     let invocation = approval_run(
         |_, _| {},
-        Turn::text("nobody answered").expect_error("d1", "nobody approved it within 30s"),
+        ScriptedTurn::text("nobody answered").expect_error("d1", "nobody approved it within 30s"),
     );
     assert_eq!(invocation.await.text(), Some("nobody answered"));
 }
@@ -507,8 +507,8 @@ async fn an_unanswered_approval_times_out_as_a_denial() {
 async fn approval_by_runtime_policy_and_without_handlers() {
     let outcome = Agent::new(
         ScriptedModel::new([
-            Turn::tool_calls([call("a1", "add", json!({"a": 1, "b": 1}))]),
-            Turn::text("refused").expect_error("a1", "nobody is there to give it"),
+            ScriptedTurn::tool_calls([call("a1", "add", json!({"a": 1, "b": 1}))]),
+            ScriptedTurn::text("refused").expect_error("a1", "nobody is there to give it"),
         ]),
         runtime(),
     )
@@ -521,7 +521,7 @@ async fn approval_by_runtime_policy_and_without_handlers() {
 #[tokio::test]
 async fn max_steps_stops_a_model_that_never_answers() {
     let turns = (0..5)
-        .map(|i| Turn::tool_calls([call(&format!("c{i}"), "add", json!({"a": i, "b": 0}))]))
+        .map(|i| ScriptedTurn::tool_calls([call(&format!("c{i}"), "add", json!({"a": i, "b": 0}))]))
         .collect();
     let outcome = agent(turns)
         .max_steps(3)
@@ -556,17 +556,17 @@ async fn max_steps_stops_a_model_that_never_answers() {
 #[tokio::test]
 async fn a_model_corrects_an_unknown_tool_and_bad_arguments() {
     let outcome = agent(vec![
-        Turn::tool_calls([
+        ScriptedTurn::tool_calls([
             call("c1", "sum", json!({"a": 1, "b": 2})),
             call("c2", "add", json!("{\"a\": 1, \"b\": \"two\"}")),
         ]),
-        Turn::tool_calls([call("c3", "add", json!({"a": 1, "b": 2}))])
+        ScriptedTurn::tool_calls([call("c3", "add", json!({"a": 1, "b": 2}))])
             .expect_error(
                 "c1",
                 "there is no tool named `sum`; the tools are `add`, `work`",
             )
             .expect_error("c2", "`/b`: expected an integer, got the string \"two\""),
-        Turn::text("3").expect_ok("c3", "3"),
+        ScriptedTurn::text("3").expect_ok("c3", "3"),
     ])
     .invoke([Message::user("add")])
     .await;
@@ -576,8 +576,8 @@ async fn a_model_corrects_an_unknown_tool_and_bad_arguments() {
 #[tokio::test]
 async fn progress_events_arrive_in_order_between_call_and_result() {
     let invocation = agent(vec![
-        Turn::tool_calls([call("p1", "work", json!({}))]),
-        Turn::text("done"),
+        ScriptedTurn::tool_calls([call("p1", "work", json!({}))]),
+        ScriptedTurn::text("done"),
     ])
     .invoke([Message::user("work")]);
     let events = invocation.events();
@@ -603,7 +603,7 @@ async fn progress_events_arrive_in_order_between_call_and_result() {
 #[tokio::test]
 async fn a_panicking_handler_does_not_take_the_run_down() {
     let invocation =
-        agent(vec![search_call("s1"), Turn::text("ok")]).invoke([Message::user("search")]);
+        agent(vec![search_call("s1"), ScriptedTurn::text("ok")]).invoke([Message::user("search")]);
     let panics = Arc::new(AtomicUsize::new(0));
     let count = panics.clone();
     invocation.on(move |_, _| {
@@ -632,8 +632,8 @@ async fn a_panicking_handler_does_not_take_the_run_down() {
 #[tokio::test]
 async fn a_scripted_model_reports_what_it_did_not_get() {
     let outcome = agent(vec![
-        Turn::tool_calls([call("c1", "add", json!({"a": 1, "b": 2}))]),
-        Turn::text("done").expect_ok("c1", "4"),
+        ScriptedTurn::tool_calls([call("c1", "add", json!({"a": 1, "b": 2}))]),
+        ScriptedTurn::text("done").expect_ok("c1", "4"),
     ])
     .invoke([Message::user("add")])
     .await;
@@ -665,12 +665,12 @@ fn tool_errors_survive_in_results() {
 async fn an_external_call_that_needs_an_approval_is_approved_before_it_is_answered() {
     for approve in [true, false] {
         let expect = if approve {
-            Turn::text("found").expect_ok("s1", "rust-lang.org")
+            ScriptedTurn::text("found").expect_ok("s1", "rust-lang.org")
         } else {
-            Turn::text("not searched").expect_error("s1", "not approved: no searching")
+            ScriptedTurn::text("not searched").expect_error("s1", "not approved: no searching")
         };
         let invocation = agent(vec![
-            Turn::tool_calls([call("s1", "web_search", json!({"query": "rust"}))]),
+            ScriptedTurn::tool_calls([call("s1", "web_search", json!({"query": "rust"}))]),
             expect,
         ])
         .require_approval("web_search")

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use behest::providers::{openai, ExportOptions, Strictness};
-use behest::run::Turn;
+use behest::run::ScriptedTurn;
 use behest::{
     external_tool, tool, Agent, ExternalTool, Limits, Message, ScriptedModel, Tool, ToolCall,
     ToolContext, ToolError, ToolOutput, ToolRegistry, ToolRuntime,
@@ -155,11 +155,11 @@ async fn a_tool_cancelling_its_token_stops_only_itself() {
         .with(Sibling)
         .unwrap();
     let model = ScriptedModel::new([
-        Turn::tool_calls([
+        ScriptedTurn::tool_calls([
             call("c1", "self_cancelling", json!({})),
             call("c2", "sibling", json!({})),
         ]),
-        Turn::text("done"),
+        ScriptedTurn::text("done"),
     ]);
     let outcome = Agent::new(model, ToolRuntime::new(registry))
         .invoke([Message::user("go")])

@@ -360,7 +360,7 @@ fn route_of(tool: &dyn Tool) -> Option<(usize, bool, Vec<&'static str>)> {
         floats,
         checks,
     } = tool.__text_route()?;
-    let checked = checks.map(|checks| checks.names().collect());
+    let checked = checks.map(|checks| behest::__private::plain::checked_names(&checks));
     Some((depth, floats, checked.unwrap_or_default()))
 }
 

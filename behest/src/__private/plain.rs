@@ -9,7 +9,8 @@
 //! another type checked against its property's schema as it is read
 //! ([`route`], `field_checks`).
 
-use super::field_checks::FieldChecks;
+use crate::arguments::FieldChecks;
+use crate::tool::ArgumentChecks;
 
 /// An argument type read straight into its type on the typed routes.
 pub trait Plain {
@@ -80,11 +81,20 @@ pub fn route(
     let checks = if checked.is_empty() {
         None
     } else {
-        Some(std::sync::Arc::new(FieldChecks::new(parameters, &checked)?))
+        Some(ArgumentChecks::new(FieldChecks::new(parameters, &checked)?))
     };
     Some(PlainArguments {
         depth,
         floats,
         checks,
     })
+}
+
+/// The names of the arguments `checks` holds to their schemas, in order
+/// (for tests of the typed routes).
+pub fn checked_names(checks: &ArgumentChecks) -> Vec<&'static str> {
+    checks
+        .get::<FieldChecks>()
+        .map(|checks| checks.names().collect())
+        .unwrap_or_default()
 }

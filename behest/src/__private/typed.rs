@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::plain::PlainArguments;
 use super::{Described, SpecParts};
+use crate::arguments::FieldChecks;
 use crate::limits::Limits;
 use crate::tool::{ToolContext, ToolOutput, ToolResult, ToolSpec};
 
@@ -133,12 +134,18 @@ fn invoke_text<'a, T: TypedTool>(
 ) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>> {
     // The arguments struct reads only an object (`__private::de`), as the
     // schema wants: an array or a scalar fails the parse below.
-    let arguments = match &route.checks {
+    let checks = route
+        .checks
+        .as_ref()
+        .map(|checks| checks.get::<FieldChecks>());
+    let arguments = match checks {
         None => serde_json::from_str::<T::Arguments>(text).ok()?,
-        Some(checks) => {
+        // Checks of another kind are none the reader knows: no typed route.
+        Some(None) => return None,
+        Some(Some(checks)) => {
             let mut deserializer = serde_json::Deserializer::from_str(text);
             let arguments: T::Arguments =
-                super::field_checks::read(&mut deserializer, checks, limits.into()).ok()?;
+                crate::arguments::read_checked(&mut deserializer, checks, limits.into()).ok()?;
             deserializer.end().ok()?;
             arguments
         }
@@ -157,8 +164,11 @@ fn invoke_value<'a, T: TypedTool>(
     limits: &Limits,
     context: &dyn Fn() -> ToolContext,
 ) -> Option<BoxFuture<'a, ToolResult<ToolOutput>>> {
-    let arguments =
-        crate::arguments::read::<T::Arguments>(arguments, limits.into(), route.checks.as_deref())?;
+    let checks = match &route.checks {
+        None => None,
+        Some(checks) => Some(checks.get::<FieldChecks>()?),
+    };
+    let arguments = crate::arguments::read::<T::Arguments>(arguments, limits.into(), checks)?;
     Some(running(tool, arguments, context))
 }
 

@@ -10,8 +10,8 @@ use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, V
 use serde::Deserializer;
 use serde_json::{Error, Value};
 
+use super::field_checks::FieldChecks;
 use super::{as_integer, measure, normalise_all, DecodeLimits, Measured};
-use crate::__private::field_checks::FieldChecks;
 use crate::json_text::scalar_len;
 
 /// `T` read from `value`, or `None` when the types do not read it or it is
@@ -378,33 +378,16 @@ mod tests {
         assert!(read::<Known>(&json!({"count": "1"}), limits(1024, 4), None).is_none());
     }
 
-    /// Arguments read as a `#[tool]`'s are: the generated struct's reader,
-    /// unknown fields refused.
-    #[derive(Debug, PartialEq)]
+    /// Arguments read as a `#[tool]`'s are: a struct's reader, unknown
+    /// fields refused.
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
     struct Strict {
         count: i64,
         ratio: f64,
         big: u64,
         maybe: Vec<Option<i64>>,
         names: Option<Vec<String>>,
-    }
-
-    impl<'de> serde::Deserialize<'de> for Strict {
-        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            let (count, ratio, big, maybe, names) = crate::__private::de::fields(
-                deserializer,
-                "Strict",
-                &["count", "ratio", "big", "maybe", "names"],
-                true,
-            )?;
-            Ok(Self {
-                count,
-                ratio,
-                big,
-                maybe,
-                names,
-            })
-        }
     }
 
     /// Through `Option`, nested arrays and the numbers at their edges, a

@@ -85,7 +85,7 @@ pub struct AssistantMessage {
     /// take a turn that was cut, filtered or refused as its answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<StopReason>,
-    /// Which model gave the turn, where a [`FallbackModel`](crate::run::FallbackModel)
+    /// Which model gave the turn, where a [`FallbackModel`](crate::model::FallbackModel)
     /// chose among several: the name it was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,

@@ -5,8 +5,8 @@ use serde_json::{json, Value};
 use super::client::{Client, Format, KeyHeader, Sealed, Turn};
 use super::{Config, ToolChoice};
 use crate::conversation::AssistantMessage;
+use crate::model::ModelError;
 use crate::providers::{anthropic, ParseError, WireFormat};
-use crate::run::ModelError;
 
 const BASE_URL: &str = "https://api.anthropic.com/v1";
 const KEY_VARIABLES: &[&str] = &["ANTHROPIC_API_KEY"];

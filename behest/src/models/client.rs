@@ -14,8 +14,8 @@ use super::exchange::exchange;
 use super::http;
 use super::tools::ExportCache;
 use crate::conversation::{AssistantMessage, WireFormat};
+use crate::model::{ModelError, ModelRequest, ModelSettings};
 use crate::providers::{ParseError, StreamAssembler};
-use crate::run::{ModelError, ModelRequest, ModelSettings};
 
 /// A provider's wire format as a model client speaks it:
 /// [`openai::ChatApi`](super::openai::ChatApi),

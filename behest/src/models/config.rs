@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use crate::model::ModelSettings;
 use crate::providers::ExportOptions;
-use crate::run::ModelSettings;
 
 /// An API key. Shown as `***` in `Debug` and never put in errors or traces.
 #[derive(Clone)]

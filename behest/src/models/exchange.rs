@@ -8,8 +8,8 @@ use serde_json::Value;
 use super::config::Config;
 use super::http;
 use crate::conversation::{AssistantMessage, DeltaSink, ModelDelta};
+use crate::model::ModelError;
 use crate::providers::{ParseError, StreamAssembler};
-use crate::run::ModelError;
 
 /// Sends `body` to `url` and reads the answer: whole with `whole`, or
 /// (when the client streams) event by event into a fresh `S`, its pieces

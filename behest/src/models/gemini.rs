@@ -6,8 +6,8 @@ use super::client::{Client, Format, KeyHeader, NativeOutput, Sealed, Turn};
 use super::tools::answer_schema;
 use super::{Config, ToolChoice};
 use crate::conversation::AssistantMessage;
+use crate::model::ModelError;
 use crate::providers::{gemini, ParseError, WireFormat};
-use crate::run::ModelError;
 
 const BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
 const KEY_VARIABLES: &[&str] = &["GEMINI_API_KEY", "GOOGLE_API_KEY"];

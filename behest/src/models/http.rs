@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::config::Config;
 use super::sse;
-use crate::run::ModelError;
+use crate::model::ModelError;
 
 /// Statuses worth another attempt: timeouts, conflicts, rate limits and
 /// the servers' own failures (529: Anthropic's "overloaded").

@@ -9,8 +9,8 @@ use super::client::{Client, Format, KeyHeader, NativeOutput, Sealed, Turn};
 use super::tools::answer_schema;
 use super::{Config, ToolChoice};
 use crate::conversation::AssistantMessage;
+use crate::model::{ModelError, ModelSettings};
 use crate::providers::{openai, ParseError, WireFormat};
-use crate::run::{ModelError, ModelSettings};
 
 const BASE_URL: &str = "https://api.openai.com/v1";
 const KEY_VARIABLES: &[&str] = &["OPENAI_API_KEY"];

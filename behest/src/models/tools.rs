@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+use crate::model::ModelError;
 use crate::providers::{self, ExportOptions, WireFormat};
-use crate::run::ModelError;
 use crate::tool::ToolSpec;
 
 /// Declarations, and the specs and strict tools they were made from.

@@ -209,12 +209,12 @@ impl Agent {
     /// it may ask a model of its own.
     ///
     /// ```
-    /// use behest::run::{Turn, Verdict};
+    /// use behest::run::{ScriptedTurn, Verdict};
     /// use behest::{Agent, Message, ScriptedModel, ToolRegistry, ToolRuntime};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let model = ScriptedModel::new([Turn::text("Noted.")]);
+    /// let model = ScriptedModel::new([ScriptedTurn::text("Noted.")]);
     /// let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()))
     ///     .input_guardrail("no_card_numbers", |text: String| async move {
     ///         if text.chars().filter(char::is_ascii_digit).count() >= 13 {
@@ -298,13 +298,13 @@ impl Agent {
     /// set one of its own with [`AgentTool::timeout`].
     ///
     /// ```
-    /// use behest::run::Turn;
+    /// use behest::run::ScriptedTurn;
     /// use behest::{Agent, Message, ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let translator = Agent::new(
-    ///     ScriptedModel::new([Turn::text("Bonjour")]),
+    ///     ScriptedModel::new([ScriptedTurn::text("Bonjour")]),
     ///     ToolRuntime::new(ToolRegistry::new()),
     /// );
     /// let tools = ToolRegistry::new()
@@ -312,8 +312,8 @@ impl Agent {
     ///     .unwrap();
     /// let lead = Agent::new(
     ///     ScriptedModel::new([
-    ///         Turn::tool_calls([ToolCall::new("c1", "translate", r#"{"input": "Hello"}"#)]),
-    ///         Turn::text("It is \"Bonjour\".").expect_ok("c1", "Bonjour"),
+    ///         ScriptedTurn::tool_calls([ToolCall::new("c1", "translate", r#"{"input": "Hello"}"#)]),
+    ///         ScriptedTurn::text("It is \"Bonjour\".").expect_ok("c1", "Bonjour"),
     ///     ]),
     ///     ToolRuntime::new(tools),
     /// );
@@ -353,7 +353,7 @@ impl Agent {
     /// quick (and, for durable runs, deterministic).
     ///
     /// ```
-    /// use behest::run::Turn;
+    /// use behest::run::ScriptedTurn;
     /// use behest::{tool, Agent, Message, ScriptedModel, ToolRegistry, ToolRuntime};
     ///
     /// /// Look an order up.
@@ -366,7 +366,7 @@ impl Agent {
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let model = ScriptedModel::new([Turn::text("hello").expect_tools(["look_up"])]);
+    /// let model = ScriptedModel::new([ScriptedTurn::text("hello").expect_tools(["look_up"])]);
     /// let registry = ToolRegistry::new().with(LookUp).unwrap().with(Refund).unwrap();
     /// // No refunds before the model has looked the order up.
     /// let agent = Agent::new(model, ToolRuntime::new(registry)).prepare_tools(|step, tools| {
@@ -436,18 +436,18 @@ impl Agent {
     /// is handed off at most [`MAX_HANDOFFS`] times.
     ///
     /// ```
-    /// use behest::run::Turn;
+    /// use behest::run::ScriptedTurn;
     /// use behest::{Agent, Message, ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let billing = Agent::new(
-    ///     ScriptedModel::new([Turn::text("Your invoice is on its way.")]),
+    ///     ScriptedModel::new([ScriptedTurn::text("Your invoice is on its way.")]),
     ///     ToolRuntime::new(ToolRegistry::new()),
     /// )
     /// .instructions("You handle billing.");
     /// let triage = Agent::new(
-    ///     ScriptedModel::new([Turn::tool_calls([ToolCall::new("h1", "transfer_to_billing", "{}")])]),
+    ///     ScriptedModel::new([ScriptedTurn::tool_calls([ToolCall::new("h1", "transfer_to_billing", "{}")])]),
     ///     ToolRuntime::new(ToolRegistry::new()),
     /// )
     /// .instructions("You route questions.")
@@ -584,7 +584,7 @@ impl Agent {
     /// Runs `conversation` for a final answer of type `T`.
     ///
     /// ```
-    /// use behest::run::Turn;
+    /// use behest::run::ScriptedTurn;
     /// use behest::{Agent, Message, ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
     ///
     /// #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -592,7 +592,7 @@ impl Agent {
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let model = ScriptedModel::new([Turn::tool_calls([ToolCall::new(
+    /// let model = ScriptedModel::new([ScriptedTurn::tool_calls([ToolCall::new(
     ///     "c1",
     ///     "final_answer",
     ///     r#"{"ok": true, "reason": "tests pass"}"#,

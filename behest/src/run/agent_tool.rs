@@ -134,7 +134,7 @@ where
     }
 
     fn spec(&self) -> ToolSpec {
-        let mut parameters = crate::__private::schema_of::<I>();
+        let mut parameters = crate::derived::schema_of::<I>();
         if let Some(object) = parameters.as_object_mut() {
             object.remove("$schema");
         }

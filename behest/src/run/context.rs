@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::model::Model;
 use crate::conversation::{ContentPart, Message};
+use crate::model::Model;
 
 /// The context windows of current OpenAI, Anthropic and Gemini models, in
 /// tokens (for GPT-5, the input it takes), found by the longest id that

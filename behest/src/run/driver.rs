@@ -11,13 +11,13 @@ use tokio::sync::oneshot;
 use super::control::{Decision, RunControl};
 use super::events::{Emitter, EventKind, RunState, ToolStreamEvent};
 use super::limits::Reached;
-use super::model::ModelRequest;
 use super::output::FinalOutput;
 use super::steps::{ModelTurn, RunSteps, StepKind, ToolStep};
 use super::turn::{Answer, Next};
 use super::{Agent, RunError, RunOutcome};
 use crate::conversation::DeltaSink;
 use crate::conversation::{AssistantMessage, Message, ReasoningPlace, ToolResultMessage};
+use crate::model::ModelRequest;
 use crate::runtime::{CallOptions, LocalRun, Route, RunHooks, ToolCall, ToolCallResult};
 use crate::tool::ProgressSink;
 use crate::tool::{LimitKind, ToolError, ToolOutput, ToolResult, ToolSpec};
@@ -311,7 +311,7 @@ impl Run<'_> {
     fn model_turn<'t>(
         &'t self,
         turn: TurnInput<'t>,
-    ) -> BoxFuture<'t, Result<AssistantMessage, crate::run::ModelError>> {
+    ) -> BoxFuture<'t, Result<AssistantMessage, crate::model::ModelError>> {
         let settings = self.agent.options.model_settings.as_ref();
         let index = turn.index;
         let ask = move || {

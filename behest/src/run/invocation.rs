@@ -80,7 +80,7 @@ impl RuntimeInvocation {
     /// ([`Model::complete`](super::Model::complete) with deltas).
     ///
     /// ```
-    /// use behest::run::{OutputUpdate, Turn};
+    /// use behest::run::{OutputUpdate, ScriptedTurn};
     /// use behest::{Agent, Message, ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
     /// use futures::StreamExt;
     ///
@@ -89,7 +89,7 @@ impl RuntimeInvocation {
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let model = ScriptedModel::new([Turn::tool_calls([ToolCall::new(
+    /// let model = ScriptedModel::new([ScriptedTurn::tool_calls([ToolCall::new(
     ///     "c1", "final_answer", r#"{"title": "Rust"}"#,
     /// )])]);
     /// let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new())).with_output::<Title>();

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::model::Price;
 use crate::usage::Usage;
 
 /// What a run may spend. Every limit is off until set; a run past one
@@ -145,93 +146,6 @@ pub enum CountedCalls {
     /// succeeded and those still running would reach the limit, so parallel
     /// calls cannot pass it together.
     Succeeded,
-}
-
-/// How a provider counts cached input tokens in [`Usage`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum CachedInput {
-    /// Part of `input_tokens` (OpenAI, Gemini).
-    #[default]
-    InInput,
-    /// Apart from `input_tokens` (Anthropic).
-    Apart,
-}
-
-/// What a model's tokens cost, in US dollars per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct Price {
-    /// Input tokens not served from the cache.
-    pub input: f64,
-    /// Input tokens served from the cache.
-    pub cached_input: f64,
-    /// Input tokens written to the cache (Anthropic).
-    pub cache_write: f64,
-    /// Output tokens other than reasoning.
-    pub output: f64,
-    /// Output tokens spent on reasoning.
-    pub reasoning: f64,
-    /// How the provider counts cached input.
-    pub cached: CachedInput,
-}
-
-impl Price {
-    /// `input` and `output` dollars per million tokens; cached input,
-    /// cache writes and reasoning at those rates until set.
-    pub fn per_million(input: f64, output: f64) -> Self {
-        Self {
-            input,
-            cached_input: input,
-            cache_write: input,
-            output,
-            reasoning: output,
-            cached: CachedInput::InInput,
-        }
-    }
-
-    /// Cached input at `dollars` per million tokens.
-    #[must_use]
-    pub fn cached_input(mut self, dollars: f64) -> Self {
-        self.cached_input = dollars;
-        self
-    }
-
-    /// Cache writes at `dollars` per million tokens.
-    #[must_use]
-    pub fn cache_write(mut self, dollars: f64) -> Self {
-        self.cache_write = dollars;
-        self
-    }
-
-    /// Reasoning at `dollars` per million tokens.
-    #[must_use]
-    pub fn reasoning(mut self, dollars: f64) -> Self {
-        self.reasoning = dollars;
-        self
-    }
-
-    /// Cached input counted apart from `input_tokens`, as Anthropic does.
-    #[must_use]
-    pub fn cached_apart(mut self) -> Self {
-        self.cached = CachedInput::Apart;
-        self
-    }
-
-    /// What `usage` costs, in US dollars.
-    pub fn cost(&self, usage: &Usage) -> f64 {
-        let uncached = match self.cached {
-            CachedInput::InInput => usage.input_tokens.saturating_sub(usage.cached_tokens),
-            CachedInput::Apart => usage.input_tokens,
-        };
-        let answer = usage.output_tokens.saturating_sub(usage.reasoning_tokens);
-        let dollars = uncached as f64 * self.input
-            + usage.cached_tokens as f64 * self.cached_input
-            + usage.cache_write_tokens as f64 * self.cache_write
-            + answer as f64 * self.output
-            + usage.reasoning_tokens as f64 * self.reasoning;
-        dollars / 1_000_000.0
-    }
 }
 
 /// Which limit a run reached.

@@ -13,17 +13,12 @@ mod context;
 mod control;
 mod driver;
 mod events;
-mod fallback;
 mod guardrails;
 mod handoff;
 mod invocation;
 mod limits;
-mod model;
 mod output;
 mod partial;
-mod prices;
-mod record;
-mod scripted;
 mod steps;
 mod turn;
 
@@ -40,17 +35,20 @@ pub use agent_tool::{AgentEvent, AgentInput, AgentTool, MAX_AGENT_DEPTH};
 pub use context::{context_window_of, CompactFn, Compaction, ContextPolicy};
 pub use control::{ControlError, RunControl};
 pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
-pub use fallback::{Failure, FallbackModel};
 pub use guardrails::{GuardrailAction, GuardrailEvent, GuardrailStage, Verdict};
 pub use handoff::{InputFilter, MAX_HANDOFFS};
 pub use invocation::RuntimeInvocation;
-pub use limits::{CachedInput, CountedCalls, Price, RunUsage, UsageLimit, UsageLimits};
-pub use model::{Model, ModelError, ModelRequest, ModelSettings, ReasoningEffort};
+pub use limits::{CountedCalls, RunUsage, UsageLimit, UsageLimits};
 pub use output::FINAL_ANSWER;
 pub use partial::{parse_partial, OutputUpdate, PartialOutput};
-pub use prices::{Prices, PRICES_AS_OF};
-pub use record::{RecordedTurn, Recorder, Recording};
-pub use scripted::{ScriptedModel, Turn};
+// The model contract, named here too: a run's users meet it here.
+#[doc(hidden)]
+pub use crate::model::Turn;
+pub use crate::model::{
+    CachedInput, Failure, FallbackModel, Model, ModelError, ModelRequest, ModelSettings, Price,
+    Prices, ReasoningEffort, RecordedTurn, Recorder, Recording, ScriptedModel, ScriptedTurn,
+    PRICES_AS_OF,
+};
 pub use steps::{ModelTurn, RunSteps, StepKind, ToolStep};
 
 pub use agent::{Agent, RunOptions, StepState};

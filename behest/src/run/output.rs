@@ -46,7 +46,7 @@ impl FinalOutput {
     /// The final output of type `T`: its schema, wrapped in an object when
     /// it is not one (tool arguments must be objects).
     pub fn of<T: schemars::JsonSchema>() -> Self {
-        let schema = crate::__private::schema_of::<T>();
+        let schema = crate::derived::schema_of::<T>();
         let (parameters, wrapped) = if schema.get("type") == Some(&Value::from("object")) {
             (schema, false)
         } else {

@@ -15,8 +15,8 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use super::events::EventKind;
-use super::model::ModelError;
 use crate::conversation::{AssistantMessage, Message};
+use crate::model::ModelError;
 use crate::runtime::{LocalRun, ToolCall};
 use crate::tool::{ToolOutput, ToolResult};
 

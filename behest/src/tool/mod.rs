@@ -41,7 +41,31 @@ pub struct PlainArguments {
     pub floats: bool,
     /// The checks of the arguments whose types are not plain, against
     /// their properties' schemas; `None` when all are plain.
-    pub checks: Option<std::sync::Arc<crate::__private::field_checks::FieldChecks>>,
+    pub checks: Option<ArgumentChecks>,
+}
+
+/// The checks a tool's typed routes make of its arguments, opaque to the
+/// contract: only the reader of arguments knows what they hold.
+#[doc(hidden)]
+#[derive(Clone)]
+pub struct ArgumentChecks(std::sync::Arc<dyn std::any::Any + Send + Sync>);
+
+impl ArgumentChecks {
+    /// Wraps `checks`.
+    pub fn new(checks: impl std::any::Any + Send + Sync) -> Self {
+        Self(std::sync::Arc::new(checks))
+    }
+
+    /// The checks, if they are a `T`.
+    pub fn get<T: std::any::Any>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
+}
+
+impl std::fmt::Debug for ArgumentChecks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ArgumentChecks")
+    }
 }
 
 /// A tool a model can call.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::chunk::{kept_call_fields, Chunk, Fragment};
+use super::chunk::{kept_call_fields, Chunk, Fragment, REASONING_FIELDS};
 use super::{declaration, declarations, tool_list, PartialCall};
 use crate::conversation::{
     tool_name_of, AssistantMessage, ContentPart, MediaSource, Message, ModelDelta, StopKind,
@@ -54,17 +54,6 @@ pub fn parse_tools(request: &Value) -> Result<Vec<ToolSpec>, ParseError> {
         })
         .collect()
 }
-
-/// The fields a Chat message's reasoning comes in, next to `content`:
-/// DeepSeek's and most servers' `reasoning_content`, and `reasoning`
-/// (Ollama, vLLM, OpenRouter, Groq). What came goes back under the name it
-/// came in; DeepSeek refuses a tool-call turn sent back without it.
-pub(super) const REASONING_FIELDS: [&str; 2] = ["reasoning_content", "reasoning"];
-
-/// Fields a server puts on a tool call and wants back with it: Gemini's
-/// OpenAI-compatible endpoint carries a call's thought signature in
-/// `extra_content.google.thought_signature`.
-pub(super) const KEPT_CALL_FIELDS: [&str; 1] = ["extra_content"];
 
 /// The assistant message of a Chat Completions response.
 pub fn parse_response(response: &Value) -> Result<AssistantMessage, ParseError> {

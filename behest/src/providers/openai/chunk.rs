@@ -14,7 +14,16 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::chat::{KEPT_CALL_FIELDS, REASONING_FIELDS};
+/// The fields a Chat message's reasoning comes in, next to `content`:
+/// DeepSeek's and most servers' `reasoning_content`, and `reasoning`
+/// (Ollama, vLLM, OpenRouter, Groq). What came goes back under the name it
+/// came in; DeepSeek refuses a tool-call turn sent back without it.
+pub(super) const REASONING_FIELDS: [&str; 2] = ["reasoning_content", "reasoning"];
+
+/// Fields a server puts on a tool call and wants back with it: Gemini's
+/// OpenAI-compatible endpoint carries a call's thought signature in
+/// `extra_content.google.thought_signature`.
+pub(super) const KEPT_CALL_FIELDS: [&str; 1] = ["extra_content"];
 
 /// What the assembler reads of a chunk.
 pub(super) struct Chunk<'a> {

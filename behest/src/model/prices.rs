@@ -1,10 +1,98 @@
-//! Prices of the providers' models, for [`UsageLimits::cost`](super::UsageLimits::cost)
-//! and [`RunUsage::cost`](super::RunUsage::cost): a table one can set, and
+//! What a model's tokens cost ([`Price`]), and prices of the providers'
+//! models, for [`UsageLimits::cost`](crate::run::UsageLimits::cost) and
+//! [`RunUsage::cost`](crate::run::RunUsage::cost): a table one can set, and
 //! a built-in one of list prices.
 
 use std::collections::BTreeMap;
 
-use super::limits::Price;
+use crate::usage::Usage;
+
+/// How a provider counts cached input tokens in [`Usage`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CachedInput {
+    /// Part of `input_tokens` (OpenAI, Gemini).
+    #[default]
+    InInput,
+    /// Apart from `input_tokens` (Anthropic).
+    Apart,
+}
+
+/// What a model's tokens cost, in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct Price {
+    /// Input tokens not served from the cache.
+    pub input: f64,
+    /// Input tokens served from the cache.
+    pub cached_input: f64,
+    /// Input tokens written to the cache (Anthropic).
+    pub cache_write: f64,
+    /// Output tokens other than reasoning.
+    pub output: f64,
+    /// Output tokens spent on reasoning.
+    pub reasoning: f64,
+    /// How the provider counts cached input.
+    pub cached: CachedInput,
+}
+
+impl Price {
+    /// `input` and `output` dollars per million tokens; cached input,
+    /// cache writes and reasoning at those rates until set.
+    pub fn per_million(input: f64, output: f64) -> Self {
+        Self {
+            input,
+            cached_input: input,
+            cache_write: input,
+            output,
+            reasoning: output,
+            cached: CachedInput::InInput,
+        }
+    }
+
+    /// Cached input at `dollars` per million tokens.
+    #[must_use]
+    pub fn cached_input(mut self, dollars: f64) -> Self {
+        self.cached_input = dollars;
+        self
+    }
+
+    /// Cache writes at `dollars` per million tokens.
+    #[must_use]
+    pub fn cache_write(mut self, dollars: f64) -> Self {
+        self.cache_write = dollars;
+        self
+    }
+
+    /// Reasoning at `dollars` per million tokens.
+    #[must_use]
+    pub fn reasoning(mut self, dollars: f64) -> Self {
+        self.reasoning = dollars;
+        self
+    }
+
+    /// Cached input counted apart from `input_tokens`, as Anthropic does.
+    #[must_use]
+    pub fn cached_apart(mut self) -> Self {
+        self.cached = CachedInput::Apart;
+        self
+    }
+
+    /// What `usage` costs, in US dollars.
+    pub fn cost(&self, usage: &Usage) -> f64 {
+        let uncached = match self.cached {
+            CachedInput::InInput => usage.input_tokens.saturating_sub(usage.cached_tokens),
+            CachedInput::Apart => usage.input_tokens,
+        };
+        let answer = usage.output_tokens.saturating_sub(usage.reasoning_tokens);
+        let dollars = uncached as f64 * self.input
+            + usage.cached_tokens as f64 * self.cached_input
+            + usage.cache_write_tokens as f64 * self.cache_write
+            + answer as f64 * self.output
+            + usage.reasoning_tokens as f64 * self.reasoning;
+        dollars / 1_000_000.0
+    }
+}
 
 /// The day the built-in table's list prices were taken from the
 /// providers' pricing pages. Prices change: check yours, and set them

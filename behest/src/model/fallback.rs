@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tracing::Instrument;
 
-use super::model::{Model, ModelError, ModelRequest};
+use super::contract::{Model, ModelError, ModelRequest};
 use crate::conversation::{AssistantMessage, DeltaSink, ModelDelta, StopKind};
 
 /// A failure on which a [`FallbackModel`] asks its next model.
@@ -101,13 +101,13 @@ impl Failure {
 /// next model's turn streams from its start.
 ///
 /// ```
-/// use behest::run::{Failure, FallbackModel, Turn};
+/// use behest::run::{Failure, FallbackModel, ScriptedTurn};
 /// use behest::{Agent, Message, ModelError, ScriptedModel, ToolRegistry, ToolRuntime};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
-/// let busy = ScriptedModel::new([Turn::error(ModelError::new("overloaded").with_status(529))]);
-/// let spare = ScriptedModel::new([Turn::text("Hello from the spare.")]);
+/// let busy = ScriptedModel::new([ScriptedTurn::error(ModelError::new("overloaded").with_status(529))]);
+/// let spare = ScriptedModel::new([ScriptedTurn::text("Hello from the spare.")]);
 /// let model = FallbackModel::new("main", busy).then("spare", spare);
 /// let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()));
 /// let outcome = agent.invoke([Message::user("Hi")]).await;

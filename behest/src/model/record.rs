@@ -8,8 +8,8 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{Model, ModelError, ModelRequest};
-use super::scripted::{ScriptedModel, Turn};
+use super::contract::{Model, ModelError, ModelRequest};
+use super::scripted::{ScriptedModel, ScriptedTurn};
 use crate::conversation::{AssistantMessage, Message};
 use crate::tool::ToolSpec;
 
@@ -56,13 +56,13 @@ impl Recording {
 /// A model that records every turn of another one.
 ///
 /// ```
-/// use behest::run::{Recorder, Turn};
+/// use behest::run::{Recorder, ScriptedTurn};
 /// use behest::{Model, Message, ScriptedModel};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// // Any model: a real client in practice.
-/// let recorder = Recorder::new(ScriptedModel::new([Turn::text("hello")]));
+/// let recorder = Recorder::new(ScriptedModel::new([ScriptedTurn::text("hello")]));
 /// recorder.respond(&[Message::user("hi")], &[]).await.unwrap();
 ///
 /// // Later, offline: the same answers, checked against the same tools.
@@ -154,10 +154,9 @@ impl ScriptedModel {
     /// and checks that it is offered the same tools.
     pub fn from_recording(recording: &Recording) -> Self {
         Self::new(
-            recording
-                .turns
-                .iter()
-                .map(|turn| Turn::reply(turn.reply.clone()).expect_tools(turn.tools.clone())),
+            recording.turns.iter().map(|turn| {
+                ScriptedTurn::reply(turn.reply.clone()).expect_tools(turn.tools.clone())
+            }),
         )
         .with_structured_output(recording.structured_output)
     }

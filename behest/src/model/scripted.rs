@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use super::model::{Model, ModelError, ModelRequest};
+use super::contract::{Model, ModelError, ModelRequest};
 use crate::conversation::{AssistantMessage, Message, ToolResultMessage};
 use crate::tool::ToolCall;
 use crate::tool::ToolSpec;
@@ -12,7 +12,7 @@ use crate::tool::ToolSpec;
 /// One scripted model turn: the reply, and what the model expects to have
 /// been given before it.
 #[derive(Debug, Clone)]
-pub struct Turn {
+pub struct ScriptedTurn {
     reply: AssistantMessage,
     /// The turn fails with this instead of replying.
     error: Option<ModelError>,
@@ -27,7 +27,7 @@ struct ExpectedResult {
     contains: String,
 }
 
-impl Turn {
+impl ScriptedTurn {
     /// A turn that answers with text: the run completes.
     pub fn text(text: impl Into<String>) -> Self {
         Self::reply(AssistantMessage::text(text))
@@ -142,19 +142,19 @@ fn last_result<'c>(conversation: &'c [Message], call_id: &str) -> Option<&'c Too
 /// [`ModelError`] that fails the run with the reason.
 ///
 /// ```
-/// use behest::run::{ScriptedModel, Turn};
+/// use behest::run::{ScriptedModel, ScriptedTurn};
 /// use behest::ToolCall;
 ///
 /// let model = ScriptedModel::new([
-///     Turn::tool_calls([ToolCall::new("call_1", "get_weather", r#"{"city": "Paris"}"#)])
+///     ScriptedTurn::tool_calls([ToolCall::new("call_1", "get_weather", r#"{"city": "Paris"}"#)])
 ///         .expect_tools(["get_weather"]),
-///     Turn::text("It is sunny in Paris.").expect_ok("call_1", "sunny"),
+///     ScriptedTurn::text("It is sunny in Paris.").expect_ok("call_1", "sunny"),
 /// ]);
 /// assert_eq!(model.remaining(), 2);
 /// ```
 #[derive(Debug)]
 pub struct ScriptedModel {
-    turns: Mutex<VecDeque<Turn>>,
+    turns: Mutex<VecDeque<ScriptedTurn>>,
     total: usize,
     structured_output: bool,
     /// Streams each reply in pieces of this many characters.
@@ -163,8 +163,8 @@ pub struct ScriptedModel {
 
 impl ScriptedModel {
     /// A model that plays `turns`.
-    pub fn new(turns: impl IntoIterator<Item = Turn>) -> Self {
-        let turns: VecDeque<Turn> = turns.into_iter().collect();
+    pub fn new(turns: impl IntoIterator<Item = ScriptedTurn>) -> Self {
+        let turns: VecDeque<ScriptedTurn> = turns.into_iter().collect();
         Self {
             total: turns.len(),
             turns: Mutex::new(turns),
