@@ -119,6 +119,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         }
         RunOutcome::Failed { error, .. } => Err(format!("the run failed: {error}").into()),
-        RunOutcome::Cancelled { .. } => Err("the run was cancelled".into()),
+        other => Err(format!("the run ended {:?}", other.state()).into()),
     }
 }

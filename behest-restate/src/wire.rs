@@ -114,6 +114,12 @@ impl From<RunOutcome> for DurableOutcome {
                 usage,
             },
             RunOutcome::Cancelled { transcript, .. } => Self::Cancelled { transcript, usage },
+            // A durable run waits in its journal: it never stops at a wait.
+            other => Self::Failed {
+                error: format!("the run ended as {:?}", other.state()),
+                transcript: other.transcript().to_vec(),
+                usage,
+            },
         }
     }
 }

@@ -34,7 +34,7 @@ pub use model::{
 pub use registry::{RegistryError, ToolRegistry};
 pub use run::{
     Agent, ControlError, Envelope, EventKind, EventStream, RunControl, RunError, RunOptions,
-    RunOutcome, RunState, RuntimeInvocation, ToolStreamEvent,
+    RunOutcome, RunPhase, RuntimeInvocation, ToolStreamEvent,
 };
 pub use runtime::{
     CallOptions, Limits, PreparedCall, ToolCall, ToolCallResult, ToolRuntime, ToolRuntimeBuilder,
@@ -66,7 +66,7 @@ pub mod prelude {
     pub use crate::{
         json, Agent, AssistantMessage, ControlError, Envelope, EventKind, ExternalTool,
         ExternalToolArgs, Limits, Message, Model, ModelError, Progress, RunControl, RunError,
-        RunOutcome, RunState, RuntimeInvocation, ScriptedModel, ScriptedTurn, State, StopKind,
+        RunOutcome, RunPhase, RuntimeInvocation, ScriptedModel, ScriptedTurn, State, StopKind,
         StopReason, Tool, ToolCall, ToolCallResult, ToolContext, ToolError, ToolOutput,
         ToolRegistry, ToolResult, ToolRuntime, ToolSpec, ToolStreamEvent, Value,
     };

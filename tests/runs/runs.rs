@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use behest::run::{ControlError, RunError, ScriptedTurn};
 use behest::{
-    external_tool, tool, Agent, EventKind, Message, Progress, RunOutcome, RunState, ScriptedModel,
+    external_tool, tool, Agent, EventKind, Message, Progress, RunOutcome, RunPhase, ScriptedModel,
     ToolCall, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolRuntime, ToolStreamEvent,
 };
 use futures::StreamExt;
@@ -433,9 +433,9 @@ async fn cancelling_during_a_long_tool_ends_the_run_cancelled() {
     assert_eq!(
         *states.lock().unwrap(),
         [
-            RunState::AwaitingModel,
-            RunState::ExecutingTools,
-            RunState::Cancelled
+            RunPhase::AwaitingModel,
+            RunPhase::ExecutingTools,
+            RunPhase::Cancelled
         ]
     );
 }

@@ -4,11 +4,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::handoff::{self, InputFilter};
-use super::RunUsage;
+use super::prepare::PrepareTools;
 use super::{
     guardrails, output, ContextPolicy, Message, Model, ModelSettings, RunError, RunOutcome,
-    RuntimeInvocation, UsageLimits, Verdict, MAX_AGENT_DEPTH,
+    RuntimeInvocation, UsageLimits, MAX_AGENT_DEPTH,
 };
 use super::{AgentInput, AgentTool};
 use crate::runtime::ToolRuntime;
@@ -66,7 +65,7 @@ pub struct RunOptions {
     pub instructions: Option<String>,
     /// The agents the model may hand the conversation to
     /// ([`Agent::handoff`]).
-    pub(crate) handoffs: Vec<handoff::Handoff>,
+    pub(crate) handoffs: Vec<super::handoff::Handoff>,
     /// When and how the conversation is compacted near the model's context
     /// window ([`Agent::context`]). Default: never.
     pub context: Option<ContextPolicy>,
@@ -105,6 +104,11 @@ impl Default for RunOptions {
 }
 
 impl Agent {
+    /// The agent's options, to change (its own copy).
+    pub(super) fn options_mut(&mut self) -> &mut RunOptions {
+        Arc::make_mut(&mut self.options)
+    }
+
     /// An agent with default [`RunOptions`].
     pub fn new(model: impl Model, runtime: ToolRuntime) -> Self {
         Self::from_arc(Arc::new(model), runtime)
@@ -125,26 +129,6 @@ impl Agent {
     #[must_use]
     pub fn model_settings(mut self, settings: ModelSettings) -> Self {
         Arc::make_mut(&mut self.options).model_settings = Some(settings);
-        self
-    }
-
-    /// How many rounds of tool calls a run may make, counted over the
-    /// whole run: the bound of the agent a run starts on holds across
-    /// handoffs. A run past it fails with [`RunError::MaxStepsExceeded`].
-    #[must_use]
-    pub fn max_steps(mut self, steps: usize) -> Self {
-        Arc::make_mut(&mut self.options).max_steps = steps;
-        self
-    }
-
-    /// How many model turns a run may make in all, across handoffs (the
-    /// OpenAI Agents SDK's `max_turns`); the bound of the agent a run
-    /// starts on holds. A run that would ask its model once more fails
-    /// with [`RunError::MaxTurnsExceeded`]. A turn asked again (a
-    /// reminder, a refused answer) counts as one.
-    #[must_use]
-    pub fn max_turns(mut self, turns: usize) -> Self {
-        Arc::make_mut(&mut self.options).max_turns = Some(turns);
         self
     }
 
@@ -177,111 +161,6 @@ impl Agent {
     pub fn approve_destructive(mut self, on: bool) -> Self {
         Arc::make_mut(&mut self.options).approve_destructive = on;
         self
-    }
-
-    /// What each run may spend: model requests, tokens, tool calls, cost
-    /// and time. A run past a limit fails with [`RunError::UsageLimit`]
-    /// before the request or the calls that would pass it; calls refused
-    /// so get results that say why, so the transcript stays whole.
-    ///
-    /// ```
-    /// use behest::run::{Price, UsageLimits};
-    /// use behest::{Agent, ScriptedModel, ToolRegistry, ToolRuntime};
-    ///
-    /// let agent = Agent::new(ScriptedModel::new([]), ToolRuntime::new(ToolRegistry::new()))
-    ///     .usage_limits(UsageLimits::new().requests(10).cost(0.25, Price::per_million(0.15, 0.60)));
-    /// # let _ = agent;
-    /// ```
-    #[must_use]
-    pub fn usage_limits(mut self, limits: UsageLimits) -> Self {
-        Arc::make_mut(&mut self.options).usage_limits = limits;
-        self
-    }
-
-    /// Checks the user's last message before the model is first asked:
-    /// the guardrail `check` gets its text (a message of parts: its text
-    /// parts) and may let it pass ([`Verdict::Allow`]), pass it rewritten,
-    /// withhold it from the model with a note the model reads
-    /// ([`Verdict::Refuse`]), or stop the run before anything happens
-    /// ([`Verdict::Stop`], [`RunError::Guardrail`]). Guardrails of a stage
-    /// run in the order added, each on what the one before let pass; each
-    /// verdict is an [`EventKind::Guardrail`] event. A guardrail is async:
-    /// it may ask a model of its own.
-    ///
-    /// ```
-    /// use behest::run::{ScriptedTurn, Verdict};
-    /// use behest::{Agent, Message, ScriptedModel, ToolRegistry, ToolRuntime};
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let model = ScriptedModel::new([ScriptedTurn::text("Noted.")]);
-    /// let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()))
-    ///     .input_guardrail("no_card_numbers", |text: String| async move {
-    ///         if text.chars().filter(char::is_ascii_digit).count() >= 13 {
-    ///             Verdict::Rewrite(text.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect())
-    ///         } else {
-    ///             Verdict::Allow
-    ///         }
-    ///     });
-    /// let outcome = agent.invoke([Message::user("My card is 4111 1111 1111 1111")]).await;
-    /// assert_eq!(outcome.transcript()[0], Message::user("My card is #### #### #### ####"));
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn input_guardrail<F, Fut>(self, name: impl Into<String>, check: F) -> Self
-    where
-        F: Fn(String) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Verdict<String>> + Send + 'static,
-    {
-        let guard = guardrails::Guard::new(name, check);
-        self.with_guardrails(|guardrails| guardrails.input.push(guard))
-    }
-
-    /// Checks the final answer before the run completes with it: its text,
-    /// or a typed answer's JSON. A rewrite is the answer (a typed run's
-    /// must still match its type); a refusal is sent back for the model to
-    /// answer again (a round against [`max_steps`](Self::max_steps)); a
-    /// stop fails the run. See [`input_guardrail`](Self::input_guardrail).
-    #[must_use]
-    pub fn output_guardrail<F, Fut>(self, name: impl Into<String>, check: F) -> Self
-    where
-        F: Fn(String) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Verdict<String>> + Send + 'static,
-    {
-        let guard = guardrails::Guard::new(name, check);
-        self.with_guardrails(|guardrails| guardrails.output.push(guard))
-    }
-
-    /// Checks each tool call once its arguments are validated, before it
-    /// runs (or is put to a person or a handler): the guardrail gets the
-    /// call with its validated arguments. A rewrite gives new arguments,
-    /// validated again; a refusal is the call's error result, which the
-    /// model reads, and the tool does not run; a stop does not run it and
-    /// fails the run once the round's other calls have their results. See
-    /// [`input_guardrail`](Self::input_guardrail).
-    #[must_use]
-    pub fn tool_guardrail<F, Fut>(self, name: impl Into<String>, check: F) -> Self
-    where
-        F: Fn(crate::ToolCall) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Verdict<serde_json::Value>> + Send + 'static,
-    {
-        let guard = guardrails::Guard::new(name, check);
-        self.with_guardrails(|guardrails| guardrails.tool_call.push(guard))
-    }
-
-    /// Checks each tool call's output before the model sees it: the
-    /// guardrail gets the call and its output. A rewrite is the output the
-    /// model reads; a refusal withholds it (the model reads why, as the
-    /// call's error); a stop fails the run once the round's calls have
-    /// their results. See [`input_guardrail`](Self::input_guardrail).
-    #[must_use]
-    pub fn tool_output_guardrail<F, Fut>(self, name: impl Into<String>, check: F) -> Self
-    where
-        F: Fn((crate::ToolCall, crate::ToolOutput)) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Verdict<crate::ToolOutput>> + Send + 'static,
-    {
-        let guard = guardrails::Guard::new(name, check);
-        self.with_guardrails(|guardrails| guardrails.tool_output.push(guard))
     }
 
     /// This agent as a tool of another: the calling model gives it an
@@ -342,79 +221,6 @@ impl Agent {
         AgentTool::new(self.clone(), name.into(), description.into())
     }
 
-    /// Picks or reshapes the tools offered at each step: `prepare` gets the
-    /// run's state ([`StepState`]: the turn, the conversation, what was
-    /// spent) and the registry's tools, and returns those to offer (some of
-    /// them, with descriptions changed, …). A call of a tool not offered at
-    /// its step is not run: its error says so. A reshaped schema is what
-    /// the model sees; the tool's own schema still validates the call.
-    /// Handoffs and `final_answer` are offered beside them, whatever the
-    /// preparation returns. It runs before each model request, so keep it
-    /// quick (and, for durable runs, deterministic).
-    ///
-    /// ```
-    /// use behest::run::ScriptedTurn;
-    /// use behest::{tool, Agent, Message, ScriptedModel, ToolRegistry, ToolRuntime};
-    ///
-    /// /// Look an order up.
-    /// #[tool]
-    /// fn look_up(order: u32) -> String { format!("order {order}") }
-    ///
-    /// /// Refund an order.
-    /// #[tool]
-    /// fn refund(order: u32) -> String { format!("refunded {order}") }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let model = ScriptedModel::new([ScriptedTurn::text("hello").expect_tools(["look_up"])]);
-    /// let registry = ToolRegistry::new().with(LookUp).unwrap().with(Refund).unwrap();
-    /// // No refunds before the model has looked the order up.
-    /// let agent = Agent::new(model, ToolRuntime::new(registry)).prepare_tools(|step, tools| {
-    ///     let looked_up = step.transcript.iter().any(|message| {
-    ///         matches!(message, Message::ToolResult(result) if result.tool_name == "look_up")
-    ///     });
-    ///     tools.into_iter().filter(|tool| looked_up || tool.name != "refund").collect()
-    /// });
-    /// let outcome = agent.invoke([Message::user("hi")]).await;
-    /// assert_eq!(outcome.text(), Some("hello"));
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn prepare_tools(
-        mut self,
-        prepare: impl Fn(&StepState<'_>, Vec<crate::ToolSpec>) -> Vec<crate::ToolSpec>
-            + Send
-            + Sync
-            + 'static,
-    ) -> Self {
-        Arc::make_mut(&mut self.options).prepare_tools = Some(PrepareTools(Arc::new(prepare)));
-        self
-    }
-
-    /// Keeps each run's conversation within the model's context window:
-    /// before each model request, when the conversation's size (the last
-    /// turn's token count plus an estimate of what came after it) passes
-    /// `policy`'s share of the window, it is compacted as `policy` says,
-    /// every tool result left beside its call, and an
-    /// [`EventKind::Compacted`] event says how much. The run's transcript
-    /// is the compacted conversation; its usage still counts what was
-    /// dropped.
-    ///
-    /// ```
-    /// use behest::run::{context_window_of, Compaction, ContextPolicy};
-    /// use behest::{Agent, ScriptedModel, ToolRegistry, ToolRuntime};
-    ///
-    /// let window = context_window_of("gpt-4.1").unwrap();
-    /// let agent = Agent::new(ScriptedModel::new([]), ToolRuntime::new(ToolRegistry::new()))
-    ///     .context(ContextPolicy::new(window).compaction(Compaction::DropOldTurns { keep: 20 }));
-    /// # let _ = agent;
-    /// ```
-    #[must_use]
-    pub fn context(mut self, policy: ContextPolicy) -> Self {
-        Arc::make_mut(&mut self.options).context = Some(policy);
-        self
-    }
-
     /// Instructions for this agent's model: a system message put first in
     /// each run's conversation (before any the conversation has). A run
     /// handed to this agent gets them in place of the last agent's.
@@ -424,96 +230,11 @@ impl Agent {
         self
     }
 
-    /// Lets the model hand the conversation to `agent`, by calling the tool
-    /// `transfer_to_<name>` (offered beside the agent's own, described by
-    /// `description`; characters of `name` a provider refuses in a tool
-    /// name become `_`). The run goes on there: the conversation so far
-    /// (this agent's instructions replaced by that agent's), that agent's
-    /// model, tools, guardrails and typed output; the run's usage and
-    /// request count carry over, and its events say so
-    /// ([`EventKind::Handoff`]). The handoff call gets a result saying where
-    /// the conversation went; other calls of the turn are not run. A run
-    /// is handed off at most [`MAX_HANDOFFS`] times.
-    ///
-    /// ```
-    /// use behest::run::ScriptedTurn;
-    /// use behest::{Agent, Message, ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let billing = Agent::new(
-    ///     ScriptedModel::new([ScriptedTurn::text("Your invoice is on its way.")]),
-    ///     ToolRuntime::new(ToolRegistry::new()),
-    /// )
-    /// .instructions("You handle billing.");
-    /// let triage = Agent::new(
-    ///     ScriptedModel::new([ScriptedTurn::tool_calls([ToolCall::new("h1", "transfer_to_billing", "{}")])]),
-    ///     ToolRuntime::new(ToolRegistry::new()),
-    /// )
-    /// .instructions("You route questions.")
-    /// .handoff("billing", "invoices and payments", billing);
-    /// let outcome = triage.invoke([Message::user("Where is my invoice?")]).await;
-    /// assert_eq!(outcome.text(), Some("Your invoice is on its way."));
-    /// assert_eq!(outcome.transcript()[0], Message::system("You handle billing."));
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn handoff(
-        self,
-        name: impl Into<String>,
-        description: impl Into<String>,
-        agent: Agent,
-    ) -> Self {
-        self.with_handoff(name.into(), description.into(), agent, None)
-    }
-
-    /// [`handoff`](Self::handoff), the conversation passed through
-    /// `filter` first (to drop tool calls and their results, keep the last
-    /// messages, summarise, …). What it returns must keep each tool result
-    /// beside its call and begin with the user: the run checks, and fails
-    /// with [`RunError::Context`] if not. What it returns must keep each tool result
-    /// beside its call and begin with the user: the run checks, and fails
-    /// with [`RunError::Context`] if not.
-    #[must_use]
-    pub fn handoff_filtered(
-        self,
-        name: impl Into<String>,
-        description: impl Into<String>,
-        agent: Agent,
-        filter: impl Fn(Vec<Message>) -> Vec<Message> + Send + Sync + 'static,
-    ) -> Self {
-        let filter: InputFilter = Arc::new(filter);
-        self.with_handoff(name.into(), description.into(), agent, Some(filter))
-    }
-
     /// How deep agents may nest when run as tools (default
     /// [`MAX_AGENT_DEPTH`]); the root run's limit holds for the whole tree.
     #[must_use]
     pub fn max_agent_depth(mut self, depth: usize) -> Self {
         Arc::make_mut(&mut self.options).max_agent_depth = depth;
-        self
-    }
-
-    /// This agent able to hand the conversation to `agent` under `name`.
-    fn with_handoff(
-        mut self,
-        name: String,
-        description: String,
-        agent: Agent,
-        filter: Option<InputFilter>,
-    ) -> Self {
-        Arc::make_mut(&mut self.options)
-            .handoffs
-            .push(handoff::Handoff {
-                name: handoff::tool_safe(&name),
-                given_name: name,
-                description,
-                agent,
-                filter,
-            });
-        if let Some(conflict) = name_conflict(&self) {
-            tracing::error!(%conflict, "the agent cannot run");
-        }
         self
     }
 
@@ -537,12 +258,6 @@ impl Agent {
             Some(message) => Err(RunError::Agent { message }),
             None => Ok(()),
         }
-    }
-
-    /// This agent with its guardrails changed by `add`.
-    fn with_guardrails(mut self, add: impl FnOnce(&mut guardrails::Guardrails)) -> Self {
-        add(&mut Arc::make_mut(&mut self.options).guardrails);
-        self
     }
 
     /// How long a call waits for a handler's answer before the run says so.
@@ -639,32 +354,6 @@ impl std::fmt::Debug for Agent {
             .field("runtime", &self.runtime)
             .field("options", &self.options)
             .finish_non_exhaustive()
-    }
-}
-
-/// What a run has done so far, for a preparation of the tools it offers
-/// at its next step ([`Agent::prepare_tools`]).
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct StepState<'a> {
-    /// The model turn about to be asked for, from 0 (numbered across
-    /// handoffs).
-    pub turn: usize,
-    /// The conversation so far.
-    pub transcript: &'a [Message],
-    /// What the run has spent so far.
-    pub usage: &'a RunUsage,
-}
-
-type PrepareFn = dyn Fn(&StepState<'_>, Vec<crate::ToolSpec>) -> Vec<crate::ToolSpec> + Send + Sync;
-
-/// An agent's preparation of the tools of each step.
-#[derive(Clone)]
-pub(crate) struct PrepareTools(pub(crate) Arc<PrepareFn>);
-
-impl std::fmt::Debug for PrepareTools {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PrepareTools")
     }
 }
 

@@ -262,6 +262,13 @@ where
                 )))
             }
             RunOutcome::Cancelled { .. } => return Err(ToolError::Cancelled),
+            // A nested run is never asked to stop at its waits.
+            RunOutcome::Paused { .. } => {
+                return Err(ToolError::execution(format!(
+                    "the agent `{}` stopped at a wait",
+                    self.name
+                )))
+            }
         };
         output.usage = Some(usage);
         Ok(output)

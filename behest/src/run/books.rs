@@ -66,6 +66,15 @@ impl Books {
         crate::sync::lock(&self.0.spent).usage.clone()
     }
 
+    /// Counts what a run spent before it stopped, as it goes on from its
+    /// state (in this ledger alone: a run that stops has no caller).
+    pub(crate) fn restore(&self, spent: &RunUsage) {
+        let mut ledger = crate::sync::lock(&self.0.spent);
+        ledger.usage.requests = ledger.usage.requests.saturating_add(spent.requests);
+        ledger.usage.tokens = ledger.usage.tokens + spent.tokens;
+        ledger.usage.add_calls(spent);
+    }
+
     /// Counts one more model request, unless a limit of the chain would be
     /// passed by it (requests, or tokens and cost already spent).
     pub(crate) fn request(&self) -> Result<(), Reached> {

@@ -7,8 +7,12 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use crate::conversation::{ContentPart, Message};
+use super::driver::{Looping, Run};
+use super::stage::{Decided, Flow, Stage};
+use super::{Agent, RunOutcome};
+use crate::conversation::{AssistantMessage, ContentPart, Message};
 use crate::model::Model;
+use crate::runtime::ToolCall;
 
 /// The context windows of current OpenAI, Anthropic and Gemini models, in
 /// tokens (for GPT-5, the input it takes), found by the longest id that
@@ -354,10 +358,76 @@ pub(crate) fn broken_pairs(conversation: &[Message]) -> Option<String> {
         .map(|id| format!("the call `{id}` has no result"))
 }
 
-impl super::driver::Run<'_> {
+/// The stage of context management.
+pub(super) struct Context;
+
+impl Stage for Context {
+    fn before_request<'a>(
+        &'a self,
+        run: &'a Run<'_>,
+        looping: &'a mut Looping,
+    ) -> Decided<'a, Flow> {
+        Box::pin(async move {
+            let Some(policy) = &run.agent.options.context else {
+                return Flow::Go;
+            };
+            let compacted = looping.progress.compacted;
+            match run
+                .compact(&mut looping.transcript, policy, compacted)
+                .await
+            {
+                Ok(done) => {
+                    looping.progress.compacted |= done;
+                    Flow::Go
+                }
+                Err(error) => Flow::End(RunOutcome::failed(error, looping.take())),
+            }
+        })
+    }
+
+    fn after_answer<'a>(
+        &'a self,
+        _run: &'a Run<'_>,
+        looping: &'a mut Looping,
+        reply: &'a AssistantMessage,
+        _calls: &'a mut Vec<ToolCall>,
+    ) -> Decided<'a, Flow> {
+        // A turn the provider counted counts what the conversation is now.
+        looping.progress.compacted &= reply.usage.is_none();
+        Box::pin(std::future::ready(Flow::Go))
+    }
+}
+
+impl Agent {
+    /// Keeps each run's conversation within the model's context window:
+    /// before each model request, when the conversation's size (the last
+    /// turn's token count plus an estimate of what came after it) passes
+    /// `policy`'s share of the window, it is compacted as `policy` says,
+    /// every tool result left beside its call, and an
+    /// [`EventKind::Compacted`] event says how much. The run's transcript
+    /// is the compacted conversation; its usage still counts what was
+    /// dropped.
+    ///
+    /// ```
+    /// use behest::run::{context_window_of, Compaction, ContextPolicy};
+    /// use behest::{Agent, ScriptedModel, ToolRegistry, ToolRuntime};
+    ///
+    /// let window = context_window_of("gpt-4.1").unwrap();
+    /// let agent = Agent::new(ScriptedModel::new([]), ToolRuntime::new(ToolRegistry::new()))
+    ///     .context(ContextPolicy::new(window).compaction(Compaction::DropOldTurns { keep: 20 }));
+    /// # let _ = agent;
+    /// ```
+    #[must_use]
+    pub fn context(mut self, policy: ContextPolicy) -> Self {
+        self.options_mut().context = Some(policy);
+        self
+    }
+}
+
+impl Run<'_> {
     /// Compacts `transcript` as `policy` says when it is past the policy's
     /// share of the window: whether it did.
-    pub(crate) async fn compact(
+    async fn compact(
         &self,
         transcript: &mut Vec<Message>,
         policy: &ContextPolicy,
@@ -399,13 +469,9 @@ impl super::driver::Run<'_> {
                     }
                 };
                 // Journaled: a run played again gets the summary it had.
-                let summarised = match self.steps {
-                    None => summarise.await,
-                    Some(steps) => {
-                        let name = self.decision_name("summary of old turns");
-                        steps.decision(name, Box::pin(summarise)).await
-                    }
-                };
+                let summarised = self
+                    .decide("summary of old turns", Box::pin(summarise))
+                    .await;
                 if let Some(error) = summarised["error"].as_str() {
                     return Err(context(format!("the summary failed: {error}")));
                 }

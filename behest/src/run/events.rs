@@ -13,10 +13,11 @@ use crate::conversation::AssistantMessage;
 use crate::tool::Progress;
 use crate::tool::{ToolCall, ToolCallResult};
 
-/// The states a run goes through.
+/// The phases a run goes through (its [`EventKind::State`] events).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum RunState {
+#[non_exhaustive]
+pub enum RunPhase {
     /// Waiting for the model's next message.
     AwaitingModel,
     /// Running the tool calls of the model's last message.
@@ -27,10 +28,15 @@ pub enum RunState {
     Failed,
     /// The run was cancelled.
     Cancelled,
+    /// The run stopped at its waits and gave back its
+    /// [`RunState`](super::RunState), to go on from there
+    /// ([`RuntimeInvocation::pause_at_waits`](super::RuntimeInvocation::pause_at_waits)).
+    Paused,
 }
 
-impl RunState {
-    /// Whether the run is over in this state.
+impl RunPhase {
+    /// Whether the run is over in this phase (a paused run goes on once
+    /// resumed).
     pub fn is_final(self) -> bool {
         matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
     }
@@ -55,8 +61,8 @@ pub struct Envelope {
 #[serde(tag = "type", content = "value", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum EventKind {
-    /// The run entered a state.
-    State(RunState),
+    /// The run entered a phase.
+    State(RunPhase),
     /// The model sent a message.
     ModelMessage(AssistantMessage),
     /// A piece of the model's message while it streams; the whole message
@@ -161,6 +167,17 @@ impl Emitter {
 
     pub fn run_id(&self) -> Arc<str> {
         self.run_id.clone()
+    }
+
+    /// Numbers the events from after `sequence`: a run that goes on from
+    /// its state goes on with its numbers.
+    pub fn go_on_after(&self, sequence: u64) {
+        self.lock().sequence = sequence;
+    }
+
+    /// How many events were numbered.
+    pub fn sequence(&self) -> u64 {
+        self.lock().sequence
     }
 
     /// A new sink that receives every event from now on.

@@ -10,8 +10,10 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::driver::Run;
+use super::driver::{Looping, Run};
 use super::events::EventKind;
+use super::stage::{Decided, Flow, Stage};
+use super::Agent;
 use super::{RunError, RunOutcome};
 use crate::conversation::{ContentPart, Message, ToolResultMessage};
 use crate::runtime::LocalRun;
@@ -139,6 +141,159 @@ pub(crate) struct Guardrails {
     pub(crate) tool_output: Vec<Guard<(ToolCall, ToolOutput), ToolOutput>>,
 }
 
+/// The stage of the guardrails.
+pub(super) struct Guarded;
+
+impl Stage for Guarded {
+    fn start<'a>(&'a self, run: &'a Run<'_>, looping: &'a mut Looping) -> Decided<'a, Flow> {
+        Box::pin(async move {
+            match run.guard_input(&mut looping.transcript).await {
+                Ok(()) => Flow::Go,
+                Err(error) => Flow::End(RunOutcome::failed(error, looping.take())),
+            }
+        })
+    }
+
+    fn on_outcome<'a>(
+        &'a self,
+        run: &'a Run<'_>,
+        looping: &'a mut Looping,
+        outcome: RunOutcome,
+    ) -> Decided<'a, Option<RunOutcome>> {
+        Box::pin(async move {
+            match run.guard_answer(outcome).await {
+                Ok(outcome) => Some(outcome),
+                Err(back) => {
+                    looping.transcript = back;
+                    None
+                }
+            }
+        })
+    }
+
+    fn sees_calls(&self, run: &Run<'_>, _tool_name: &str) -> bool {
+        let guardrails = &run.agent.options.guardrails;
+        !guardrails.tool_call.is_empty() || !guardrails.tool_output.is_empty()
+    }
+
+    fn on_call<'a>(
+        &'a self,
+        run: &'a Run<'_>,
+        call: ToolCall,
+        local: LocalRun,
+    ) -> Decided<'a, ToolResult<(ToolCall, LocalRun)>> {
+        Box::pin(run.guard_call(call, local))
+    }
+
+    fn on_output<'a>(
+        &'a self,
+        run: &'a Run<'_>,
+        call: &'a ToolCall,
+        outcome: ToolResult<ToolOutput>,
+    ) -> Decided<'a, ToolResult<ToolOutput>> {
+        Box::pin(async move {
+            match outcome {
+                Ok(output) => run.guard_output(call.clone(), output).await,
+                Err(error) => Err(error),
+            }
+        })
+    }
+}
+
+impl Agent {
+    /// Checks the user's last message before the model is first asked:
+    /// the guardrail `check` gets its text (a message of parts: its text
+    /// parts) and may let it pass ([`Verdict::Allow`]), pass it rewritten,
+    /// withhold it from the model with a note the model reads
+    /// ([`Verdict::Refuse`]), or stop the run before anything happens
+    /// ([`Verdict::Stop`], [`RunError::Guardrail`]). Guardrails of a stage
+    /// run in the order added, each on what the one before let pass; each
+    /// verdict is an [`EventKind::Guardrail`] event. A guardrail is async:
+    /// it may ask a model of its own.
+    ///
+    /// ```
+    /// use behest::run::{ScriptedTurn, Verdict};
+    /// use behest::{Agent, Message, ScriptedModel, ToolRegistry, ToolRuntime};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let model = ScriptedModel::new([ScriptedTurn::text("Noted.")]);
+    /// let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()))
+    ///     .input_guardrail("no_card_numbers", |text: String| async move {
+    ///         if text.chars().filter(char::is_ascii_digit).count() >= 13 {
+    ///             Verdict::Rewrite(text.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect())
+    ///         } else {
+    ///             Verdict::Allow
+    ///         }
+    ///     });
+    /// let outcome = agent.invoke([Message::user("My card is 4111 1111 1111 1111")]).await;
+    /// assert_eq!(outcome.transcript()[0], Message::user("My card is #### #### #### ####"));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn input_guardrail<F, Fut>(self, name: impl Into<String>, check: F) -> Self
+    where
+        F: Fn(String) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Verdict<String>> + Send + 'static,
+    {
+        let guard = Guard::new(name, check);
+        self.with_guardrails(|guardrails| guardrails.input.push(guard))
+    }
+
+    /// Checks the final answer before the run completes with it: its text,
+    /// or a typed answer's JSON. A rewrite is the answer (a typed run's
+    /// must still match its type); a refusal is sent back for the model to
+    /// answer again (a round against [`max_steps`](Self::max_steps)); a
+    /// stop fails the run. See [`input_guardrail`](Self::input_guardrail).
+    #[must_use]
+    pub fn output_guardrail<F, Fut>(self, name: impl Into<String>, check: F) -> Self
+    where
+        F: Fn(String) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Verdict<String>> + Send + 'static,
+    {
+        let guard = Guard::new(name, check);
+        self.with_guardrails(|guardrails| guardrails.output.push(guard))
+    }
+
+    /// Checks each tool call once its arguments are validated, before it
+    /// runs (or is put to a person or a handler): the guardrail gets the
+    /// call with its validated arguments. A rewrite gives new arguments,
+    /// validated again; a refusal is the call's error result, which the
+    /// model reads, and the tool does not run; a stop does not run it and
+    /// fails the run once the round's other calls have their results. See
+    /// [`input_guardrail`](Self::input_guardrail).
+    #[must_use]
+    pub fn tool_guardrail<F, Fut>(self, name: impl Into<String>, check: F) -> Self
+    where
+        F: Fn(crate::ToolCall) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Verdict<serde_json::Value>> + Send + 'static,
+    {
+        let guard = Guard::new(name, check);
+        self.with_guardrails(|guardrails| guardrails.tool_call.push(guard))
+    }
+
+    /// Checks each tool call's output before the model sees it: the
+    /// guardrail gets the call and its output. A rewrite is the output the
+    /// model reads; a refusal withholds it (the model reads why, as the
+    /// call's error); a stop fails the run once the round's calls have
+    /// their results. See [`input_guardrail`](Self::input_guardrail).
+    #[must_use]
+    pub fn tool_output_guardrail<F, Fut>(self, name: impl Into<String>, check: F) -> Self
+    where
+        F: Fn((crate::ToolCall, crate::ToolOutput)) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Verdict<crate::ToolOutput>> + Send + 'static,
+    {
+        let guard = Guard::new(name, check);
+        self.with_guardrails(|guardrails| guardrails.tool_output.push(guard))
+    }
+
+    /// This agent with its guardrails changed by `add`.
+    fn with_guardrails(mut self, add: impl FnOnce(&mut Guardrails)) -> Self {
+        add(&mut self.options_mut().guardrails);
+        self
+    }
+}
+
 /// How a stage's guardrails judged.
 pub(crate) enum Judged<T> {
     /// Passed, perhaps rewritten.
@@ -186,18 +341,21 @@ impl Run<'_> {
             let verdict = match self.steps {
                 None => check.await,
                 // Journaled: a run played again gets the verdict it had.
-                Some(steps) => {
-                    let name = self.decision_name(&format!("guardrail `{}`", guard.name));
-                    let decided = steps
-                        .decision(
-                            name,
+                Some(_) => {
+                    let what = format!("guardrail `{}`", guard.name);
+                    let decided = self
+                        .decide(
+                            &what,
                             Box::pin(async move {
                                 match check.await {
                                     Ok(verdict) => {
                                         serde_json::to_value(verdict).unwrap_or(Value::Null)
                                     }
+                                    Err(RunError::Panicked { message, .. }) => {
+                                        serde_json::json!({ "panicked": message })
+                                    }
                                     Err(error) => {
-                                        serde_json::json!({"panicked": error.to_string()})
+                                        serde_json::json!({ "panicked": error.to_string() })
                                     }
                                 }
                             }),

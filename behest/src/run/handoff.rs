@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use super::driver::{result_message, Looping, Run};
+use super::stage::{Decided, Flow, Offer, Stage};
 use super::{Agent, RunError};
 use crate::conversation::Message;
-use crate::tool::{ToolCall, ToolSpec};
+use crate::tool::{ToolCall, ToolError, ToolOutput, ToolSpec};
 
 /// How many times one run may be handed off before it fails: agents that
 /// hand a conversation back and forth would otherwise never end.
@@ -54,6 +56,132 @@ impl Handoff {
             ),
             json!({"type": "object", "properties": {}, "additionalProperties": false}),
         )
+    }
+}
+
+/// The stage of handoffs.
+pub(super) struct Handoffs;
+
+impl Stage for Handoffs {
+    fn offer(&self, run: &Run<'_>, offer: &mut Offer) {
+        let handoffs = &run.agent.options.handoffs;
+        offer.tools.extend(handoffs.iter().map(Handoff::spec));
+    }
+
+    fn before_calls<'a>(
+        &'a self,
+        run: &'a Run<'_>,
+        looping: &'a mut Looping,
+        calls: &'a mut Vec<ToolCall>,
+    ) -> Decided<'a, Flow> {
+        let flow = match asked_for(&run.agent.options.handoffs, calls) {
+            None => Flow::Go,
+            Some(asked) => {
+                let name = asked.to.name.clone();
+                // The handoff's call says where the conversation went; the
+                // others were not run.
+                for call in std::mem::take(calls) {
+                    if call.call_id == asked.call.call_id {
+                        let said = ToolOutput::text(format!("Handed off to {name}."));
+                        let result = run.finished(call, Ok(said));
+                        run.add(&mut looping.transcript, result_message(&result));
+                    } else {
+                        run.unrun(&mut looping.transcript, vec![call], |_| {
+                            ToolError::execution(format!(
+                                "not run: the conversation was handed off to {name}"
+                            ))
+                        });
+                    }
+                }
+                Flow::HandOff(asked.to)
+            }
+        };
+        Box::pin(std::future::ready(flow))
+    }
+}
+
+impl Agent {
+    /// Lets the model hand the conversation to `agent`, by calling the tool
+    /// `transfer_to_<name>` (offered beside the agent's own, described by
+    /// `description`; characters of `name` a provider refuses in a tool
+    /// name become `_`). The run goes on there: the conversation so far
+    /// (this agent's instructions replaced by that agent's), that agent's
+    /// model, tools, guardrails and typed output; the run's usage and
+    /// request count carry over, and its events say so
+    /// ([`EventKind::Handoff`]). The handoff call gets a result saying where
+    /// the conversation went; other calls of the turn are not run. A run
+    /// is handed off at most [`MAX_HANDOFFS`] times.
+    ///
+    /// ```
+    /// use behest::run::ScriptedTurn;
+    /// use behest::{Agent, Message, ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let billing = Agent::new(
+    ///     ScriptedModel::new([ScriptedTurn::text("Your invoice is on its way.")]),
+    ///     ToolRuntime::new(ToolRegistry::new()),
+    /// )
+    /// .instructions("You handle billing.");
+    /// let triage = Agent::new(
+    ///     ScriptedModel::new([ScriptedTurn::tool_calls([ToolCall::new("h1", "transfer_to_billing", "{}")])]),
+    ///     ToolRuntime::new(ToolRegistry::new()),
+    /// )
+    /// .instructions("You route questions.")
+    /// .handoff("billing", "invoices and payments", billing);
+    /// let outcome = triage.invoke([Message::user("Where is my invoice?")]).await;
+    /// assert_eq!(outcome.text(), Some("Your invoice is on its way."));
+    /// assert_eq!(outcome.transcript()[0], Message::system("You handle billing."));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn handoff(
+        self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        agent: Agent,
+    ) -> Self {
+        self.with_handoff(name.into(), description.into(), agent, None)
+    }
+
+    /// [`handoff`](Self::handoff), the conversation passed through
+    /// `filter` first (to drop tool calls and their results, keep the last
+    /// messages, summarise, …). What it returns must keep each tool result
+    /// beside its call and begin with the user: the run checks, and fails
+    /// with [`RunError::Context`] if not. What it returns must keep each tool result
+    /// beside its call and begin with the user: the run checks, and fails
+    /// with [`RunError::Context`] if not.
+    #[must_use]
+    pub fn handoff_filtered(
+        self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        agent: Agent,
+        filter: impl Fn(Vec<Message>) -> Vec<Message> + Send + Sync + 'static,
+    ) -> Self {
+        let filter: InputFilter = Arc::new(filter);
+        self.with_handoff(name.into(), description.into(), agent, Some(filter))
+    }
+
+    /// This agent able to hand the conversation to `agent` under `name`.
+    fn with_handoff(
+        mut self,
+        name: String,
+        description: String,
+        agent: Agent,
+        filter: Option<InputFilter>,
+    ) -> Self {
+        self.options_mut().handoffs.push(Handoff {
+            name: tool_safe(&name),
+            given_name: name,
+            description,
+            agent,
+            filter,
+        });
+        if let Some(conflict) = super::agent::name_conflict(&self) {
+            tracing::error!(%conflict, "the agent cannot run");
+        }
+        self
     }
 }
 

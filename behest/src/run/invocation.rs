@@ -7,11 +7,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
+use super::agent_tool::Lineage;
+use super::books::Books;
 use super::control::RunControl;
-use super::driver::Run;
+use super::driver::{Looping, Part, Run};
 use super::events::{spawn_handler, Emitter, Envelope, EventKind, EventStream, Handler};
+use super::handoff::{pass_on, with_instructions, MAX_HANDOFFS};
+use super::stage::Ending;
+use super::state::{Progress, RunState, Slot};
 use super::steps::RunSteps;
-use super::{Agent, RunOutcome};
+use super::{Agent, RunError, RunOutcome};
 use crate::conversation::Message;
 
 /// One run, made by [`Agent::invoke`] before it starts.
@@ -29,6 +34,10 @@ pub struct RuntimeInvocation {
     handlers: Mutex<Vec<(Handler, futures::channel::mpsc::UnboundedReceiver<Envelope>)>>,
     /// Where the run stands in a tree of agents; `None` for a root.
     lineage: Option<super::agent_tool::Lineage>,
+    /// The state the run goes on from, for a run resumed.
+    resumed: Option<RunState>,
+    /// Whether the run stops at its waits.
+    pausing: bool,
 }
 
 impl RuntimeInvocation {
@@ -41,7 +50,61 @@ impl RuntimeInvocation {
             control,
             handlers: Mutex::new(Vec::new()),
             lineage: None,
+            resumed: None,
+            pausing: false,
         }
+    }
+
+    /// The run going on from `state`: its id, and its events numbered on.
+    pub(crate) fn resumed(agent: Agent, state: RunState) -> Self {
+        let mut invocation = Self::new(agent, Vec::new());
+        invocation.emitter = Arc::new(Emitter::new(state.run_id.as_str().into()));
+        invocation.emitter.go_on_after(state.sequence);
+        invocation.resumed = Some(state);
+        invocation
+    }
+
+    /// Stops the run at its waits rather than waiting: when a call needs
+    /// an approval or an external tool's answer, the run ends
+    /// [`Paused`](super::RunOutcome::Paused) once the round's other calls
+    /// have their results, with its [`RunState`]. Answer the waits there
+    /// ([`RunState::approve`], [`RunState::resolve`], …), keep the state
+    /// as long as it takes (it is serde data), and go on with
+    /// [`Agent::resume`](super::Agent::resume), in this process or
+    /// another. A paused wait has no deadline: it waits as long as its
+    /// state is kept.
+    ///
+    /// ```
+    /// use behest::run::ScriptedTurn;
+    /// use behest::{tool, Agent, Message, ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
+    ///
+    /// /// Refund an order.
+    /// #[tool(needs_approval)]
+    /// fn refund(order: u32) -> String { format!("refunded {order}") }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let agent = Agent::new(
+    ///     ScriptedModel::new([
+    ///         ScriptedTurn::tool_calls([ToolCall::new("c1", "refund", r#"{"order": 7}"#)]),
+    ///         ScriptedTurn::text("Refunded.").expect_ok("c1", "refunded 7"),
+    ///     ]),
+    ///     ToolRuntime::new(ToolRegistry::new().with(Refund).unwrap()),
+    /// );
+    /// let outcome = agent.invoke([Message::user("Refund order 7")]).pause_at_waits().await;
+    /// let mut state = outcome.into_paused().expect("the refund waits for an approval");
+    /// // Later, anywhere: the state is plain data.
+    /// let saved = serde_json::to_string(&state).unwrap();
+    /// let mut state: behest::run::RunState = serde_json::from_str(&saved).unwrap();
+    /// state.approve("c1").unwrap();
+    /// let outcome = agent.resume(state).await;
+    /// assert_eq!(outcome.text(), Some("Refunded."));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn pause_at_waits(mut self) -> Self {
+        self.pausing = true;
+        self
     }
 
     /// The run's emitter, for an agent run as a tool to nest its events.
@@ -136,9 +199,8 @@ impl RuntimeInvocation {
         self.run_on(None).await
     }
 
-    async fn run_on(self, steps: Option<&dyn RunSteps>) -> RunOutcome {
-        let handlers =
-            std::mem::take(&mut *self.handlers.lock().unwrap_or_else(|p| p.into_inner()));
+    async fn run_on(mut self, steps: Option<&dyn RunSteps>) -> RunOutcome {
+        let handlers = std::mem::take(&mut *crate::sync::lock(&self.handlers));
         let tasks: Vec<_> = handlers
             .into_iter()
             .map(|(handler, events)| spawn_handler(handler, events, self.control.clone()))
@@ -147,73 +209,39 @@ impl RuntimeInvocation {
         // as a tool.
         let limits = self.agent.options.usage_limits.clone();
         let lineage = match self.lineage.clone() {
-            Some(caller) => super::agent_tool::Lineage {
+            Some(caller) => Lineage {
                 books: caller.books.nested(limits),
                 ..caller
             },
-            None => super::agent_tool::Lineage::root(
-                &self.agent,
-                super::books::Books::root(limits),
-                self.emitter.clone(),
-            ),
+            None => Lineage::root(&self.agent, Books::root(limits), self.emitter.clone()),
         };
-        let mut agent = self.agent.clone();
-        // The rules, limits and the clock of the agent the run was
-        // started on hold across handoffs.
+        // The rules, limits and the clock of the agent the run was started
+        // on hold across handoffs.
         let first = self.agent.options.clone();
-        let started = tokio::time::Instant::now();
-        let mut conversation = super::handoff::with_instructions(&agent, self.conversation);
-        let mut counts = super::driver::Counts::default();
-        let mut decisions = 0;
-        let mut handoffs = 0;
-        let outcome = loop {
-            let run = Run {
-                lineage: lineage.clone(),
-                agent: &agent,
-                emitter: &self.emitter,
-                control: &self.control,
-                handlers: tasks.len(),
-                steps,
-                tripped: std::sync::Mutex::new(None),
-                handed_off: std::sync::Mutex::new(None),
-                offered: std::sync::Mutex::new(None),
-                decisions: std::sync::atomic::AtomicUsize::new(decisions),
-                running: std::sync::Mutex::default(),
-                first: &first,
-                started,
-            };
-            let outcome = run.drive(conversation, &mut counts).await;
-            decisions = run.decisions.load(std::sync::atomic::Ordering::Relaxed);
-            let handed_off = crate::sync::lock(&run.handed_off).take();
-            let Some(to) = handed_off else {
-                break outcome;
-            };
-            let transcript = match outcome {
-                RunOutcome::Completed { transcript, .. } => transcript,
-                other => break other,
-            };
-            handoffs += 1;
-            if handoffs > super::handoff::MAX_HANDOFFS {
-                let error = super::RunError::Handoffs {
-                    max: super::handoff::MAX_HANDOFFS,
+        let outcome = match self.resumed.take() {
+            None => {
+                let conversation = std::mem::take(&mut self.conversation);
+                let start = Start {
+                    agent: self.agent.clone(),
+                    holder: Vec::new(),
+                    looping: Looping::new(
+                        with_instructions(&self.agent, conversation),
+                        Progress::default(),
+                    ),
+                    round: None,
+                    started: tokio::time::Instant::now(),
+                    started_at: SystemTime::now(),
                 };
-                break RunOutcome::failed(error, transcript);
+                self.hand_on(start, &lineage, &first, steps, tasks.len())
+                    .await
             }
-            run.emit(EventKind::Handoff {
-                to: to.name.clone(),
-            });
-            conversation = match super::handoff::pass_on(transcript, &agent, &to) {
-                Ok(conversation) => conversation,
-                Err((error, transcript)) => break RunOutcome::failed(error, transcript),
-            };
-            // A filter must leave every result beside its call.
-            if let Some(why) = super::context::broken_pairs(&conversation) {
-                let error = super::RunError::Context {
-                    message: format!("the input filter of the handoff to {}: {why}", to.name),
-                };
-                break RunOutcome::failed(error, conversation);
-            }
-            agent = to.agent;
+            Some(state) => match self.going_on(state, &lineage) {
+                Ok(start) => {
+                    self.hand_on(start, &lineage, &first, steps, tasks.len())
+                        .await
+                }
+                Err((error, transcript)) => RunOutcome::failed(error, transcript),
+            },
         };
         // What the run spent is told once, from its books.
         let outcome = outcome.with_spent(lineage.books.spent());
@@ -228,6 +256,142 @@ impl RuntimeInvocation {
             let _joined = task.await;
         }
         outcome
+    }
+}
+
+/// Where an agent's part of a run starts: from the beginning, or from a
+/// state.
+struct Start {
+    agent: Agent,
+    holder: Vec<String>,
+    looping: Looping,
+    /// The round the run stopped at, for a run going on from its state.
+    round: Option<Vec<Slot>>,
+    started: tokio::time::Instant,
+    started_at: SystemTime,
+}
+
+impl RuntimeInvocation {
+    /// The run's parts, agent after agent as the model hands it on.
+    async fn hand_on(
+        &self,
+        start: Start,
+        lineage: &Lineage,
+        first: &super::RunOptions,
+        steps: Option<&dyn RunSteps>,
+        handlers: usize,
+    ) -> RunOutcome {
+        let Start {
+            mut agent,
+            mut holder,
+            mut looping,
+            mut round,
+            started,
+            started_at,
+        } = start;
+        loop {
+            let run = Run::new(Part {
+                agent: &agent,
+                emitter: &self.emitter,
+                control: &self.control,
+                handlers,
+                steps,
+                lineage: lineage.clone(),
+                first,
+                started,
+                started_at,
+                holder: &holder,
+                pausing: self.pausing && steps.is_none(),
+                decisions: looping.progress.decisions,
+            });
+            let ending = match round.take() {
+                Some(round) => match run.resume_round(&mut looping, round).await {
+                    Some(ending) => ending,
+                    None => run.go_on(&mut looping).await,
+                },
+                None => run.drive(&mut looping).await,
+            };
+            looping.progress.decisions = run.decisions.load(std::sync::atomic::Ordering::Relaxed);
+            let to = match ending {
+                Ending::End(outcome) => return outcome,
+                Ending::HandOff(to) => to,
+            };
+            looping.progress.handoffs += 1;
+            if looping.progress.handoffs > MAX_HANDOFFS {
+                let error = RunError::Handoffs { max: MAX_HANDOFFS };
+                return RunOutcome::failed(error, looping.take());
+            }
+            run.emit(EventKind::Handoff {
+                to: to.name.clone(),
+            });
+            let conversation = match pass_on(looping.take(), &agent, &to) {
+                Ok(conversation) => conversation,
+                Err((error, transcript)) => return RunOutcome::failed(error, transcript),
+            };
+            // A filter must leave every result beside its call.
+            if let Some(why) = super::context::broken_pairs(&conversation) {
+                let error = RunError::Context {
+                    message: format!("the input filter of the handoff to {}: {why}", to.name),
+                };
+                return RunOutcome::failed(error, conversation);
+            }
+            holder.push(to.name.clone());
+            agent = to.agent;
+            // The next agent counts its own reminders and compaction.
+            let progress = Progress {
+                reminders: None,
+                compacted: false,
+                ..looping.progress.clone()
+            };
+            looping = Looping::new(conversation, progress);
+        }
+    }
+
+    /// Where a run goes on from `state`: the agent that holds it, its
+    /// books and clock as they were. The run's error when it cannot.
+    fn going_on(
+        &self,
+        state: RunState,
+        lineage: &Lineage,
+    ) -> Result<Start, (RunError, Vec<Message>)> {
+        let refuse = |message: String, transcript| Err((RunError::Resume { message }, transcript));
+        if state.format != RunState::FORMAT {
+            let message = format!(
+                "it is of format {}, and this version of behest reads format {}",
+                state.format,
+                RunState::FORMAT
+            );
+            return refuse(message, state.transcript);
+        }
+        let mut agent = self.agent.clone();
+        for name in &state.holder {
+            let next = agent
+                .options
+                .handoffs
+                .iter()
+                .find(|handoff| &handoff.name == name)
+                .map(|handoff| handoff.agent.clone());
+            match next {
+                Some(next) => agent = next,
+                None => {
+                    let message = format!(
+                        "the run was handed to `{name}`, which is not among the handoffs of the agent resumed"
+                    );
+                    return refuse(message, state.transcript);
+                }
+            }
+        }
+        lineage.books.restore(&state.spent);
+        let elapsed = state.elapsed();
+        let now = tokio::time::Instant::now();
+        Ok(Start {
+            agent,
+            holder: state.holder,
+            looping: Looping::new(state.transcript, state.progress),
+            round: Some(state.round),
+            started: now.checked_sub(elapsed).unwrap_or(now),
+            started_at: state.started_at,
+        })
     }
 }
 

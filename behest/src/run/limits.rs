@@ -186,7 +186,8 @@ impl std::fmt::Display for UsageLimit {
 }
 
 /// What a run has spent so far.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 #[non_exhaustive]
 pub struct RunUsage {
     /// Model requests made.

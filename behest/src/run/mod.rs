@@ -8,24 +8,29 @@
 //! answers (`Completed`), something fails (`Failed`) or the run is
 //! cancelled (`Cancelled`).
 
+mod agent;
 mod agent_tool;
+mod answer;
+mod books;
+mod bounds;
+mod calls;
 mod context;
 mod control;
 mod driver;
 mod events;
 mod guardrails;
 mod handoff;
+mod ids;
 mod invocation;
 mod limits;
-mod output;
-mod partial;
-mod steps;
-mod turn;
-
-mod agent;
-mod books;
 mod outcome;
+mod output;
 mod panics;
+mod partial;
+mod prepare;
+mod stage;
+mod state;
+mod steps;
 
 pub use crate::conversation::{
     AssistantMessage, DeltaSink, Message, ModelDelta, Reasoning, ReasoningPlace, StopKind,
@@ -34,7 +39,7 @@ pub use crate::conversation::{
 pub use agent_tool::{AgentEvent, AgentInput, AgentTool, MAX_AGENT_DEPTH};
 pub use context::{context_window_of, CompactFn, Compaction, ContextPolicy};
 pub use control::{ControlError, RunControl};
-pub use events::{Envelope, EventKind, EventStream, RunState, ToolStreamEvent};
+pub use events::{Envelope, EventKind, EventStream, RunPhase, ToolStreamEvent};
 pub use guardrails::{GuardrailAction, GuardrailEvent, GuardrailStage, Verdict};
 pub use handoff::{InputFilter, MAX_HANDOFFS};
 pub use invocation::RuntimeInvocation;
@@ -51,5 +56,7 @@ pub use crate::model::{
 };
 pub use steps::{ModelTurn, RunSteps, StepKind, ToolStep};
 
-pub use agent::{Agent, RunOptions, StepState};
+pub use agent::{Agent, RunOptions};
 pub use outcome::{Amount, RunError, RunOutcome};
+pub use prepare::StepState;
+pub use state::{RunState, Wait, WaitKind};

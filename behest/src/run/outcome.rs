@@ -1,11 +1,13 @@
 //! How a run ended ([`RunOutcome`]) and why it failed ([`RunError`]).
 
 use super::{
-    GuardrailStage, Message, ModelError, RunState, RunUsage, StopReason, Usage, UsageLimit,
+    GuardrailStage, Message, ModelError, RunPhase, RunState, RunUsage, StopReason, Usage,
+    UsageLimit,
 };
 
 /// How a run ended, with what it spent.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum RunOutcome {
     /// The model gave its final answer.
     Completed {
@@ -32,6 +34,15 @@ pub enum RunOutcome {
         /// What the run spent ([`usage`](Self::usage)).
         usage: RunUsage,
     },
+    /// The run stopped at its waits
+    /// ([`RuntimeInvocation::pause_at_waits`](super::RuntimeInvocation::pause_at_waits)):
+    /// answer them in its state and go on with
+    /// [`Agent::resume`](super::Agent::resume).
+    Paused {
+        /// Everything the run needs to go on: its transcript, what it
+        /// spent, the calls it waits for.
+        state: Box<RunState>,
+    },
 }
 
 impl RunOutcome {
@@ -49,6 +60,7 @@ impl RunOutcome {
             Self::Completed { transcript, .. }
             | Self::Failed { transcript, .. }
             | Self::Cancelled { transcript, .. } => transcript,
+            Self::Paused { state } => state.transcript(),
         }
     }
 
@@ -69,6 +81,23 @@ impl RunOutcome {
             Self::Completed { usage, .. }
             | Self::Failed { usage, .. }
             | Self::Cancelled { usage, .. } => usage,
+            Self::Paused { state } => state.spent(),
+        }
+    }
+
+    /// The run's state, if it stopped at its waits.
+    pub fn paused(&self) -> Option<&RunState> {
+        match self {
+            Self::Paused { state } => Some(state),
+            _ => None,
+        }
+    }
+
+    /// The run's state, taken, if it stopped at its waits.
+    pub fn into_paused(self) -> Option<RunState> {
+        match self {
+            Self::Paused { state } => Some(*state),
+            _ => None,
         }
     }
 
@@ -99,6 +128,13 @@ impl RunOutcome {
         }
     }
 
+    /// A run stopped at its waits, its spending not yet told.
+    pub(crate) fn stopped(state: RunState) -> Self {
+        Self::Paused {
+            state: Box::new(state),
+        }
+    }
+
     /// The outcome with `spent` as what the run spent: told once, by the
     /// run, from its books when it ends.
     pub(crate) fn with_spent(mut self, spent: RunUsage) -> Self {
@@ -106,6 +142,7 @@ impl RunOutcome {
             Self::Completed { usage, .. }
             | Self::Failed { usage, .. }
             | Self::Cancelled { usage, .. } => *usage = spent,
+            Self::Paused { state } => state.spent = spent,
         }
         self
     }
@@ -122,11 +159,12 @@ impl RunOutcome {
     }
 
     /// The state the run ended in.
-    pub fn state(&self) -> RunState {
+    pub fn state(&self) -> RunPhase {
         match self {
-            Self::Completed { .. } => RunState::Completed,
-            Self::Failed { .. } => RunState::Failed,
-            Self::Cancelled { .. } => RunState::Cancelled,
+            Self::Completed { .. } => RunPhase::Completed,
+            Self::Failed { .. } => RunPhase::Failed,
+            Self::Cancelled { .. } => RunPhase::Cancelled,
+            Self::Paused { .. } => RunPhase::Paused,
         }
     }
 }
@@ -180,6 +218,14 @@ pub enum RunError {
         /// Which part, by name (`the input guardrail \`pii\``).
         part: String,
         /// The panic's message.
+        message: String,
+    },
+    /// A run's state could not be gone on from
+    /// ([`Agent::resume`](super::Agent::resume)): of another format, or
+    /// held by an agent the one resumed cannot hand the run to.
+    #[error("the run cannot go on from its state: {message}")]
+    Resume {
+        /// Why.
         message: String,
     },
     /// The agent cannot run as it was built: two tools offered to the

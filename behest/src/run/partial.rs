@@ -11,7 +11,7 @@ use futures::Stream;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::events::{EventKind, EventStream, RunState};
+use super::events::{EventKind, EventStream, RunPhase};
 use super::output::FINAL_ANSWER;
 use crate::conversation::ModelDelta;
 
@@ -373,7 +373,7 @@ impl<T: DeserializeOwned> PartialOutput<T> {
                 self.done = true;
                 serde_json::from_str(&text).ok().map(OutputUpdate::Final)
             }
-            EventKind::State(RunState::Completed | RunState::Failed | RunState::Cancelled) => {
+            EventKind::State(RunPhase::Completed | RunPhase::Failed | RunPhase::Cancelled) => {
                 self.done = true;
                 None
             }

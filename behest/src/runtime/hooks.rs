@@ -104,3 +104,23 @@ impl LocalRun {
         Box::pin(async move { runtime.execute_prepared(prepared, &call_id, options).await })
     }
 }
+
+impl ToolRuntime {
+    /// `call` checked again (looked up, decoded, validated) and made ready
+    /// to run here: a call a run stopped at, going on once approved.
+    pub(crate) fn local_run(&self, call: &ToolCall, options: CallOptions) -> ToolResult<LocalRun> {
+        let prepared = self.prepare(&call.tool_name, call.arguments.clone())?;
+        Ok(LocalRun::new(
+            self.clone(),
+            prepared,
+            call.call_id.clone(),
+            options,
+        ))
+    }
+
+    /// An answer given from outside, held to the output limit a tool's own
+    /// output meets.
+    pub(crate) fn within_output_limit(&self, output: ToolOutput) -> ToolResult<ToolOutput> {
+        self.check_output(output)
+    }
+}

@@ -1,33 +1,42 @@
-//! What a run makes of a model turn: it ends the run (a final answer, a
-//! turn that was cut), the model is asked again (a paused turn, a
-//! reminder, a refused answer), or the turn's calls run. The typed-answer
-//! policy lives here: how a typed run takes, reminds about or refuses a
-//! final answer.
+//! The answer stage: what a model turn means for the run. A turn that
+//! would end the run must be whole (a turn cut at the token cap, filtered
+//! or refused is no answer; a paused one is sent back). A typed run's final
+//! answer ([`Agent::with_output`]) is asked for natively or through the
+//! `final_answer` tool, taken, reminded about or refused here.
 
-use super::driver::{result_message, Run};
+use super::driver::{result_message, Looping, Run};
 use super::output::{FinalOutput, FINAL_ANSWER};
+use super::stage::{Decided, Flow, Offer, Stage};
 use super::{RunError, RunOutcome};
 use crate::conversation::{AssistantMessage, Message, StopKind};
 use crate::runtime::{ToolCall, ToolCallResult};
 use crate::tool::ToolError;
 
-/// What the run does after a model turn.
-pub(super) enum Next {
-    /// The run ends.
-    End(RunOutcome),
-    /// The model is asked again at once.
-    Ask,
-    /// The turn's calls run, then the model is asked again.
-    Run(Vec<ToolCall>),
-}
+/// The answer stage.
+pub(super) struct Answer;
 
-/// A typed run's final answer: the type's output, how it is asked for, and
-/// how many reminders are left.
-pub(super) struct Answer<'a> {
-    pub output: Option<&'a FinalOutput>,
-    /// Asked for through the model's structured output, not a tool.
-    pub native: bool,
-    pub reminders: usize,
+impl Stage for Answer {
+    fn offer(&self, run: &Run<'_>, offer: &mut Offer) {
+        if let Some(output) = &run.agent.options.final_output {
+            // A model that answers in a schema's shape is asked for the
+            // answer so; any other is offered the `final_answer` tool.
+            if run.agent.model.supports_structured_output() {
+                offer.output = Some(output.native_spec());
+            } else {
+                offer.tools.push(output.spec.clone());
+            }
+        }
+    }
+
+    fn after_answer<'a>(
+        &'a self,
+        run: &'a Run<'_>,
+        looping: &'a mut Looping,
+        reply: &'a AssistantMessage,
+        calls: &'a mut Vec<ToolCall>,
+    ) -> Decided<'a, Flow> {
+        Box::pin(std::future::ready(run.after_turn(reply, looping, calls)))
+    }
 }
 
 /// What a typed run makes of a reply.
@@ -49,22 +58,22 @@ enum Final {
 }
 
 impl Run<'_> {
-    /// What follows `reply`, already in `transcript` (the results and
-    /// reminders it calls for are added there).
-    pub(super) fn after_turn(
+    /// What follows `reply`, already in the transcript (the results and
+    /// reminders it calls for are added there); `calls` are left to run.
+    fn after_turn(
         &self,
-        reply: AssistantMessage,
-        transcript: &mut Vec<Message>,
-        answer: &mut Answer<'_>,
-    ) -> Next {
-        let mut calls = reply.tool_calls.clone();
+        reply: &AssistantMessage,
+        looping: &mut Looping,
+        calls: &mut Vec<ToolCall>,
+    ) -> Flow {
+        let transcript = &mut looping.transcript;
         // A turn that would end the run must be whole: one cut at the
         // token cap, filtered or refused is no answer. A paused turn is
         // sent back as it is for the model to go on.
         if let (true, Some(stop)) = (calls.is_empty(), &reply.stop) {
             match stop.kind {
                 StopKind::Completed => {}
-                StopKind::Paused => return Next::Ask,
+                StopKind::Paused => return Flow::Ask,
                 // A reason behest does not know (a compatible server's
                 // own) is no proof of a cut: the answer stands.
                 StopKind::Other => {
@@ -73,60 +82,62 @@ impl Run<'_> {
                 _ => {
                     let reason = stop.clone();
                     let transcript = std::mem::take(transcript);
-                    return Next::End(RunOutcome::failed(
+                    return Flow::End(RunOutcome::failed(
                         RunError::Incomplete { reason },
                         transcript,
                     ));
                 }
             }
         }
-        if let Some(output) = answer.output {
-            let look = if answer.native {
-                self.native_answer(output, &reply)
-            } else {
-                self.final_answer(output, &reply, &mut calls, transcript)
-            };
-            let end = |error, transcript: &mut Vec<Message>| {
-                Next::End(RunOutcome::failed(error, std::mem::take(transcript)))
-            };
-            match look {
-                Final::Given(text) => {
-                    let transcript = std::mem::take(transcript);
-                    return Next::End(RunOutcome::completed(text, transcript));
-                }
-                Final::Remind { reminder, .. } if answer.reminders > 0 => {
-                    answer.reminders -= 1;
-                    self.add(transcript, Message::user(reminder));
-                    return Next::Ask;
-                }
-                Final::Remind { failure, .. } => {
-                    return end(RunError::Output { message: failure }, transcript);
-                }
-                Final::NotYet => {}
-                Final::Refused { failure, result } if answer.reminders == 0 => {
-                    // Every call in a transcript gets its result.
-                    let why = "not run: the run ended on a final answer that does not match";
-                    self.close_turn(transcript, &reply, result, calls.drain(..), why);
-                    return end(RunError::Output { message: failure }, transcript);
-                }
-                // The model reads why its answer was refused, with the
-                // other calls' results beside it; with no other call in
-                // the turn, it answers again at once.
-                Final::Refused { result, .. } => {
-                    self.add(transcript, result_message(&result));
-                    answer.reminders -= 1;
-                    if calls.is_empty() {
-                        return Next::Ask;
-                    }
+        let Some(output) = &self.agent.options.final_output else {
+            return Flow::Go;
+        };
+        let look = if self.offer.output.is_some() {
+            self.native_answer(output, reply)
+        } else {
+            self.final_answer(output, reply, calls, transcript)
+        };
+        let end = |error, transcript: &mut Vec<Message>| {
+            Flow::End(RunOutcome::failed(error, std::mem::take(transcript)))
+        };
+        // Reminders are counted over the agent's part of the run.
+        let reminders = looping
+            .progress
+            .reminders
+            .get_or_insert(self.agent.options.output_reminders);
+        match look {
+            Final::Given(text) => {
+                let transcript = std::mem::take(transcript);
+                Flow::End(RunOutcome::completed(text, transcript))
+            }
+            Final::Remind { reminder, .. } if *reminders > 0 => {
+                *reminders -= 1;
+                self.add(transcript, Message::user(reminder));
+                Flow::Ask
+            }
+            Final::Remind { failure, .. } => end(RunError::Output { message: failure }, transcript),
+            // No answer yet: calls left run, and a text with none is the
+            // answer (the loop's to take).
+            Final::NotYet => Flow::Go,
+            Final::Refused { failure, result } if *reminders == 0 => {
+                // Every call in a transcript gets its result.
+                let why = "not run: the run ended on a final answer that does not match";
+                self.close_turn(transcript, reply, result, calls.drain(..), why);
+                end(RunError::Output { message: failure }, transcript)
+            }
+            // The model reads why its answer was refused, with the other
+            // calls' results beside it; with no other call in the turn, it
+            // answers again at once.
+            Final::Refused { result, .. } => {
+                self.add(transcript, result_message(&result));
+                *reminders -= 1;
+                if calls.is_empty() {
+                    Flow::Ask
+                } else {
+                    Flow::Go
                 }
             }
         }
-        if calls.is_empty() {
-            let text = reply.text.unwrap_or_default();
-            let transcript = std::mem::take(transcript);
-            return Next::End(RunOutcome::completed(text, transcript));
-        }
-        Next::Run(calls)
     }
 
     /// A natively typed run's look at a reply: tool calls are not the
