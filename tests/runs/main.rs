@@ -16,6 +16,7 @@ mod handoffs;
 mod limits;
 mod partial_output;
 mod prepared_tools;
+mod resume;
 mod runs;
 mod spans;
 mod steps;
