@@ -1,16 +1,23 @@
-//! The agent and its builder: a model, its tools and the rules of its runs.
+//! The agent: a model, its tools and the rules of its runs, with the
+//! builder methods of the rules every run has. Each feature of a run adds
+//! its own builder methods and keeps its own settings ([`Features`]), in
+//! its own file.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::prepare::PrepareTools;
-use super::{
-    guardrails, output, ContextPolicy, Message, Model, ModelSettings, RunError, RunOutcome,
-    RuntimeInvocation, UsageLimits, MAX_AGENT_DEPTH,
-};
-use super::{AgentInput, AgentTool};
+use std::any::{Any, TypeId};
+use std::collections::BTreeMap;
+
+use super::limits::UsageLimits;
+use super::output::FinalOutput;
+use crate::model::{Model, ModelSettings};
 use crate::runtime::ToolRuntime;
+
+/// How deep agents may nest (an agent's tool that is an agent, whose tool
+/// is an agent, …) unless [`Agent::max_agent_depth`] says otherwise.
+pub const MAX_AGENT_DEPTH: usize = 4;
 
 /// A model, its tools and the rules of its runs. Cheap to clone; each
 /// [`invoke`](Agent::invoke) makes one run.
@@ -63,20 +70,11 @@ pub struct RunOptions {
     /// A system message put first in each run's conversation
     /// ([`Agent::instructions`]).
     pub instructions: Option<String>,
-    /// The agents the model may hand the conversation to
-    /// ([`Agent::handoff`]).
-    pub(crate) handoffs: Vec<super::handoff::Handoff>,
-    /// When and how the conversation is compacted near the model's context
-    /// window ([`Agent::context`]). Default: never.
-    pub context: Option<ContextPolicy>,
-    /// Picks or reshapes the tools offered at each step
-    /// ([`Agent::prepare_tools`]).
-    pub(crate) prepare_tools: Option<PrepareTools>,
-    /// Checks on the input, the answer and each tool call
-    /// ([`Agent::input_guardrail`] and the others).
-    pub(crate) guardrails: guardrails::Guardrails,
     /// The typed final answer asked for ([`Agent::with_output`]).
-    pub(crate) final_output: Option<output::FinalOutput>,
+    pub(crate) final_output: Option<FinalOutput>,
+    /// What the run's features were set to by the builder, each by its
+    /// own type (guardrails, handoffs, the context policy, …).
+    pub(crate) features: Features,
 }
 
 impl Default for RunOptions {
@@ -94,11 +92,8 @@ impl Default for RunOptions {
             usage_limits: UsageLimits::default(),
             max_agent_depth: MAX_AGENT_DEPTH,
             instructions: None,
-            handoffs: Vec::new(),
-            prepare_tools: None,
-            context: None,
-            guardrails: guardrails::Guardrails::default(),
             final_output: None,
+            features: Features::default(),
         }
     }
 }
@@ -163,64 +158,6 @@ impl Agent {
         self
     }
 
-    /// This agent as a tool of another: the calling model gives it an
-    /// `input` text (the whole of what it is asked: it sees nothing else of
-    /// the conversation), it runs with its own model, tools, instructions
-    /// and typed output, and its final answer is the call's output (a typed
-    /// answer as structured output). Its events go into the caller's
-    /// stream as [`EventKind::Agent`] events, nested under the call; its
-    /// tokens count in the caller's usage and limits; the root run's
-    /// request limit ([`UsageLimits::requests`]) counts every request of
-    /// the tree, and agents nest at most [`max_agent_depth`](Self::max_agent_depth)
-    /// deep. A failed run is the call's error, which the caller's model
-    /// reads. The runtime's tool timeout (60 s unless set) holds for it;
-    /// set one of its own with [`AgentTool::timeout`].
-    ///
-    /// ```
-    /// use behest::run::ScriptedTurn;
-    /// use behest::{Agent, Message, ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let translator = Agent::new(
-    ///     ScriptedModel::new([ScriptedTurn::text("Bonjour")]),
-    ///     ToolRuntime::new(ToolRegistry::new()),
-    /// );
-    /// let tools = ToolRegistry::new()
-    ///     .with(translator.as_tool("translate", "Translate text into French."))
-    ///     .unwrap();
-    /// let lead = Agent::new(
-    ///     ScriptedModel::new([
-    ///         ScriptedTurn::tool_calls([ToolCall::new("c1", "translate", r#"{"input": "Hello"}"#)]),
-    ///         ScriptedTurn::text("It is \"Bonjour\".").expect_ok("c1", "Bonjour"),
-    ///     ]),
-    ///     ToolRuntime::new(tools),
-    /// );
-    /// let outcome = lead.invoke([Message::user("Say hello in French")]).await;
-    /// assert_eq!(outcome.text(), Some("It is \"Bonjour\"."));
-    /// # }
-    /// ```
-    pub fn as_tool(
-        &self,
-        name: impl Into<String>,
-        description: impl Into<String>,
-    ) -> AgentTool<AgentInput> {
-        AgentTool::new(self.clone(), name.into(), description.into())
-    }
-
-    /// [`as_tool`](Self::as_tool) with a typed input: its schema is `I`'s,
-    /// and the nested run is asked with the input's JSON.
-    pub fn as_tool_with<I>(
-        &self,
-        name: impl Into<String>,
-        description: impl Into<String>,
-    ) -> AgentTool<I>
-    where
-        I: schemars::JsonSchema + serde::Serialize + serde::de::DeserializeOwned,
-    {
-        AgentTool::new(self.clone(), name.into(), description.into())
-    }
-
     /// Instructions for this agent's model: a system message put first in
     /// each run's conversation (before any the conversation has). A run
     /// handed to this agent gets them in place of the last agent's.
@@ -238,97 +175,11 @@ impl Agent {
         self
     }
 
-    /// Whether the agent can run as built: every name offered to its model
-    /// (its tools, its handoffs' `transfer_to_…` tools, `final_answer` for
-    /// a typed answer) is offered once. Providers refuse a request with a
-    /// name twice, and a second tool of a name could never be called. A
-    /// run of an agent that fails this check fails at once with this
-    /// error.
-    ///
-    /// ```
-    /// use behest::{Agent, ScriptedModel, ToolRegistry, ToolRuntime};
-    ///
-    /// let agent = || Agent::new(ScriptedModel::new([]), ToolRuntime::new(ToolRegistry::new()));
-    /// // "a b" and "a_b" are both offered as `transfer_to_a_b`.
-    /// let triage = agent().handoff("a b", "one", agent()).handoff("a_b", "two", agent());
-    /// assert!(triage.check().unwrap_err().to_string().contains("transfer_to_a_b"));
-    /// ```
-    pub fn check(&self) -> Result<(), RunError> {
-        match name_conflict(self) {
-            Some(message) => Err(RunError::Agent { message }),
-            None => Ok(()),
-        }
-    }
-
     /// How long a call waits for a handler's answer before the run says so.
     #[must_use]
     pub fn waiting_notice(mut self, after: Duration) -> Self {
         Arc::make_mut(&mut self.options).waiting_notice = after;
         self
-    }
-
-    /// Asks every run for a final answer of type `T`, validated against
-    /// `T`'s schema. A model that [supports structured
-    /// output](Model::supports_structured_output) (the OpenAI and Gemini clients) is
-    /// asked for it in that shape, and a final text that does not match is
-    /// sent back with the reason; any other model gives it by calling the
-    /// `final_answer` tool (offered besides the agent's tools), and a
-    /// mismatch goes back as an argument error to correct. A mismatch is
-    /// sent back [`output_reminders`](Self::output_reminders) times (once by
-    /// default); the next one fails the run with [`RunError::Output`]. The answer is
-    /// the completed run's text as JSON; [`RunOutcome::output`] reads it as
-    /// `T`. See also [`output`](Self::output).
-    #[must_use]
-    pub fn with_output<T: schemars::JsonSchema>(mut self) -> Self {
-        Arc::make_mut(&mut self.options).final_output = Some(output::FinalOutput::of::<T>());
-        self
-    }
-
-    /// How many times a typed run sends an answer back for correction
-    /// before it fails with [`RunError::Output`]: a `final_answer` call or a
-    /// structured answer that does not match the type, or a text instead
-    /// of a `final_answer` call. Default 1; 0 fails at the first mismatch.
-    /// Holds for [`with_output`](Self::with_output) and
-    /// [`output`](Self::output), in either order.
-    #[must_use]
-    pub fn output_reminders(mut self, reminders: usize) -> Self {
-        Arc::make_mut(&mut self.options).output_reminders = reminders;
-        self
-    }
-
-    /// Runs `conversation` for a final answer of type `T`.
-    ///
-    /// ```
-    /// use behest::run::ScriptedTurn;
-    /// use behest::{Agent, Message, ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
-    ///
-    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
-    /// struct Verdict { ok: bool, reason: String }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let model = ScriptedModel::new([ScriptedTurn::tool_calls([ToolCall::new(
-    ///     "c1",
-    ///     "final_answer",
-    ///     r#"{"ok": true, "reason": "tests pass"}"#,
-    /// )])]);
-    /// let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()));
-    /// let verdict: Verdict = agent.output([Message::user("Is it ok?")]).await.unwrap();
-    /// assert!(verdict.ok);
-    /// # }
-    /// ```
-    pub async fn output<T: schemars::JsonSchema + serde::de::DeserializeOwned>(
-        &self,
-        conversation: impl IntoIterator<Item = Message>,
-    ) -> Result<T, RunError> {
-        let outcome = self.clone().with_output::<T>().invoke(conversation).await;
-        match outcome {
-            RunOutcome::Failed { error, .. } => Err(error),
-            RunOutcome::Cancelled { .. } => Err(RunError::Output {
-                message: "the run was cancelled before the final answer".to_owned(),
-            }),
-            completed => completed.output(),
-        }
     }
 
     /// The rules of this agent's runs.
@@ -339,12 +190,6 @@ impl Agent {
     /// The tool runtime.
     pub fn runtime(&self) -> &ToolRuntime {
         &self.runtime
-    }
-
-    /// Makes a run of `conversation`. Subscribe handlers and streams on the
-    /// invocation, then `.await` it to run.
-    pub fn invoke(&self, conversation: impl IntoIterator<Item = Message>) -> RuntimeInvocation {
-        RuntimeInvocation::new(self.clone(), conversation.into_iter().collect())
     }
 }
 
@@ -357,35 +202,35 @@ impl std::fmt::Debug for Agent {
     }
 }
 
-/// The first name offered twice to `agent`'s model, said as the error: its
-/// tools, its handoffs and the `final_answer` tool of a typed answer.
-pub(crate) fn name_conflict(agent: &Agent) -> Option<String> {
-    let options = &agent.options;
-    let mut offered: Vec<(String, String)> = agent
-        .runtime
-        .registry()
-        .names()
-        .map(|name| (name.to_owned(), format!("the tool `{name}`")))
-        .collect();
-    for handoff in &options.handoffs {
-        offered.push((
-            handoff.tool_name(),
-            format!("the handoff named `{}`", handoff.given_name),
-        ));
+/// The settings of a run's features, each kept by its own type: the core
+/// of a run names no feature.
+#[derive(Clone, Default)]
+pub(crate) struct Features(BTreeMap<TypeId, Arc<dyn Any + Send + Sync>>);
+
+impl Features {
+    /// The settings of type `T`, if the builder set some.
+    pub(crate) fn get<T: Any>(&self) -> Option<&T> {
+        self.0.get(&TypeId::of::<T>())?.downcast_ref()
     }
-    if options.final_output.is_some() && !agent.model.supports_structured_output() {
-        offered.push((
-            super::FINAL_ANSWER.to_owned(),
-            "the typed answer's tool".to_owned(),
-        ));
+
+    /// Sets the settings of type `T`.
+    pub(crate) fn set<T: Any + Send + Sync>(&mut self, value: T) {
+        self.0.insert(TypeId::of::<T>(), Arc::new(value));
     }
-    let mut seen: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
-    for (name, what) in &offered {
-        if let Some(before) = seen.insert(name, what) {
-            return Some(format!(
-                "{before} and {what} are both offered to the model as `{name}`; give them names that differ"
-            ));
-        }
+
+    /// Changes the settings of type `T` (from their default when unset).
+    pub(crate) fn update<T: Any + Clone + Default + Send + Sync>(
+        &mut self,
+        change: impl FnOnce(&mut T),
+    ) {
+        let mut value = self.get::<T>().cloned().unwrap_or_default();
+        change(&mut value);
+        self.0.insert(TypeId::of::<T>(), Arc::new(value));
     }
-    None
+}
+
+impl std::fmt::Debug for Features {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Features({} set)", self.0.len())
+    }
 }

@@ -7,7 +7,6 @@
 //! requests the whole tree makes are bounded.
 
 use std::marker::PhantomData;
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -15,14 +14,11 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::events::{Emitter, Envelope, EventKind};
+use super::books::Lineage;
+use super::events::{Envelope, EventKind};
 use super::{Agent, RunOutcome};
 use crate::conversation::Message;
 use crate::tool::{Tool, ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec};
-
-/// How deep agents may nest (an agent's tool that is an agent, whose tool
-/// is an agent, …) unless [`Agent::max_agent_depth`] says otherwise.
-pub const MAX_AGENT_DEPTH: usize = 4;
 
 /// What the calling model gives an agent run as a tool
 /// ([`Agent::as_tool`]).
@@ -49,31 +45,6 @@ pub struct AgentEvent {
     pub kind: Box<EventKind>,
 }
 
-/// Where a run stands in a tree of agents: its depth, and its books, which
-/// an agent it runs as a tool writes into as it spends. A call of a run
-/// carries it, so an agent run as a tool knows its caller.
-#[derive(Clone)]
-pub(crate) struct Lineage {
-    pub(crate) depth: usize,
-    pub(crate) max_depth: usize,
-    /// The books of the run holding the call.
-    pub(crate) books: super::books::Books,
-    /// The caller's events, where the nested run's go.
-    pub(crate) emitter: Arc<Emitter>,
-}
-
-impl Lineage {
-    /// The root of a tree: a run nobody called.
-    pub(crate) fn root(agent: &Agent, books: super::books::Books, emitter: Arc<Emitter>) -> Self {
-        Self {
-            depth: 0,
-            max_depth: agent.options.max_agent_depth,
-            books,
-            emitter,
-        }
-    }
-}
-
 /// A task aborted when its handle is dropped: the forwarder of a nested
 /// run's events, so that none reaches the caller after a call that timed
 /// out or was cancelled.
@@ -82,6 +53,66 @@ struct AbortOnDrop(tokio::task::JoinHandle<()>);
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+impl Agent {
+    /// This agent as a tool of another: the calling model gives it an
+    /// `input` text (the whole of what it is asked: it sees nothing else of
+    /// the conversation), it runs with its own model, tools, instructions
+    /// and typed output, and its final answer is the call's output (a typed
+    /// answer as structured output). Its events go into the caller's
+    /// stream as [`EventKind::Agent`] events, nested under the call; its
+    /// tokens count in the caller's usage and limits; the root run's
+    /// request limit ([`UsageLimits::requests`]) counts every request of
+    /// the tree, and agents nest at most [`max_agent_depth`](Self::max_agent_depth)
+    /// deep. A failed run is the call's error, which the caller's model
+    /// reads. The runtime's tool timeout (60 s unless set) holds for it;
+    /// set one of its own with [`AgentTool::timeout`].
+    ///
+    /// ```
+    /// use behest::run::ScriptedTurn;
+    /// use behest::{Agent, Message, ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let translator = Agent::new(
+    ///     ScriptedModel::new([ScriptedTurn::text("Bonjour")]),
+    ///     ToolRuntime::new(ToolRegistry::new()),
+    /// );
+    /// let tools = ToolRegistry::new()
+    ///     .with(translator.as_tool("translate", "Translate text into French."))
+    ///     .unwrap();
+    /// let lead = Agent::new(
+    ///     ScriptedModel::new([
+    ///         ScriptedTurn::tool_calls([ToolCall::new("c1", "translate", r#"{"input": "Hello"}"#)]),
+    ///         ScriptedTurn::text("It is \"Bonjour\".").expect_ok("c1", "Bonjour"),
+    ///     ]),
+    ///     ToolRuntime::new(tools),
+    /// );
+    /// let outcome = lead.invoke([Message::user("Say hello in French")]).await;
+    /// assert_eq!(outcome.text(), Some("It is \"Bonjour\"."));
+    /// # }
+    /// ```
+    pub fn as_tool(
+        &self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+    ) -> AgentTool<AgentInput> {
+        AgentTool::new(self.clone(), name.into(), description.into())
+    }
+
+    /// [`as_tool`](Self::as_tool) with a typed input: its schema is `I`'s,
+    /// and the nested run is asked with the input's JSON.
+    pub fn as_tool_with<I>(
+        &self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+    ) -> AgentTool<I>
+    where
+        I: schemars::JsonSchema + serde::Serialize + serde::de::DeserializeOwned,
+    {
+        AgentTool::new(self.clone(), name.into(), description.into())
     }
 }
 

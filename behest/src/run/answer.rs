@@ -4,10 +4,11 @@
 //! answer ([`Agent::with_output`]) is asked for natively or through the
 //! `final_answer` tool, taken, reminded about or refused here.
 
-use super::driver::{result_message, Looping, Run};
 use super::output::{FinalOutput, FINAL_ANSWER};
-use super::stage::{Decided, Flow, Offer, Stage};
-use super::{RunError, RunOutcome};
+use super::part::{result_message, Looping, Run};
+use super::part::{Offer, Offered};
+use super::stage::{Decided, Flow, Stage};
+use super::{Agent, RunError, RunOutcome};
 use crate::conversation::{AssistantMessage, Message, StopKind};
 use crate::runtime::{ToolCall, ToolCallResult};
 use crate::tool::ToolError;
@@ -16,14 +17,17 @@ use crate::tool::ToolError;
 pub(super) struct Answer;
 
 impl Stage for Answer {
-    fn offer(&self, run: &Run<'_>, offer: &mut Offer) {
-        if let Some(output) = &run.agent.options.final_output {
+    fn offer(&self, agent: &Agent, offer: &mut Offer) {
+        if let Some(output) = &agent.options.final_output {
             // A model that answers in a schema's shape is asked for the
             // answer so; any other is offered the `final_answer` tool.
-            if run.agent.model.supports_structured_output() {
+            if agent.model.supports_structured_output() {
                 offer.output = Some(output.native_spec());
             } else {
-                offer.tools.push(output.spec.clone());
+                offer.tools.push(Offered {
+                    spec: output.spec.clone(),
+                    what: "the typed answer's tool".to_owned(),
+                });
             }
         }
     }
@@ -231,5 +235,36 @@ impl Run<'_> {
         self.unrun(transcript, before, |_| ToolError::execution(why));
         self.add(transcript, result_message(&given));
         self.unrun(transcript, after, |_| ToolError::execution(why));
+    }
+}
+
+impl Agent {
+    /// Asks every run for a final answer of type `T`, validated against
+    /// `T`'s schema. A model that [supports structured
+    /// output](Model::supports_structured_output) (the OpenAI and Gemini clients) is
+    /// asked for it in that shape, and a final text that does not match is
+    /// sent back with the reason; any other model gives it by calling the
+    /// `final_answer` tool (offered besides the agent's tools), and a
+    /// mismatch goes back as an argument error to correct. A mismatch is
+    /// sent back [`output_reminders`](Self::output_reminders) times (once by
+    /// default); the next one fails the run with [`RunError::Output`]. The answer is
+    /// the completed run's text as JSON; [`RunOutcome::output`] reads it as
+    /// `T`. See also [`output`](Self::output).
+    #[must_use]
+    pub fn with_output<T: schemars::JsonSchema>(mut self) -> Self {
+        self.options_mut().final_output = Some(FinalOutput::of::<T>());
+        self
+    }
+
+    /// How many times a typed run sends an answer back for correction
+    /// before it fails with [`RunError::Output`]: a `final_answer` call or a
+    /// structured answer that does not match the type, or a text instead
+    /// of a `final_answer` call. Default 1; 0 fails at the first mismatch.
+    /// Holds for [`with_output`](Self::with_output) and
+    /// [`output`](Self::output), in either order.
+    #[must_use]
+    pub fn output_reminders(mut self, reminders: usize) -> Self {
+        self.options_mut().output_reminders = reminders;
+        self
     }
 }

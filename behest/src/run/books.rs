@@ -9,6 +9,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::events::Emitter;
 use super::limits::{CountedCalls, Reached, RunUsage, UsageLimits};
 use crate::usage::Usage;
 
@@ -148,6 +149,31 @@ impl Books {
             if succeeded {
                 spent.usage.called([tool]);
             }
+        }
+    }
+}
+
+/// Where a run stands in a tree of agents: its depth, and its books, which
+/// an agent it runs as a tool writes into as it spends. A call of a run
+/// carries it, so an agent run as a tool knows its caller.
+#[derive(Clone)]
+pub(crate) struct Lineage {
+    pub(crate) depth: usize,
+    pub(crate) max_depth: usize,
+    /// The books of the run holding the call.
+    pub(crate) books: Books,
+    /// The caller's events, where the nested run's go.
+    pub(crate) emitter: Arc<Emitter>,
+}
+
+impl Lineage {
+    /// The root of a tree: a run nobody called.
+    pub(crate) fn root(max_depth: usize, books: Books, emitter: Arc<Emitter>) -> Self {
+        Self {
+            depth: 0,
+            max_depth,
+            books,
+            emitter,
         }
     }
 }

@@ -3,8 +3,8 @@
 //! starts on sets them, they hold over the whole run (across handoffs),
 //! and what they count is the run's books (`books.rs`).
 
-use super::driver::{Looping, Run};
 use super::limits::Reached;
+use super::part::{Looping, Run};
 use super::stage::{Decided, Flow, Stage};
 use super::{Agent, RunError, RunOutcome, UsageLimits};
 use crate::conversation::AssistantMessage;

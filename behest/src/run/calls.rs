@@ -10,9 +10,10 @@ use futures::future::{join_all, BoxFuture};
 use tokio::sync::oneshot;
 
 use super::control::Decision;
-use super::driver::{result_message, Looping, Run};
 use super::events::{EventKind, ToolStreamEvent};
-use super::stage::{Ending, STAGES};
+use super::part::{result_message, Looping, Run};
+use super::stage::Ending;
+use super::stages::STAGES;
 use super::state::{Answer, RunState, Slot, Wait, WaitKind};
 use super::steps::{RunSteps, StepKind, ToolStep};
 use super::{RunError, RunOutcome};

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::driver::{Looping, Run};
+use super::part::{Looping, Run};
 use super::stage::{Decided, Flow, Stage};
 use super::{Agent, RunOutcome};
 use crate::conversation::{AssistantMessage, ContentPart, Message};
@@ -368,7 +368,7 @@ impl Stage for Context {
         looping: &'a mut Looping,
     ) -> Decided<'a, Flow> {
         Box::pin(async move {
-            let Some(policy) = &run.agent.options.context else {
+            let Some(policy) = run.agent.options.features.get::<ContextPolicy>() else {
                 return Flow::Go;
             };
             let compacted = looping.progress.compacted;
@@ -419,7 +419,7 @@ impl Agent {
     /// ```
     #[must_use]
     pub fn context(mut self, policy: ContextPolicy) -> Self {
-        self.options_mut().context = Some(policy);
+        self.options_mut().features.set(policy);
         self
     }
 }

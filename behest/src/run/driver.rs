@@ -1,76 +1,27 @@
 //! The loop of one run: a fixed sequence of steps, each asking the stages
-//! (`stage.rs`) in their order: before the request, ask, after the answer,
-//! on the outcome, before the calls, the calls (`calls.rs`). Each step says
-//! what comes next: go on, ask again, hand off, end. The loop names no
-//! feature.
+//! (`stage.rs`) in their order (`stages.rs`): before the request, ask,
+//! after the answer, on the outcome, before the calls, the calls
+//! (`calls.rs`). Each step says what comes next: go on, ask again, hand
+//! off, end. The loop names no feature.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use futures::future::BoxFuture;
 
-use super::agent_tool::Lineage;
+use super::agent::{Agent, RunOptions};
+use super::books::Lineage;
 use super::control::RunControl;
-use super::events::{Emitter, EventKind, RunPhase, ToolStreamEvent};
-use super::ids::CallIds;
-use super::stage::{Ending, Flow, Offer, STAGES};
-use super::state::{Progress, Wait};
+use super::events::{Emitter, EventKind, RunPhase};
+use super::part::{Looping, Offer, Run};
+use super::stage::{Ending, Flow};
+use super::stages::STAGES;
 use super::steps::{ModelTurn, RunSteps};
-use super::{Agent, RunError, RunOptions, RunOutcome};
-use crate::conversation::{AssistantMessage, DeltaSink, Message, ToolResultMessage};
+use super::{RunError, RunOutcome};
+use crate::conversation::{AssistantMessage, DeltaSink, Message};
 use crate::model::{ModelError, ModelRequest};
-use crate::runtime::{ToolCall, ToolCallResult};
-use crate::tool::{ToolError, ToolOutput, ToolResult, ToolSpec};
-
-/// One agent's part of a run: what the loop and the stages share, and its
-/// part in each call ([`RunHooks`](crate::runtime::RunHooks), `calls.rs`).
-pub(super) struct Run<'a> {
-    pub agent: &'a Agent,
-    pub emitter: &'a Arc<Emitter>,
-    pub control: &'a RunControl,
-    /// How many handlers the run has.
-    pub handlers: usize,
-    /// Who carries out the model turns and tool calls, when not this
-    /// process alone (a durable engine's journal).
-    pub steps: Option<&'a dyn RunSteps>,
-    /// Where the run stands in a tree of agents, with the run's books: the
-    /// agents it runs as tools take it from its calls.
-    pub lineage: Lineage,
-    /// The rules of the agent the run was started on: its limits, step
-    /// and turn bounds hold across handoffs.
-    pub first: &'a RunOptions,
-    /// When the run started, by this process's clock and by the wall's.
-    pub started: tokio::time::Instant,
-    pub started_at: SystemTime,
-    /// The agent holding the run: the handoffs' names from the first.
-    pub holder: &'a [String],
-    /// Whether the run stops at its waits rather than waiting.
-    pub pausing: bool,
-    /// A stage stopped the run during a round of calls: the run fails with
-    /// this once the round's calls have their results.
-    pub tripped: Mutex<Option<RunError>>,
-    /// The tools offered at this step, when the agent prepares them: a
-    /// call of another is not run.
-    pub offered: Mutex<Option<HashSet<String>>>,
-    /// How many decisions (guardrail verdicts, summaries) the run has
-    /// made: each is named by its place, the same when played again.
-    pub decisions: std::sync::atomic::AtomicUsize,
-    /// The calls started at once (not routed), by id, with their tools:
-    /// their ends are told to the stages.
-    pub running: Mutex<HashMap<String, String>>,
-    /// The calls of this round that wait, for a run that stops at waits.
-    pub waits: Mutex<Vec<Wait>>,
-    /// What the stages offer beside the agent's tools.
-    pub offer: Offer,
-    /// The tools offered at each step unless prepared: the agent's, then
-    /// the stages'.
-    pub specs: Vec<ToolSpec>,
-    /// The tools that ask for strict mode.
-    pub strict: BTreeSet<String>,
-    /// Where the model's streamed pieces go.
-    pub deltas: DeltaSink,
-}
+use crate::tool::ToolSpec;
 
 /// What an agent's part of a run is made from.
 pub(super) struct Part<'a> {
@@ -90,7 +41,7 @@ pub(super) struct Part<'a> {
 }
 
 impl<'a> Run<'a> {
-    /// The part of the run `part` says, its offer asked of the stages.
+    /// The part of the run `part` says, with what the stages offer.
     pub fn new(part: Part<'a>) -> Self {
         let emitter = part.emitter.clone();
         let registry = part.agent.runtime.registry();
@@ -99,7 +50,13 @@ impl<'a> Run<'a> {
             .filter(|name| registry.is_strict(name))
             .map(str::to_owned)
             .collect();
-        let mut run = Self {
+        let offer = offer_of(part.agent);
+        let specs = registry
+            .specs()
+            .cloned()
+            .chain(offer.tools.iter().map(|offered| offered.spec.clone()))
+            .collect();
+        Self {
             agent: part.agent,
             emitter: part.emitter,
             control: part.control,
@@ -116,57 +73,77 @@ impl<'a> Run<'a> {
             decisions: std::sync::atomic::AtomicUsize::new(part.decisions),
             running: Mutex::default(),
             waits: Mutex::default(),
-            offer: Offer::default(),
-            specs: Vec::new(),
+            offer,
+            specs,
             strict,
             deltas: DeltaSink::new(move |delta| emitter.emit(EventKind::ModelDelta(delta))),
-        };
-        let mut offer = Offer::default();
-        for stage in STAGES {
-            stage.offer(&run, &mut offer);
         }
-        run.specs = registry
-            .specs()
-            .cloned()
-            .chain(offer.tools.iter().cloned())
-            .collect();
-        run.offer = offer;
-        run
     }
 }
 
-/// What the loop carries from step to step.
-pub(super) struct Looping {
-    pub transcript: Vec<Message>,
-    pub progress: Progress,
-    /// The tools prepared for this step, when the agent prepares them.
-    pub prepared: Option<Vec<ToolSpec>>,
-    pub ids: CallIds,
+/// What the stages offer `agent`'s model beside its tools.
+fn offer_of(agent: &Agent) -> Offer {
+    let mut offer = Offer::default();
+    for stage in STAGES {
+        stage.offer(agent, &mut offer);
+    }
+    offer
 }
 
-impl Looping {
-    pub fn new(transcript: Vec<Message>, progress: Progress) -> Self {
-        // Ids already in the conversation (a run handed on, a history
-        // given back) stay unique too.
-        let ids = CallIds::seeded(&transcript);
-        Self {
-            transcript,
-            progress,
-            prepared: None,
-            ids,
+/// The first name offered twice to `agent`'s model, said as the error: its
+/// tools and what the stages offer beside them.
+fn name_conflict(agent: &Agent) -> Option<String> {
+    let registry = agent.runtime.registry();
+    let offer = offer_of(agent);
+    let offered = registry
+        .names()
+        .map(|name| (name.to_owned(), format!("the tool `{name}`")))
+        .chain(
+            offer
+                .tools
+                .into_iter()
+                .map(|offered| (offered.spec.name, offered.what)),
+        );
+    let mut seen: HashMap<String, String> = HashMap::new();
+    for (name, what) in offered {
+        if let Some(before) = seen.get(&name) {
+            return Some(format!(
+                "{before} and {what} are both offered to the model as `{name}`; give them names that differ"
+            ));
         }
+        seen.insert(name, what);
     }
+    None
+}
 
-    /// The transcript, taken for an outcome.
-    pub fn take(&mut self) -> Vec<Message> {
-        std::mem::take(&mut self.transcript)
+impl Agent {
+    /// Whether the agent can run as built: every name offered to its model
+    /// (its tools, its handoffs' `transfer_to_…` tools, `final_answer` for
+    /// a typed answer) is offered once. Providers refuse a request with a
+    /// name twice, and a second tool of a name could never be called. A
+    /// run of an agent that fails this check fails at once with this
+    /// error.
+    ///
+    /// ```
+    /// use behest::{Agent, ScriptedModel, ToolRegistry, ToolRuntime};
+    ///
+    /// let agent = || Agent::new(ScriptedModel::new([]), ToolRuntime::new(ToolRegistry::new()));
+    /// // "a b" and "a_b" are both offered as `transfer_to_a_b`.
+    /// let triage = agent().handoff("a b", "one", agent()).handoff("a_b", "two", agent());
+    /// assert!(triage.check().unwrap_err().to_string().contains("transfer_to_a_b"));
+    /// ```
+    pub fn check(&self) -> Result<(), RunError> {
+        match name_conflict(self) {
+            Some(message) => Err(RunError::Agent { message }),
+            None => Ok(()),
+        }
     }
 }
 
 impl Run<'_> {
     /// The agent's part of the run, from its start.
     pub async fn drive(&self, looping: &mut Looping) -> Ending {
-        if let Some(message) = super::agent::name_conflict(self.agent) {
+        if let Some(message) = name_conflict(self.agent) {
             let error = RunError::Agent { message };
             return Ending::End(RunOutcome::failed(error, looping.take()));
         }
@@ -302,91 +279,4 @@ impl Run<'_> {
             Some(steps) => steps.model_turn(ModelTurn::new(index, ask)),
         }
     }
-
-    /// Gives each of `calls`, which will not run, its result (`why`) and
-    /// adds it to the transcript: every call in a transcript gets its
-    /// result, or providers refuse the transcript. This is the one place
-    /// calls that will not run are answered.
-    pub(super) fn unrun(
-        &self,
-        transcript: &mut Vec<Message>,
-        calls: Vec<ToolCall>,
-        why: impl Fn(&ToolCall) -> ToolError,
-    ) {
-        for call in calls {
-            let error = why(&call);
-            let result = self.finished(call, Err(error));
-            self.add(transcript, result_message(&result));
-        }
-    }
-
-    /// The name of the run's next decision, about `what`. What a stage
-    /// decides that a replay must see goes through [`decide`](Self::decide).
-    fn decision_name(&self, what: &str) -> String {
-        let n = self
-            .decisions
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        format!("decision {n}: {what}")
-    }
-
-    /// Makes the decision `what` with `make` (as JSON): here, or through
-    /// the run's steps, which give a run played again the decision it had.
-    /// The one journaling call of the stages.
-    pub(super) async fn decide(
-        &self,
-        what: &str,
-        make: BoxFuture<'_, serde_json::Value>,
-    ) -> serde_json::Value {
-        match self.steps {
-            None => make.await,
-            Some(steps) => steps.decision(self.decision_name(what), make).await,
-        }
-    }
-
-    /// Adds `message` to the run's transcript, and tells the run's steps.
-    pub(super) fn add(&self, transcript: &mut Vec<Message>, message: Message) {
-        if let Some(steps) = self.steps {
-            steps.message(&message);
-        }
-        transcript.push(message);
-    }
-
-    /// A call answered without running, and its `Result` event.
-    pub(super) fn finished(
-        &self,
-        call: ToolCall,
-        outcome: ToolResult<ToolOutput>,
-    ) -> ToolCallResult {
-        let result = ToolCallResult {
-            call_id: call.call_id,
-            tool_name: call.tool_name,
-            outcome,
-        };
-        self.tool_event(ToolStreamEvent::Result {
-            result: result.clone(),
-        });
-        result
-    }
-
-    /// Emits `kind`, and tells the run's steps of it: every event but the
-    /// live display's (streamed deltas, progress), which a played-again run
-    /// does not repeat.
-    pub(super) fn emit(&self, kind: EventKind) {
-        if let Some(steps) = self.steps {
-            steps.event(&kind);
-        }
-        self.emitter.emit(kind);
-    }
-
-    pub(super) fn phase(&self, phase: RunPhase) {
-        self.emit(EventKind::State(phase));
-    }
-
-    pub(super) fn tool_event(&self, event: ToolStreamEvent) {
-        self.emit(EventKind::Tool(event));
-    }
-}
-
-pub(super) fn result_message(result: &ToolCallResult) -> Message {
-    Message::ToolResult(ToolResultMessage::from(result))
 }

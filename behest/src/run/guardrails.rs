@@ -10,8 +10,8 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::driver::{Looping, Run};
 use super::events::EventKind;
+use super::part::{Looping, Run};
 use super::stage::{Decided, Flow, Stage};
 use super::Agent;
 use super::{RunError, RunOutcome};
@@ -172,8 +172,13 @@ impl Stage for Guarded {
     }
 
     fn sees_calls(&self, run: &Run<'_>, _tool_name: &str) -> bool {
-        let guardrails = &run.agent.options.guardrails;
-        !guardrails.tool_call.is_empty() || !guardrails.tool_output.is_empty()
+        run.agent
+            .options
+            .features
+            .get::<Guardrails>()
+            .is_some_and(|guardrails| {
+                !guardrails.tool_call.is_empty() || !guardrails.tool_output.is_empty()
+            })
     }
 
     fn on_call<'a>(
@@ -289,8 +294,20 @@ impl Agent {
 
     /// This agent with its guardrails changed by `add`.
     fn with_guardrails(mut self, add: impl FnOnce(&mut Guardrails)) -> Self {
-        add(&mut self.options_mut().guardrails);
+        self.options_mut().features.update(add);
         self
+    }
+}
+
+impl Run<'_> {
+    /// The agent's guardrails of one stage, `of` says which (none when the
+    /// agent has none).
+    fn guardrails<T>(&self, of: impl Fn(&Guardrails) -> &[T]) -> &[T] {
+        self.agent
+            .options
+            .features
+            .get::<Guardrails>()
+            .map_or(&[], of)
     }
 }
 
@@ -424,7 +441,7 @@ impl Run<'_> {
         &self,
         transcript: &mut [Message],
     ) -> Result<(), super::RunError> {
-        let guards = &self.agent.options.guardrails.input;
+        let guards = self.guardrails(|guardrails| &guardrails.input);
         if guards.is_empty() {
             return Ok(());
         }
@@ -476,7 +493,7 @@ impl Run<'_> {
         &self,
         outcome: RunOutcome,
     ) -> Result<RunOutcome, Vec<Message>> {
-        let guards = &self.agent.options.guardrails.output;
+        let guards = self.guardrails(|guardrails| &guardrails.output);
         let RunOutcome::Completed {
             text,
             mut transcript,
@@ -545,7 +562,7 @@ impl Run<'_> {
         call: ToolCall,
         run: LocalRun,
     ) -> ToolResult<(ToolCall, LocalRun)> {
-        let guards = &self.agent.options.guardrails.tool_call;
+        let guards = self.guardrails(|guardrails| &guardrails.tool_call);
         if guards.is_empty() {
             return Ok((call, run));
         }
@@ -584,7 +601,7 @@ impl Run<'_> {
         call: ToolCall,
         output: ToolOutput,
     ) -> ToolResult<ToolOutput> {
-        let guards = &self.agent.options.guardrails.tool_output;
+        let guards = self.guardrails(|guardrails| &guardrails.tool_output);
         if guards.is_empty() {
             return Ok(output);
         }

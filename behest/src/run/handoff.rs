@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::driver::{result_message, Looping, Run};
-use super::stage::{Decided, Flow, Offer, Stage};
-use super::{Agent, RunError};
+use super::agent::Agent;
+use super::part::{result_message, Looping, Offer, Offered, Run};
+use super::stage::{Decided, Flow, Passing, Stage};
+use super::{EventKind, RunError, RunOutcome};
 use crate::conversation::Message;
 use crate::tool::{ToolCall, ToolError, ToolOutput, ToolSpec};
 
@@ -20,16 +21,28 @@ pub const MAX_HANDOFFS: usize = 8;
 /// sees it (drop tool calls, keep the last messages, …).
 pub type InputFilter = Arc<dyn Fn(Vec<Message>) -> Vec<Message> + Send + Sync>;
 
+/// The agents a run's model may hand the conversation to: the agent's
+/// settings of this feature.
+#[derive(Clone, Default)]
+pub(crate) struct Targets(Vec<Handoff>);
+
+impl Targets {
+    /// The handoff of `name` (its tool-safe name), if there is one.
+    pub(crate) fn named(&self, name: &str) -> Option<&Handoff> {
+        self.0.iter().find(|handoff| handoff.name == name)
+    }
+}
+
 /// One agent a run's model may hand the conversation to.
 #[derive(Clone)]
 pub(crate) struct Handoff {
     /// The agent's name, in the tool `transfer_to_<name>`.
     pub(crate) name: String,
     /// The name as the builder was given it.
-    pub(crate) given_name: String,
-    pub(crate) description: String,
+    given_name: String,
+    description: String,
     pub(crate) agent: Agent,
-    pub(crate) filter: Option<InputFilter>,
+    filter: Option<InputFilter>,
 }
 
 impl std::fmt::Debug for Handoff {
@@ -43,11 +56,11 @@ impl std::fmt::Debug for Handoff {
 
 impl Handoff {
     /// The tool the model calls to hand off.
-    pub(crate) fn tool_name(&self) -> String {
+    fn tool_name(&self) -> String {
         format!("transfer_to_{}", self.name)
     }
 
-    pub(crate) fn spec(&self) -> ToolSpec {
+    fn spec(&self) -> ToolSpec {
         ToolSpec::new(
             self.tool_name(),
             format!(
@@ -63,9 +76,14 @@ impl Handoff {
 pub(super) struct Handoffs;
 
 impl Stage for Handoffs {
-    fn offer(&self, run: &Run<'_>, offer: &mut Offer) {
-        let handoffs = &run.agent.options.handoffs;
-        offer.tools.extend(handoffs.iter().map(Handoff::spec));
+    fn offer(&self, agent: &Agent, offer: &mut Offer) {
+        let Some(targets) = agent.options.features.get::<Targets>() else {
+            return;
+        };
+        offer.tools.extend(targets.0.iter().map(|handoff| Offered {
+            spec: handoff.spec(),
+            what: format!("the handoff named `{}`", handoff.given_name),
+        }));
     }
 
     fn before_calls<'a>(
@@ -74,29 +92,72 @@ impl Stage for Handoffs {
         looping: &'a mut Looping,
         calls: &'a mut Vec<ToolCall>,
     ) -> Decided<'a, Flow> {
-        let flow = match asked_for(&run.agent.options.handoffs, calls) {
+        let targets = run.agent.options.features.get::<Targets>();
+        let asked = targets.and_then(|targets| {
+            calls.iter().find_map(|call| {
+                let to = targets
+                    .0
+                    .iter()
+                    .find(|to| to.tool_name() == call.tool_name)?;
+                Some((to.clone(), call.call_id.clone()))
+            })
+        });
+        let flow = match asked {
             None => Flow::Go,
-            Some(asked) => {
-                let name = asked.to.name.clone();
-                // The handoff's call says where the conversation went; the
-                // others were not run.
-                for call in std::mem::take(calls) {
-                    if call.call_id == asked.call.call_id {
-                        let said = ToolOutput::text(format!("Handed off to {name}."));
-                        let result = run.finished(call, Ok(said));
-                        run.add(&mut looping.transcript, result_message(&result));
-                    } else {
-                        run.unrun(&mut looping.transcript, vec![call], |_| {
-                            ToolError::execution(format!(
-                                "not run: the conversation was handed off to {name}"
-                            ))
-                        });
-                    }
-                }
-                Flow::HandOff(asked.to)
-            }
+            Some((to, call_id)) => run.hand_off(looping, std::mem::take(calls), &to, &call_id),
         };
         Box::pin(std::future::ready(flow))
+    }
+}
+
+impl Run<'_> {
+    /// Hands the run to `to`, asked for by the call `call_id` among
+    /// `calls`: every call gets its result (the handoff's says where the
+    /// conversation went, the others were not run), and the next agent
+    /// gets the conversation as it should see it.
+    fn hand_off(
+        &self,
+        looping: &mut Looping,
+        calls: Vec<ToolCall>,
+        to: &Handoff,
+        call_id: &str,
+    ) -> Flow {
+        let name = &to.name;
+        for call in calls {
+            if call.call_id == call_id {
+                let said = ToolOutput::text(format!("Handed off to {name}."));
+                let result = self.finished(call, Ok(said));
+                self.add(&mut looping.transcript, result_message(&result));
+            } else {
+                self.unrun(&mut looping.transcript, vec![call], |_| {
+                    ToolError::execution(format!(
+                        "not run: the conversation was handed off to {name}"
+                    ))
+                });
+            }
+        }
+        looping.progress.handoffs += 1;
+        if looping.progress.handoffs > MAX_HANDOFFS {
+            let error = RunError::Handoffs { max: MAX_HANDOFFS };
+            return Flow::End(RunOutcome::failed(error, looping.take()));
+        }
+        self.emit(EventKind::Handoff { to: name.clone() });
+        let conversation = match pass_on(looping.take(), self.agent, to) {
+            Ok(conversation) => conversation,
+            Err((error, transcript)) => return Flow::End(RunOutcome::failed(error, transcript)),
+        };
+        // A filter must leave every result beside its call.
+        if let Some(why) = super::context::broken_pairs(&conversation) {
+            let error = RunError::Context {
+                message: format!("the input filter of the handoff to {name}: {why}"),
+            };
+            return Flow::End(RunOutcome::failed(error, conversation));
+        }
+        Flow::HandOff(Passing {
+            name: name.clone(),
+            agent: to.agent.clone(),
+            conversation,
+        })
     }
 }
 
@@ -148,9 +209,8 @@ impl Agent {
     /// `filter` first (to drop tool calls and their results, keep the last
     /// messages, summarise, …). What it returns must keep each tool result
     /// beside its call and begin with the user: the run checks, and fails
-    /// with [`RunError::Context`] if not. What it returns must keep each tool result
-    /// beside its call and begin with the user: the run checks, and fails
-    /// with [`RunError::Context`] if not.
+    /// with [`RunError::Context`] if not; a filter that panics fails it
+    /// with [`RunError::Panicked`].
     #[must_use]
     pub fn handoff_filtered(
         self,
@@ -171,37 +231,43 @@ impl Agent {
         agent: Agent,
         filter: Option<InputFilter>,
     ) -> Self {
-        self.options_mut().handoffs.push(Handoff {
+        let handoff = Handoff {
             name: tool_safe(&name),
             given_name: name,
             description,
             agent,
             filter,
-        });
-        if let Some(conflict) = super::agent::name_conflict(&self) {
-            tracing::error!(%conflict, "the agent cannot run");
-        }
+        };
+        self.options_mut()
+            .features
+            .update(|targets: &mut Targets| targets.0.push(handoff));
         self
     }
 }
 
-/// A handoff the model asked for: to whom, by which call.
-pub(crate) struct Asked {
-    pub(crate) to: Handoff,
-    pub(crate) call: ToolCall,
-}
-
-/// The first of `calls` that hands off, among `handoffs`.
-pub(crate) fn asked_for(handoffs: &[Handoff], calls: &[ToolCall]) -> Option<Asked> {
-    calls.iter().find_map(|call| {
-        handoffs
-            .iter()
-            .find(|handoff| handoff.tool_name() == call.tool_name)
-            .map(|handoff| Asked {
-                to: handoff.clone(),
-                call: call.clone(),
-            })
-    })
+/// The conversation as the next agent gets it: the last agent's
+/// instructions out, the filter applied, the next one's instructions in.
+/// A filter that panics is the run's error, beside the transcript as it
+/// was given to it.
+fn pass_on(
+    mut transcript: Vec<Message>,
+    from: &Agent,
+    to: &Handoff,
+) -> Result<Vec<Message>, (RunError, Vec<Message>)> {
+    if let (Some(instructions), Some(Message::System { text })) =
+        (&from.options.instructions, transcript.first())
+    {
+        if text == instructions {
+            transcript.remove(0);
+        }
+    }
+    if let Some(filter) = &to.filter {
+        let given = transcript.clone();
+        let part = format!("the input filter of the handoff to {}", to.name);
+        transcript =
+            super::panics::caught(&part, || filter(transcript)).map_err(|error| (error, given))?;
+    }
+    Ok(with_instructions(&to.agent, transcript))
 }
 
 /// `name` as a part of a tool name every provider takes
@@ -224,31 +290,6 @@ pub(crate) fn tool_safe(name: &str) -> String {
     } else {
         safe
     }
-}
-
-/// The conversation as the next agent gets it: the last agent's
-/// instructions out, the filter applied, the next one's instructions in.
-/// A filter that panics is the run's error, beside the transcript as it
-/// was given to it.
-pub(crate) fn pass_on(
-    mut transcript: Vec<Message>,
-    from: &Agent,
-    to: &Handoff,
-) -> Result<Vec<Message>, (RunError, Vec<Message>)> {
-    if let (Some(instructions), Some(Message::System { text })) =
-        (&from.options.instructions, transcript.first())
-    {
-        if text == instructions {
-            transcript.remove(0);
-        }
-    }
-    if let Some(filter) = &to.filter {
-        let given = transcript.clone();
-        let part = format!("the input filter of the handoff to {}", to.name);
-        transcript =
-            super::panics::caught(&part, || filter(transcript)).map_err(|error| (error, given))?;
-    }
-    Ok(with_instructions(&to.agent, transcript))
 }
 
 /// `conversation` with `agent`'s instructions first, when it has some.

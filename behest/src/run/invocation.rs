@@ -7,17 +7,73 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use super::agent_tool::Lineage;
-use super::books::Books;
+use super::books::{Books, Lineage};
 use super::control::RunControl;
-use super::driver::{Looping, Part, Run};
+use super::driver::Part;
 use super::events::{spawn_handler, Emitter, Envelope, EventKind, EventStream, Handler};
-use super::handoff::{pass_on, with_instructions, MAX_HANDOFFS};
+use super::handoff::{with_instructions, Targets};
+use super::part::{Looping, Run};
 use super::stage::Ending;
 use super::state::{Progress, RunState, Slot};
 use super::steps::RunSteps;
 use super::{Agent, RunError, RunOutcome};
 use crate::conversation::Message;
+
+impl Agent {
+    /// Makes a run of `conversation`. Subscribe handlers and streams on the
+    /// invocation, then `.await` it to run.
+    pub fn invoke(&self, conversation: impl IntoIterator<Item = Message>) -> RuntimeInvocation {
+        RuntimeInvocation::new(self.clone(), conversation.into_iter().collect())
+    }
+
+    /// Runs `conversation` for a final answer of type `T`.
+    ///
+    /// ```
+    /// use behest::run::ScriptedTurn;
+    /// use behest::{Agent, Message, ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Verdict { ok: bool, reason: String }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let model = ScriptedModel::new([ScriptedTurn::tool_calls([ToolCall::new(
+    ///     "c1",
+    ///     "final_answer",
+    ///     r#"{"ok": true, "reason": "tests pass"}"#,
+    /// )])]);
+    /// let agent = Agent::new(model, ToolRuntime::new(ToolRegistry::new()));
+    /// let verdict: Verdict = agent.output([Message::user("Is it ok?")]).await.unwrap();
+    /// assert!(verdict.ok);
+    /// # }
+    /// ```
+    pub async fn output<T: schemars::JsonSchema + serde::de::DeserializeOwned>(
+        &self,
+        conversation: impl IntoIterator<Item = Message>,
+    ) -> Result<T, RunError> {
+        let outcome = self.clone().with_output::<T>().invoke(conversation).await;
+        match outcome {
+            RunOutcome::Failed { error, .. } => Err(error),
+            RunOutcome::Cancelled { .. } => Err(RunError::Output {
+                message: "the run was cancelled before the final answer".to_owned(),
+            }),
+            completed => completed.output(),
+        }
+    }
+
+    /// Goes on with a run from `state` (see
+    /// [`RuntimeInvocation::pause_at_waits`]): its waits answered as the
+    /// state says (a wait left unanswered is asked again: of the handlers,
+    /// or by stopping again), then the run goes on as if it had never
+    /// stopped, with its id, its events numbered on, its books, counts and
+    /// clock. Resume on the agent the run was started on: the state names
+    /// the agent holding it by the handoffs from there. A state of another
+    /// format, or naming a handoff the agent has not, ends the run with
+    /// [`RunError::Resume`].
+    pub fn resume(&self, state: RunState) -> RuntimeInvocation {
+        RuntimeInvocation::resumed(self.clone(), state)
+    }
+}
 
 /// One run, made by [`Agent::invoke`] before it starts.
 ///
@@ -33,7 +89,7 @@ pub struct RuntimeInvocation {
     control: RunControl,
     handlers: Mutex<Vec<(Handler, futures::channel::mpsc::UnboundedReceiver<Envelope>)>>,
     /// Where the run stands in a tree of agents; `None` for a root.
-    lineage: Option<super::agent_tool::Lineage>,
+    lineage: Option<Lineage>,
     /// The state the run goes on from, for a run resumed.
     resumed: Option<RunState>,
     /// Whether the run stops at its waits.
@@ -113,7 +169,7 @@ impl RuntimeInvocation {
     }
 
     /// The run as one of a tree of agents.
-    pub(crate) fn with_lineage(mut self, lineage: Option<super::agent_tool::Lineage>) -> Self {
+    pub(crate) fn with_lineage(mut self, lineage: Option<Lineage>) -> Self {
         self.lineage = lineage;
         self
     }
@@ -213,7 +269,11 @@ impl RuntimeInvocation {
                 books: caller.books.nested(limits),
                 ..caller
             },
-            None => Lineage::root(&self.agent, Books::root(limits), self.emitter.clone()),
+            None => Lineage::root(
+                self.agent.options.max_agent_depth,
+                Books::root(limits),
+                self.emitter.clone(),
+            ),
         };
         // The rules, limits and the clock of the agent the run was started
         // on hold across handoffs.
@@ -316,27 +376,9 @@ impl RuntimeInvocation {
                 Ending::End(outcome) => return outcome,
                 Ending::HandOff(to) => to,
             };
-            looping.progress.handoffs += 1;
-            if looping.progress.handoffs > MAX_HANDOFFS {
-                let error = RunError::Handoffs { max: MAX_HANDOFFS };
-                return RunOutcome::failed(error, looping.take());
-            }
-            run.emit(EventKind::Handoff {
-                to: to.name.clone(),
-            });
-            let conversation = match pass_on(looping.take(), &agent, &to) {
-                Ok(conversation) => conversation,
-                Err((error, transcript)) => return RunOutcome::failed(error, transcript),
-            };
-            // A filter must leave every result beside its call.
-            if let Some(why) = super::context::broken_pairs(&conversation) {
-                let error = RunError::Context {
-                    message: format!("the input filter of the handoff to {}: {why}", to.name),
-                };
-                return RunOutcome::failed(error, conversation);
-            }
-            holder.push(to.name.clone());
+            holder.push(to.name);
             agent = to.agent;
+            let conversation = to.conversation;
             // The next agent counts its own reminders and compaction.
             let progress = Progress {
                 reminders: None,
@@ -367,9 +409,9 @@ impl RuntimeInvocation {
         for name in &state.holder {
             let next = agent
                 .options
-                .handoffs
-                .iter()
-                .find(|handoff| &handoff.name == name)
+                .features
+                .get::<Targets>()
+                .and_then(|targets| targets.named(name))
                 .map(|handoff| handoff.agent.clone());
             match next {
                 Some(next) => agent = next,

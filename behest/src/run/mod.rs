@@ -26,9 +26,11 @@ mod limits;
 mod outcome;
 mod output;
 mod panics;
+mod part;
 mod partial;
 mod prepare;
 mod stage;
+mod stages;
 mod state;
 mod steps;
 
@@ -36,7 +38,8 @@ pub use crate::conversation::{
     AssistantMessage, DeltaSink, Message, ModelDelta, Reasoning, ReasoningPlace, StopKind,
     StopReason, ToolResultMessage, Usage,
 };
-pub use agent_tool::{AgentEvent, AgentInput, AgentTool, MAX_AGENT_DEPTH};
+pub use agent::MAX_AGENT_DEPTH;
+pub use agent_tool::{AgentEvent, AgentInput, AgentTool};
 pub use context::{context_window_of, CompactFn, Compaction, ContextPolicy};
 pub use control::{ControlError, RunControl};
 pub use events::{Envelope, EventKind, EventStream, RunPhase, ToolStreamEvent};

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::driver::{Looping, Run};
+use super::part::{Looping, Run};
 use super::stage::{Decided, Flow, Stage};
 use super::{Agent, Message, RunOutcome, RunUsage};
 
@@ -17,7 +17,7 @@ impl Stage for Prepared {
         run: &'a Run<'_>,
         looping: &'a mut Looping,
     ) -> Decided<'a, Flow> {
-        let flow = match &run.agent.options.prepare_tools {
+        let flow = match run.agent.options.features.get::<PrepareTools>() {
             None => Flow::Go,
             Some(prepare) => {
                 let tools: Vec<crate::ToolSpec> =
@@ -33,7 +33,7 @@ impl Stage for Prepared {
                 }) {
                     Ok(mut offered) => {
                         // The stages' own are offered whatever it returns.
-                        offered.extend(run.offer.tools.iter().cloned());
+                        offered.extend(run.offer.tools.iter().map(|offered| offered.spec.clone()));
                         *crate::sync::lock(&run.offered) =
                             Some(offered.iter().map(|spec| spec.name.clone()).collect());
                         looping.prepared = Some(offered);
@@ -93,7 +93,9 @@ impl Agent {
             + Sync
             + 'static,
     ) -> Self {
-        self.options_mut().prepare_tools = Some(PrepareTools(Arc::new(prepare)));
+        self.options_mut()
+            .features
+            .set(PrepareTools(Arc::new(prepare)));
         self
     }
 }

@@ -1,6 +1,6 @@
 //! The stage seam: each feature of a run is a [`Stage`], asked at the
 //! points of the loop (`driver.rs`) and of each call (`calls.rs`), in the
-//! one order of [`STAGES`]. The loop names no feature; a feature keeps its
+//! one order of `stages.rs`. The loop names no feature; a feature keeps its
 //! state in its own part of the run's [`Progress`](super::state::Progress)
 //! or of the [`Run`].
 //!
@@ -20,17 +20,18 @@
 //! | on each output   | guardrails (the output), bounds (the call's end)              |
 //!
 //! Where a new feature goes: a file under `run/` with a unit struct that
-//! implements [`Stage`] for the points it needs, its builder methods in an
-//! `impl Agent` of the same file, and its place in [`STAGES`].
+//! implements [`Stage`] for the points it needs, its settings kept by their
+//! own type in the agent's features, its builder methods in an
+//! `impl Agent` of the same file, and its place in `stages.rs`.
 
 use futures::future::BoxFuture;
 
-use super::driver::{Looping, Run};
-use super::handoff::Handoff;
+use super::agent::Agent;
+use super::part::{Looping, Offer, Run};
 use super::RunOutcome;
-use crate::conversation::AssistantMessage;
+use crate::conversation::{AssistantMessage, Message};
 use crate::runtime::LocalRun;
-use crate::tool::{ToolCall, ToolOutput, ToolResult, ToolSpec};
+use crate::tool::{ToolCall, ToolOutput, ToolResult};
 
 /// What comes next, as a stage decides it.
 pub(super) enum Flow {
@@ -39,7 +40,7 @@ pub(super) enum Flow {
     /// The model is asked again; the turn's calls, if any, were answered.
     Ask,
     /// The run goes on with another agent; the turn's calls were answered.
-    HandOff(Handoff),
+    HandOff(Passing),
     /// The run ends.
     End(RunOutcome),
 }
@@ -49,7 +50,15 @@ pub(super) enum Ending {
     /// The run ends.
     End(RunOutcome),
     /// The run goes on with another agent.
-    HandOff(Handoff),
+    HandOff(Passing),
+}
+
+/// A run handed to another agent: its name, the agent, and the
+/// conversation as that agent gets it.
+pub(super) struct Passing {
+    pub name: String,
+    pub agent: Agent,
+    pub conversation: Vec<Message>,
 }
 
 impl Flow {
@@ -66,21 +75,11 @@ impl Flow {
 /// A boxed future of a stage's decision.
 pub(super) type Decided<'a, T> = BoxFuture<'a, T>;
 
-/// What a stage offers the model beside the agent's tools.
-#[derive(Default)]
-pub(super) struct Offer {
-    /// Tools offered at every step, whatever a preparation of the tools
-    /// returns.
-    pub tools: Vec<ToolSpec>,
-    /// The typed answer asked for in the model's structured output.
-    pub output: Option<ToolSpec>,
-}
-
 /// One feature of a run. Every point does nothing unless implemented.
 pub(super) trait Stage: Sync {
-    /// What the stage offers the model, once for the agent holding the run.
-    fn offer(&self, run: &Run<'_>, offer: &mut Offer) {
-        let _ = (run, offer);
+    /// What the stage offers `agent`'s model beside its tools.
+    fn offer(&self, agent: &Agent, offer: &mut Offer) {
+        let _ = (agent, offer);
     }
 
     /// Once, before the first request of the agent the run starts on.
@@ -168,14 +167,3 @@ pub(super) trait Stage: Sync {
         Box::pin(std::future::ready(outcome))
     }
 }
-
-/// Every stage, in the order they are asked (outputs: the other way
-/// round).
-pub(super) const STAGES: [&dyn Stage; 6] = [
-    &super::handoff::Handoffs,
-    &super::bounds::Bounds,
-    &super::context::Context,
-    &super::prepare::Prepared,
-    &super::guardrails::Guarded,
-    &super::answer::Answer,
-];

@@ -211,21 +211,6 @@ impl RunState {
     }
 }
 
-impl super::Agent {
-    /// Goes on with a run from `state` (see
-    /// [`RuntimeInvocation::pause_at_waits`](super::RuntimeInvocation::pause_at_waits)):
-    /// its waits answered as the state says (a wait left unanswered is
-    /// asked again: of the handlers, or by stopping again), then the run
-    /// goes on as if it had never stopped, with its id, its events
-    /// numbered on, its books, counts and clock. Resume on the agent the
-    /// run was started on: the state names the agent holding it by the
-    /// handoffs from there. A state of another format, or naming a handoff
-    /// the agent has not, ends the run with [`RunError::Resume`](super::RunError::Resume).
-    pub fn resume(&self, state: RunState) -> super::RuntimeInvocation {
-        super::RuntimeInvocation::resumed(self.clone(), state)
-    }
-}
-
 impl Wait {
     /// Whether it was answered.
     pub fn is_answered(&self) -> bool {
