@@ -161,16 +161,19 @@ fn parse_key(key: &str, meta: &ParseNestedMeta<'_>, options: &mut Options) -> sy
         "description" => {
             let lit = string_value(meta, key)?;
             let value = lit.value();
-            if value.trim().is_empty() {
+            let blank = value.trim().is_empty();
+            // Kept even when blank: the one mistake is said once, here, and
+            // not again as a tool without a description.
+            options.description = Some(Spanned {
+                value,
+                span: lit.span(),
+            });
+            if blank {
                 return Err(syn::Error::new(
                     lit.span(),
                     "the description cannot be empty",
                 ));
             }
-            options.description = Some(Spanned {
-                value,
-                span: lit.span(),
-            });
         }
         "title" => options.title = Some(string_value(meta, key)?.value()),
         "schema" => options.schema = Some(string_value(meta, key)?),

@@ -25,6 +25,9 @@ pub mod runs {}
 #[doc = include_str!("agents.md")]
 pub mod agents {}
 
+#[doc = include_str!("pausing.md")]
+pub mod pausing {}
+
 #[doc = include_str!("limits.md")]
 pub mod limits {}
 
