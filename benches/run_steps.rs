@@ -13,6 +13,7 @@
 //! `cargo bench --bench run_steps` (a number sets the rounds of each
 //! measure, 30 unless given).
 
+use std::future::IntoFuture;
 use std::time::{Duration, Instant};
 
 use behest::prelude::*;

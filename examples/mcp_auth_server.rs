@@ -43,7 +43,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use behest::mcp::http::{serve_server_until, HttpOptions, ProtectedResource};
+use std::future::IntoFuture;
+
+use behest::mcp::http::{serve, HttpOptions, ProtectedResource};
 use behest::mcp::{ConnectOptions, McpCaller, McpClient, McpServer};
 use behest::prelude::*;
 
@@ -104,8 +106,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = HttpOptions::default()
         .bearer_check(move |presented| tokens.iter().any(|token| token == presented))
         .protected_resource(ProtectedResource::new(&url, issuer).scopes(["notes:read"]));
-    let serving =
-        async move { serve_server_until(server, listener, &options, std::future::pending()).await };
+    let serving = serve(listener, server).options(&options).into_future();
     if port != 0 {
         eprintln!("serving MCP at {url}");
         serving.await?;

@@ -30,7 +30,7 @@
 //! }
 //! ```
 
-use behest::mcp::http::{serve_server, HttpOptions};
+use behest::mcp::http::{serve, HttpOptions};
 use behest::mcp::{Elicitation, McpCaller, McpLogLayer, McpServer};
 use behest::prelude::*;
 use tracing_subscriber::layer::{Layer, SubscriberExt};
@@ -132,7 +132,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut options = HttpOptions::default();
             options.bearer_token = std::env::var("BEHEST_MCP_TOKEN").ok();
             eprintln!("serving MCP at http://127.0.0.1:{port}/mcp");
-            serve_server(server, ([127, 0, 0, 1], port).into(), &options).await?;
+            let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+            serve(listener, server).options(&options).await?;
         }
         [] => server.serve_stdio().await?,
         _ => {

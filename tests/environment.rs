@@ -6,6 +6,7 @@
 #![cfg(feature = "models")]
 
 #[allow(dead_code)]
+#[path = "support/models.rs"]
 mod models_support;
 
 use behest::models::anthropic::Messages;

@@ -2,9 +2,9 @@
 //! schemas and properties they generate, their options, hygiene and a renamed
 //! crate.
 
-#[path = "../representative/mod.rs"]
+#[path = "../support/representative.rs"]
 mod representative;
-#[path = "../support/mod.rs"]
+#[path = "../support/tools.rs"]
 mod support;
 
 mod arguments;

@@ -2,7 +2,7 @@
 //! Inspector where they are installed, and its sessions.
 #![cfg(feature = "mcp")]
 
-#[path = "../mcp_support/mod.rs"]
+#[path = "../support/mcp.rs"]
 mod mcp_support;
 
 mod server;

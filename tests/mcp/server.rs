@@ -980,7 +980,7 @@ async fn hold(#[ctx] cx: ToolContext) -> &'static str {
 /// server then stops gracefully.
 #[tokio::test]
 async fn a_stateless_client_that_disconnects_mid_call_cancels_it_and_frees_its_permit() {
-    use behest::mcp::http::{serve_http_until, HttpOptions};
+    use behest::mcp::http::{serve, HttpOptions};
 
     let registry = ToolRegistry::new().with(Hold).unwrap().with(Add).unwrap();
     let mut limits = behest::Limits::default();
@@ -992,10 +992,12 @@ async fn a_stateless_client_that_disconnects_mid_call_cancels_it_and_frees_its_p
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
-        serve_http_until(runtime, listener, &options, async {
-            let _ = stopped.await;
-        })
-        .await
+        serve(listener, McpServer::new(runtime).unwrap())
+            .options(&options)
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            })
+            .await
     });
 
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",

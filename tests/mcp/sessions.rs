@@ -667,7 +667,7 @@ async fn a_malformed_message_gets_400_and_a_json_rpc_error() {
     assert_eq!(answer.status(), 200);
 }
 
-/// The listener of `serve_http_until` closes a connection that stalls in
+/// The listener of `serve` closes a connection that stalls in
 /// its headers once the header timeout passes, closes one past the
 /// connection cap at once, answers a body that trickles in too slowly with
 /// 408, and serves a normal client all along.
@@ -683,7 +683,9 @@ async fn stalled_and_surplus_connections_are_closed_and_others_are_served() {
     let addr = listener.local_addr().unwrap();
     let runtime = ToolRuntime::new(ToolRegistry::new().with(Add).unwrap());
     tokio::spawn(async move {
-        behest::mcp::http::serve_http_until(runtime, listener, &options, std::future::pending())
+        let server = behest::mcp::McpServer::new(runtime).unwrap();
+        behest::mcp::http::serve(listener, server)
+            .options(&options)
             .await
     });
     let connect = || tokio::net::TcpStream::connect(addr);

@@ -2,9 +2,9 @@
 //! requests, retries, streams and errors.
 #![cfg(feature = "models")]
 
-#[path = "../models_support/mod.rs"]
+#[path = "../support/models.rs"]
 mod models_support;
-#[path = "../tracing_support/mod.rs"]
+#[path = "../support/tracing.rs"]
 mod tracing_support;
 
 mod clients;

@@ -1,7 +1,7 @@
 //! The provider formats: tools exported for each, their recorded traffic read
 //! back, messages converted both ways, their rules, and Chat stream chunks.
 
-#[path = "../representative/mod.rs"]
+#[path = "../support/representative.rs"]
 mod representative;
 
 mod chat_chunks;

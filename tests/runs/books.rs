@@ -474,3 +474,57 @@ async fn names_offered_twice_are_refused_when_the_agent_is_built() {
         .check()
         .is_ok());
 }
+
+/// A tool that says what it spent (it asked a model of its own) spends the
+/// run's tokens.
+#[tokio::test]
+async fn what_a_tool_says_it_spent_is_the_runs() {
+    /// Summarises with a model of its own.
+    #[tool]
+    fn summarise() -> ToolOutput {
+        let mut output = ToolOutput::text("a summary");
+        output.usage = Some(used(40));
+        output
+    }
+    let model = ScriptedModel::new([
+        ScriptedTurn::reply(
+            AssistantMessage::tool_calls([ToolCall::new("s1", "summarise", "{}")])
+                .with_usage(used(10)),
+        ),
+        ScriptedTurn::reply(AssistantMessage::text("done").with_usage(used(10))),
+    ]);
+    let runtime = ToolRuntime::new(ToolRegistry::new().with(Summarise).unwrap());
+    let outcome = Agent::new(model, runtime)
+        .invoke([Message::user("sum up")])
+        .await;
+    assert_eq!(outcome.text(), Some("done"));
+    assert_eq!(outcome.usage().input_tokens, 60);
+}
+
+/// A call a tool guardrail refused never ran: it does not count against the
+/// call limit.
+#[tokio::test]
+async fn a_call_a_guardrail_refused_does_not_count() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::tool_calls([
+            ToolCall::new("big", "look_up", r#"{"order": 1000}"#),
+            ToolCall::new("big2", "look_up", r#"{"order": 2000}"#),
+        ]),
+        ScriptedTurn::tool_calls([ToolCall::new("small", "look_up", r#"{"order": 7}"#)])
+            .expect_error("big", "too big"),
+        ScriptedTurn::text("done").expect_ok("small", "order 7"),
+    ]);
+    let outcome = Agent::new(model, tools())
+        .usage_limits(UsageLimits::new().tool_calls(1))
+        .tool_guardrail("small_orders", |call: ToolCall| async move {
+            if call.arguments["order"].as_u64() > Some(100) {
+                Verdict::Refuse("too big".to_owned())
+            } else {
+                Verdict::Allow
+            }
+        })
+        .invoke([Message::user("orders")])
+        .await;
+    assert_eq!(outcome.text(), Some("done"), "{outcome:?}");
+    assert_eq!(outcome.spent().tool_calls, 1);
+}

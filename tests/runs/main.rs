@@ -2,7 +2,7 @@
 //! run-level features (agents as tools, handoffs, guardrails, fallback models,
 //! limits, context, streamed output).
 
-#[path = "../tracing_support/mod.rs"]
+#[path = "../support/tracing.rs"]
 mod tracing_support;
 
 mod accounting;

@@ -42,6 +42,8 @@ async fn tools_are_offered_by_the_runs_state_and_others_are_not_run() {
         ScriptedTurn::text("done").expect_ok("c3", "refunded"),
     ]);
     let agent = Agent::new(model, ToolRuntime::new(registry())).prepare_tools(|step, tools| {
+        // What was spent before this step's request: one a turn so far.
+        assert_eq!(step.usage.requests, step.turn as u64);
         let looked_up = step.transcript.iter().any(|message| {
             matches!(message, Message::ToolResult(result)
                 if result.tool_name == "look_up" && !result.is_error)

@@ -178,9 +178,9 @@ fn policy(tool: &str, call_id: &str, kind: WaitKind) -> Answer {
     }
 }
 
-/// What a run told, without what differs from run to run (ids of runs,
-/// the paused phase a stopped run tells at each stop).
-fn told(events: &[Envelope]) -> Vec<(u64, Value)> {
+/// What a run told, in order, without what differs from run to run (ids of
+/// runs, the paused phase a stopped run tells at each stop).
+fn told(events: &[Envelope]) -> Vec<Value> {
     fn without_run_ids(value: &mut Value) {
         match value {
             Value::Object(object) => {
@@ -197,9 +197,18 @@ fn told(events: &[Envelope]) -> Vec<(u64, Value)> {
         .map(|envelope| {
             let mut kind = serde_json::to_value(&envelope.kind).unwrap();
             without_run_ids(&mut kind);
-            (envelope.sequence, kind)
+            kind
         })
         .collect()
+}
+
+/// The events of one run are numbered from 1 without gaps, across its
+/// stops (each stop's `Paused` phase included), so that a run's id and a
+/// number name one event.
+fn numbered_without_gaps(events: &[Envelope]) {
+    let numbers: Vec<u64> = events.iter().map(|envelope| envelope.sequence).collect();
+    let expected: Vec<u64> = (1..=events.len() as u64).collect();
+    assert_eq!(numbers, expected);
 }
 
 /// The run that never stops: a handler answers every wait as it comes.
@@ -273,6 +282,8 @@ async fn a_run_stopped_at_every_wait_is_the_run_that_never_stopped() {
         assert_eq!(whole.transcript(), stopped.transcript(), "{name}");
         assert_eq!(whole.spent(), stopped.spent(), "{name}");
         assert_eq!(told(&whole_events), told(&stopped_events), "{name}");
+        numbered_without_gaps(&whole_events);
+        numbered_without_gaps(&stopped_events);
         let stopped_as = expected_stops.iter().find(|(n, _)| *n == name).unwrap().1;
         assert_eq!(stops, stopped_as, "{name}: how many times it stopped");
     }

@@ -454,3 +454,89 @@ async fn a_guardrails_verdicts_are_journaled_and_replayed() {
         "the guardrail was not asked again"
     );
 }
+
+/// What an agent run as a tool spent is the caller's, whether the agent
+/// runs or a journal gives its answer back: a run played again reports, and
+/// its limits count, the tokens the first one did.
+#[tokio::test]
+async fn a_nested_agents_tokens_count_when_a_journal_gives_its_answer_back() {
+    use behest::run::ScriptedTurn;
+    use behest::{ScriptedModel, Usage};
+
+    let spent = |input| Usage {
+        input_tokens: input,
+        ..Usage::default()
+    };
+    let lead = || {
+        let helper = Agent::new(
+            ScriptedModel::new([ScriptedTurn::reply(
+                AssistantMessage::text("late").with_usage(spent(70)),
+            )]),
+            ToolRuntime::new(ToolRegistry::new()),
+        );
+        let tools = ToolRegistry::new()
+            .with(helper.as_tool("helper", "Answers questions."))
+            .unwrap();
+        Agent::new(
+            ScriptedModel::new([
+                ScriptedTurn::reply(
+                    AssistantMessage::tool_calls([ToolCall::new(
+                        "n1",
+                        "helper",
+                        r#"{"input": "Is it late?"}"#,
+                    )])
+                    .with_usage(spent(10)),
+                ),
+                ScriptedTurn::reply(AssistantMessage::text("It is late.").with_usage(spent(20))),
+            ]),
+            ToolRuntime::new(tools),
+        )
+    };
+    let journal = Journal::default();
+    let first = lead()
+        .invoke([Message::user("late?")])
+        .drive_with(&journal)
+        .await;
+    assert_eq!(first.text(), Some("It is late."));
+    assert_eq!(first.usage().input_tokens, 100);
+    // Played again whole: no agent runs, the journal answers.
+    let again = lead()
+        .invoke([Message::user("late?")])
+        .drive_with(&journal)
+        .await;
+    assert_eq!(again.transcript(), first.transcript());
+    assert_eq!(again.usage().input_tokens, 100);
+}
+
+/// A run goes on from its state in process only: a journal's run is played
+/// again from its journal.
+#[tokio::test]
+async fn a_state_cannot_be_driven_by_steps() {
+    use behest::run::{RunError, ScriptedTurn};
+    use behest::ScriptedModel;
+
+    /// Needs a person's approval.
+    #[tool(needs_approval)]
+    fn guarded_tally() -> String {
+        "tallied".to_owned()
+    }
+    let agent = Agent::new(
+        ScriptedModel::new([ScriptedTurn::tool_calls([ToolCall::new(
+            "c1",
+            "guarded_tally",
+            "{}",
+        )])]),
+        ToolRuntime::new(ToolRegistry::new().with(GuardedTally).unwrap()),
+    );
+    let state = agent
+        .invoke([Message::user("count")])
+        .pause_at_waits()
+        .await
+        .into_paused()
+        .unwrap();
+    let outcome = agent.resume(state).drive_with(&Journal::default()).await;
+    let behest::RunOutcome::Failed { error, .. } = &outcome else {
+        panic!("{outcome:?}");
+    };
+    assert!(matches!(error, RunError::Resume { .. }), "{error}");
+}

@@ -3,12 +3,12 @@
 //! what never leaks.
 
 #[cfg(feature = "models")]
-#[path = "../models_support/mod.rs"]
+#[path = "../support/models.rs"]
 #[allow(dead_code)]
 mod models_support;
-#[path = "../support/mod.rs"]
+#[path = "../support/tools.rs"]
 mod support;
-#[path = "../tracing_support/mod.rs"]
+#[path = "../support/tracing.rs"]
 mod tracing_support;
 
 mod bad_calls;

@@ -13,9 +13,15 @@
 mod ask;
 pub mod client;
 #[cfg(feature = "mcp-http")]
+mod guard;
+#[cfg(feature = "mcp-http")]
 pub mod http;
 mod log;
+#[cfg(feature = "mcp-http")]
+mod owners;
 mod rounds;
+#[cfg(feature = "mcp-http")]
+mod serve;
 mod server;
 #[cfg(feature = "mcp-http")]
 mod sessions;

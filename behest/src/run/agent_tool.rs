@@ -243,6 +243,9 @@ where
         // result does: the forwarder is awaited once the run is over.
         let mut forwarding = None;
         if let Some(lineage) = &lineage {
+            // What the nested run spends goes into the caller's books as it
+            // spends: its output's usage is not counted again.
+            crate::sync::lock(&lineage.booked).insert(call_id.clone());
             let parent = lineage.emitter.clone();
             let agent = self.name.clone();
             let events = invocation.events();

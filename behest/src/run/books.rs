@@ -7,6 +7,7 @@
 //! ledger: what the limits counted is what the outcome says, by
 //! construction.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use super::events::Emitter;
@@ -74,6 +75,21 @@ impl Books {
         ledger.usage.requests = ledger.usage.requests.saturating_add(spent.requests);
         ledger.usage.tokens = ledger.usage.tokens + spent.tokens;
         ledger.usage.add_calls(spent);
+    }
+
+    /// Counts what a call's output says it spent, for a call whose
+    /// spending is not in the books yet: the first limit it passes, if any.
+    pub(crate) fn output_spent(
+        &self,
+        lineage: &Lineage,
+        call_id: &str,
+        usage: Option<&Usage>,
+    ) -> Option<Reached> {
+        let booked = crate::sync::lock(&lineage.booked).remove(call_id);
+        match usage {
+            Some(usage) if !booked => self.tokens(Some(usage)),
+            _ => None,
+        }
     }
 
     /// Counts one more model request, unless a limit of the chain would be
@@ -162,6 +178,11 @@ pub(crate) struct Lineage {
     pub(crate) max_depth: usize,
     /// The books of the run holding the call.
     pub(crate) books: Books,
+    /// The calls of that run whose spending went into its books as it was
+    /// spent (agents run as tools): their outputs' usage is not counted
+    /// again. A journal's replay gives such an output back without running
+    /// the agent, and then its usage is counted from the output.
+    pub(crate) booked: Arc<Mutex<HashSet<String>>>,
     /// The caller's events, where the nested run's go.
     pub(crate) emitter: Arc<Emitter>,
 }
@@ -173,6 +194,7 @@ impl Lineage {
             depth: 0,
             max_depth,
             books,
+            booked: Arc::default(),
             emitter,
         }
     }

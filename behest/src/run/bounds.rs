@@ -112,7 +112,18 @@ impl Stage for Bounds {
         call: &'a ToolCall,
         outcome: ToolResult<ToolOutput>,
     ) -> Decided<'a, ToolResult<ToolOutput>> {
-        run.lineage.books.ended(&call.tool_name, outcome.is_ok());
+        let books = &run.lineage.books;
+        books.ended(&call.tool_name, outcome.is_ok());
+        // What a tool says it spent (a tool that asks a model of its own;
+        // an agent's answer given back by a journal) is the run's too.
+        let usage = outcome
+            .as_ref()
+            .ok()
+            .and_then(|output| output.usage.as_ref());
+        if let Some(reached) = books.output_spent(&run.lineage, &call.call_id, usage) {
+            // The run fails once the round's calls have their results.
+            crate::sync::lock(&run.tripped).get_or_insert(reached.error());
+        }
         Box::pin(std::future::ready(outcome))
     }
 }

@@ -491,7 +491,7 @@ impl Run<'_> {
                 match approved {
                     Err(_) if self.waits_for(&call.call_id) => return None,
                     Err(error) => Err(error),
-                    Ok(()) if external => self.answer(call.clone()).await,
+                    Ok(()) if external => self.answered_outside(call.clone()).await,
                     Ok(()) => {
                         self.announce(&|| call.clone());
                         match self.agent.runtime.local_run(&call, self.call_options()) {
@@ -505,13 +505,20 @@ impl Run<'_> {
                 self.agent.runtime.within_output_limit(output)
             }
             (WaitKind::Answer, Some(Answer::Failed(message))) => Err(ToolError::execution(message)),
-            (WaitKind::Answer, _) => self.answer(call.clone()).await,
+            (WaitKind::Answer, _) => self.answered_outside(call.clone()).await,
         };
         if self.waits_for(&call.call_id) {
             return None;
         }
         let outcome = self.outputs(&call, outcome).await;
         Some(self.finished(call, outcome))
+    }
+
+    /// An external call answered by a handler (or stopped at again), the
+    /// answer held to the output limit a tool's own output meets.
+    async fn answered_outside(&self, call: ToolCall) -> ToolResult<ToolOutput> {
+        let output = self.answer(call).await?;
+        self.agent.runtime.within_output_limit(output)
     }
 
     /// Ends a round whose calls `ended` as said: the run stops at the

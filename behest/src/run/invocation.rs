@@ -267,6 +267,7 @@ impl RuntimeInvocation {
         let lineage = match self.lineage.clone() {
             Some(caller) => Lineage {
                 books: caller.books.nested(limits),
+                booked: Default::default(),
                 ..caller
             },
             None => Lineage::root(
@@ -295,6 +296,14 @@ impl RuntimeInvocation {
                 self.hand_on(start, &lineage, &first, steps, tasks.len())
                     .await
             }
+            // A journal's run is played again from its start: it cannot go
+            // on from a state.
+            Some(state) if steps.is_some() => RunOutcome::failed(
+                RunError::Resume {
+                    message: "a run driven by its steps (a durable engine) goes on from its journal, not from a state".to_owned(),
+                },
+                state.transcript,
+            ),
             Some(state) => match self.going_on(state, &lineage) {
                 Ok(start) => {
                     self.hand_on(start, &lineage, &first, steps, tasks.len())
@@ -310,6 +319,12 @@ impl RuntimeInvocation {
             self.emitter.emit(EventKind::Output(text.clone()));
         }
         self.emitter.emit(EventKind::State(outcome.state()));
+        // A run that goes on from its state numbers its events after the
+        // last this one told, its `Paused` phase included.
+        let mut outcome = outcome;
+        if let RunOutcome::Paused { state } = &mut outcome {
+            state.sequence = self.emitter.sequence();
+        }
         self.emitter.close();
         // Handlers see every event before the outcome is returned.
         for task in tasks {

@@ -1,7 +1,7 @@
 //! What a run may spend: model requests, tokens, tool calls, money and
-//! time ([`UsageLimits`]), counted as the run goes ([`RunUsage`]) and
-//! checked before each model request, after each answer and before each
-//! round of tool calls.
+//! time ([`UsageLimits`]), counted as the run goes ([`RunUsage`], in the
+//! run's books) and checked before each model request, after each answer
+//! and before each tool call once its arguments are valid.
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -215,7 +215,7 @@ pub enum RunError {
     /// the run goes on.)
     #[error("{part} panicked: {message}")]
     Panicked {
-        /// Which part, by name (`the input guardrail \`pii\``).
+        /// Which part, by name: "the user's message guardrail `pii`", say.
         part: String,
         /// The panic's message.
         message: String,

@@ -22,7 +22,9 @@ impl Stage for Prepared {
             Some(prepare) => {
                 let tools: Vec<crate::ToolSpec> =
                     run.agent.runtime.registry().specs().cloned().collect();
-                let spent = run.lineage.books.spent();
+                let mut spent = run.lineage.books.spent();
+                // The request about to be made is counted already.
+                spent.requests = spent.requests.saturating_sub(1);
                 let step = StepState {
                     turn: looping.progress.turns,
                     transcript: &looping.transcript,

@@ -4,7 +4,7 @@
 //! state in its own part of the run's [`Progress`](super::state::Progress)
 //! or of the [`Run`].
 //!
-//! The order is handoffs, bounds, context, prepared tools, guardrails,
+//! The order is handoffs, guardrails, bounds, context, prepared tools,
 //! answer; outputs are seen the other way round, as layers unwind. At each
 //! point, the stages that act, in the order of the events users see:
 //!
@@ -16,8 +16,8 @@
 //! | after the answer | bounds (tokens), context, answer (stop reason, typed answer)  |
 //! | on the outcome   | guardrails (the final answer)                                 |
 //! | before the calls | handoffs, bounds (steps)                                      |
-//! | on each call     | bounds (call limits), guardrails (the call)                   |
-//! | on each output   | guardrails (the output), bounds (the call's end)              |
+//! | on each call     | guardrails (the call), bounds (call limits: a call a guardrail refused is not counted) |
+//! | on each output   | bounds (the call's end, what it spent), guardrails (the output) |
 //!
 //! Where a new feature goes: a file under `run/` with a unit struct that
 //! implements [`Stage`] for the points it needs, its settings kept by their
@@ -82,7 +82,8 @@ pub(super) trait Stage: Sync {
         let _ = (agent, offer);
     }
 
-    /// Once, before the first request of the agent the run starts on.
+    /// Once for each agent that holds the run, before its first request
+    /// (the agent the run starts on, and each one it is handed to).
     fn start<'a>(&'a self, run: &'a Run<'_>, looping: &'a mut Looping) -> Decided<'a, Flow> {
         let _ = (run, looping);
         Box::pin(std::future::ready(Flow::Go))

@@ -6,9 +6,9 @@ use super::stage::Stage;
 /// round).
 pub(super) const STAGES: [&dyn Stage; 6] = [
     &super::handoff::Handoffs,
+    &super::guardrails::Guarded,
     &super::bounds::Bounds,
     &super::context::Context,
     &super::prepare::Prepared,
-    &super::guardrails::Guarded,
     &super::answer::Answer,
 ];

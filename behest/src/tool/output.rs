@@ -169,8 +169,10 @@ pub struct ToolOutput {
     /// over MCP, text for a model (see [`Attachment`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<Attachment>,
-    /// The tokens the tool spent on models of its own (an agent run as a
-    /// tool), counted in its caller's usage and limits.
+    /// The tokens the tool spent on models of its own (a tool that asks a
+    /// model, an agent run as a tool), counted in the calling run's usage
+    /// and limits (an agent run as a tool counts as it spends, and this
+    /// shows what it spent).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<crate::usage::Usage>,
 }
