@@ -47,7 +47,7 @@ struct Identity(String);
 #[derive(Clone)]
 struct ReadBody(Bytes);
 
-/// 1. The bearer token names an identity, or the request is refused 401.
+/// Layer 1: The bearer token names an identity, or the request is refused 401.
 pub(super) async fn authenticate(
     State(guard): Guarded,
     mut request: Request,
@@ -68,7 +68,7 @@ pub(super) async fn authenticate(
     next.run(request).await
 }
 
-/// 2. A POST's body, read here once within its limits: to refuse a new
+/// Layer 2: A POST's body, read here once within its limits: to refuse a new
 /// session past the cap, and to tell what was wrong with a body rmcp cannot
 /// read.
 pub(super) async fn read_body(State(guard): Guarded, request: Request, next: Next) -> Response {
@@ -109,7 +109,7 @@ pub(super) async fn read_body(State(guard): Guarded, request: Request, next: Nex
     response
 }
 
-/// 3. A session answers only the identity that opened it: another is told
+/// Layer 3: A session answers only the identity that opened it: another is told
 /// it does not exist, and changes nothing (the spec's security notes); an
 /// ended session does not exist either. Sessions opened and ended here are
 /// recorded.
@@ -150,7 +150,7 @@ pub(super) async fn check_session(State(guard): Guarded, request: Request, next:
     response
 }
 
-/// 4. An identity's requests in flight (on sessions, and those of protocol
+/// Layer 4: An identity's requests in flight (on sessions, and those of protocol
 /// 2026-07-28, which has none), counted until the answer's body ends, up to
 /// its limit.
 pub(super) async fn limit_in_flight(
@@ -187,7 +187,7 @@ pub(super) async fn limit_in_flight(
     Response::from_parts(parts, axum::body::Body::new(body))
 }
 
-/// 5. A request that opens a session (an `initialize` without one) is let
+/// Layer 5: A request that opens a session (an `initialize` without one) is let
 /// in within the identity's cap and the server's; other requests without a
 /// session (of protocols that need none) pass.
 pub(super) async fn admit_session(State(guard): Guarded, request: Request, next: Next) -> Response {
