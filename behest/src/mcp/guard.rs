@@ -23,7 +23,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::model::ProtocolVersion;
 
-use super::http::{json_response, CallerIdentity, HttpOptions};
+use super::options::{json_response, CallerIdentity, HttpOptions};
 use super::owners::{Opening, SessionOwners};
 use super::sessions::{McpSessions, McpSessionsError};
 

@@ -18,6 +18,8 @@ mod guard;
 pub mod http;
 mod log;
 #[cfg(feature = "mcp-http")]
+mod options;
+#[cfg(feature = "mcp-http")]
 mod owners;
 mod rounds;
 #[cfg(feature = "mcp-http")]

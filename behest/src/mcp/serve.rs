@@ -11,7 +11,8 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use super::http::{router_until, HttpOptions};
+use super::http::router_until;
+use super::options::HttpOptions;
 use super::{McpServeError, McpServer};
 use crate::runtime::ToolRuntime;
 

@@ -13,7 +13,6 @@ use tokio::time::Instant;
 
 use crate::sync::lock;
 
-use super::session::StreamGuard;
 use super::{DELIVERED_GRACE, LOG_EVENTS};
 
 /// One request's events as rmcp sent them, for whoever reads them: the
@@ -203,11 +202,13 @@ impl StreamLog {
         }
     }
 
-    /// The events from `position` on, as they come, until the last.
-    pub(super) fn reader(
+    /// The events from `position` on, as they come, until the last;
+    /// `guard` (the session's count of its open streams) is held as long
+    /// as the stream lives.
+    pub(super) fn reader<G: Send + Sync + 'static>(
         self: Arc<Self>,
         position: usize,
-        guard: StreamGuard,
+        guard: G,
         primes: bool,
     ) -> impl Stream<Item = ServerSseMessage> + Send + Sync + 'static {
         let pushed = self.pushed.subscribe();
