@@ -63,7 +63,7 @@ pub struct PlainField {
 /// wire name, and `Some` for a plain type), in its arguments schema
 /// `parameters`: how deep its plain arguments nest, whether they hold
 /// floats, and the checks of the others against their properties' schemas
-/// ([`FieldChecks`]). `None` when the schema says more than those checks
+/// (`FieldChecks`). `None` when the schema says more than those checks
 /// can hold.
 pub fn route(
     parameters: &serde_json::Value,

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 /// priming events tell it.
 pub(super) const SSE_RETRY: Duration = Duration::from_secs(3);
 
-/// Who a request's credential names, as [`router`]'s guard found it: in
+/// Who a request's credential names, as [`router`](crate::mcp::http::router)'s guard found it: in
 /// the request's extensions when the endpoint is guarded.
 #[derive(Clone, Debug)]
 pub(crate) struct CallerIdentity(pub(crate) String);
@@ -45,17 +45,17 @@ pub struct HttpOptions {
     /// ignored: closing the request's connection is the way to cancel.
     pub stateless: bool,
     /// A bearer token every request must carry (`Authorization: Bearer ..`),
-    /// checked by [`router`]. For other schemes, mount [`service`] behind
+    /// checked by [`router`](crate::mcp::http::router). For other schemes, mount [`service`](crate::mcp::http::service) behind
     /// your own axum middleware.
     pub bearer_token: Option<String>,
     /// A check of the bearer token a request carries (several tokens, a
-    /// signed token, a lookup), run by [`router`] besides
+    /// signed token, a lookup), run by [`router`](crate::mcp::http::router) besides
     /// [`bearer_token`](Self::bearer_token): a request passes when it
     /// carries a token both accept. Set with
     /// [`bearer_check`](Self::bearer_check).
     pub bearer_check: Option<BearerCheck>,
     /// Who a bearer token names (a token's subject), or `None` to refuse
-    /// it, run by [`router`] after the token and the check. A session is
+    /// it, run by [`router`](crate::mcp::http::router) after the token and the check. A session is
     /// bound to the identity that opened it, so a client whose token
     /// rotates (an OAuth refresh) keeps its session; without this, the
     /// token itself is the identity. Set with
@@ -102,13 +102,13 @@ pub struct HttpOptions {
     /// its connection opens or its last response ends: a connection that
     /// sends none in time (silent, stalled mid-header, or idle between
     /// requests) is closed. Default 10 s; `None` only behind a proxy that
-    /// bounds it. Applied by [`serve`] (HTTP/1.1, which every MCP client
+    /// bounds it. Applied by [`serve`](crate::mcp::http::serve) (HTTP/1.1, which every MCP client
     /// speaks).
     pub header_read_timeout: Option<Duration>,
     /// How long a client may take to send a request's body: past it, 408.
-    /// Default 30 s. Applied by [`router`].
+    /// Default 30 s. Applied by [`router`](crate::mcp::http::router).
     pub body_read_timeout: Option<Duration>,
-    /// The most connections served at once by [`serve`] (at least one):
+    /// The most connections served at once by [`serve`](crate::mcp::http::serve) (at least one):
     /// one past it is closed at once, and
     /// silent, stalled or idle connections end after
     /// [`header_read_timeout`](Self::header_read_timeout), so they cannot
@@ -125,7 +125,7 @@ pub struct HttpOptions {
     pub cors_origins: Vec<String>,
 }
 
-/// What [`router`] publishes as OAuth 2.0 protected-resource metadata
+/// What [`router`](crate::mcp::http::router) publishes as OAuth 2.0 protected-resource metadata
 /// (RFC 9728), at `/.well-known/oauth-protected-resource` followed by the
 /// endpoint's path, and names in every 401's `WWW-Authenticate`.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! The model contract, a twin of [`tool`](crate::tool): what a run asks a
+//! The model contract, a twin of [`tool`](mod@crate::tool): what a run asks a
 //! model ([`ModelRequest`], [`ModelSettings`]), what it answers or how it
 //! fails ([`ModelError`]), the [`Model`] trait every client implements, the
 //! models that wrap models ([`FallbackModel`], [`Recorder`],

@@ -50,7 +50,7 @@ pub struct RunOptions {
     /// Whether tools with the `destructive` hint need an approval. Default off.
     pub approve_destructive: bool,
     /// How long a call waits for a handler before the run says so (a
-    /// [`ToolStreamEvent::Waiting`] event and a warning trace). Default 5 s.
+    /// [`ToolStreamEvent::Waiting`](crate::ToolStreamEvent::Waiting) event and a warning trace). Default 5 s.
     pub waiting_notice: Duration,
     /// How many times a typed run ([`Agent::with_output`]) sends an answer
     /// back for correction before it fails: a `final_answer` call or a

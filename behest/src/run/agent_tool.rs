@@ -64,7 +64,7 @@ impl Agent {
     /// answer as structured output). Its events go into the caller's
     /// stream as [`EventKind::Agent`] events, nested under the call; its
     /// tokens count in the caller's usage and limits; the root run's
-    /// request limit ([`UsageLimits::requests`]) counts every request of
+    /// request limit ([`UsageLimits::requests`](crate::run::UsageLimits::requests)) counts every request of
     /// the tree, and agents nest at most [`max_agent_depth`](Self::max_agent_depth)
     /// deep. A failed run is the call's error, which the caller's model
     /// reads. The runtime's tool timeout (60 s unless set) holds for it;

@@ -241,7 +241,7 @@ impl Run<'_> {
 impl Agent {
     /// Asks every run for a final answer of type `T`, validated against
     /// `T`'s schema. A model that [supports structured
-    /// output](Model::supports_structured_output) (the OpenAI and Gemini clients) is
+    /// output](crate::Model::supports_structured_output) (the OpenAI and Gemini clients) is
     /// asked for it in that shape, and a final text that does not match is
     /// sent back with the reason; any other model gives it by calling the
     /// `final_answer` tool (offered besides the agent's tools), and a

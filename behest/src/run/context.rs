@@ -404,7 +404,7 @@ impl Agent {
     /// turn's token count plus an estimate of what came after it) passes
     /// `policy`'s share of the window, it is compacted as `policy` says,
     /// every tool result left beside its call, and an
-    /// [`EventKind::Compacted`] event says how much. The run's transcript
+    /// [`EventKind::Compacted`](crate::EventKind::Compacted) event says how much. The run's transcript
     /// is the compacted conversation; its usage still counts what was
     /// dropped.
     ///

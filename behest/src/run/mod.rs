@@ -2,7 +2,7 @@
 //! [`RuntimeInvocation`].
 //!
 //! The loop: ask the model (`AwaitingModel`); if it calls tools, run them
-//! concurrently through the [`ToolRuntime`]
+//! concurrently through the [`ToolRuntime`](crate::ToolRuntime)
 //! (`ExecutingTools`) and send every result back, in call order, argument
 //! errors included, so the model can correct itself; repeat until it
 //! answers (`Completed`), something fails (`Failed`) or the run is

@@ -148,7 +148,7 @@ impl RunOutcome {
     }
 
     /// The final answer read as `T` (for a run asked for one with
-    /// [`Agent::with_output`], or whose text is JSON).
+    /// [`Agent::with_output`](crate::Agent::with_output), or whose text is JSON).
     pub fn output<T: serde::de::DeserializeOwned>(&self) -> Result<T, RunError> {
         let text = self.text().ok_or_else(|| RunError::Output {
             message: "the run did not complete".to_owned(),
@@ -249,7 +249,7 @@ pub enum RunError {
         /// Why the model ended the turn.
         reason: StopReason,
     },
-    /// The run reached one of its [`UsageLimits`]: the model request or
+    /// The run reached one of its [`UsageLimits`](crate::run::UsageLimits): the model request or
     /// the tool calls that would pass it were not made.
     #[error("the run reached its limit of {allowed} {limit} (it would have used {used})")]
     UsageLimit {
@@ -272,10 +272,10 @@ pub enum RunError {
     /// The run was handed from agent to agent more than `max` times.
     #[error("the run was handed from agent to agent more than {max} times")]
     Handoffs {
-        /// The limit ([`MAX_HANDOFFS`]).
+        /// The limit ([`MAX_HANDOFFS`](crate::run::MAX_HANDOFFS)).
         max: usize,
     },
-    /// A guardrail stopped the run ([`Verdict::Stop`]).
+    /// A guardrail stopped the run ([`Verdict::Stop`](crate::run::Verdict::Stop)).
     #[error("the guardrail `{guardrail}` stopped the run at the {stage}: {reason}")]
     Guardrail {
         /// The guardrail's name.
