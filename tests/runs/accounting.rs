@@ -8,18 +8,18 @@ use behest::{
     ToolRegistry, ToolRuntime, Usage,
 };
 
-fn empty() -> ToolRuntime {
+pub(crate) fn empty() -> ToolRuntime {
     ToolRuntime::new(ToolRegistry::new())
 }
 
-fn used(input: u64) -> Usage {
+pub(crate) fn used(input: u64) -> Usage {
     Usage {
         input_tokens: input,
         ..Usage::default()
     }
 }
 
-fn failed(outcome: &RunOutcome) -> &RunError {
+pub(crate) fn failed(outcome: &RunOutcome) -> &RunError {
     match outcome {
         RunOutcome::Failed { error, .. } => error,
         other => panic!("{other:?}"),

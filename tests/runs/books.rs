@@ -14,23 +14,7 @@ use behest::{
     ToolRegistry, ToolRuntime, Usage,
 };
 
-fn empty() -> ToolRuntime {
-    ToolRuntime::new(ToolRegistry::new())
-}
-
-fn used(input: u64) -> Usage {
-    Usage {
-        input_tokens: input,
-        ..Usage::default()
-    }
-}
-
-fn failed(outcome: &RunOutcome) -> &RunError {
-    match outcome {
-        RunOutcome::Failed { error, .. } => error,
-        other => panic!("the run did not fail: {other:?}"),
-    }
-}
+use crate::accounting::{empty, failed, used};
 
 /// The error result the model read for `call_id`.
 fn error_of<'a>(outcome: &'a RunOutcome, call_id: &str) -> &'a str {

@@ -6,13 +6,13 @@
 //!    limits (413, 408, 400); rmcp's 415 for a body it cannot read becomes
 //!    JSON-RPC's parse error;
 //! 3. [`check_session`]: a session answers only the identity that opened
-//!    it (404 for any other, and for one that ended); its opening and end
-//!    are recorded, and a `DELETE` answers 204;
+//!    it (404 for any other, and for one that ended); its end is recorded,
+//!    and a `DELETE` answers 204;
 //! 4. [`limit_in_flight`]: an identity's requests in flight, up to its
 //!    limit (429);
 //! 5. [`admit_session`]: a new session, within the identity's cap (its
 //!    longest-idle sessions ended to make room, else 429) and the server's
-//!    (503).
+//!    (503), recorded as its identity's.
 
 use std::sync::Arc;
 
@@ -111,8 +111,8 @@ pub(super) async fn read_body(State(guard): Guarded, request: Request, next: Nex
 
 /// Layer 3: A session answers only the identity that opened it: another is told
 /// it does not exist, and changes nothing (the spec's security notes); an
-/// ended session does not exist either. Sessions opened and ended here are
-/// recorded.
+/// ended session does not exist either. A session ended here is
+/// forgotten.
 pub(super) async fn check_session(State(guard): Guarded, request: Request, next: Next) -> Response {
     let identity = identity_of(&request);
     let guarded = guard.options.is_guarded();
@@ -139,11 +139,6 @@ pub(super) async fn check_session(State(guard): Guarded, request: Request, next:
             guard.owners.end(ended);
             // rmcp says 202; a DELETE is done, not accepted for later.
             *response.status_mut() = StatusCode::NO_CONTENT;
-        }
-        None if guarded => {
-            if let Some(opened) = session_id(response.headers()) {
-                guard.owners.open(opened, &identity, &guard.sessions);
-            }
         }
         _ => {}
     }
@@ -190,21 +185,29 @@ pub(super) async fn limit_in_flight(
 /// Layer 5: A request that opens a session (an `initialize` without one) is let
 /// in within the identity's cap and the server's; other requests without a
 /// session (of protocols that need none) pass.
-pub(super) async fn admit_session(State(guard): Guarded, request: Request, next: Next) -> Response {
+pub(super) async fn admit_session(
+    State(guard): Guarded,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    // The last layer: what the layers passed along stays here, not in
+    // rmcp's copy of the request (a call's context keeps it while it runs).
+    let body = request.extensions_mut().remove::<ReadBody>();
+    let identity = request
+        .extensions_mut()
+        .remove::<Identity>()
+        .map(|identity| identity.0)
+        .unwrap_or_default();
     let no_session = session_id(request.headers()).is_none();
     let sessionless = sessionless(request.headers());
-    let opens = no_session
-        && !guard.options.stateless
-        && request
-            .extensions()
-            .get::<ReadBody>()
-            .is_some_and(|body| is_initialize(&body.0));
+    let opens =
+        no_session && !guard.options.stateless && body.is_some_and(|body| is_initialize(&body.0));
     // Held until the answer: a session this request opens counts against
     // its identity while it is being opened.
     let mut _opening = None;
     if opens {
         if guard.options.names_identities() {
-            match guard.make_room(&identity_of(&request)).await {
+            match guard.make_room(&identity).await {
                 Ok(opening) => _opening = Some(opening),
                 Err(refused) => return refused,
             }
@@ -214,6 +217,14 @@ pub(super) async fn admit_session(State(guard): Guarded, request: Request, next:
         }
     }
     let response = next.run(request).await;
+    // The session opened is its identity's before the place held for it
+    // while it opened goes: a request racing this one counts one or the
+    // other.
+    if no_session && guard.options.is_guarded() {
+        if let Some(opened) = session_id(response.headers()) {
+            guard.owners.open(opened, &identity, &guard.sessions);
+        }
+    }
     // The cap was reached by a request racing this one (an `initialize`: a
     // request of 2026-07-28 opens no session).
     if response.status() == StatusCode::INTERNAL_SERVER_ERROR
