@@ -11,7 +11,7 @@ use behest::run::{
 };
 use behest::{
     tool, Agent, AssistantMessage, Message, RunOutcome, ScriptedModel, ToolCall, ToolOutput,
-    ToolRegistry, ToolRuntime, Usage,
+    ToolRegistry, ToolRuntime,
 };
 
 use crate::accounting::{empty, failed, used};
