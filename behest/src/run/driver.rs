@@ -5,40 +5,20 @@
 //! off, end. The loop names no feature.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::sync::Mutex;
 
 use futures::future::BoxFuture;
 
-use super::agent::{Agent, RunOptions};
-use super::books::Lineage;
-use super::control::RunControl;
-use super::events::{Emitter, EventKind, RunPhase};
-use super::part::{Looping, Offer, Run};
+use super::agent::Agent;
+use super::events::{EventKind, RunPhase};
+use super::part::{Looping, Offer, Part, Run};
 use super::stage::{Ending, Flow};
 use super::stages::STAGES;
-use super::steps::{ModelTurn, RunSteps};
+use super::steps::ModelTurn;
 use super::{RunError, RunOutcome};
 use crate::conversation::{AssistantMessage, DeltaSink, Message};
 use crate::model::{ModelError, ModelRequest};
 use crate::tool::ToolSpec;
-
-/// What an agent's part of a run is made from.
-pub(super) struct Part<'a> {
-    pub agent: &'a Agent,
-    pub emitter: &'a Arc<Emitter>,
-    pub control: &'a RunControl,
-    pub handlers: usize,
-    pub steps: Option<&'a dyn RunSteps>,
-    pub lineage: Lineage,
-    pub first: &'a RunOptions,
-    pub started: tokio::time::Instant,
-    pub started_at: SystemTime,
-    pub holder: &'a [String],
-    pub pausing: bool,
-    /// Decisions made before this part.
-    pub decisions: usize,
-}
 
 impl<'a> Run<'a> {
     /// The part of the run `part` says, with what the stages offer.
@@ -57,20 +37,10 @@ impl<'a> Run<'a> {
             .chain(offer.tools.iter().map(|offered| offered.spec.clone()))
             .collect();
         Self {
-            agent: part.agent,
-            emitter: part.emitter,
-            control: part.control,
-            handlers: part.handlers,
-            steps: part.steps,
-            lineage: part.lineage,
-            first: part.first,
-            started: part.started,
-            started_at: part.started_at,
-            holder: part.holder,
-            pausing: part.pausing,
+            decisions: std::sync::atomic::AtomicUsize::new(part.decisions_before),
+            part,
             tripped: Mutex::new(None),
             offered: Mutex::new(None),
-            decisions: std::sync::atomic::AtomicUsize::new(part.decisions),
             running: Mutex::default(),
             waits: Mutex::default(),
             offer,

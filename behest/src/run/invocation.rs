@@ -9,10 +9,9 @@ use std::time::SystemTime;
 
 use super::books::{Books, Lineage};
 use super::control::RunControl;
-use super::driver::Part;
 use super::events::{spawn_handler, Emitter, Envelope, EventKind, EventStream, Handler};
 use super::handoff::{with_instructions, Targets};
-use super::part::{Looping, Run};
+use super::part::{Looping, Part, Run};
 use super::stage::Ending;
 use super::state::{Progress, RunState, Slot};
 use super::steps::RunSteps;
@@ -377,7 +376,7 @@ impl RuntimeInvocation {
                 started_at,
                 holder: &holder,
                 pausing: self.pausing && steps.is_none(),
-                decisions: looping.progress.decisions,
+                decisions_before: looping.progress.decisions,
             });
             let ending = match round.take() {
                 Some(round) => match run.resume_round(&mut looping, round).await {

@@ -21,9 +21,9 @@ use crate::conversation::{DeltaSink, Message, ToolResultMessage};
 use crate::runtime::{ToolCall, ToolCallResult};
 use crate::tool::{ToolError, ToolOutput, ToolResult, ToolSpec};
 
-/// One agent's part of a run: what the loop and the stages share, and its
-/// part in each call ([`RunHooks`](crate::runtime::RunHooks), `calls.rs`).
-pub(super) struct Run<'a> {
+/// What an agent's part of a run is given: the agent holding the run, the
+/// run's plumbing, its books and rules.
+pub(super) struct Part<'a> {
     pub agent: &'a Agent,
     pub emitter: &'a Arc<Emitter>,
     pub control: &'a RunControl,
@@ -45,6 +45,15 @@ pub(super) struct Run<'a> {
     pub holder: &'a [String],
     /// Whether the run stops at its waits rather than waiting.
     pub pausing: bool,
+    /// Decisions made before this part.
+    pub decisions_before: usize,
+}
+
+/// One agent's part of a run: what the loop and the stages share, and its
+/// part in each call ([`RunHooks`](crate::runtime::RunHooks), `calls.rs`).
+/// What it was given ([`Part`]) reads through it (`run.agent`, …).
+pub(super) struct Run<'a> {
+    pub part: Part<'a>,
     /// A stage stopped the run during a round of calls: the run fails with
     /// this once the round's calls have their results.
     pub tripped: Mutex<Option<RunError>>,
@@ -68,6 +77,14 @@ pub(super) struct Run<'a> {
     pub strict: BTreeSet<String>,
     /// Where the model's streamed pieces go.
     pub deltas: DeltaSink,
+}
+
+impl<'a> std::ops::Deref for Run<'a> {
+    type Target = Part<'a>;
+
+    fn deref(&self) -> &Part<'a> {
+        &self.part
+    }
 }
 
 /// What the stages offer the model beside the agent's tools.
