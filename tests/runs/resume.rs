@@ -378,3 +378,87 @@ async fn a_state_of_another_format_or_agent_is_refused_clearly() {
     let broken = serde_json::from_str::<RunState>(r#"{"format": 1, "run_id": 3}"#);
     assert!(broken.is_err());
 }
+
+/// A state read back from anywhere may have been changed on the way: every
+/// value of a real state, replaced in turn by values of every other kind,
+/// either fails to read (serde says why) or goes on to an outcome. Never a
+/// panic or a hang.
+#[tokio::test]
+async fn a_state_changed_anywhere_reads_clearly_or_goes_on_without_panicking() {
+    fn leaves(value: &Value, path: String, into: &mut Vec<String>) {
+        match value {
+            Value::Object(object) => {
+                for (key, value) in object {
+                    leaves(
+                        value,
+                        format!("{path}/{}", key.replace('~', "~0").replace('/', "~1")),
+                        into,
+                    );
+                }
+            }
+            Value::Array(items) => {
+                for (index, value) in items.iter().enumerate() {
+                    leaves(value, format!("{path}/{index}"), into);
+                }
+            }
+            _ => {}
+        }
+        into.push(path);
+    }
+    let (mut refused, mut went_on) = (0, 0);
+    // The mixed run (a denial, answers, an approval first) and the one
+    // handed to another agent (its holder, a call limit).
+    for scenario in [1, 2] {
+        let (_, agent) = scenarios().swap_remove(scenario);
+        let state = agent
+            .invoke([Message::user("go")])
+            .pause_at_waits()
+            .await
+            .into_paused()
+            .unwrap();
+        let written = serde_json::to_value(&state).unwrap();
+        let mut paths = Vec::new();
+        leaves(&written, String::new(), &mut paths);
+        let replacements = [
+            Value::Null,
+            json!(-1),
+            json!(u64::MAX),
+            json!(1.5e300),
+            json!("c1"),
+            json!([]),
+            json!({}),
+            json!(true),
+        ];
+        for path in &paths {
+            for replacement in &replacements {
+                let mut changed = written.clone();
+                if path.is_empty() {
+                    changed = replacement.clone();
+                } else if let Some(slot) = changed.pointer_mut(path) {
+                    *slot = replacement.clone();
+                }
+                let Ok(mut state) = serde_json::from_value::<RunState>(changed) else {
+                    refused += 1;
+                    continue;
+                };
+                let waits: Vec<_> = state.waits().cloned().collect();
+                for wait in waits {
+                    let _ = state.approve(&wait.call.call_id);
+                    let _ = state.resolve(&wait.call.call_id, Ok(ToolOutput::text("ok")));
+                }
+                // Each resume on a fresh agent: a scripted model is used up.
+                let (_, agent) = scenarios().swap_remove(scenario);
+                let run = agent.resume(state).pause_at_waits();
+                let outcome = tokio::time::timeout(std::time::Duration::from_secs(10), run)
+                    .await
+                    .unwrap_or_else(|_| panic!("resuming with {path} = {replacement} hung"));
+                let _ = outcome.state();
+                went_on += 1;
+            }
+        }
+    }
+    assert!(
+        refused > 0 && went_on > 0,
+        "{refused} refused, {went_on} went on"
+    );
+}

@@ -65,7 +65,7 @@ impl Stage for Bounds {
     ) -> Decided<'a, Flow> {
         // Every way the model is asked again counts against the bound,
         // once, over the whole run.
-        looping.progress.rounds += 1;
+        looping.progress.rounds = looping.progress.rounds.saturating_add(1);
         let (rounds, max_steps) = (looping.progress.rounds, run.first.max_steps);
         let mut flow = Flow::Go;
         if rounds > max_steps {

@@ -194,7 +194,7 @@ impl Run<'_> {
     async fn ask(&self, looping: &mut Looping) -> Result<AssistantMessage, RunOutcome> {
         let cancellation = self.control.cancellation().clone();
         let index = looping.progress.turns;
-        looping.progress.turns += 1;
+        looping.progress.turns = index.saturating_add(1);
         let specs = looping.prepared.as_deref().unwrap_or(&self.specs);
         let asked = self.model_turn(index, &looping.transcript, specs);
         // Dropping the model's future on cancellation aborts its request.

@@ -191,7 +191,7 @@ impl Emitter {
         // Numbering and sending under one lock keeps every sink's order the
         // order of the sequence numbers.
         let mut state = self.lock();
-        state.sequence += 1;
+        state.sequence = state.sequence.saturating_add(1);
         let envelope = Envelope {
             run_id: self.run_id.clone(),
             sequence: state.sequence,

@@ -136,7 +136,7 @@ impl Run<'_> {
                 });
             }
         }
-        looping.progress.handoffs += 1;
+        looping.progress.handoffs = looping.progress.handoffs.saturating_add(1);
         if looping.progress.handoffs > MAX_HANDOFFS {
             let error = RunError::Handoffs { max: MAX_HANDOFFS };
             return Flow::End(RunOutcome::failed(error, looping.take()));
