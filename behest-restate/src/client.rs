@@ -209,7 +209,8 @@ impl DurableClient {
     /// a service has taken it: refused ([`DurableClientError::Refused`],
     /// 404) when that call does not wait for an answer (the run has not
     /// reached it, or it was answered, or its deadline passed), 413 when
-    /// the output is over the run's step limit. While no service runs it
+    /// the output is over the run's step limit or its runtime's output
+    /// limit (the call still waits: send another). While no service runs it
     /// waits for one; [`answer_later`](Self::answer_later) returns at once.
     pub async fn answer(
         &self,

@@ -79,8 +79,10 @@
 //! A step keeps at most [`DurableAgent::max_step_bytes`]
 //! ([`DEFAULT_MAX_STEP_BYTES`], 4 MiB), well within Restate's message
 //! limit (32 MiB by default): a tool output over it is the call's error,
-//! which the model reads (the run goes on); an answer over it is refused
-//! to its sender (413); a model turn over it fails the run. An outcome too
+//! which the model reads (the run goes on); an answer over it, or over the
+//! runtime's output limit ([`Limits::max_output_bytes`](behest::Limits),
+//! 1 MiB by default), is refused to its sender (413), who may send another;
+//! a model turn over it fails the run. An outcome too
 //! large to return whole (a long run of large outputs) comes back without
 //! its transcript, which [`DurableClient::outcome`] reads from the status.
 //!

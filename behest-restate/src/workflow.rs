@@ -245,8 +245,14 @@ impl DurableAgent {
 }
 
 impl DurableAgent {
-    /// Refuses (413) an `output` over the step limit, as `what`.
+    /// Refuses (413) an `output` over the runtime's output limit or the
+    /// step limit, as `what`: taken, the model would read that it is over
+    /// the limit, and the call could not be answered again.
     fn fits(&self, output: &ToolOutput, what: &str) -> Result<(), HandlerError> {
+        if let Err(error) = self.agent.runtime().check_answer(output) {
+            let why = format!("{what} is over the run's output limit: {error}");
+            return Err(TerminalError::new_with_code(413, why).into());
+        }
         let size = json_size(output);
         if size <= self.max_step_bytes {
             return Ok(());

@@ -61,9 +61,25 @@ impl Service {
     /// [`start`](Self::start) in `mode` (`approve`: tallies need approvals;
     /// `paired`: the model makes its calls in one turn).
     async fn start_with(port: u16, counts: &Path, deadline_ms: u64, mode: Option<&str>) -> Self {
+        Self::start_limited(port, counts, deadline_ms, mode, None).await
+    }
+
+    /// A service whose tools' outputs (and the answers it takes) are held to
+    /// `max_output` bytes, when given.
+    async fn start_limited(
+        port: u16,
+        counts: &Path,
+        deadline_ms: u64,
+        mode: Option<&str>,
+        max_output: Option<usize>,
+    ) -> Self {
         let mut args = vec![port.to_string(), deadline_ms.to_string()];
         args.extend(mode.map(str::to_owned));
-        let child = Command::new(env!("CARGO_BIN_EXE_behest-restate-test-service"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_behest-restate-test-service"));
+        if let Some(limit) = max_output {
+            command.env("BEHEST_TEST_MAX_OUTPUT", limit.to_string());
+        }
+        let child = command
             .args(args)
             .env("BEHEST_TEST_COUNTS", counts)
             .stdout(Stdio::null())
@@ -718,5 +734,40 @@ async fn a_killed_run_says_killed_and_an_unknown_one_is_not_found() {
     assert!(
         matches!(unknown, DurableClientError::NoSuchRun(ref id) if id == "never-started"),
         "{unknown}"
+    );
+}
+
+/// An answer over the run's output limit (below a durable step's) is
+/// refused to its sender (413), as one over the step's limit is: taken, the
+/// model would read that the output is over the limit, and the call could
+/// not be answered again. A fitting answer is then taken.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn an_answer_over_the_output_limit_is_refused_to_its_sender() {
+    let restate = Restate::start("answer-limit").await;
+    let counts = Scratch::new("answer-limit-counts");
+    let port = free_port();
+    let _service = Service::start_limited(port, &counts, 600_000, None, Some(1024)).await;
+    restate.register(port).await;
+    let client = restate.client();
+    client.start("run-12", &question()).await.unwrap();
+    let call_id = waiting_for_an_answer(&client, "run-12").await;
+    let refused = client
+        .answer("run-12", &call_id, ToolOutput::text("y".repeat(4096)))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.status(), Some(413), "{refused}");
+    assert!(refused.to_string().contains("1024"), "{refused}");
+    client
+        .answer("run-12", &call_id, ToolOutput::text("yes"))
+        .await
+        .unwrap();
+    let outcome = client.outcome("run-12").await.unwrap();
+    assert_eq!(
+        outcome.text(),
+        Some("done: step 0 counted, step 1 counted, yes")
     );
 }

@@ -158,9 +158,14 @@ pub fn agent(external_deadline: Duration, mode: Mode) -> Agent {
         .expect("big")
         .with(AskPerson::external_tool())
         .expect("ask_person");
-    // Outputs as large as a durable step can hold reach it.
+    // Outputs as large as a durable step can hold reach it, unless the
+    // test sets a smaller limit.
+    let max_output = std::env::var("BEHEST_TEST_MAX_OUTPUT")
+        .ok()
+        .and_then(|limit| limit.parse().ok())
+        .unwrap_or(64 << 20);
     let runtime = ToolRuntime::builder(registry)
-        .max_output_bytes(64 << 20)
+        .max_output_bytes(max_output)
         .build();
     let agent = Agent::new(Steady { mode }, runtime)
         .external_deadline(external_deadline)

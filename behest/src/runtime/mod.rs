@@ -38,7 +38,7 @@ pub(crate) use hooks::{LocalRun, Route, RunHooks};
 use crate::registry::ToolRegistry;
 #[cfg(doc)]
 use crate::tool::ToolContext;
-use crate::tool::{ProgressSink, SharedState};
+use crate::tool::{ProgressSink, SharedState, ToolError, ToolOutput};
 
 /// Runs tool calls against a registry: validates them, runs them under
 /// limits and turns every failure into a result the model can read.
@@ -143,6 +143,14 @@ impl ToolRuntime {
     /// The limits in force.
     pub fn limits(&self) -> &Limits {
         &self.inner.limits
+    }
+
+    /// Whether `output`, given from outside (a handler's or a person's
+    /// answer to an external call), is within the output limit a tool's own
+    /// output meets: the error the call would end with if not, so that the
+    /// sender can be told at once and send another.
+    pub fn check_answer(&self, output: &ToolOutput) -> Result<(), ToolError> {
+        self.output_fits(output)
     }
 
     /// Runs one call through the whole pipeline.
