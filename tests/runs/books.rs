@@ -296,10 +296,39 @@ async fn a_filter_a_policy_or_a_preparation_that_panics_fails_the_run() {
             Box::pin(async { panic!("policy broke") })
         }))),
     );
+    /// A model that breaks while it summarises.
+    struct Breaking;
+    impl behest::Model for Breaking {
+        async fn complete(
+            &self,
+            _request: behest::ModelRequest<'_>,
+        ) -> Result<AssistantMessage, ModelError> {
+            panic!("summary broke")
+        }
+    }
+    let summarising = Agent::new(
+        ScriptedModel::new([
+            ScriptedTurn::reply(
+                AssistantMessage::tool_calls([ToolCall::new("c1", "look_up", r#"{"order": 1}"#)])
+                    .with_usage(used(1_000)),
+            ),
+            ScriptedTurn::reply(
+                AssistantMessage::tool_calls([ToolCall::new("c2", "look_up", r#"{"order": 2}"#)])
+                    .with_usage(used(1_000)),
+            ),
+            ScriptedTurn::text("ok"),
+        ]),
+        tools(),
+    )
+    .context(ContextPolicy::new(100).compaction(Compaction::Summarize {
+        model: Arc::new(Breaking),
+        keep: 1,
+    }));
     for (agent, what) in [
         (filtered, "input filter of the handoff to next"),
         (prepared, "preparation of the tools"),
         (compacting, "context policy"),
+        (summarising, "the model that summarises old turns"),
     ] {
         let outcome = agent.invoke([Message::user("hi")]).await;
         let error = failed(&outcome);

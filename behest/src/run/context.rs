@@ -460,10 +460,17 @@ impl Run<'_> {
                     ),
                     Message::user(as_text(&transcript[head..tail])),
                 ];
+                const SUMMARISER: &str = "the model that summarises old turns";
                 let summarise = async move {
-                    match model.respond_dyn(&ask, &[]).await {
-                        Ok(reply) => {
+                    let asked =
+                        super::panics::caught_async(SUMMARISER, || model.respond_dyn(&ask, &[]));
+                    match asked.await {
+                        Ok(Ok(reply)) => {
                             serde_json::json!({"summary": reply.text, "usage": reply.usage})
+                        }
+                        Ok(Err(error)) => serde_json::json!({"error": error.to_string()}),
+                        Err(super::RunError::Panicked { message, .. }) => {
+                            serde_json::json!({ "panicked": message })
                         }
                         Err(error) => serde_json::json!({"error": error.to_string()}),
                     }
@@ -472,6 +479,12 @@ impl Run<'_> {
                 let summarised = self
                     .decide("summary of old turns", Box::pin(summarise))
                     .await;
+                if let Some(message) = summarised["panicked"].as_str() {
+                    return Err(super::RunError::Panicked {
+                        part: SUMMARISER.to_owned(),
+                        message: message.to_owned(),
+                    });
+                }
                 if let Some(error) = summarised["error"].as_str() {
                     return Err(context(format!("the summary failed: {error}")));
                 }
