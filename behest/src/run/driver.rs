@@ -61,22 +61,21 @@ fn offer_of(agent: &Agent) -> Offer {
 }
 
 /// The first name offered twice to `agent`'s model, said as the error: its
-/// tools and what the stages offer beside them.
-fn name_conflict(agent: &Agent) -> Option<String> {
+/// tools and what the stages `offer` beside them.
+fn name_conflict(agent: &Agent, offer: &Offer) -> Option<String> {
     let registry = agent.runtime.registry();
-    let offer = offer_of(agent);
     let offered = registry
         .names()
-        .map(|name| (name.to_owned(), format!("the tool `{name}`")))
+        .map(|name| (name, format!("the tool `{name}`")))
         .chain(
             offer
                 .tools
-                .into_iter()
-                .map(|offered| (offered.spec.name, offered.what)),
+                .iter()
+                .map(|offered| (offered.spec.name.as_str(), offered.what.clone())),
         );
-    let mut seen: HashMap<String, String> = HashMap::new();
+    let mut seen: HashMap<&str, String> = HashMap::new();
     for (name, what) in offered {
-        if let Some(before) = seen.get(&name) {
+        if let Some(before) = seen.get(name) {
             return Some(format!(
                 "{before} and {what} are both offered to the model as `{name}`; give them names that differ"
             ));
@@ -103,7 +102,7 @@ impl Agent {
     /// assert!(triage.check().unwrap_err().to_string().contains("transfer_to_a_b"));
     /// ```
     pub fn check(&self) -> Result<(), RunError> {
-        match name_conflict(self) {
+        match name_conflict(self, &offer_of(self)) {
             Some(message) => Err(RunError::Agent { message }),
             None => Ok(()),
         }
@@ -113,7 +112,7 @@ impl Agent {
 impl Run<'_> {
     /// The agent's part of the run, from its start.
     pub async fn drive(&self, looping: &mut Looping) -> Ending {
-        if let Some(message) = name_conflict(self.agent) {
+        if let Some(message) = name_conflict(self.agent, &self.offer) {
             let error = RunError::Agent { message };
             return Ending::End(RunOutcome::failed(error, looping.take()));
         }
