@@ -77,21 +77,6 @@ impl Books {
         ledger.usage.add_calls(spent);
     }
 
-    /// Counts what a call's output says it spent, for a call whose
-    /// spending is not in the books yet: the first limit it passes, if any.
-    pub(crate) fn output_spent(
-        &self,
-        lineage: &Lineage,
-        call_id: &str,
-        usage: Option<&Usage>,
-    ) -> Option<Reached> {
-        let booked = crate::sync::lock(&lineage.booked).remove(call_id);
-        match usage {
-            Some(usage) if !booked => self.tokens(Some(usage)),
-            _ => None,
-        }
-    }
-
     /// Counts one more model request, unless a limit of the chain would be
     /// passed by it (requests, or tokens and cost already spent).
     pub(crate) fn request(&self) -> Result<(), Reached> {
@@ -188,6 +173,17 @@ pub(crate) struct Lineage {
 }
 
 impl Lineage {
+    /// Counts in the run's books what the output of its call `call_id`
+    /// says it spent, unless that call's spending went in as it was spent:
+    /// the first limit it passes, if any.
+    pub(crate) fn output_spent(&self, call_id: &str, usage: Option<&Usage>) -> Option<Reached> {
+        let booked = crate::sync::lock(&self.booked).remove(call_id);
+        match usage {
+            Some(usage) if !booked => self.books.tokens(Some(usage)),
+            _ => None,
+        }
+    }
+
     /// The root of a tree: a run nobody called.
     pub(crate) fn root(max_depth: usize, books: Books, emitter: Arc<Emitter>) -> Self {
         Self {

@@ -120,7 +120,7 @@ impl Stage for Bounds {
             .as_ref()
             .ok()
             .and_then(|output| output.usage.as_ref());
-        if let Some(reached) = books.output_spent(&run.lineage, &call.call_id, usage) {
+        if let Some(reached) = run.lineage.output_spent(&call.call_id, usage) {
             // The run fails once the round's calls have their results.
             crate::sync::lock(&run.tripped).get_or_insert(reached.error());
         }

@@ -31,11 +31,8 @@ pub(crate) async fn caught_async<F: Future>(
 
 /// The run's error for a panic of `name` with `payload`.
 fn panicked(name: &str, payload: &(dyn Any + Send)) -> RunError {
-    let message = payload
-        .downcast_ref::<&str>()
-        .map(|text| (*text).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic with no message".to_owned());
+    let message =
+        crate::sync::panic_message(payload).unwrap_or_else(|| "a panic with no message".to_owned());
     tracing::error!(part = name, %message, "a part of the run panicked");
     RunError::Panicked {
         part: name.to_owned(),

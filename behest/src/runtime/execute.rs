@@ -304,10 +304,7 @@ fn guarded<T>(entry: &Entry, build: impl FnOnce() -> T) -> ToolResult<T> {
 }
 
 fn panicked(payload: &(dyn Any + Send), reveal: bool) -> ToolError {
-    let payload = payload
-        .downcast_ref::<&str>()
-        .map(|text| (*text).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
+    let payload = crate::sync::panic_message(payload)
         .unwrap_or_else(|| "a panic with a payload that is not a string".to_owned());
     // The message is the tool's to reveal (it can carry what the tool was
     // handling); the trace says it panicked, and shows it only then.
