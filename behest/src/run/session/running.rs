@@ -1,0 +1,316 @@
+//! Running an agent in a session: the history loaded, the run, what it
+//! added written back in one commit; a run that waits kept in the session
+//! until whichever process gets its answers finishes it.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use super::id::check_id;
+use super::{Change, Commit, Loaded, PausedRun, RunChange, SessionError, SessionId, SessionStore};
+use crate::conversation::Message;
+use crate::run::{Agent, ControlError, RunOutcome, RunState};
+use crate::tool::ToolOutput;
+
+/// How many times an answer is given again when another answer to the
+/// same run was committed first.
+const ANSWER_ATTEMPTS: usize = 32;
+
+impl Agent {
+    /// This agent's runs in the session `id` of `store` (see [`Session`]).
+    pub fn session(&self, store: Arc<dyn SessionStore>, id: SessionId) -> Session {
+        Session {
+            agent: self.clone(),
+            store,
+            id,
+            lease: Duration::from_secs(600),
+        }
+    }
+}
+
+/// An agent's runs in one session of a [`SessionStore`]: each
+/// [`run`](Self::run) reads the conversation so far, runs the agent on it
+/// and the new messages, and writes what the run added, in one commit.
+///
+/// A run that needs an approval or an external answer stops at its waits
+/// ([`RuntimeInvocation::pause_at_waits`](crate::run::RuntimeInvocation::pause_at_waits))
+/// and is kept in the session as its [`RunState`]; the session takes no
+/// other run until it is answered. Answers ([`approve`](Self::approve),
+/// [`deny`](Self::deny), [`resolve`](Self::resolve)) may come to any
+/// process that shares the store, days later; the one that gives the last
+/// answer claims the run and finishes it, so its tools run once.
+///
+/// What is written: a completed run's messages, after those it read, or,
+/// when the agent's [`context`](Agent::context) policy compacted the
+/// conversation, the compacted conversation in place of the old one. A
+/// run that failed or was cancelled writes nothing.
+///
+/// ```
+/// use std::sync::Arc;
+/// use behest::run::{MemoryStore, ScriptedTurn, SessionId};
+/// use behest::{Agent, Message, ScriptedModel, ToolRegistry, ToolRuntime};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), behest::run::SessionError> {
+/// let agent = Agent::new(
+///     ScriptedModel::new([ScriptedTurn::text("Hi Ada."), ScriptedTurn::text("You are Ada.")]),
+///     ToolRuntime::new(ToolRegistry::new()),
+/// );
+/// let store = Arc::new(MemoryStore::new());
+/// let session = agent.session(store, SessionId::new("user-1")?);
+/// session.run([Message::user("I am Ada.")]).await?;
+/// let outcome = session.run([Message::user("Who am I?")]).await?;
+/// assert_eq!(outcome.text(), Some("You are Ada."));
+/// assert_eq!(session.history().await?.len(), 4);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Session {
+    agent: Agent,
+    store: Arc<dyn SessionStore>,
+    id: SessionId,
+    lease: Duration,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("lease", &self.lease)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// How long a process that finishes a paused run holds it before
+    /// another may take it over (the first one having stopped). Default 10
+    /// minutes: longer than a run's last steps take.
+    #[must_use]
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> &SessionId {
+        &self.id
+    }
+
+    /// The conversation so far.
+    pub async fn history(&self) -> Result<Vec<Message>, SessionError> {
+        Ok(self.store.load(&self.id).await?.messages)
+    }
+
+    /// The runs paused in the session, with the calls they wait for.
+    pub async fn paused(&self) -> Result<Vec<PausedRun>, SessionError> {
+        Ok(self.store.load(&self.id).await?.paused)
+    }
+
+    /// Runs the agent on the conversation so far and `input`, and writes
+    /// what the run added. A run that stops at its waits ends
+    /// [`Paused`](RunOutcome::Paused) and is kept in the session.
+    ///
+    /// [`SessionError::Busy`] while a run of the session is paused;
+    /// [`SessionError::Conflict`] when another run of the session wrote
+    /// first: nothing of this run was written, and running `input` again
+    /// runs it on the conversation as it is now.
+    pub async fn run(
+        &self,
+        input: impl IntoIterator<Item = Message>,
+    ) -> Result<RunOutcome, SessionError> {
+        let loaded = self.store.load(&self.id).await?;
+        if let Some(paused) = loaded.paused.first() {
+            return Err(SessionError::Busy {
+                session: self.id.to_string(),
+                run_id: paused.run_id().to_owned(),
+            });
+        }
+        let mut conversation = loaded.messages.clone();
+        conversation.extend(input);
+        let outcome = self.agent.invoke(conversation).pause_at_waits().await;
+        self.settle(&loaded.messages, loaded.version, None, outcome)
+            .await
+    }
+
+    /// Approves the call `call_id` of the paused run `run_id`. When it was
+    /// the run's last wait, the run goes on here and its outcome is given;
+    /// otherwise the approval is kept and `None` is given.
+    pub async fn approve(
+        &self,
+        run_id: &str,
+        call_id: &str,
+    ) -> Result<Option<RunOutcome>, SessionError> {
+        self.answer(run_id, |state| state.approve(call_id)).await
+    }
+
+    /// Denies the call `call_id` of the paused run `run_id`; the model
+    /// reads `reason`. Goes on as [`approve`](Self::approve) does.
+    pub async fn deny(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        reason: &str,
+    ) -> Result<Option<RunOutcome>, SessionError> {
+        self.answer(run_id, |state| state.deny(call_id, reason))
+            .await
+    }
+
+    /// Answers the external call `call_id` of the paused run `run_id`:
+    /// its output, or an error the model reads. Goes on as
+    /// [`approve`](Self::approve) does.
+    pub async fn resolve(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        result: Result<ToolOutput, String>,
+    ) -> Result<Option<RunOutcome>, SessionError> {
+        self.answer(run_id, |state| state.resolve(call_id, result.clone()))
+            .await
+    }
+
+    /// Finishes the paused run `run_id` if every wait has its answer and
+    /// no process holds it: for a run whose finishing process stopped
+    /// before it was done, once its [`lease`](Self::lease) has passed.
+    /// `None` while it still waits.
+    pub async fn go_on(&self, run_id: &str) -> Result<Option<RunOutcome>, SessionError> {
+        check_id("run", run_id)?;
+        let mut attempts = 0;
+        loop {
+            let loaded = self.store.load(&self.id).await?;
+            let run = self.free_run(&loaded, run_id)?.clone();
+            if run.state.is_waiting() {
+                return Ok(None);
+            }
+            match self.finish(loaded, run).await {
+                Err(error) if error.is_conflict() && attempts < ANSWER_ATTEMPTS => attempts += 1,
+                done => return done.map(Some),
+            }
+        }
+    }
+
+    /// Forgets the paused run `run_id` without going on: the session
+    /// takes runs again, and the run's calls never run.
+    pub async fn discard(&self, run_id: &str) -> Result<(), SessionError> {
+        check_id("run", run_id)?;
+        let loaded = self.store.load(&self.id).await?;
+        self.free_run(&loaded, run_id)?;
+        let commit = Commit {
+            messages: None,
+            run: Some(RunChange::Remove(run_id)),
+        };
+        self.store
+            .commit(&self.id, loaded.version, commit)
+            .await
+            .map(drop)
+    }
+
+    /// Gives an answer to a paused run, again while other answers to it
+    /// are committed first; goes on once it has them all.
+    async fn answer(
+        &self,
+        run_id: &str,
+        give: impl Fn(&mut RunState) -> Result<(), ControlError>,
+    ) -> Result<Option<RunOutcome>, SessionError> {
+        check_id("run", run_id)?;
+        let mut attempts = 0;
+        loop {
+            let loaded = self.store.load(&self.id).await?;
+            let mut run = self.free_run(&loaded, run_id)?.clone();
+            give(&mut run.state)?;
+            let result = if run.state.is_waiting() {
+                let commit = Commit {
+                    messages: None,
+                    run: Some(RunChange::Save(&run)),
+                };
+                self.store
+                    .commit(&self.id, loaded.version, commit)
+                    .await
+                    .map(|_| None)
+            } else {
+                self.finish(loaded, run).await.map(Some)
+            };
+            match result {
+                Err(error) if error.is_conflict() && attempts < ANSWER_ATTEMPTS => attempts += 1,
+                done => return done,
+            }
+        }
+    }
+
+    /// The paused run `run_id`, if no process holds it now.
+    fn free_run<'a>(&self, loaded: &'a Loaded, run_id: &str) -> Result<&'a PausedRun, SessionError> {
+        let run = loaded
+            .paused
+            .iter()
+            .find(|run| run.run_id() == run_id)
+            .ok_or_else(|| SessionError::NoRun {
+                session: self.id.to_string(),
+                run_id: run_id.to_owned(),
+            })?;
+        match run.claimed_until {
+            Some(until) if until > SystemTime::now() => Err(SessionError::Claimed {
+                run_id: run_id.to_owned(),
+            }),
+            _ => Ok(run),
+        }
+    }
+
+    /// Claims a run with every answer, goes on with it and writes its end.
+    async fn finish(&self, loaded: Loaded, mut run: PausedRun) -> Result<RunOutcome, SessionError> {
+        run.claimed_until = Some(SystemTime::now() + self.lease);
+        let claim = Commit {
+            messages: None,
+            run: Some(RunChange::Save(&run)),
+        };
+        let claimed = self.store.commit(&self.id, loaded.version, claim).await?;
+        let run_id = run.run_id().to_owned();
+        let outcome = self.agent.resume(run.state).pause_at_waits().await;
+        self.settle(&loaded.messages, claimed, Some(&run_id), outcome)
+            .await
+    }
+
+    /// Writes how a run ended: a completed run's messages, a paused run's
+    /// state; the run it went on from, if any, is forgotten.
+    async fn settle(
+        &self,
+        history: &[Message],
+        expected: u64,
+        resumed: Option<&str>,
+        outcome: RunOutcome,
+    ) -> Result<RunOutcome, SessionError> {
+        let forget = resumed.map(RunChange::Remove);
+        let paused;
+        let commit = match &outcome {
+            RunOutcome::Completed { transcript, .. } => Commit {
+                messages: Some(change(history, transcript)),
+                run: forget,
+            },
+            RunOutcome::Paused { state } => {
+                paused = PausedRun {
+                    state: (**state).clone(),
+                    claimed_until: None,
+                };
+                Commit {
+                    messages: None,
+                    run: Some(RunChange::Save(&paused)),
+                }
+            }
+            _ if forget.is_some() => Commit {
+                messages: None,
+                run: forget,
+            },
+            _ => return Ok(outcome),
+        };
+        self.store.commit(&self.id, expected, commit).await?;
+        Ok(outcome)
+    }
+}
+
+/// What a run's `transcript` makes of a session that held `history`: the
+/// messages after it, or, when the run compacted it, the whole transcript.
+fn change<'a>(history: &[Message], transcript: &'a [Message]) -> Change<'a> {
+    if transcript.starts_with(history) {
+        Change::Append(&transcript[history.len()..])
+    } else {
+        Change::Replace(transcript)
+    }
+}
