@@ -30,5 +30,6 @@ impl Backend for sqlx::Postgres {
     // Read committed would let the session's rows come from two commits.
     const BEGIN_READ: &'static str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
     // Any 64-bit key, the same in every process: "behest" in ASCII.
-    const MIGRATION_LOCK: Option<&'static str> = Some("SELECT pg_advisory_xact_lock(112205573403764)");
+    const MIGRATION_LOCK: Option<&'static str> =
+        Some("SELECT pg_advisory_xact_lock(112205573403764)");
 }

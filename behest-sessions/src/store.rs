@@ -69,7 +69,11 @@ where
     }
 
     async fn migrate(&self) -> Result<(), SessionError> {
-        let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await.map_err(backend)?;
+        let mut tx = self
+            .pool
+            .begin_with(DB::BEGIN_WRITE)
+            .await
+            .map_err(backend)?;
         if let Some(lock) = DB::MIGRATION_LOCK {
             tx.execute(lock).await.map_err(backend)?;
         }
@@ -93,7 +97,9 @@ where
             }
         }
         if found < MIGRATIONS.len() {
-            tx.execute("DELETE FROM behest_schema").await.map_err(backend)?;
+            tx.execute("DELETE FROM behest_schema")
+                .await
+                .map_err(backend)?;
             sqlx::query("INSERT INTO behest_schema (version) VALUES ($1)")
                 .bind(MIGRATIONS.len() as i64)
                 .execute(&mut *tx)
@@ -104,7 +110,11 @@ where
     }
 
     async fn load_session(&self, id: &SessionId) -> Result<Loaded, SessionError> {
-        let mut tx = self.pool.begin_with(DB::BEGIN_READ).await.map_err(backend)?;
+        let mut tx = self
+            .pool
+            .begin_with(DB::BEGIN_READ)
+            .await
+            .map_err(backend)?;
         let key = id.as_str().to_owned();
         let version: Option<i64> = sqlx::query("SELECT version FROM behest_sessions WHERE id = $1")
             .bind(key.clone())
@@ -115,22 +125,29 @@ where
         let Some(version) = version else {
             return Ok(Loaded::default());
         };
-        let rows = sqlx::query("SELECT seq, body FROM behest_messages WHERE session_id = $1 ORDER BY seq")
-            .bind(key.clone())
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(backend)?;
+        let rows =
+            sqlx::query("SELECT seq, body FROM behest_messages WHERE session_id = $1 ORDER BY seq")
+                .bind(key.clone())
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(backend)?;
         let mut messages = Vec::with_capacity(rows.len());
         for row in rows {
             let seq: i64 = row.try_get(0).map_err(backend)?;
             let body: String = row.try_get(1).map_err(backend)?;
-            messages.push(codec::message(id, count(id, "a message's place", seq)?, &body)?);
+            messages.push(codec::message(
+                id,
+                count(id, "a message's place", seq)?,
+                &body,
+            )?);
         }
-        let rows = sqlx::query("SELECT body FROM behest_paused_runs WHERE session_id = $1 ORDER BY run_id")
-            .bind(key)
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(backend)?;
+        let rows = sqlx::query(
+            "SELECT body FROM behest_paused_runs WHERE session_id = $1 ORDER BY run_id",
+        )
+        .bind(key)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(backend)?;
         let mut paused = Vec::with_capacity(rows.len());
         for row in rows {
             let body: String = row.try_get(0).map_err(backend)?;
@@ -144,11 +161,20 @@ where
         })
     }
 
-    async fn write(&self, id: &SessionId, expected: u64, commit: Commit<'_>) -> Result<u64, SessionError> {
+    async fn write(
+        &self,
+        id: &SessionId,
+        expected: u64,
+        commit: Commit<'_>,
+    ) -> Result<u64, SessionError> {
         let encoded = codec::encode(&commit)?;
         let key = id.as_str().to_owned();
         let now = millis(SystemTime::now());
-        let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await.map_err(backend)?;
+        let mut tx = self
+            .pool
+            .begin_with(DB::BEGIN_WRITE)
+            .await
+            .map_err(backend)?;
         if expected == 0 {
             sqlx::query(
                 "INSERT INTO behest_sessions (id, version, messages, updated_at) VALUES ($1, 0, 0, $2) \
@@ -192,13 +218,15 @@ where
             };
             let total = first + encoded.messages.len() as i64;
             for (seq, body) in (first..).zip(encoded.messages) {
-                sqlx::query("INSERT INTO behest_messages (session_id, seq, body) VALUES ($1, $2, $3)")
-                    .bind(key.clone())
-                    .bind(seq)
-                    .bind(body)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(backend)?;
+                sqlx::query(
+                    "INSERT INTO behest_messages (session_id, seq, body) VALUES ($1, $2, $3)",
+                )
+                .bind(key.clone())
+                .bind(seq)
+                .bind(body)
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
             }
             sqlx::query("UPDATE behest_sessions SET messages = $2 WHERE id = $1")
                 .bind(key.clone())
@@ -234,7 +262,11 @@ where
         Ok(expected + 1)
     }
 
-    async fn list_sessions(&self, after: Option<&SessionId>, limit: usize) -> Result<Vec<SessionInfo>, SessionError> {
+    async fn list_sessions(
+        &self,
+        after: Option<&SessionId>,
+        limit: usize,
+    ) -> Result<Vec<SessionInfo>, SessionError> {
         let after = after.map_or_else(String::new, |id| id.as_str().to_owned());
         let rows = sqlx::query(
             "SELECT id, version, messages, updated_at FROM behest_sessions WHERE id > $1 ORDER BY id LIMIT $2",
@@ -268,7 +300,11 @@ where
 
     async fn delete_session(&self, id: &SessionId) -> Result<bool, SessionError> {
         let key = id.as_str().to_owned();
-        let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await.map_err(backend)?;
+        let mut tx = self
+            .pool
+            .begin_with(DB::BEGIN_WRITE)
+            .await
+            .map_err(backend)?;
         for table in ["behest_paused_runs", "behest_messages"] {
             sqlx::query(&format!("DELETE FROM {table} WHERE session_id = $1"))
                 .bind(key.clone())
@@ -276,18 +312,23 @@ where
                 .await
                 .map_err(backend)?;
         }
-        let rows: Vec<DB::Row> = sqlx::query("DELETE FROM behest_sessions WHERE id = $1 RETURNING id")
-            .bind(key)
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(backend)?;
+        let rows: Vec<DB::Row> =
+            sqlx::query("DELETE FROM behest_sessions WHERE id = $1 RETURNING id")
+                .bind(key)
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(backend)?;
         tx.commit().await.map_err(backend)?;
         Ok(!rows.is_empty())
     }
 
     async fn prune_sessions(&self, idle_since: SystemTime) -> Result<u64, SessionError> {
         let before = millis(idle_since);
-        let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await.map_err(backend)?;
+        let mut tx = self
+            .pool
+            .begin_with(DB::BEGIN_WRITE)
+            .await
+            .map_err(backend)?;
         for table in ["behest_paused_runs", "behest_messages"] {
             sqlx::query(&format!(
                 "DELETE FROM {table} WHERE session_id IN \
@@ -298,11 +339,12 @@ where
             .await
             .map_err(backend)?;
         }
-        let rows: Vec<DB::Row> = sqlx::query("DELETE FROM behest_sessions WHERE updated_at < $1 RETURNING id")
-            .bind(before)
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(backend)?;
+        let rows: Vec<DB::Row> =
+            sqlx::query("DELETE FROM behest_sessions WHERE updated_at < $1 RETURNING id")
+                .bind(before)
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(backend)?;
         tx.commit().await.map_err(backend)?;
         Ok(rows.len() as u64)
     }

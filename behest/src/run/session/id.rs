@@ -63,7 +63,10 @@ pub(crate) fn check_id(what: &'static str, id: &str) -> Result<(), SessionError>
     let reason = if id.is_empty() {
         "it is empty".to_owned()
     } else if id.len() > MAX_ID_BYTES {
-        format!("it is {} bytes long, over the limit of {MAX_ID_BYTES}", id.len())
+        format!(
+            "it is {} bytes long, over the limit of {MAX_ID_BYTES}",
+            id.len()
+        )
     } else if let Some(at) = id.find(char::is_control) {
         format!("it holds a control character at byte {at}")
     } else {

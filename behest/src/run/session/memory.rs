@@ -39,11 +39,13 @@ impl MemoryStore {
 impl SessionStore for MemoryStore {
     fn load<'a>(&'a self, id: &'a SessionId) -> BoxFuture<'a, Result<Loaded, SessionError>> {
         let sessions = crate::sync::lock(&self.sessions);
-        let loaded = sessions.get(id).map_or_else(Loaded::default, |kept| Loaded {
-            messages: kept.messages.clone(),
-            version: kept.version,
-            paused: kept.paused.values().cloned().collect(),
-        });
+        let loaded = sessions
+            .get(id)
+            .map_or_else(Loaded::default, |kept| Loaded {
+                messages: kept.messages.clone(),
+                version: kept.version,
+                paused: kept.paused.values().cloned().collect(),
+            });
         Box::pin(std::future::ready(Ok(loaded)))
     }
 
@@ -90,7 +92,12 @@ impl SessionStore for MemoryStore {
 }
 
 impl MemoryStore {
-    fn write(&self, id: &SessionId, expected: u64, commit: Commit<'_>) -> Result<u64, SessionError> {
+    fn write(
+        &self,
+        id: &SessionId,
+        expected: u64,
+        commit: Commit<'_>,
+    ) -> Result<u64, SessionError> {
         // The same limit as a store on a database, checked the same way.
         codec::encode(&commit)?;
         let mut sessions = crate::sync::lock(&self.sessions);

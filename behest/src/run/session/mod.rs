@@ -24,6 +24,5 @@ pub use id::{SessionId, MAX_ID_BYTES};
 pub use memory::MemoryStore;
 pub use running::Session;
 pub use store::{
-    codec, Change, Commit, Loaded, PausedRun, RunChange, SessionInfo, SessionStore,
-    MAX_WRITE_BYTES,
+    codec, Change, Commit, Loaded, PausedRun, RunChange, SessionInfo, SessionStore, MAX_WRITE_BYTES,
 };

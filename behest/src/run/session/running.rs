@@ -237,7 +237,11 @@ impl Session {
     }
 
     /// The paused run `run_id`, if no process holds it now.
-    fn free_run<'a>(&self, loaded: &'a Loaded, run_id: &str) -> Result<&'a PausedRun, SessionError> {
+    fn free_run<'a>(
+        &self,
+        loaded: &'a Loaded,
+        run_id: &str,
+    ) -> Result<&'a PausedRun, SessionError> {
         let run = loaded
             .paused
             .iter()

@@ -155,12 +155,13 @@ pub mod codec {
             .unwrap_or_default();
         let run = match commit.run {
             Some(RunChange::Save(run)) => Some(
-                serde_json::to_string(run).map_err(|error| SessionError::Backend(Box::new(error)))?,
+                serde_json::to_string(run)
+                    .map_err(|error| SessionError::Backend(Box::new(error)))?,
             ),
             _ => None,
         };
-        let bytes = messages.iter().map(String::len).sum::<usize>()
-            + run.as_ref().map_or(0, String::len);
+        let bytes =
+            messages.iter().map(String::len).sum::<usize>() + run.as_ref().map_or(0, String::len);
         if bytes > MAX_WRITE_BYTES {
             return Err(SessionError::TooLarge {
                 bytes,
