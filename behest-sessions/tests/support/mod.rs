@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod agent;
+
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -99,4 +101,26 @@ pub async fn stores(test: &str) -> Vec<(&'static str, Arc<dyn SessionStore>)> {
         stores.push(("postgres", Arc::new(postgres)));
     }
     stores
+}
+
+/// Each kind of store, fresh, as two replicas see it: two stores on one
+/// database (one store, for memory).
+pub async fn replicas(
+    test: &str,
+) -> Vec<(&'static str, Arc<dyn SessionStore>, Arc<dyn SessionStore>)> {
+    let memory: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
+    let path = sqlite_path();
+    let mut replicas: Vec<(&'static str, Arc<dyn SessionStore>, Arc<dyn SessionStore>)> = vec![
+        ("memory", memory.clone(), memory),
+        (
+            "sqlite",
+            Arc::new(SqliteStore::open(&path).await.unwrap()),
+            Arc::new(SqliteStore::open(&path).await.unwrap()),
+        ),
+    ];
+    if let Some(postgres) = postgres(test).await {
+        let again = postgres_again(&postgres).await;
+        replicas.push(("postgres", Arc::new(postgres), Arc::new(again)));
+    }
+    replicas
 }

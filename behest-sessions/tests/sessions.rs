@@ -1,0 +1,371 @@
+//! An agent run in a session: the conversation kept between runs, the
+//! runs that wait kept in the session and finished by whichever replica
+//! gets their answers, each tool run once.
+
+mod support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use behest::run::session::{Commit, PausedRun, RunChange};
+use behest::run::{
+    Compaction, ContextPolicy, ControlError, Message, RunOutcome, SessionError, SessionId, WaitKind,
+};
+use behest::ToolOutput;
+use support::agent::{agent, agent_counting};
+
+fn id(text: &str) -> SessionId {
+    SessionId::new(text).unwrap()
+}
+
+fn paused(outcome: &RunOutcome) -> (String, Vec<String>) {
+    let state = outcome.paused().expect("the run waits");
+    let calls = state
+        .waits()
+        .map(|wait| wait.call.call_id.clone())
+        .collect();
+    (state.run_id().to_owned(), calls)
+}
+
+#[tokio::test]
+async fn a_session_remembers_the_conversation_between_runs() {
+    for (name, store) in support::stores("a_session_remembers").await {
+        let (agent, _) = agent();
+        let session = agent.session(store.clone(), id("ada"));
+        let first = session.run([Message::user("I am Ada")]).await.unwrap();
+        assert_eq!(first.text(), Some("heard 1: I am Ada"), "{name}");
+        // Another process, the same store: the same conversation.
+        let again = agent.session(store.clone(), id("ada"));
+        let second = again.run([Message::user("who am I?")]).await.unwrap();
+        assert_eq!(second.text(), Some("heard 2: who am I?"), "{name}");
+        assert_eq!(session.history().await.unwrap().len(), 4, "{name}");
+        // Another session knows nothing of it.
+        let other = agent.session(store, id("bob"));
+        let outcome = other.run([Message::user("hi")]).await.unwrap();
+        assert_eq!(outcome.text(), Some("heard 1: hi"), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn an_approval_given_to_another_replica_finishes_the_run_and_the_tool_runs_once() {
+    for (name, one, two) in support::replicas("an_approval_given_to_another_replica").await {
+        let (agent, refunds) = agent();
+        let asked = agent.session(one, id("s"));
+        let outcome = asked.run([Message::user("refund 42")]).await.unwrap();
+        let (run_id, calls) = paused(&outcome);
+        assert_eq!(calls, ["t0c0"], "{name}");
+        assert_eq!(refunds.load(Ordering::SeqCst), 0, "{name}");
+        // The session takes no other run while this one waits.
+        let busy = asked.run([Message::user("hello?")]).await.unwrap_err();
+        assert!(
+            matches!(&busy, SessionError::Busy { run_id: busy, .. } if *busy == run_id),
+            "{name}: {busy}"
+        );
+        // Nothing is in the history until the run ends.
+        assert!(asked.history().await.unwrap().is_empty(), "{name}");
+        let waiting = asked.paused().await.unwrap();
+        assert_eq!(
+            waiting[0].state.waits().next().unwrap().kind,
+            WaitKind::Approval,
+            "{name}"
+        );
+
+        let (other_agent, other_refunds) = agent_sharing(&refunds);
+        let answered = other_agent.session(two, id("s"));
+        let outcome = answered
+            .approve(&run_id, "t0c0")
+            .await
+            .unwrap()
+            .expect("the last answer");
+        assert_eq!(outcome.text(), Some("done: refunded 42"), "{name}");
+        assert_eq!(other_refunds.load(Ordering::SeqCst), 1, "{name}");
+        // The history holds the whole run; the session takes runs again.
+        assert_eq!(asked.history().await.unwrap().len(), 4, "{name}");
+        assert!(asked.paused().await.unwrap().is_empty(), "{name}");
+        let error = answered.approve(&run_id, "t0c0").await.unwrap_err();
+        assert!(
+            matches!(error, SessionError::NoRun { .. }),
+            "{name}: {error}"
+        );
+        let next = asked.run([Message::user("thanks")]).await.unwrap();
+        assert_eq!(next.text(), Some("heard 2: thanks"), "{name}");
+    }
+}
+
+/// The agent as another process builds it, its refunds counted with
+/// these.
+fn agent_sharing(refunds: &Arc<AtomicUsize>) -> (behest::Agent, Arc<AtomicUsize>) {
+    (agent_counting(refunds.clone()), refunds.clone())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_same_approval_sent_to_two_replicas_at_once_runs_the_tool_once() {
+    for (name, one, two) in support::replicas("the_same_approval_sent_to_two").await {
+        let (agent, refunds) = agent();
+        let outcome = agent
+            .session(one.clone(), id("s"))
+            .run([Message::user("refund 7")])
+            .await
+            .unwrap();
+        let (run_id, _) = paused(&outcome);
+        let (twin, _) = agent_sharing(&refunds);
+        let answers = [(agent, one), (twin, two)].map(|(agent, store)| {
+            let run_id = run_id.clone();
+            tokio::spawn(
+                async move { agent.session(store, id("s")).approve(&run_id, "t0c0").await },
+            )
+        });
+        let mut finished = 0;
+        for answer in answers {
+            match answer.await.unwrap() {
+                Ok(Some(outcome)) => {
+                    assert_eq!(outcome.text(), Some("done: refunded 7"), "{name}");
+                    finished += 1;
+                }
+                Err(
+                    SessionError::Answer(ControlError::AlreadyAnswered { .. })
+                    | SessionError::Claimed { .. }
+                    | SessionError::NoRun { .. },
+                ) => {}
+                other => panic!("{name}: {other:?}"),
+            }
+        }
+        assert_eq!(finished, 1, "{name}");
+        assert_eq!(refunds.load(Ordering::SeqCst), 1, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn answers_to_one_run_given_on_two_replicas_are_all_kept() {
+    for (name, one, two) in support::replicas("answers_to_one_run_given_on_two").await {
+        let (agent, refunds) = agent();
+        let outcome = agent
+            .session(one.clone(), id("s"))
+            .run([Message::user("refund 1 2 3")])
+            .await
+            .unwrap();
+        let (run_id, calls) = paused(&outcome);
+        assert_eq!(calls.len(), 3, "{name}");
+        let first = agent.session(one, id("s"));
+        let second = agent.session(two, id("s"));
+        assert!(
+            first.approve(&run_id, &calls[0]).await.unwrap().is_none(),
+            "{name}"
+        );
+        assert!(
+            second
+                .deny(&run_id, &calls[1], "not this one")
+                .await
+                .unwrap()
+                .is_none(),
+            "{name}"
+        );
+        let error = second.approve(&run_id, &calls[0]).await.unwrap_err();
+        assert!(
+            matches!(
+                error,
+                SessionError::Answer(ControlError::AlreadyAnswered { .. })
+            ),
+            "{name}: {error}"
+        );
+        let error = second.approve(&run_id, "nope").await.unwrap_err();
+        assert!(
+            matches!(
+                error,
+                SessionError::Answer(ControlError::UnknownCall { .. })
+            ),
+            "{name}: {error}"
+        );
+        let outcome = second.approve(&run_id, &calls[2]).await.unwrap().unwrap();
+        let text = outcome.text().unwrap();
+        assert!(
+            text.contains("refunded 1") && text.contains("refunded 3"),
+            "{name}: {text}"
+        );
+        assert!(text.contains("not this one"), "{name}: {text}");
+        assert_eq!(refunds.load(Ordering::SeqCst), 2, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn an_external_call_is_answered_through_the_session() {
+    for (name, store) in support::stores("an_external_call_is_answered").await {
+        let (agent, _) = agent();
+        let session = agent.session(store, id("s"));
+        let outcome = session.run([Message::user("ask")]).await.unwrap();
+        let (run_id, calls) = paused(&outcome);
+        let error = session.approve(&run_id, &calls[0]).await.unwrap_err();
+        assert!(
+            matches!(
+                error,
+                SessionError::Answer(ControlError::WrongAnswer { .. })
+            ),
+            "{name}: {error}"
+        );
+        let outcome = session
+            .resolve(&run_id, &calls[0], Ok(ToolOutput::text("42")))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(outcome.text(), Some("done: 42"), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn a_run_whose_finishing_process_stopped_is_finished_once_its_lease_passes() {
+    for (name, store) in support::stores("a_run_whose_finishing_process_stopped").await {
+        let (agent, refunds) = agent();
+        let session = agent.session(store.clone(), id("s"));
+        let outcome = session.run([Message::user("refund 5")]).await.unwrap();
+        let (run_id, _) = paused(&outcome);
+        // A process approved and claimed the run, then stopped.
+        let loaded = store.load(&id("s")).await.unwrap();
+        let mut run: PausedRun = loaded.paused[0].clone();
+        run.state.approve("t0c0").unwrap();
+        run.claimed_until = Some(SystemTime::now() + Duration::from_millis(300));
+        let commit = Commit {
+            messages: None,
+            run: Some(RunChange::Save(&run)),
+        };
+        store
+            .commit(&id("s"), loaded.version, commit)
+            .await
+            .unwrap();
+        let error = session.go_on(&run_id).await.unwrap_err();
+        assert!(
+            matches!(error, SessionError::Claimed { .. }),
+            "{name}: {error}"
+        );
+        let error = session.approve(&run_id, "t0c0").await.unwrap_err();
+        assert!(
+            matches!(error, SessionError::Claimed { .. }),
+            "{name}: {error}"
+        );
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let outcome = session.go_on(&run_id).await.unwrap().unwrap();
+        assert_eq!(outcome.text(), Some("done: refunded 5"), "{name}");
+        assert_eq!(refunds.load(Ordering::SeqCst), 1, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn a_paused_run_can_be_discarded_and_the_session_goes_on() {
+    for (name, store) in support::stores("a_paused_run_can_be_discarded").await {
+        let (agent, refunds) = agent();
+        let session = agent.session(store, id("s"));
+        let (run_id, _) = paused(&session.run([Message::user("refund 9")]).await.unwrap());
+        assert!(
+            session.go_on(&run_id).await.unwrap().is_none(),
+            "{name}: it still waits"
+        );
+        session.discard(&run_id).await.unwrap();
+        assert!(matches!(
+            session.discard(&run_id).await.unwrap_err(),
+            SessionError::NoRun { .. }
+        ));
+        let outcome = session.run([Message::user("hi")]).await.unwrap();
+        assert_eq!(outcome.text(), Some("heard 1: hi"), "{name}");
+        assert_eq!(refunds.load(Ordering::SeqCst), 0, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn two_runs_of_one_session_at_once_write_one_and_refuse_the_other() {
+    for (name, store) in support::stores("two_runs_of_one_session_at_once").await {
+        let (agent, _) = agent();
+        let session = agent.session(store.clone(), id("s"));
+        session.run([Message::user("first")]).await.unwrap();
+        // Both read the session; one writes first.
+        let loaded = store.load(&id("s")).await.unwrap();
+        session.run([Message::user("second")]).await.unwrap();
+        let late = Commit {
+            messages: Some(behest::run::session::Change::Append(&loaded.messages)),
+            run: None,
+        };
+        assert!(store
+            .commit(&id("s"), loaded.version, late)
+            .await
+            .unwrap_err()
+            .is_conflict());
+        assert_eq!(session.history().await.unwrap().len(), 4, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn a_compacted_run_leaves_the_session_compacted() {
+    for (name, store) in support::stores("a_compacted_run_leaves").await {
+        let (agent, _) = agent();
+        let agent = agent.context(
+            ContextPolicy::new(60)
+                .compact_at(0.5)
+                .compaction(Compaction::DropOldTurns { keep: 2 }),
+        );
+        let session = agent.session(store, id("s"));
+        for at in 0..6 {
+            session
+                .run([Message::user(format!(
+                    "message number {at} with some words in it"
+                ))])
+                .await
+                .unwrap();
+        }
+        let history = session.history().await.unwrap();
+        assert!(
+            history.len() < 12,
+            "{name}: {} messages kept",
+            history.len()
+        );
+        // The user's first message stays, and the latest turn.
+        assert!(
+            matches!(&history[0], Message::User { text } if text.contains("number 0")),
+            "{name}"
+        );
+        assert!(
+            matches!(history.last(), Some(Message::Assistant(reply)) if reply.text.as_deref().is_some_and(|text| text.contains("number 5"))),
+            "{name}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_failed_run_writes_nothing() {
+    for (name, store) in support::stores("a_failed_run_writes_nothing").await {
+        let (agent, _) = agent();
+        agent
+            .session(store.clone(), id("s"))
+            .run([Message::user("hi")])
+            .await
+            .unwrap();
+        // A model with no turn left to give fails the run.
+        let failing = behest::Agent::new(
+            behest::ScriptedModel::new(Vec::<behest::run::ScriptedTurn>::new()),
+            behest::ToolRuntime::new(behest::ToolRegistry::new()),
+        );
+        let session = failing.session(store, id("s"));
+        let outcome = session.run([Message::user("and now?")]).await.unwrap();
+        assert!(
+            matches!(outcome, RunOutcome::Failed { .. }),
+            "{name}: {outcome:?}"
+        );
+        assert_eq!(session.history().await.unwrap().len(), 2, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn bad_run_ids_are_refused_before_the_store_is_asked() {
+    let (agent, _) = agent();
+    let session = agent.session(Arc::new(behest::run::MemoryStore::new()), id("s"));
+    for bad in ["", "a\u{1b}[31m", &"r".repeat(300)] {
+        let error = session.approve(bad, "c1").await.unwrap_err();
+        assert!(
+            matches!(error, SessionError::BadId { what: "run", .. }),
+            "{error}"
+        );
+    }
+    let error = session.approve("r-1", "c1").await.unwrap_err();
+    assert!(
+        error.to_string().contains("has no paused run `r-1`"),
+        "{error}"
+    );
+}
