@@ -32,6 +32,7 @@ fn paused(outcome: &RunOutcome) -> (String, Vec<String>) {
 async fn a_session_remembers_the_conversation_between_runs() {
     for (name, store) in support::stores("a_session_remembers").await {
         let (agent, _) = agent();
+        let agent = agent.instructions("Be kind.");
         let session = agent.session(store.clone(), id("ada"));
         let first = session.run([Message::user("I am Ada")]).await.unwrap();
         assert_eq!(first.text(), Some("heard 1: I am Ada"), "{name}");
@@ -39,7 +40,16 @@ async fn a_session_remembers_the_conversation_between_runs() {
         let again = agent.session(store.clone(), id("ada"));
         let second = again.run([Message::user("who am I?")]).await.unwrap();
         assert_eq!(second.text(), Some("heard 2: who am I?"), "{name}");
-        assert_eq!(session.history().await.unwrap().len(), 4, "{name}");
+        // The instructions are the agent's, put first by each run: the
+        // session does not keep them.
+        let history = session.history().await.unwrap();
+        assert_eq!(history.len(), 4, "{name}");
+        assert!(
+            !history
+                .iter()
+                .any(|message| matches!(message, Message::System { .. })),
+            "{name}"
+        );
         // Another session knows nothing of it.
         let other = agent.session(store, id("bob"));
         let outcome = other.run([Message::user("hi")]).await.unwrap();

@@ -190,8 +190,8 @@ async fn concurrent_writers_that_retry_lose_and_repeat_nothing() {
 }
 
 #[test]
+#[ignore = "one of the processes of two_processes_write_one_sqlite_file_at_once"]
 fn sqlite_writer_child() {
-    // One of the processes of the test below; nothing when run alone.
     let (Ok(path), Ok(writer)) = (
         std::env::var("BEHEST_SQLITE_CHILD"),
         std::env::var("BEHEST_WRITER"),
@@ -222,6 +222,7 @@ async fn two_processes_write_one_sqlite_file_at_once() {
                     "sqlite_writer_child",
                     "--nocapture",
                     "--test-threads=1",
+                    "--ignored",
                 ])
                 .env("BEHEST_SQLITE_CHILD", &path)
                 .env("BEHEST_WRITER", writer.to_string())
@@ -300,7 +301,7 @@ async fn paused_runs_are_kept_with_their_session_and_written_with_it() {
         };
         store.commit(&session, 0, commit).await.unwrap();
         let loaded = store.load(&session).await.unwrap();
-        assert_eq!(loaded.paused, [run.clone()], "{name}");
+        assert_eq!(loaded.paused, std::slice::from_ref(&run), "{name}");
         // Saved again, claimed: one run still.
         let mut claimed = run.clone();
         claimed.claimed_until = Some(SystemTime::now() + Duration::from_secs(60));

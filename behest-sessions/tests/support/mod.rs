@@ -103,14 +103,15 @@ pub async fn stores(test: &str) -> Vec<(&'static str, Arc<dyn SessionStore>)> {
     stores
 }
 
+/// A kind of store, and two stores of it on one database.
+pub type Replicas = (&'static str, Arc<dyn SessionStore>, Arc<dyn SessionStore>);
+
 /// Each kind of store, fresh, as two replicas see it: two stores on one
 /// database (one store, for memory).
-pub async fn replicas(
-    test: &str,
-) -> Vec<(&'static str, Arc<dyn SessionStore>, Arc<dyn SessionStore>)> {
+pub async fn replicas(test: &str) -> Vec<Replicas> {
     let memory: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
     let path = sqlite_path();
-    let mut replicas: Vec<(&'static str, Arc<dyn SessionStore>, Arc<dyn SessionStore>)> = vec![
+    let mut replicas: Vec<Replicas> = vec![
         ("memory", memory.clone(), memory),
         (
             "sqlite",

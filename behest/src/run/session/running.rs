@@ -285,7 +285,7 @@ impl Session {
         let paused;
         let commit = match &outcome {
             RunOutcome::Completed { transcript, .. } => Commit {
-                messages: Some(change(history, transcript)),
+                messages: Some(change(history, self.without_instructions(transcript))),
                 run: forget,
             },
             RunOutcome::Paused { state } => {
@@ -306,6 +306,20 @@ impl Session {
         };
         self.store.commit(&self.id, expected, commit).await?;
         Ok(outcome)
+    }
+}
+
+impl Session {
+    /// `transcript` without the agent's instructions, which a run puts
+    /// first: each run puts them there again, so a session never keeps
+    /// them (and a change of instructions holds from the next run).
+    fn without_instructions<'a>(&self, transcript: &'a [Message]) -> &'a [Message] {
+        match (&self.agent.options.instructions, transcript.first()) {
+            (Some(instructions), Some(Message::System { text })) if text == instructions => {
+                &transcript[1..]
+            }
+            _ => transcript,
+        }
     }
 }
 
