@@ -28,6 +28,9 @@ pub mod agents {}
 #[doc = include_str!("pausing.md")]
 pub mod pausing {}
 
+#[doc = include_str!("sessions.md")]
+pub mod sessions {}
+
 #[doc = include_str!("limits.md")]
 pub mod limits {}
 
