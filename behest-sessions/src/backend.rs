@@ -12,6 +12,10 @@ pub trait Backend: Database + Sized {
     /// Run first in the migrations' transaction, so that processes that
     /// open one database together migrate it once.
     const MIGRATION_LOCK: Option<&'static str>;
+    /// Whether a long read is decoded row by row as it arrives (a server
+    /// sends the rest meanwhile), rather than once all rows are in (an
+    /// embedded database hands each streamed row across threads).
+    const STREAM_ROWS: bool;
 }
 
 #[cfg(feature = "sqlite")]
@@ -22,6 +26,7 @@ impl Backend for sqlx::Sqlite {
     const BEGIN_READ: &'static str = "BEGIN";
     // BEGIN IMMEDIATE already admits one writer.
     const MIGRATION_LOCK: Option<&'static str> = None;
+    const STREAM_ROWS: bool = false;
 }
 
 #[cfg(feature = "postgres")]
@@ -32,4 +37,5 @@ impl Backend for sqlx::Postgres {
     // Any 64-bit key, the same in every process: "behest" in ASCII.
     const MIGRATION_LOCK: Option<&'static str> =
         Some("SELECT pg_advisory_xact_lock(112205573403764)");
+    const STREAM_ROWS: bool = true;
 }

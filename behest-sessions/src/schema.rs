@@ -14,6 +14,7 @@ pub(crate) const MIGRATIONS: &[&[&str]] = &[&[
     "CREATE TABLE behest_messages (
         session_id TEXT NOT NULL,
         seq BIGINT NOT NULL,
+        role TEXT NOT NULL,
         body TEXT NOT NULL,
         PRIMARY KEY (session_id, seq)
     )",

@@ -7,6 +7,7 @@ use behest::run::session::{
     codec, Change, Commit, Loaded, RunChange, SessionError, SessionId, SessionInfo, SessionStore,
 };
 use futures::future::BoxFuture;
+use futures::TryStreamExt;
 use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Pool, Row, Type};
 
 use crate::backend::Backend;
@@ -52,6 +53,7 @@ where
     for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
     i64: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
     String: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
+    for<'r> &'r str: Type<DB> + Decode<'r, DB>,
     usize: ColumnIndex<DB::Row>,
 {
     /// A store on `pool`, its schema brought to the newest (created on a
@@ -116,30 +118,42 @@ where
             .await
             .map_err(backend)?;
         let key = id.as_str().to_owned();
-        let version: Option<i64> = sqlx::query("SELECT version FROM behest_sessions WHERE id = $1")
+        let row = sqlx::query("SELECT version, messages FROM behest_sessions WHERE id = $1")
             .bind(key.clone())
             .fetch_optional(&mut *tx)
             .await
-            .and_then(|row| row.map(|row| row.try_get(0)).transpose())
             .map_err(backend)?;
-        let Some(version) = version else {
+        let Some(row) = row else {
             return Ok(Loaded::default());
         };
-        let rows =
-            sqlx::query("SELECT seq, body FROM behest_messages WHERE session_id = $1 ORDER BY seq")
-                .bind(key.clone())
-                .fetch_all(&mut *tx)
-                .await
-                .map_err(backend)?;
-        let mut messages = Vec::with_capacity(rows.len());
-        for row in rows {
+        let row: (i64, i64) = (
+            row.try_get(0).map_err(backend)?,
+            row.try_get(1).map_err(backend)?,
+        );
+        let (version, held) = row;
+        // Capacity as the session says, within reason should the row lie.
+        let mut messages = Vec::with_capacity(usize::try_from(held).unwrap_or(0).min(1 << 16));
+        let mut decode = |row: &DB::Row| -> Result<(), SessionError> {
             let seq: i64 = row.try_get(0).map_err(backend)?;
-            let body: String = row.try_get(1).map_err(backend)?;
-            messages.push(codec::message(
-                id,
-                count(id, "a message's place", seq)?,
-                &body,
-            )?);
+            let role: &str = row.try_get(1).map_err(backend)?;
+            let body: &str = row.try_get(2).map_err(backend)?;
+            let at = count(id, "a message's place", seq)?;
+            messages.push(codec::message(id, at, role, body)?);
+            Ok(())
+        };
+        let query = sqlx::query(
+            "SELECT seq, role, body FROM behest_messages WHERE session_id = $1 ORDER BY seq",
+        )
+        .bind(key.clone());
+        if DB::STREAM_ROWS {
+            let mut rows = query.fetch(&mut *tx);
+            while let Some(row) = rows.try_next().await.map_err(backend)? {
+                decode(&row)?;
+            }
+        } else {
+            for row in query.fetch_all(&mut *tx).await.map_err(backend)? {
+                decode(&row)?;
+            }
         }
         let rows = sqlx::query(
             "SELECT body FROM behest_paused_runs WHERE session_id = $1 ORDER BY run_id",
@@ -217,12 +231,14 @@ where
                 }
             };
             let total = first + encoded.messages.len() as i64;
-            for (seq, body) in (first..).zip(encoded.messages) {
+            for (seq, (role, body)) in (first..).zip(encoded.messages) {
                 sqlx::query(
-                    "INSERT INTO behest_messages (session_id, seq, body) VALUES ($1, $2, $3)",
+                    "INSERT INTO behest_messages (session_id, seq, role, body) \
+                     VALUES ($1, $2, $3, $4)",
                 )
                 .bind(key.clone())
                 .bind(seq)
+                .bind(role.to_owned())
                 .bind(body)
                 .execute(&mut *tx)
                 .await
@@ -357,6 +373,7 @@ where
     for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
     i64: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
     String: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
+    for<'r> &'r str: Type<DB> + Decode<'r, DB>,
     usize: ColumnIndex<DB::Row>,
 {
     fn load<'a>(&'a self, id: &'a SessionId) -> BoxFuture<'a, Result<Loaded, SessionError>> {

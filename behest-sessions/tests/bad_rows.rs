@@ -27,7 +27,7 @@ fn three() -> Vec<Message> {
 async fn check_foreign_rows(store: &dyn SessionStore, exec: impl AsyncFn(&str)) {
     let session = id("s");
     store.commit(&session, 0, append(&three())).await.unwrap();
-    exec("UPDATE behest_messages SET body = '{\"role\": \"robot\"}' WHERE seq = 1").await;
+    exec("UPDATE behest_messages SET role = 'robot' WHERE seq = 1").await;
     let error = store.load(&session).await.unwrap_err();
     assert!(
         matches!(&error, SessionError::Corrupt { what, .. } if what == "message 1"),
@@ -36,14 +36,21 @@ async fn check_foreign_rows(store: &dyn SessionStore, exec: impl AsyncFn(&str)) 
     assert!(
         error
             .to_string()
-            .contains("session `s` holds message 1 that cannot be read"),
+            .contains("session `s` holds message 1 that cannot be read: `robot` is not a role"),
         "{error}"
     );
-    exec("UPDATE behest_messages SET body = 'not json' WHERE seq = 1").await;
+    exec("UPDATE behest_messages SET role = 'user', body = 'not json' WHERE seq = 1").await;
     assert!(matches!(
         store.load(&session).await.unwrap_err(),
         SessionError::Corrupt { .. }
     ));
+    // A message of another role's shape.
+    exec("UPDATE behest_messages SET role = 'tool_result', body = '{\"text\": \"hi\"}' WHERE seq = 1").await;
+    let error = store.load(&session).await.unwrap_err();
+    assert!(
+        error.to_string().contains("missing field `call_id`"),
+        "{error}"
+    );
 
     let other = id("t");
     store.commit(&other, 0, append(&three())).await.unwrap();

@@ -138,30 +138,25 @@ impl Change<'_> {
 pub mod codec {
     use super::*;
 
-    /// The messages of `change` as JSON texts, one each; refused when,
-    /// with `run`'s, they pass [`MAX_WRITE_BYTES`].
+    /// The messages of `commit`, each as its role and the JSON of the
+    /// rest, and its paused run as JSON; refused when together they pass
+    /// [`MAX_WRITE_BYTES`].
+    ///
+    /// A message is kept apart from its role so that it reads back
+    /// straight into its own type: twice as fast as reading a tagged
+    /// [`Message`], which is what loading a long session costs.
     pub fn encode(commit: &Commit<'_>) -> Result<Encoded, SessionError> {
-        let messages = commit
+        let messages: Vec<(&'static str, String)> = commit
             .messages
-            .map(|change| {
-                change
-                    .messages()
-                    .iter()
-                    .map(serde_json::to_string)
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .transpose()
-            .map_err(|error| SessionError::Backend(Box::new(error)))?
+            .map(|change| change.messages().iter().map(encode_message).collect())
+            .transpose()?
             .unwrap_or_default();
         let run = match commit.run {
-            Some(RunChange::Save(run)) => Some(
-                serde_json::to_string(run)
-                    .map_err(|error| SessionError::Backend(Box::new(error)))?,
-            ),
+            Some(RunChange::Save(run)) => Some(serde_json::to_string(run).map_err(unencodable)?),
             _ => None,
         };
-        let bytes =
-            messages.iter().map(String::len).sum::<usize>() + run.as_ref().map_or(0, String::len);
+        let bytes = messages.iter().map(|(_, body)| body.len()).sum::<usize>()
+            + run.as_ref().map_or(0, String::len);
         if bytes > MAX_WRITE_BYTES {
             return Err(SessionError::TooLarge {
                 bytes,
@@ -171,18 +166,64 @@ pub mod codec {
         Ok(Encoded { messages, run })
     }
 
+    fn unencodable(error: serde_json::Error) -> SessionError {
+        SessionError::Backend(Box::new(error))
+    }
+
+    #[derive(Serialize, Deserialize)]
+    struct Text<T> {
+        text: T,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    struct Parts<T> {
+        parts: T,
+    }
+
+    fn encode_message(message: &Message) -> Result<(&'static str, String), SessionError> {
+        let (role, body) = match message {
+            Message::System { text } => ("system", serde_json::to_string(&Text { text })),
+            Message::User { text } => ("user", serde_json::to_string(&Text { text })),
+            Message::UserParts { parts } => ("user_parts", serde_json::to_string(&Parts { parts })),
+            Message::Assistant(reply) => ("assistant", serde_json::to_string(reply)),
+            Message::ToolResult(result) => ("tool_result", serde_json::to_string(result)),
+        };
+        Ok((role, body.map_err(unencodable)?))
+    }
+
     /// A commit encoded.
     #[derive(Debug, Clone, Default)]
     pub struct Encoded {
-        /// The messages, as JSON, in order.
-        pub messages: Vec<String>,
+        /// The messages, in order: each its role and the JSON of the rest.
+        pub messages: Vec<(&'static str, String)>,
         /// The paused run saved, as JSON.
         pub run: Option<String>,
     }
 
-    /// The message at `at` of `session`, from its JSON.
-    pub fn message(session: &SessionId, at: u64, text: &str) -> Result<Message, SessionError> {
-        serde_json::from_str(text).map_err(|error| SessionError::Corrupt {
+    /// The message at `at` of `session`, from its role and JSON.
+    pub fn message(
+        session: &SessionId,
+        at: u64,
+        role: &str,
+        body: &str,
+    ) -> Result<Message, SessionError> {
+        let read = match role {
+            "system" => serde_json::from_str(body).map(|Text { text }| Message::System { text }),
+            "user" => serde_json::from_str(body).map(|Text { text }| Message::User { text }),
+            "user_parts" => {
+                serde_json::from_str(body).map(|Parts { parts }| Message::UserParts { parts })
+            }
+            "assistant" => serde_json::from_str(body).map(Message::Assistant),
+            "tool_result" => serde_json::from_str(body).map(Message::ToolResult),
+            other => {
+                return Err(SessionError::Corrupt {
+                    session: session.to_string(),
+                    what: format!("message {at}"),
+                    reason: format!("`{other}` is not a role"),
+                })
+            }
+        };
+        read.map_err(|error| SessionError::Corrupt {
             session: session.to_string(),
             what: format!("message {at}"),
             reason: error.to_string(),
