@@ -20,3 +20,4 @@ mod resume;
 mod runs;
 mod spans;
 mod steps;
+mod tree;

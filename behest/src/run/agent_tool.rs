@@ -231,9 +231,12 @@ where
             )));
         }
         let invocation = self.agent.invoke([Message::user(ask)]);
+        // Its approvals and external calls are the root's to answer, by
+        // their path through this call.
         let nested = lineage.clone().map(|lineage| Lineage {
             depth,
             emitter: invocation.emitter(),
+            answers: lineage.answers.below(&self.name, &call_id),
             ..lineage
         });
         // The nested run's books are written into the caller's as it

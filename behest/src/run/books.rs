@@ -10,6 +10,7 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
+use super::answers::Answers;
 use super::events::Emitter;
 use super::limits::{CountedCalls, Reached, RunUsage, UsageLimits};
 use crate::usage::Usage;
@@ -170,6 +171,8 @@ pub(crate) struct Lineage {
     pub(crate) booked: Arc<Mutex<HashSet<String>>>,
     /// The caller's events, where the nested run's go.
     pub(crate) emitter: Arc<Emitter>,
+    /// Who answers the tree's approvals and external calls: the root.
+    pub(crate) answers: Answers,
 }
 
 impl Lineage {
@@ -185,13 +188,19 @@ impl Lineage {
     }
 
     /// The root of a tree: a run nobody called.
-    pub(crate) fn root(max_depth: usize, books: Books, emitter: Arc<Emitter>) -> Self {
+    pub(crate) fn root(
+        max_depth: usize,
+        books: Books,
+        emitter: Arc<Emitter>,
+        answers: Answers,
+    ) -> Self {
         Self {
             depth: 0,
             max_depth,
             books,
             booked: Arc::default(),
             emitter,
+            answers,
         }
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::future::{join_all, BoxFuture};
 use tokio::sync::oneshot;
 
-use super::control::Decision;
+use super::control::{Decision, RunControl};
 use super::events::{EventKind, ToolStreamEvent};
 use super::part::{result_message, Looping, Run};
 use super::stage::Ending;
@@ -152,10 +152,41 @@ impl Run<'_> {
     }
 
     /// Whether someone can answer an external call or an approval: a
-    /// handler, or a [`control`](super::RuntimeInvocation::control) handle
+    /// handler of the root run, or a
+    /// [`control`](super::RuntimeInvocation::control) handle of the root
     /// held outside the handlers. A stream of events alone only observes.
     fn answerable(&self) -> bool {
-        self.handlers > 0 || self.control.held_outside()
+        self.lineage.answers.answerable()
+    }
+
+    /// How long calls wait: as the agent holding the run says at the root,
+    /// as the root says below it.
+    fn deadlines(&self) -> Deadlines {
+        let answers = &self.lineage.answers;
+        let options = &self.agent.options;
+        if answers.at_root() {
+            Deadlines {
+                approval: options.approval_deadline,
+                external: options.external_deadline,
+                notice: options.waiting_notice,
+            }
+        } else {
+            Deadlines {
+                approval: answers.approval_deadline,
+                external: answers.external_deadline,
+                notice: answers.waiting_notice,
+            }
+        }
+    }
+
+    /// What `call` waits on (the root's control) and is known by there
+    /// (its id at the root, its path below).
+    fn asked(&self, call: &ToolCall) -> (&RunControl, String) {
+        let answers = &self.lineage.answers;
+        (
+            &answers.control,
+            answers.path(&call.tool_name, &call.call_id),
+        )
     }
 
     /// Whether anybody sees the run's events: a handler, or a stream of
@@ -169,12 +200,13 @@ impl Run<'_> {
     /// ends, the channel is closed and whatever arrived before is taken.
     async fn wait<T>(
         &self,
+        (control, path): (&RunControl, String),
         call_id: &str,
         mut answer: oneshot::Receiver<T>,
         deadline: Duration,
     ) -> ToolResult<T> {
         let cancellation = self.control.cancellation();
-        let waiting = self.agent.options.waiting_notice;
+        let waiting = self.deadlines().notice;
         let outcome = tokio::select! {
             biased;
             () = cancellation.cancelled() => Err(ToolError::Cancelled),
@@ -187,7 +219,7 @@ impl Run<'_> {
         match answer.try_recv() {
             Ok(late) => Ok(late),
             Err(_none) => {
-                self.control.expire(call_id);
+                control.expire(&path);
                 outcome
             }
         }
@@ -358,10 +390,14 @@ impl Run<'_> {
                     reason: "the call needs an approval and nobody is there to give it".to_owned(),
                 });
             }
-            let decision = self.control.await_approval(&call.call_id);
+            let (control, path) = self.asked(call);
+            let decision = control.await_approval(&path);
             self.tool_event(ToolStreamEvent::ApprovalRequested { call: call.clone() });
-            let deadline = self.agent.options.approval_deadline;
-            match self.wait(&call.call_id, decision, deadline).await {
+            let deadline = self.deadlines().approval;
+            match self
+                .wait((control, path), &call.call_id, decision, deadline)
+                .await
+            {
                 Ok(Decision::Approve) => Ok(()),
                 Ok(Decision::Deny(reason)) => Err(ToolError::ApprovalDenied { reason }),
                 Err(ToolError::Timeout { .. }) => Err(ToolError::ApprovalDenied {
@@ -386,13 +422,15 @@ impl Run<'_> {
                 return Err(ToolError::NotImplemented);
             }
             let call_id = call.call_id.clone();
-            let answer = self.control.await_result(&call_id);
+            let (control, path) = self.asked(&call);
+            let answer = control.await_result(&path);
             self.tool_event(ToolStreamEvent::Call {
                 call,
                 external: true,
             });
-            let deadline = self.agent.options.external_deadline;
-            self.wait(&call_id, answer, deadline).await?
+            let deadline = self.deadlines().external;
+            self.wait((control, path), &call_id, answer, deadline)
+                .await?
         })
     }
 
@@ -407,6 +445,13 @@ impl Run<'_> {
         });
         ToolError::execution("waiting")
     }
+}
+
+/// How long a run's calls wait for their answers.
+struct Deadlines {
+    approval: Duration,
+    external: Duration,
+    notice: Duration,
 }
 
 /// What became of one call of a round.

@@ -95,6 +95,58 @@ pub enum EventKind {
     },
 }
 
+impl EventKind {
+    /// For an event that asks for an answer (an approval requested, an
+    /// external call), what the call is answered by through the root
+    /// run's [`RunControl`]: its id for a call of the run itself, its path
+    /// for a call of an agent the run called as a tool, each step
+    /// `name#call_id` (`billing#c3/refund#c1`). `None` for other events.
+    ///
+    /// ```
+    /// use behest::run::{AgentEvent, EventKind, ToolStreamEvent};
+    /// use behest::ToolCall;
+    ///
+    /// let asked = EventKind::Tool(ToolStreamEvent::ApprovalRequested {
+    ///     call: ToolCall::new("c1", "refund", "{}"),
+    /// });
+    /// assert_eq!(asked.call_path().as_deref(), Some("c1"));
+    /// ```
+    pub fn call_path(&self) -> Option<String> {
+        match self {
+            EventKind::Agent(event) => {
+                let below = event.kind.step_path()?;
+                Some(format!("{}#{}/{below}", event.agent, event.call_id))
+            }
+            _ => self.asked().map(|call| call.call_id.clone()),
+        }
+    }
+
+    /// The path of the call below an agent's call.
+    fn step_path(&self) -> Option<String> {
+        match self {
+            EventKind::Agent(event) => {
+                let below = event.kind.step_path()?;
+                Some(format!("{}#{}/{below}", event.agent, event.call_id))
+            }
+            _ => self
+                .asked()
+                .map(|call| super::answers::step(&call.tool_name, &call.call_id)),
+        }
+    }
+
+    /// The call an event asks an answer for.
+    fn asked(&self) -> Option<&crate::tool::ToolCall> {
+        match self {
+            EventKind::Tool(ToolStreamEvent::ApprovalRequested { call })
+            | EventKind::Tool(ToolStreamEvent::Call {
+                call,
+                external: true,
+            }) => Some(call),
+            _ => None,
+        }
+    }
+}
+
 /// The life of one tool call.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]

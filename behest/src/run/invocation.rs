@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
+use super::answers::Answers;
 use super::books::{Books, Lineage};
 use super::control::RunControl;
 use super::events::{spawn_handler, Emitter, Envelope, EventKind, EventStream, Handler};
@@ -273,6 +274,12 @@ impl RuntimeInvocation {
                 self.agent.options.max_agent_depth,
                 Books::root(limits),
                 self.emitter.clone(),
+                Answers::root(
+                    self.control.clone(),
+                    tasks.len(),
+                    &self.agent.options,
+                    self.pausing && steps.is_none(),
+                ),
             ),
         };
         // The rules, limits and the clock of the agent the run was started
@@ -292,7 +299,7 @@ impl RuntimeInvocation {
                     started: tokio::time::Instant::now(),
                     started_at: SystemTime::now(),
                 };
-                self.hand_on(start, &lineage, &first, steps, tasks.len())
+                self.hand_on(start, &lineage, &first, steps)
                     .await
             }
             // A journal's run is played again from its start: it cannot go
@@ -305,7 +312,7 @@ impl RuntimeInvocation {
             ),
             Some(state) => match self.going_on(state, &lineage) {
                 Ok(start) => {
-                    self.hand_on(start, &lineage, &first, steps, tasks.len())
+                    self.hand_on(start, &lineage, &first, steps)
                         .await
                 }
                 Err((error, transcript)) => RunOutcome::failed(error, transcript),
@@ -353,7 +360,6 @@ impl RuntimeInvocation {
         lineage: &Lineage,
         first: &super::RunOptions,
         steps: Option<&dyn RunSteps>,
-        handlers: usize,
     ) -> RunOutcome {
         let Start {
             mut agent,
@@ -368,14 +374,14 @@ impl RuntimeInvocation {
                 agent: &agent,
                 emitter: &self.emitter,
                 control: &self.control,
-                handlers,
                 steps,
                 lineage: lineage.clone(),
                 first,
                 started,
                 started_at,
                 holder: &holder,
-                pausing: self.pausing && steps.is_none(),
+                // A nested run stops where its root stops.
+                pausing: lineage.answers.pausing,
                 decisions_before: looping.progress.decisions,
             });
             let ending = match round.take() {

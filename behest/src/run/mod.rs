@@ -11,6 +11,7 @@
 mod agent;
 mod agent_tool;
 mod answer;
+mod answers;
 mod books;
 mod bounds;
 mod calls;

@@ -27,8 +27,6 @@ pub(super) struct Part<'a> {
     pub agent: &'a Agent,
     pub emitter: &'a Arc<Emitter>,
     pub control: &'a RunControl,
-    /// How many handlers the run has.
-    pub handlers: usize,
     /// Who carries out the model turns and tool calls, when not this
     /// process alone (a durable engine's journal).
     pub steps: Option<&'a dyn RunSteps>,

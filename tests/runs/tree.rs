@@ -1,0 +1,252 @@
+//! Approvals and external calls at any depth of a tree of agents: the
+//! root's handlers answer them by their call path, under the root's
+//! deadline; a run that stops at its waits keeps the nested waits in its
+//! state, answered by path.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use behest::run::{ModelError, ModelRequest};
+use behest::{
+    Agent, AssistantMessage, ControlError, EventKind, ExternalTool, Message, Model, RunOutcome,
+    Tool, ToolCall, ToolOutput, ToolRegistry, ToolRuntime, ToolSpec,
+};
+
+/// A model that answers by the conversation: `reply` is given the last
+/// user text and the tool results after it (empty before any call).
+struct ByConversation<F>(F);
+
+impl<F> Model for ByConversation<F>
+where
+    F: Fn(&str, &[String]) -> AssistantMessage + Send + Sync + 'static,
+{
+    async fn complete(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
+        let conversation = request.conversation;
+        let asked = conversation
+            .iter()
+            .rev()
+            .find_map(|message| match message {
+                Message::User { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let results: Vec<String> = conversation
+            .iter()
+            .filter_map(|message| match message {
+                Message::ToolResult(result) => Some(result.content.clone()),
+                _ => None,
+            })
+            .collect();
+        Ok((self.0)(asked, &results))
+    }
+}
+
+/// Refunds an order; counts its runs.
+struct Refund(Arc<AtomicUsize>);
+
+impl Tool for Refund {
+    fn name(&self) -> &str {
+        "refund"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            "refund",
+            "Refund an order.",
+            serde_json::json!({"type": "object", "properties": {"order": {"type": "integer"}}, "required": ["order"]}),
+        )
+    }
+
+    async fn execute(&self, arguments: serde_json::Value) -> behest::ToolResult<ToolOutput> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(ToolOutput::text(format!("refunded {}", arguments["order"])))
+    }
+}
+
+fn call(id: &str, tool: &str, arguments: serde_json::Value) -> ToolCall {
+    ToolCall::new(id, tool, arguments.to_string())
+}
+
+/// Billing: refunds the order it is asked about (with an approval), or
+/// asks the `ledger` (an external tool) when asked "ledger".
+fn billing(refunds: &Arc<AtomicUsize>) -> Agent {
+    let mut tools = ToolRegistry::new().with(Refund(refunds.clone())).unwrap();
+    tools
+        .register(
+            "ledger",
+            Arc::new(ExternalTool::new(
+                "ledger",
+                "Read the ledger.",
+                serde_json::json!({"type": "object"}),
+            )),
+        )
+        .unwrap();
+    let model = ByConversation(|asked: &str, results: &[String]| {
+        if let Some(result) = results.first() {
+            return AssistantMessage::text(format!("billing: {result}"));
+        }
+        if asked == "ledger" {
+            return AssistantMessage::tool_calls([call("l1", "ledger", serde_json::json!({}))]);
+        }
+        let order: u64 = asked.parse().unwrap_or(0);
+        AssistantMessage::tool_calls([call("r1", "refund", serde_json::json!({ "order": order }))])
+    });
+    Agent::new(model, ToolRuntime::new(tools)).require_approval("refund")
+}
+
+/// The desk: hands what it is asked to billing.
+fn desk(refunds: &Arc<AtomicUsize>) -> Agent {
+    let tools = ToolRegistry::new()
+        .with(billing(refunds).as_tool("billing", "Billing."))
+        .unwrap();
+    let model = ByConversation(|asked: &str, results: &[String]| match results.first() {
+        Some(result) => AssistantMessage::text(format!("desk: {result}")),
+        None => AssistantMessage::tool_calls([call(
+            "d1",
+            "billing",
+            serde_json::json!({ "input": asked }),
+        )]),
+    });
+    Agent::new(model, ToolRuntime::new(tools))
+}
+
+/// A lead agent over `agent` (as the tool `name`), asking it each of
+/// `inputs` at once as calls `c1`, `c2`, …, then saying the results.
+fn lead_over(agent: Agent, name: &'static str, inputs: &[&str]) -> Agent {
+    let tools = ToolRegistry::new()
+        .with(agent.as_tool(name, "Ask it."))
+        .unwrap();
+    let calls: Vec<ToolCall> = inputs
+        .iter()
+        .enumerate()
+        .map(|(at, input)| {
+            call(
+                &format!("c{}", at + 1),
+                name,
+                serde_json::json!({ "input": input }),
+            )
+        })
+        .collect();
+    let model = ByConversation(move |_: &str, results: &[String]| {
+        if results.is_empty() {
+            AssistantMessage::tool_calls(calls.clone())
+        } else {
+            AssistantMessage::text(results.join(" | "))
+        }
+    });
+    Agent::new(model, ToolRuntime::new(tools))
+}
+
+/// Runs `agent` with a handler that answers every asked call by its path
+/// as `answer` says, recording the paths.
+async fn run_answering(
+    agent: &Agent,
+    answer: impl Fn(&str, &behest::RunControl) + Send + Sync + 'static,
+) -> (RunOutcome, Vec<String>) {
+    let paths = Arc::new(Mutex::new(Vec::new()));
+    let seen = paths.clone();
+    let run = agent.invoke([Message::user("go")]);
+    run.on(move |envelope, control| {
+        if let Some(path) = envelope.kind.call_path() {
+            seen.lock().unwrap().push(path.clone());
+            answer(&path, &control);
+        }
+    });
+    let outcome = run.await;
+    let mut paths = paths.lock().unwrap().clone();
+    paths.sort();
+    paths.dedup();
+    (outcome, paths)
+}
+
+#[tokio::test]
+async fn a_nested_approval_reaches_the_root_by_its_path_and_is_answered_there() {
+    let refunds = Arc::new(AtomicUsize::new(0));
+    let agent = lead_over(billing(&refunds), "billing", &["7"]);
+    let (outcome, paths) = run_answering(&agent, |path, control| {
+        control.approve(path).unwrap();
+    })
+    .await;
+    assert_eq!(paths, ["billing#c1/refund#r1"]);
+    assert_eq!(outcome.text(), Some("billing: refunded 7"));
+    assert_eq!(refunds.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn approvals_two_deep_in_parallel_calls_are_answered_each_by_its_own_path() {
+    let refunds = Arc::new(AtomicUsize::new(0));
+    let agent = lead_over(desk(&refunds), "desk", &["7", "8", "9"]);
+    let (outcome, paths) = run_answering(&agent, |path, control| {
+        // Order 8 (the second call) is refused.
+        if path.starts_with("desk#c2/") {
+            control.deny(path, "not this one").unwrap();
+        } else {
+            control.approve(path).unwrap();
+        }
+    })
+    .await;
+    assert_eq!(
+        paths,
+        [
+            "desk#c1/billing#d1/refund#r1",
+            "desk#c2/billing#d1/refund#r1",
+            "desk#c3/billing#d1/refund#r1"
+        ]
+    );
+    let text = outcome.text().unwrap();
+    assert!(text.starts_with("desk: billing: refunded 7 | "), "{text}");
+    assert!(text.contains("not this one"), "{text}");
+    assert!(text.ends_with("desk: billing: refunded 9"), "{text}");
+    assert_eq!(refunds.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_nested_external_call_is_answered_by_path_and_a_wrong_path_is_refused() {
+    let refunds = Arc::new(AtomicUsize::new(0));
+    let agent = lead_over(desk(&refunds), "desk", &["ledger"]);
+    let (outcome, paths) = run_answering(&agent, |path, control| {
+        // The call's id alone is not its name: it is known by its path.
+        assert!(matches!(
+            control.resolve("l1", Ok(ToolOutput::text("x"))),
+            Err(ControlError::UnknownCall { .. })
+        ));
+        assert!(matches!(
+            control.approve(path),
+            Err(ControlError::WrongAnswer { .. })
+        ));
+        control
+            .resolve(path, Ok(ToolOutput::text("balance 12")))
+            .unwrap();
+        assert!(matches!(
+            control.resolve(path, Ok(ToolOutput::text("again"))),
+            Err(ControlError::AlreadyAnswered { .. })
+        ));
+    })
+    .await;
+    assert_eq!(paths, ["desk#c1/billing#d1/ledger#l1"]);
+    assert_eq!(outcome.text(), Some("desk: billing: balance 12"));
+}
+
+#[tokio::test]
+async fn a_nested_wait_holds_to_the_roots_deadline() {
+    let refunds = Arc::new(AtomicUsize::new(0));
+    // The nested agent would wait five minutes; the root says 50 ms.
+    let agent = lead_over(billing(&refunds), "billing", &["7"])
+        .approval_deadline(Duration::from_millis(50));
+    let (outcome, paths) = run_answering(&agent, |_, _| {}).await;
+    assert_eq!(paths, ["billing#c1/refund#r1"]);
+    let text = outcome.text().unwrap();
+    assert!(text.contains("nobody approved it within 50ms"), "{text}");
+    assert_eq!(refunds.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn without_anyone_to_answer_a_nested_approval_is_still_denied() {
+    let refunds = Arc::new(AtomicUsize::new(0));
+    let agent = lead_over(billing(&refunds), "billing", &["7"]);
+    let outcome = agent.invoke([Message::user("go")]).await;
+    let text = outcome.text().unwrap();
+    assert!(text.contains("nobody is there to give it"), "{text}");
+    assert_eq!(refunds.load(Ordering::SeqCst), 0);
+}
