@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use behest::run::{ModelError, ModelRequest};
 use behest::{
-    Agent, AssistantMessage, ControlError, EventKind, ExternalTool, Message, Model, RunOutcome,
-    Tool, ToolCall, ToolOutput, ToolRegistry, ToolRuntime, ToolSpec,
+    Agent, AssistantMessage, ControlError, ExternalTool, Message, Model, RunOutcome, Tool,
+    ToolCall, ToolOutput, ToolRegistry, ToolRuntime, ToolSpec,
 };
 
 /// A model that answers by the conversation: `reply` is given the last
