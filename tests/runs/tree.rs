@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use behest::run::{ModelError, ModelRequest};
+use behest::run::{ModelError, ModelRequest, RunState, WaitKind};
 use behest::{
     Agent, AssistantMessage, ControlError, ExternalTool, Message, Model, RunOutcome, Tool,
     ToolCall, ToolOutput, ToolRegistry, ToolRuntime, ToolSpec,
@@ -95,20 +95,28 @@ fn billing(refunds: &Arc<AtomicUsize>) -> Agent {
     Agent::new(model, ToolRuntime::new(tools)).require_approval("refund")
 }
 
+/// An agent that hands what it is asked to `below` (its tool `tool`, by
+/// the call `id`), and says `name: …` of the answer.
+fn relay(name: &'static str, below: Agent, tool: &'static str, id: &'static str) -> Agent {
+    let tools = ToolRegistry::new()
+        .with(below.as_tool(tool, "Ask it."))
+        .unwrap();
+    let model = ByConversation(
+        move |asked: &str, results: &[String]| match results.first() {
+            Some(result) => AssistantMessage::text(format!("{name}: {result}")),
+            None => AssistantMessage::tool_calls([call(
+                id,
+                tool,
+                serde_json::json!({ "input": asked }),
+            )]),
+        },
+    );
+    Agent::new(model, ToolRuntime::new(tools))
+}
+
 /// The desk: hands what it is asked to billing.
 fn desk(refunds: &Arc<AtomicUsize>) -> Agent {
-    let tools = ToolRegistry::new()
-        .with(billing(refunds).as_tool("billing", "Billing."))
-        .unwrap();
-    let model = ByConversation(|asked: &str, results: &[String]| match results.first() {
-        Some(result) => AssistantMessage::text(format!("desk: {result}")),
-        None => AssistantMessage::tool_calls([call(
-            "d1",
-            "billing",
-            serde_json::json!({ "input": asked }),
-        )]),
-    });
-    Agent::new(model, ToolRuntime::new(tools))
+    relay("desk", billing(refunds), "billing", "d1")
 }
 
 /// A lead agent over `agent` (as the tool `name`), asking it each of
@@ -249,4 +257,154 @@ async fn without_anyone_to_answer_a_nested_approval_is_still_denied() {
     let text = outcome.text().unwrap();
     assert!(text.contains("nobody is there to give it"), "{text}");
     assert_eq!(refunds.load(Ordering::SeqCst), 0);
+}
+
+/// The paths a paused state waits at, unanswered.
+fn waiting(state: &RunState) -> Vec<String> {
+    state
+        .waits_by_path()
+        .into_iter()
+        .filter(|(_, wait)| !wait.is_answered())
+        .map(|(path, _)| path)
+        .collect()
+}
+
+/// A state as it comes back from being kept: JSON, read again.
+fn kept(state: RunState) -> RunState {
+    serde_json::from_str(&serde_json::to_string(&state).unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn a_run_stopped_at_nested_waits_keeps_them_in_its_state_and_goes_on_at_their_depth() {
+    let refunds = Arc::new(AtomicUsize::new(0));
+    let agent = lead_over(desk(&refunds), "desk", &["7", "8"]);
+    let outcome = agent.invoke([Message::user("go")]).pause_at_waits().await;
+    let state = kept(outcome.into_paused().expect("the refunds wait"));
+    assert_eq!(
+        waiting(&state),
+        [
+            "desk#c1/billing#d1/refund#r1",
+            "desk#c2/billing#d1/refund#r1"
+        ]
+    );
+    // The run's own waits are the two calls of the desk.
+    let own: Vec<_> = state
+        .waits()
+        .map(|wait| (wait.call.call_id.as_str(), wait.kind))
+        .collect();
+    assert_eq!(own, [("c1", WaitKind::Agent), ("c2", WaitKind::Agent)]);
+    assert_eq!(refunds.load(Ordering::SeqCst), 0);
+
+    // One answered: the run goes on and stops again at the other.
+    let mut state = state;
+    state.approve("desk#c1/billing#d1/refund#r1").unwrap();
+    assert!(state.is_waiting());
+    let outcome = agent.resume(kept(state)).pause_at_waits().await;
+    let mut state = kept(outcome.into_paused().expect("order 8 still waits"));
+    assert_eq!(waiting(&state), ["desk#c2/billing#d1/refund#r1"]);
+    assert_eq!(refunds.load(Ordering::SeqCst), 1);
+
+    state
+        .deny("desk#c2/billing#d1/refund#r1", "not this one")
+        .unwrap();
+    assert!(!state.is_waiting());
+    let outcome = agent.resume(state).pause_at_waits().await;
+    let text = outcome.text().expect("the run completes");
+    assert!(text.starts_with("desk: billing: refunded 7 | "), "{text}");
+    assert!(text.contains("not this one"), "{text}");
+    // Each refund ran once, over three processes' worth of runs.
+    assert_eq!(refunds.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn waits_three_deep_are_answered_by_path_and_the_tree_spends_once() {
+    let refunds = Arc::new(AtomicUsize::new(0));
+    let front = relay("front", desk(&refunds), "desk", "f1");
+    let agent = lead_over(front, "front", &["5", "ledger"]);
+    let outcome = agent.invoke([Message::user("go")]).pause_at_waits().await;
+    let mut state = kept(outcome.into_paused().unwrap());
+    assert_eq!(
+        waiting(&state),
+        [
+            "front#c1/desk#f1/billing#d1/refund#r1",
+            "front#c2/desk#f1/billing#d1/ledger#l1"
+        ]
+    );
+    let requests = state.spent().requests;
+    // Wrong paths and wrong answers are refused, and change nothing.
+    for (path, expected) in [
+        ("front#c9/desk#f1/billing#d1/refund#r1", "no call"),
+        ("front#c1/desk#f1/billing#d1/refund#r2", "no call"),
+        ("front#c1/desk#f1/billing#d1/ledger#r1", "no call"),
+        // The root's own calls go by their ids alone.
+        ("front#c1", "no call"),
+        ("c1", "is waiting for the answers of its agent's calls"),
+        (
+            "front#c1/desk#f1/billing#d1",
+            "is waiting for the answers of its agent's calls",
+        ),
+        ("refund#r1", "no call"),
+        ("front#c1/desk#f1/billing#d1/refund#r1/x#y", "no call"),
+    ] {
+        let error = state.approve(path).unwrap_err();
+        assert!(error.to_string().contains(expected), "{path}: {error}");
+    }
+    let error = state
+        .approve("front#c2/desk#f1/billing#d1/ledger#l1")
+        .unwrap_err();
+    assert!(matches!(error, ControlError::WrongAnswer { .. }), "{error}");
+    state
+        .approve("front#c1/desk#f1/billing#d1/refund#r1")
+        .unwrap();
+    let error = state
+        .approve("front#c1/desk#f1/billing#d1/refund#r1")
+        .unwrap_err();
+    assert!(
+        matches!(error, ControlError::AlreadyAnswered { .. }),
+        "{error}"
+    );
+    state
+        .resolve(
+            "front#c2/desk#f1/billing#d1/ledger#l1",
+            Ok(ToolOutput::text("balance 3")),
+        )
+        .unwrap();
+    let outcome = agent.resume(kept(state)).pause_at_waits().await;
+    let text = outcome.text().expect("the run completes");
+    assert_eq!(
+        text,
+        "front: desk: billing: refunded 5 | front: desk: billing: balance 3"
+    );
+    assert_eq!(refunds.load(Ordering::SeqCst), 1);
+    // Every model request of the tree counted once: 2 of the lead, and 2
+    // of each of the three agents under each of its two calls.
+    assert_eq!(requests, 1 + 2 * 3);
+    assert_eq!(outcome.spent().requests, 2 + 2 * 3 * 2);
+}
+
+#[tokio::test]
+async fn a_nested_approval_is_answered_through_a_session_on_another_replica() {
+    use behest::run::{MemoryStore, SessionId};
+    let refunds = Arc::new(AtomicUsize::new(0));
+    let agent = lead_over(desk(&refunds), "desk", &["4"]);
+    let store = Arc::new(MemoryStore::new());
+    let id = SessionId::new("s").unwrap();
+    let outcome = agent
+        .session(store.clone(), id.clone())
+        .run([Message::user("go")])
+        .await
+        .unwrap();
+    let state = outcome.paused().unwrap();
+    let run_id = state.run_id().to_owned();
+    assert_eq!(waiting(state), ["desk#c1/billing#d1/refund#r1"]);
+    // Another replica builds the same agent and answers by path.
+    let replica = lead_over(desk(&refunds), "desk", &["4"]);
+    let outcome = replica
+        .session(store, id)
+        .approve(&run_id, "desk#c1/billing#d1/refund#r1")
+        .await
+        .unwrap()
+        .expect("its last wait");
+    assert_eq!(outcome.text(), Some("desk: billing: refunded 4"));
+    assert_eq!(refunds.load(Ordering::SeqCst), 1);
 }

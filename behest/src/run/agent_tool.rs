@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::books::Lineage;
 use super::events::{Envelope, EventKind};
-use super::{Agent, RunOutcome};
+use super::{Agent, RunOutcome, RunState};
 use crate::conversation::Message;
 use crate::tool::{Tool, ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec};
 
@@ -44,6 +44,10 @@ pub struct AgentEvent {
     /// agent calls another).
     pub kind: Box<EventKind>,
 }
+
+/// Given to an agent's call that goes on: the state its run stopped at,
+/// its waits answered there.
+pub(crate) struct ResumeAgent(pub(crate) RunState);
 
 /// A task aborted when its handle is dropped: the forwarder of a nested
 /// run's events, so that none reaches the caller after a call that timed
@@ -173,7 +177,7 @@ where
     }
 
     async fn execute(&self, arguments: Value) -> ToolResult<ToolOutput> {
-        self.run(arguments, None, String::new()).await
+        self.run(arguments, None, String::new(), None).await
     }
 
     async fn execute_with_context(
@@ -184,8 +188,11 @@ where
         let lineage = context.extension::<Lineage>().cloned();
         let call_id = context.call_id().to_owned();
         let cancellation = context.cancellation().clone();
+        let resumed = context
+            .extension::<ResumeAgent>()
+            .map(|ResumeAgent(state)| state.clone());
         tokio::select! {
-            output = self.run(arguments, lineage, call_id) => output,
+            output = self.run(arguments, lineage, call_id, resumed) => output,
             () = cancellation.cancelled() => Err(ToolError::Cancelled),
         }
     }
@@ -200,12 +207,14 @@ where
     I: Serialize + DeserializeOwned,
 {
     /// The nested run of `arguments`, under `lineage` (none when the tool
-    /// is called outside a run), its events nested under `call_id`.
+    /// is called outside a run), its events nested under `call_id`; going
+    /// on from `resumed`, the state it stopped at, if given.
     async fn run(
         &self,
         arguments: Value,
         lineage: Option<Lineage>,
         call_id: String,
+        resumed: Option<RunState>,
     ) -> ToolResult<ToolOutput> {
         let input: I = serde_json::from_value(arguments)
             .map_err(|error| ToolError::execution(format!("the input does not fit: {error}")))?;
@@ -230,7 +239,10 @@ where
                 self.name
             )));
         }
-        let invocation = self.agent.invoke([Message::user(ask)]);
+        let invocation = match resumed {
+            Some(state) => self.agent.resume(state),
+            None => self.agent.invoke([Message::user(ask)]),
+        };
         // Its approvals and external calls are the root's to answer, by
         // their path through this call.
         let nested = lineage.clone().map(|lineage| Lineage {
@@ -252,6 +264,7 @@ where
             let parent = lineage.emitter.clone();
             let agent = self.name.clone();
             let events = invocation.events();
+            let call_id = call_id.clone();
             forwarding = Some(AbortOnDrop(tokio::spawn(async move {
                 events
                     .for_each(|Envelope { run_id, kind, .. }| {
@@ -299,12 +312,19 @@ where
                 )))
             }
             RunOutcome::Cancelled { .. } => return Err(ToolError::Cancelled),
-            // A nested run is never asked to stop at its waits.
-            RunOutcome::Paused { .. } => {
-                return Err(ToolError::execution(format!(
-                    "the agent `{}` stopped at a wait",
-                    self.name
-                )))
+            // Its root stops at its waits: the caller stops at this call,
+            // with the nested run's state.
+            RunOutcome::Paused { state } => {
+                return match &lineage {
+                    Some(lineage) => {
+                        crate::sync::lock(&lineage.stops).insert(call_id, *state);
+                        Err(ToolError::execution("waiting"))
+                    }
+                    None => Err(ToolError::execution(format!(
+                        "the agent `{}` stopped at a wait",
+                        self.name
+                    ))),
+                }
             }
         };
         output.usage = Some(usage);

@@ -7,12 +7,13 @@
 //! ledger: what the limits counted is what the outcome says, by
 //! construction.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use super::answers::Answers;
 use super::events::Emitter;
 use super::limits::{CountedCalls, Reached, RunUsage, UsageLimits};
+use super::state::RunState;
 use crate::usage::Usage;
 
 /// A run's ledger and the ledgers above it. Cheap to clone.
@@ -173,6 +174,9 @@ pub(crate) struct Lineage {
     pub(crate) emitter: Arc<Emitter>,
     /// Who answers the tree's approvals and external calls: the root.
     pub(crate) answers: Answers,
+    /// The states of the agents this run called as tools that stopped at
+    /// their waits, by call: the run stops at those calls with them.
+    pub(crate) stops: Arc<Mutex<HashMap<String, RunState>>>,
 }
 
 impl Lineage {
@@ -201,6 +205,7 @@ impl Lineage {
             booked: Arc::default(),
             emitter,
             answers,
+            stops: Arc::default(),
         }
     }
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use futures::future::{join_all, BoxFuture};
 use tokio::sync::oneshot;
 
+use super::agent_tool::ResumeAgent;
 use super::control::{Decision, RunControl};
 use super::events::{EventKind, ToolStreamEvent};
 use super::part::{result_message, Looping, Run};
@@ -56,12 +57,13 @@ impl Run<'_> {
         }
         let options = self.call_options();
         let hooks: &dyn RunHooks = self;
+        let given = call.clone();
         let result = self
             .agent
             .runtime
             .call_in(call, options, Some(&hooks))
             .await;
-        if self.waits_for(&result.call_id) {
+        if self.adopt(&given) || self.waits_for(&result.call_id) {
             return None;
         }
         // A call started at once ends here (a routed one ended in
@@ -300,7 +302,7 @@ impl RunHooks for Run<'_> {
                 (_, Some(error)) => Err(error),
                 (None, None) => Err(ToolError::execution("not run")),
             };
-            if self.waits_for(&given.call_id) {
+            if self.adopt(&given) || self.waits_for(&given.call_id) {
                 return outcome;
             }
             // The stages that saw the call see its outcome, as layers unwind.
@@ -442,8 +444,25 @@ impl Run<'_> {
             call,
             kind,
             answer: None,
+            nested: None,
         });
         ToolError::execution("waiting")
+    }
+
+    /// Whether `call` ran an agent whose run stopped at its waits: then
+    /// the call waits, with that run's state, and the run stops at it.
+    fn adopt(&self, call: &ToolCall) -> bool {
+        let stopped = crate::sync::lock(&self.lineage.stops).remove(&call.call_id);
+        let Some(state) = stopped else {
+            return false;
+        };
+        crate::sync::lock(&self.waits).push(Wait {
+            call: call.clone(),
+            kind: WaitKind::Agent,
+            answer: None,
+            nested: Some(Box::new(state)),
+        });
+        true
     }
 }
 
@@ -522,7 +541,12 @@ impl Run<'_> {
 
     /// A call the run stopped at, answered (or waiting again: `None`).
     async fn answered(&self, wait: Wait) -> Option<ToolCallResult> {
-        let Wait { call, kind, answer } = wait;
+        let Wait {
+            call,
+            kind,
+            answer,
+            nested,
+        } = wait;
         let external = self.agent.runtime.registry().is_external(&call.tool_name);
         let outcome = match (kind, answer) {
             (WaitKind::Approval, Some(Answer::Denied(reason))) => {
@@ -551,12 +575,28 @@ impl Run<'_> {
             }
             (WaitKind::Answer, Some(Answer::Failed(message))) => Err(ToolError::execution(message)),
             (WaitKind::Answer, _) => self.answered_outside(call.clone()).await,
+            (WaitKind::Agent, _) => match nested {
+                Some(state) => self.resume_agent(&call, *state).await,
+                None => Err(ToolError::execution(
+                    "not run: the state of its agent's run is missing",
+                )),
+            },
         };
-        if self.waits_for(&call.call_id) {
+        if self.adopt(&call) || self.waits_for(&call.call_id) {
             return None;
         }
         let outcome = self.outputs(&call, outcome).await;
         Some(self.finished(call, outcome))
+    }
+
+    /// The agent that `call` ran as a tool, going on from the state its
+    /// run stopped at (its waits answered there, or stopped at again).
+    async fn resume_agent(&self, call: &ToolCall, state: RunState) -> ToolResult<ToolOutput> {
+        let options = self.call_options().extension(ResumeAgent(state));
+        match self.agent.runtime.local_run(call, options) {
+            Ok(run) => run.run().await,
+            Err(error) => Err(error),
+        }
     }
 
     /// An external call answered by a handler (or stopped at again), the

@@ -268,6 +268,7 @@ impl RuntimeInvocation {
             Some(caller) => Lineage {
                 books: caller.books.nested(limits),
                 booked: Default::default(),
+                stops: Default::default(),
                 ..caller
             },
             None => Lineage::root(

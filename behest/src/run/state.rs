@@ -87,6 +87,10 @@ pub struct Wait {
     /// What it waits for.
     pub kind: WaitKind,
     pub(super) answer: Option<Answer>,
+    /// For an agent called as a tool that waits: its own run's state,
+    /// with the waits below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) nested: Option<Box<RunState>>,
 }
 
 /// What a call waits for.
@@ -99,6 +103,10 @@ pub enum WaitKind {
     Approval,
     /// The answer of an external tool's call ([`RunState::resolve`]).
     Answer,
+    /// The answers of an agent called as a tool, for the calls that wait
+    /// in its run: they are among [`RunState::waits_by_path`], each by its
+    /// path (`billing#c3/refund#c1`).
+    Agent,
 }
 
 /// An answer given to a wait.
@@ -115,8 +123,10 @@ impl RunState {
     /// The format written now; states of another are refused.
     pub const FORMAT: u32 = 1;
 
-    /// The calls the run waits for, in the turn's order, with those
-    /// answered already.
+    /// The run's own calls that wait, in the turn's order, with those
+    /// answered already. An agent called as a tool whose run waits is
+    /// one, of kind [`WaitKind::Agent`]; [`waits_by_path`](Self::waits_by_path)
+    /// lists the calls of the whole tree.
     pub fn waits(&self) -> impl Iterator<Item = &Wait> {
         self.round.iter().filter_map(|slot| match slot {
             Slot::Waiting(wait) => Some(wait),
@@ -124,9 +134,46 @@ impl RunState {
         })
     }
 
-    /// Whether some call still waits for an answer.
+    /// Every call that waits in the tree of agents, each with the path it
+    /// is answered by: its id for a call of this run, `agent#call_id/…`
+    /// down to it for a call of an agent called as a tool
+    /// (`billing#c3/refund#c1`), as
+    /// [`EventKind::call_path`](super::EventKind::call_path) names it.
+    ///
+    /// ```
+    /// # use behest::run::RunState;
+    /// # fn show(state: &RunState) {
+    /// for (path, wait) in state.waits_by_path() {
+    ///     println!("{path}: {} {:?}, answered: {}", wait.call.tool_name, wait.kind, wait.is_answered());
+    /// }
+    /// # }
+    /// ```
+    pub fn waits_by_path(&self) -> Vec<(String, &Wait)> {
+        let mut found = Vec::new();
+        self.collect_waits("", &mut found);
+        found
+    }
+
+    fn collect_waits<'a>(&'a self, prefix: &str, found: &mut Vec<(String, &'a Wait)>) {
+        for wait in self.waits() {
+            let step = if prefix.is_empty() {
+                wait.call.call_id.clone()
+            } else {
+                format!("{prefix}{}#{}", wait.call.tool_name, wait.call.call_id)
+            };
+            match &wait.nested {
+                Some(nested) => {
+                    let below = format!("{prefix}{}#{}/", wait.call.tool_name, wait.call.call_id);
+                    nested.collect_waits(&below, found);
+                }
+                None => found.push((step, wait)),
+            }
+        }
+    }
+
+    /// Whether some call of the tree still waits for an answer.
     pub fn is_waiting(&self) -> bool {
-        self.waits().any(|wait| wait.answer.is_none())
+        self.waits().any(|wait| !wait.is_answered())
     }
 
     /// The conversation, up to the turn whose calls are waited for.
@@ -151,19 +198,21 @@ impl RunState {
             .unwrap_or_default()
     }
 
-    /// Approves the call `call_id`, which waits for an approval.
+    /// Approves the call `call_id`, which waits for an approval: a call of
+    /// the run by its id, a call of a nested agent by its path (see
+    /// [`waits_by_path`](Self::waits_by_path)).
     pub fn approve(&mut self, call_id: &str) -> Result<(), ControlError> {
         self.answer(call_id, WaitKind::Approval, Answer::Approved)
     }
 
-    /// Denies the call `call_id`, which waits for an approval; the model
-    /// reads `reason`.
+    /// Denies the call `call_id` (an id or a path), which waits for an
+    /// approval; the model reads `reason`.
     pub fn deny(&mut self, call_id: &str, reason: impl Into<String>) -> Result<(), ControlError> {
         self.answer(call_id, WaitKind::Approval, Answer::Denied(reason.into()))
     }
 
-    /// Answers the external call `call_id`: its output, or an error the
-    /// model reads (as the call's execution error).
+    /// Answers the external call `call_id` (an id or a path): its output,
+    /// or an error the model reads (as the call's execution error).
     pub fn resolve(
         &mut self,
         call_id: &str,
@@ -176,22 +225,55 @@ impl RunState {
         self.answer(call_id, WaitKind::Answer, answer)
     }
 
-    fn answer(
+    fn answer(&mut self, path: &str, kind: WaitKind, answer: Answer) -> Result<(), ControlError> {
+        self.answer_at(path, path, false, kind, answer)
+    }
+
+    /// Answers the call at `rest` of `path`: in this run when it is one
+    /// step, else in the nested run of its first step. `nested` for a run
+    /// below the root, whose calls go by `name#call_id`.
+    fn answer_at(
         &mut self,
-        call_id: &str,
+        path: &str,
+        rest: &str,
+        nested: bool,
         kind: WaitKind,
         answer: Answer,
     ) -> Result<(), ControlError> {
+        let unknown = || ControlError::UnknownCall {
+            call_id: path.to_owned(),
+        };
+        // A step below the root is `name#call_id`; the root's calls go by
+        // their ids alone.
+        let (here, below) = match rest.split_once('/') {
+            Some((step, below)) => (step, Some(below)),
+            None => (rest, None),
+        };
+        let (name, call_id) = match (nested, below) {
+            (false, None) => (None, here),
+            _ => match here.split_once('#') {
+                Some((name, call_id)) => (Some(name), call_id),
+                None => return Err(unknown()),
+            },
+        };
         let wait = self
             .round
             .iter_mut()
             .find_map(|slot| match slot {
-                Slot::Waiting(wait) if wait.call.call_id == call_id => Some(wait),
+                Slot::Waiting(wait)
+                    if wait.call.call_id == call_id
+                        && name.is_none_or(|name| name == wait.call.tool_name) =>
+                {
+                    Some(wait)
+                }
                 _ => None,
             })
-            .ok_or_else(|| ControlError::UnknownCall {
-                call_id: call_id.to_owned(),
-            })?;
+            .ok_or_else(unknown)?;
+        if let Some(below) = below {
+            let nested = wait.nested.as_deref_mut().ok_or_else(unknown)?;
+            return nested.answer_at(path, below, true, kind, answer);
+        }
+        let call_id = path;
         if wait.answer.is_some() {
             return Err(ControlError::AlreadyAnswered {
                 call_id: call_id.to_owned(),
@@ -203,6 +285,7 @@ impl RunState {
                 waiting: match wait.kind {
                     WaitKind::Approval => "an approval",
                     WaitKind::Answer => "a result",
+                    WaitKind::Agent => "the answers of its agent's calls",
                 },
             });
         }
@@ -212,8 +295,12 @@ impl RunState {
 }
 
 impl Wait {
-    /// Whether it was answered.
+    /// Whether it was answered: for an agent called as a tool, whether
+    /// every call that waits in its run was.
     pub fn is_answered(&self) -> bool {
-        self.answer.is_some()
+        match &self.nested {
+            Some(nested) => !nested.is_waiting(),
+            None => self.answer.is_some(),
+        }
     }
 }
