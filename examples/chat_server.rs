@@ -194,12 +194,15 @@ fn answer(outcome: Option<RunOutcome>) -> Result<Json<Value>, Failure> {
 }
 
 fn waiting(state: &behest::run::RunState) -> Value {
+    // Every call that waits, at any depth of the agents, by the path it
+    // is answered by.
     let waits: Vec<Value> = state
-        .waits()
-        .filter(|wait| !wait.is_answered())
-        .map(|wait| {
+        .waits_by_path()
+        .into_iter()
+        .filter(|(_, wait)| !wait.is_answered())
+        .map(|(path, wait)| {
             json!({
-                "call_id": wait.call.call_id,
+                "call_id": path,
                 "tool": wait.call.tool_name,
                 "arguments": wait.call.arguments,
             })
