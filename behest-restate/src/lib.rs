@@ -53,10 +53,18 @@
 //! - **Cancel** through Restate ([`DurableClient::cancel`]): the run ends
 //!   [`DurableOutcome::Cancelled`] with every call in its transcript
 //!   answered, as in process. A tool that was running when the
-//!   cancellation came is not stopped: its result says so, and names the
-//!   journal entry that holds its outcome (Restate tells of the
-//!   cancellation instead of the entry; a run played back must say the
-//!   same, so it cannot say more).
+//!   cancellation came is not stopped, and its result is the call's: Restate
+//!   tells the attempt of the cancellation rather than of the tool's entry,
+//!   so the attempt, which saw the tool end, journals what it did in an
+//!   entry of its own (`call ID (after the cancellation)`). Only when that
+//!   entry is missing (the service stopped before it) does the transcript
+//!   say that the tool may have finished, and name the entry that holds its
+//!   outcome. A service that stops while a cancelled run ends may leave
+//!   that run's invocation retrying with a journal mismatch (RT0016):
+//!   restate-sdk 0.13 replays the cancellation at an earlier step than the
+//!   attempt met it. Kill such an invocation
+//!   (`curl -X PATCH localhost:9070/invocations/ID/kill`); its status says
+//!   `killed`.
 //!
 //! # Status
 //! [`DurableClient::status`] tells where a run stands at any time: running

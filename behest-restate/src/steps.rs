@@ -313,28 +313,56 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
     /// Runs `step` in the journal entry `name`.
     async fn journal_call(&self, step: ToolStep, name: String) -> ToolResult<ToolOutput> {
         let max_step_bytes = self.max_step_bytes;
+        // What this attempt saw of the tool, should the entry not be told.
+        let seen: Arc<Mutex<Option<JournaledResult>>> = Arc::default();
+        let keep = seen.clone();
         let journaled = self
             .ctx
             .run(move || async move {
-                let result = JournaledResult::from(step.run().await);
-                Ok(Json(Self::bounded(result, max_step_bytes)))
+                let result = Self::bounded(JournaledResult::from(step.run().await), max_step_bytes);
+                *lock(&keep) = Some(result.clone());
+                Ok(Json(result))
             })
             .name(name.clone())
             .await;
         match journaled {
             Ok(Json(result)) => result.known().unwrap_or(Err(ToolError::Cancelled)),
             // Cancelled while the tool ran: Restate tells of the
-            // cancellation rather than of the entry, and a replay learns
-            // it before the tool would run. What this attempt saw of the
-            // tool cannot be told (a replay would tell otherwise), so the
-            // model reads what is true of both.
+            // cancellation rather than of the entry, in this attempt and
+            // in a replay alike.
             Err(error) if error.code() == 409 => {
                 self.control.cancel();
+                let seen = lock(&seen).take();
+                self.kept_after_cancel(&name, seen).await
+            }
+            Err(error) => self.failed_step(&error),
+        }
+    }
+
+    /// The outcome of a call the run was cancelled during: this attempt
+    /// saw the tool end, and journals what it did in an entry of its own,
+    /// which a replay reads back; a replay with no such entry (the service
+    /// stopped before it) cannot know, and says so.
+    async fn kept_after_cancel(
+        &self,
+        name: &str,
+        seen: Option<JournaledResult>,
+    ) -> ToolResult<ToolOutput> {
+        let journaled = self
+            .ctx
+            .run(move || async move { Ok(Json(seen.unwrap_or(JournaledResult::Unknown))) })
+            .name(format!("{name} (after the cancellation)"))
+            .await;
+        match journaled {
+            Ok(Json(result)) => result.known().unwrap_or_else(|| {
                 Err(ToolError::execution(format!(
                     "the run was cancelled while this call ran; the tool was not stopped and may have finished (Restate's journal has its outcome, in the entry `{name}`)"
                 )))
-            }
-            Err(error) => self.failed_step(&error),
+            }),
+            Err(error) => Err(ToolError::execution(format!(
+                "the run was cancelled while this call ran, and its outcome could not be kept: {}",
+                error.message()
+            ))),
         }
     }
 
@@ -443,6 +471,13 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
 
 /// A person said to run a call again.
 struct RunAgain;
+
+/// `mutex`, whatever a panic left in it.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 impl RunSteps for RestateSteps<'_, '_> {
     fn model_turn<'s>(
