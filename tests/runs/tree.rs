@@ -408,3 +408,58 @@ async fn a_nested_approval_is_answered_through_a_session_on_another_replica() {
     assert_eq!(outcome.text(), Some("desk: billing: refunded 4"));
     assert_eq!(refunds.load(Ordering::SeqCst), 1);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+    /// Any text given as a path is refused clearly unless it names a
+    /// waiting call: never a panic, never another call answered.
+    #[test]
+    fn any_path_is_answered_only_if_it_names_a_waiting_call(
+        path in proptest::prop_oneof![
+            "[a-z0-9#/]{0,40}",
+            "(desk#c[0-3]/){0,2}(billing#d[01]/)?(refund|ledger)#[rl][0-2]",
+            ".{0,20}",
+        ]
+    ) {
+        let state = nested_state();
+        let waiting = waiting(&state);
+        let mut answered = state.clone();
+        match answered.approve(&path) {
+            Ok(()) => {
+                proptest::prop_assert!(waiting.contains(&path), "{} answered", path);
+                proptest::prop_assert_eq!(waiting.len() - 1, self::waiting(&answered).len());
+            }
+            Err(error) => {
+                proptest::prop_assert!(!error.to_string().is_empty());
+                proptest::prop_assert_eq!(&answered, &state);
+            }
+        }
+    }
+}
+
+/// A state stopped at two nested approvals, made once.
+fn nested_state() -> RunState {
+    static STATE: std::sync::OnceLock<RunState> = std::sync::OnceLock::new();
+    STATE
+        .get_or_init(|| {
+            std::thread::spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                runtime.block_on(async {
+                    let refunds = Arc::new(AtomicUsize::new(0));
+                    let agent = lead_over(desk(&refunds), "desk", &["7", "8"]);
+                    agent
+                        .invoke([Message::user("go")])
+                        .pause_at_waits()
+                        .await
+                        .into_paused()
+                        .unwrap()
+                })
+            })
+            .join()
+            .unwrap()
+        })
+        .clone()
+}

@@ -25,6 +25,9 @@ pub mod runs {}
 #[doc = include_str!("agents.md")]
 pub mod agents {}
 
+#[doc = include_str!("agent_trees.md")]
+pub mod agent_trees {}
+
 #[doc = include_str!("pausing.md")]
 pub mod pausing {}
 

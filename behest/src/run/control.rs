@@ -123,6 +123,9 @@ impl RunControl {
     }
 
     /// Answers an external call: its output, or the error the model reads.
+    /// A call of the run goes by its id; a call of an agent the run runs as
+    /// a tool, at any depth, by its path
+    /// ([`EventKind::call_path`](super::EventKind::call_path)).
     ///
     /// `Ok` means the run has the answer: it becomes the call's result.
     pub fn resolve(
@@ -136,12 +139,14 @@ impl RunControl {
         }
     }
 
-    /// Approves a call waiting for approval.
+    /// Approves a call waiting for approval (by its id, or its path for a
+    /// call of a nested agent).
     pub fn approve(&self, call_id: &str) -> Result<(), ControlError> {
         self.decide(call_id, Decision::Approve)
     }
 
-    /// Denies a call waiting for approval; the model reads `reason`.
+    /// Denies a call waiting for approval (by its id, or its path); the
+    /// model reads `reason`.
     pub fn deny(&self, call_id: &str, reason: impl Into<String>) -> Result<(), ControlError> {
         self.decide(call_id, Decision::Deny(reason.into()))
     }
