@@ -315,31 +315,23 @@ where
     }
 
     async fn delete_session(&self, id: &SessionId) -> Result<bool, SessionError> {
-        let key = id.as_str().to_owned();
-        let mut tx = self
-            .pool
-            .begin_with(DB::BEGIN_WRITE)
-            .await
-            .map_err(backend)?;
-        for table in ["behest_paused_runs", "behest_messages"] {
-            sqlx::query(&format!("DELETE FROM {table} WHERE session_id = $1"))
-                .bind(key.clone())
-                .execute(&mut *tx)
-                .await
-                .map_err(backend)?;
-        }
-        let rows: Vec<DB::Row> =
-            sqlx::query("DELETE FROM behest_sessions WHERE id = $1 RETURNING id")
-                .bind(key)
-                .fetch_all(&mut *tx)
-                .await
-                .map_err(backend)?;
-        tx.commit().await.map_err(backend)?;
-        Ok(!rows.is_empty())
+        let deleted = self
+            .delete_sessions("id = $1", id.as_str().to_owned())
+            .await?;
+        Ok(deleted > 0)
     }
 
     async fn prune_sessions(&self, idle_since: SystemTime) -> Result<u64, SessionError> {
-        let before = millis(idle_since);
+        self.delete_sessions("updated_at < $1", millis(idle_since))
+            .await
+    }
+
+    /// Deletes the sessions `which` picks (`$1` being `value`), with their
+    /// messages and paused runs, in one transaction; how many.
+    async fn delete_sessions<T>(&self, which: &str, value: T) -> Result<u64, SessionError>
+    where
+        T: for<'q> Encode<'q, DB> + Type<DB> + Clone + Send + 'static,
+    {
         let mut tx = self
             .pool
             .begin_with(DB::BEGIN_WRITE)
@@ -347,20 +339,20 @@ where
             .map_err(backend)?;
         for table in ["behest_paused_runs", "behest_messages"] {
             sqlx::query(&format!(
-                "DELETE FROM {table} WHERE session_id IN \
-                 (SELECT id FROM behest_sessions WHERE updated_at < $1)"
+                "DELETE FROM {table} WHERE session_id IN (SELECT id FROM behest_sessions WHERE {which})"
             ))
-            .bind(before)
+            .bind(value.clone())
             .execute(&mut *tx)
             .await
             .map_err(backend)?;
         }
-        let rows: Vec<DB::Row> =
-            sqlx::query("DELETE FROM behest_sessions WHERE updated_at < $1 RETURNING id")
-                .bind(before)
-                .fetch_all(&mut *tx)
-                .await
-                .map_err(backend)?;
+        let rows: Vec<DB::Row> = sqlx::query(&format!(
+            "DELETE FROM behest_sessions WHERE {which} RETURNING id"
+        ))
+        .bind(value)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(backend)?;
         tx.commit().await.map_err(backend)?;
         Ok(rows.len() as u64)
     }
