@@ -173,12 +173,17 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
 
     /// The run waits for `waits_for` on `call`: said in its header; the
     /// promise made for this wait.
-    fn wait_begins(&self, call: &ToolCall, waits_for: &str) -> String {
+    fn wait_begins(&self, at: &str, call: &ToolCall, waits_for: &str) -> String {
         let mut book = self.book();
         book.waits += 1;
+        // A call of a nested agent waits by its path.
+        let call = ToolCall {
+            call_id: path(at, call),
+            ..call.clone()
+        };
         let promise = format!("{waits_for}:{}:{}", book.waits, call.call_id);
         book.header.pending.push(Waiting {
-            call: call.clone(),
+            call,
             waits_for: waits_for.to_owned(),
             promise: promise.clone(),
         });
@@ -253,13 +258,13 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
     /// each attempt: played again after a crash that cut it, its outcome
     /// is unknown, and a person decides ([`Resolution`]) instead of it
     /// running again unasked.
-    async fn run_call(&self, step: ToolStep) -> ToolResult<ToolOutput> {
-        let key = format!("{}/{}", self.ctx.key(), step.call.call_id);
+    async fn run_call(&self, at: &str, step: ToolStep) -> ToolResult<ToolOutput> {
+        let key = format!("{}/{at}{}", self.ctx.key(), step.call.call_id);
         let mut step = step.idempotency_key(key);
         for attempt in 0.. {
-            match self.attempt(step, attempt).await {
+            match self.attempt(at, step, attempt).await {
                 Attempt::Done(outcome) => return outcome,
-                Attempt::Unknown(cut) => match self.unknown_outcome(&cut.call).await {
+                Attempt::Unknown(cut) => match self.unknown_outcome(at, &cut.call).await {
                     Ok(known) => return known,
                     Err(RunAgain) => step = cut,
                 },
@@ -269,13 +274,13 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
     }
 
     /// Attempt `attempt` (from 0) at `step`'s call.
-    async fn attempt(&self, step: ToolStep, attempt: usize) -> Attempt {
+    async fn attempt(&self, at: &str, step: ToolStep, attempt: usize) -> Attempt {
         let again = if attempt == 0 {
             String::new()
         } else {
             format!(" (again, {attempt})")
         };
-        let name = format!("call {}{again}", step.call.call_id);
+        let name = format!("{at}call {}{again}", step.call.call_id);
         if self.idempotent(&step.call.tool_name) {
             return Attempt::Done(self.journal_call(step, name).await);
         }
@@ -381,9 +386,17 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
 
     /// A call cut by a crash: the run waits (up to the agent's approval
     /// deadline) for a person to say what it did; `Err` to run it again.
-    async fn unknown_outcome(&self, call: &ToolCall) -> Result<ToolResult<ToolOutput>, RunAgain> {
+    async fn unknown_outcome(
+        &self,
+        at: &str,
+        call: &ToolCall,
+    ) -> Result<ToolResult<ToolOutput>, RunAgain> {
         let deadline = self.agent.options().approval_deadline;
-        let promise = self.wait_begins(call, "outcome");
+        let promise = self.wait_begins(at, call, "outcome");
+        let call = &ToolCall {
+            call_id: path(at, call),
+            ..call.clone()
+        };
         let decided: Option<Resolution> = restate_sdk::select! {
             resolve = self.ctx.promise::<Json<Resolve>>(&promise) => match resolve {
                 Ok(Json(resolve)) => Some(resolve.resolution),
@@ -410,8 +423,17 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
     }
 
     /// Waits for an answer to an external call, within `deadline`.
-    async fn external(&self, call: &ToolCall, deadline: Duration) -> ToolResult<ToolOutput> {
-        let promise = self.wait_begins(call, "answer");
+    async fn external(
+        &self,
+        at: &str,
+        call: &ToolCall,
+        deadline: Duration,
+    ) -> ToolResult<ToolOutput> {
+        let promise = self.wait_begins(at, call, "answer");
+        let call = &ToolCall {
+            call_id: path(at, call),
+            ..call.clone()
+        };
         let outcome: ToolResult<ToolOutput> = restate_sdk::select! {
             answer = self.ctx.promise::<Json<Answer>>(&promise) => match answer {
                 Ok(Json(answer)) => Ok(answer.output),
@@ -429,8 +451,12 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
 
     /// Waits for an approval of `call`, within `deadline`: `Err` with
     /// the call's result when it is not given.
-    async fn approval(&self, call: &ToolCall, deadline: Duration) -> ToolResult<()> {
-        let promise = self.wait_begins(call, "approval");
+    async fn approval(&self, at: &str, call: &ToolCall, deadline: Duration) -> ToolResult<()> {
+        let promise = self.wait_begins(at, call, "approval");
+        let call = &ToolCall {
+            call_id: path(at, call),
+            ..call.clone()
+        };
         let denied: Option<String> = restate_sdk::select! {
             approval = self.ctx.promise::<Json<Approval>>(&promise) => match approval {
                 Ok(Json(approval)) if approval.approved => None,
@@ -451,21 +477,166 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
         }
     }
 
-    /// The outcome of `step`, as its kind asks.
-    async fn carry_out(&self, step: ToolStep) -> ToolResult<ToolOutput> {
+    /// The outcome of `step`, a call of the agent at `at` (`""` for the
+    /// root, `name#call_id/…` below), as its kind asks.
+    async fn carry_out(&self, at: &str, step: ToolStep) -> ToolResult<ToolOutput> {
         match step.kind {
             StepKind::External { deadline, approval } => {
                 if let Some(approval) = approval {
-                    self.approval(&step.call, approval).await?;
+                    self.approval(at, &step.call, approval).await?;
                 }
-                self.external(&step.call, deadline).await
+                self.external(at, &step.call, deadline).await
             }
             StepKind::NeedsApproval { deadline } => {
-                self.approval(&step.call, deadline).await?;
-                self.run_call(step).await
+                self.approval(at, &step.call, deadline).await?;
+                self.run_step(at, step).await
             }
-            _ => self.run_call(step).await,
+            _ => self.run_step(at, step).await,
         }
+    }
+
+    /// Runs `step`: an agent's call as the steps of its own run, each
+    /// journaled under the call's path; any other as one journaled call.
+    async fn run_step(&self, at: &str, step: ToolStep) -> ToolResult<ToolOutput> {
+        if step.agent().is_none() {
+            return self.run_call(at, step).await;
+        }
+        let below = Below {
+            steps: self,
+            at: format!("{at}{}#{}/", step.call.tool_name, step.call.call_id),
+        };
+        step.run_with(&below).await
+    }
+
+    /// A model turn of the agent at `at`.
+    async fn model_turn_at(
+        &self,
+        at: &str,
+        turn: ModelTurn<'_>,
+    ) -> Result<AssistantMessage, ModelError> {
+        self.flush_due();
+        let name = format!("{at}model turn {}", turn.index);
+        let max_step_bytes = self.max_step_bytes;
+        // A failure that may pass (a rate limit, an overload) is
+        // Restate's to retry, a few times; any other is journaled:
+        // played again, the run fails the same way.
+        let retry = RunRetryPolicy::default()
+            .initial_delay(Duration::from_secs(1))
+            .max_attempts(MODEL_ATTEMPTS);
+        let journaled = self
+            .ctx
+            .run(move || async move {
+                match turn.ask().await {
+                    Ok(answer) => {
+                        let size = json_size(&answer);
+                        if size > max_step_bytes {
+                            let why =
+                                over_the_step_limit("the model's answer", size, max_step_bytes);
+                            return Ok(Json(Err(why)));
+                        }
+                        Ok(Json(Ok(answer)))
+                    }
+                    Err(error) if error.retryable => Err(HandlerError::from(error)),
+                    Err(error) => Ok(Json(Err(error.to_string()))),
+                }
+            })
+            .retry_policy(retry)
+            .name(name)
+            .await;
+        let answer = match journaled {
+            Ok(Json(answer)) => answer.map_err(ModelError::new),
+            Err(error) if error.code() == 409 => {
+                self.control.cancel();
+                Err(ModelError::new("the run was cancelled"))
+            }
+            Err(error) => Err(ModelError::new(error.message().to_owned())),
+        };
+        self.stepped();
+        answer
+    }
+
+    /// A decision of the agent at `at`.
+    async fn decision_at(
+        &self,
+        at: &str,
+        name: String,
+        decide: BoxFuture<'_, serde_json::Value>,
+    ) -> serde_json::Value {
+        let journaled = self
+            .ctx
+            .run(move || async move { Ok(Json(decide.await)) })
+            .name(format!("{at}{name}"))
+            .await;
+        match journaled {
+            Ok(Json(decided)) => decided,
+            Err(error) => {
+                if error.code() == 409 {
+                    self.control.cancel();
+                }
+                // Read by the run as a decision it could not make.
+                json!({"error": error.message()})
+            }
+        }
+    }
+
+    /// A tool call of the agent at `at`.
+    async fn tool_call_at(&self, at: &str, step: ToolStep) -> ToolResult<ToolOutput> {
+        self.flush_due();
+        // Restate tells one waiting step of a cancellation; the others
+        // of the round learn it here, and ask nothing more of it.
+        if self.control.is_cancelled() {
+            return self.cancelled();
+        }
+        let outcome = self.carry_out(at, step).await;
+        self.stepped();
+        outcome
+    }
+}
+
+/// What the call `call` of the agent at `at` is known by: its id at the
+/// root, its path below.
+fn path(at: &str, call: &ToolCall) -> String {
+    if at.is_empty() {
+        call.call_id.clone()
+    } else {
+        format!("{at}{}#{}", call.tool_name, call.call_id)
+    }
+}
+
+/// The steps of an agent run as a tool, at `at` in the tree: journaled in
+/// the root's journal one by one, named under the call's path. The root's
+/// step holds the one-at-a-time lock for them all.
+struct Below<'s, 'a, 'ctx> {
+    steps: &'s RestateSteps<'a, 'ctx>,
+    at: String,
+}
+
+impl RunSteps for Below<'_, '_, '_> {
+    fn model_turn<'t>(
+        &'t self,
+        turn: ModelTurn<'t>,
+    ) -> BoxFuture<'t, Result<AssistantMessage, ModelError>> {
+        Box::pin(self.steps.model_turn_at(&self.at, turn))
+    }
+
+    fn tool_call(&self, step: ToolStep) -> BoxFuture<'_, ToolResult<ToolOutput>> {
+        Box::pin(self.steps.tool_call_at(&self.at, step))
+    }
+
+    fn event(&self, kind: &EventKind) {
+        // Kept with the path of the agent that told it; its replies and
+        // results are not the root's transcript, so they are kept whole.
+        self.steps
+            .book()
+            .event(json!({ "agent": self.at.trim_end_matches('/'), "kind": kind }));
+    }
+
+    fn decision<'t>(
+        &'t self,
+        name: String,
+        decide: BoxFuture<'t, serde_json::Value>,
+    ) -> BoxFuture<'t, serde_json::Value> {
+        Box::pin(self.steps.decision_at(&self.at, name, decide))
     }
 }
 
@@ -486,45 +657,7 @@ impl RunSteps for RestateSteps<'_, '_> {
     ) -> BoxFuture<'s, Result<AssistantMessage, ModelError>> {
         Box::pin(async move {
             let _one_at_a_time = self.turn.lock().await;
-            self.flush_due();
-            let name = format!("model turn {}", turn.index);
-            let max_step_bytes = self.max_step_bytes;
-            // A failure that may pass (a rate limit, an overload) is
-            // Restate's to retry, a few times; any other is journaled:
-            // played again, the run fails the same way.
-            let retry = RunRetryPolicy::default()
-                .initial_delay(Duration::from_secs(1))
-                .max_attempts(MODEL_ATTEMPTS);
-            let journaled = self
-                .ctx
-                .run(move || async move {
-                    match turn.ask().await {
-                        Ok(answer) => {
-                            let size = json_size(&answer);
-                            if size > max_step_bytes {
-                                let why =
-                                    over_the_step_limit("the model's answer", size, max_step_bytes);
-                                return Ok(Json(Err(why)));
-                            }
-                            Ok(Json(Ok(answer)))
-                        }
-                        Err(error) if error.retryable => Err(HandlerError::from(error)),
-                        Err(error) => Ok(Json(Err(error.to_string()))),
-                    }
-                })
-                .retry_policy(retry)
-                .name(name)
-                .await;
-            let answer = match journaled {
-                Ok(Json(answer)) => answer.map_err(ModelError::new),
-                Err(error) if error.code() == 409 => {
-                    self.control.cancel();
-                    Err(ModelError::new("the run was cancelled"))
-                }
-                Err(error) => Err(ModelError::new(error.message().to_owned())),
-            };
-            self.stepped();
-            answer
+            self.model_turn_at("", turn).await
         })
     }
 
@@ -562,36 +695,14 @@ impl RunSteps for RestateSteps<'_, '_> {
     ) -> BoxFuture<'a, serde_json::Value> {
         Box::pin(async move {
             let _one_at_a_time = self.turn.lock().await;
-            let journaled = self
-                .ctx
-                .run(move || async move { Ok(Json(decide.await)) })
-                .name(name)
-                .await;
-            match journaled {
-                Ok(Json(decided)) => decided,
-                Err(error) => {
-                    if error.code() == 409 {
-                        self.control.cancel();
-                    }
-                    // Read by the run as a decision it could not make.
-                    json!({"error": error.message()})
-                }
-            }
+            self.decision_at("", name, decide).await
         })
     }
 
     fn tool_call(&self, step: ToolStep) -> BoxFuture<'_, ToolResult<ToolOutput>> {
         Box::pin(async move {
             let _one_at_a_time = self.turn.lock().await;
-            self.flush_due();
-            // Restate tells one waiting step of a cancellation; the others
-            // of the round learn it here, and ask nothing more of it.
-            if self.control.is_cancelled() {
-                return self.cancelled();
-            }
-            let outcome = self.carry_out(step).await;
-            self.stepped();
-            outcome
+            self.tool_call_at("", step).await
         })
     }
 }

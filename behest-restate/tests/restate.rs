@@ -777,3 +777,117 @@ async fn an_answer_over_the_output_limit_is_refused_to_its_sender() {
         Some("done: step 0 counted, step 1 counted, yes")
     );
 }
+
+/// A run whose refunds wait for approvals `depth` agents down, two at
+/// once: each approval waits by its path, is refused before its call
+/// waits and a second time, survives the service's death, and the refund
+/// runs once; every nested model turn and call is an entry of its own.
+async fn approvals_at_depth(depth: usize, kill: bool) {
+    let restate = Restate::start(&format!("depth-{depth}")).await;
+    let counts = Scratch::new(&format!("depth-{depth}-counts"));
+    let port = free_port();
+    let service = Service::start_with(port, &counts, 600_000, Some("nested")).await;
+    restate.register(port).await;
+    let client = restate.client();
+    let run_id = format!("tree-{depth}");
+    client
+        .start(&run_id, &[Message::user(format!("depth {depth}"))])
+        .await
+        .unwrap();
+    let above = [
+        "front#c{n}/desk#f1/billing#d1/",
+        "desk#c{n}/billing#d1/",
+        "billing#c{n}/",
+    ];
+    let path = |n: usize| {
+        format!(
+            "{}refund#r1",
+            above[3 - depth].replace("{n}", &n.to_string())
+        )
+    };
+    let first = waiting_for(&client, &run_id, "approval").await;
+    assert_eq!(first, path(1));
+    // The second call has not reached its approval: an answer is refused.
+    let early = client
+        .approve(&run_id, &path(2), true, None)
+        .await
+        .unwrap_err();
+    assert_eq!(early.status(), Some(404), "{early}");
+    let mut service = Some(service);
+    if kill {
+        service.take().unwrap().kill().await;
+        service = Some(Service::start_with(port, &counts, 600_000, Some("nested")).await);
+        assert_eq!(waiting_for(&client, &run_id, "approval").await, path(1));
+    }
+    client.approve(&run_id, &path(1), true, None).await.unwrap();
+    let again = client
+        .approve(&run_id, &path(1), true, None)
+        .await
+        .unwrap_err();
+    assert!(matches!(again.status(), Some(404 | 409)), "{again}");
+    until("the second approval to wait", || async {
+        let status = client.status(&run_id).await.ok()?;
+        let pending = status.pending.first()?;
+        (pending.call.call_id == path(2)).then_some(())
+    })
+    .await;
+    client
+        .approve(&run_id, &path(2), false, Some("not this one"))
+        .await
+        .unwrap();
+    let outcome = client.outcome(&run_id).await.unwrap();
+    let text = outcome.text().expect("the run completes").to_owned();
+    assert!(text.contains("refunded 7"), "{text}");
+    assert!(text.contains("not this one"), "{text}");
+    // Refunded once, with the key of its place in the tree.
+    let keys = std::fs::read_to_string(counts.join("refund")).unwrap();
+    assert_eq!(
+        keys.lines().collect::<Vec<_>>(),
+        [format!("{run_id}/{}", path(1).replace("refund#r1", "r1"))]
+    );
+    // The nested steps are entries of their own, named by their paths.
+    let entries = restate
+        .server
+        .query(&format!(
+            "SELECT j.name FROM sys_journal j JOIN sys_invocation i ON j.id = i.id WHERE i.target_service_key = '{run_id}' AND i.target_handler_name = 'run' AND j.name LIKE '%model turn%'"
+        ))
+        .await;
+    let names: Vec<&str> = entries["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|row| row["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&format!("{}model turn 0", path(1).trim_end_matches("refund#r1")).as_str()),
+        "{names:?}"
+    );
+    drop(service);
+}
+
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn nested_approvals_one_deep_are_answered_by_path() {
+    approvals_at_depth(1, false).await;
+}
+
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn nested_approvals_two_deep_survive_the_service_dying_while_one_waits() {
+    approvals_at_depth(2, true).await;
+}
+
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn nested_approvals_three_deep_are_answered_by_path() {
+    approvals_at_depth(3, false).await;
+}

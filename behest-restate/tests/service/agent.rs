@@ -47,6 +47,10 @@ pub enum Mode {
     /// As many tallies as the user's first message says (`count 200`),
     /// one turn each, then the answer.
     Long,
+    /// Two refunds at once, each through a tree of agents as deep as the
+    /// user's message says (`depth 2`): `front` hands to `desk`, `desk`
+    /// to `billing`, and billing refunds once approved.
+    Nested,
 }
 
 impl Mode {
@@ -59,6 +63,7 @@ impl Mode {
             Some("slow") => Self::Slow,
             Some("big") => Self::Big,
             Some("long") => Self::Long,
+            Some("nested") => Self::Nested,
             _ => Self::Plain,
         }
     }
@@ -116,6 +121,106 @@ impl Model for Steady {
     }
 }
 
+/// The lead of the nested mode: two refunds at once, through the agent
+/// as deep as asked, then what they said.
+struct Lead;
+
+impl Model for Lead {
+    async fn complete(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
+        let conversation = request.conversation;
+        let results = tool_results(conversation);
+        if !results.is_empty() {
+            return Ok(AssistantMessage::text(results.join(" | ")));
+        }
+        let depth = match conversation.first() {
+            Some(Message::User { text }) => text.strip_prefix("depth ").unwrap_or("1").to_owned(),
+            _ => "1".to_owned(),
+        };
+        let agent = match depth.as_str() {
+            "3" => "front",
+            "2" => "desk",
+            _ => "billing",
+        };
+        let ask = |id: &str, order: &str| ToolCall::new(id, agent, json!({ "input": order }));
+        Ok(AssistantMessage::text("").with_tool_calls([ask("c1", "7"), ask("c2", "8")]))
+    }
+}
+
+/// An agent of the tree: hands what it is asked to `tool` as the call
+/// `id`, then says what came back, as `name`.
+struct Relay {
+    name: &'static str,
+    tool: &'static str,
+    id: &'static str,
+}
+
+impl Model for Relay {
+    async fn complete(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
+        let conversation = request.conversation;
+        if let Some(result) = tool_results(conversation).first() {
+            return Ok(AssistantMessage::text(format!("{}: {result}", self.name)));
+        }
+        let asked = match conversation.first() {
+            Some(Message::User { text }) => text.clone(),
+            _ => String::new(),
+        };
+        let arguments = if self.tool == "refund" {
+            json!({ "order": asked.parse::<u32>().unwrap_or(0) })
+        } else {
+            json!({ "input": asked })
+        };
+        Ok(AssistantMessage::text("")
+            .with_tool_calls([ToolCall::new(self.id, self.tool, arguments)]))
+    }
+}
+
+fn tool_results(conversation: &[Message]) -> Vec<String> {
+    conversation
+        .iter()
+        .filter_map(|message| match message {
+            Message::ToolResult(result) => Some(result.content.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Refund an order, once approved: records its idempotency key.
+#[tool]
+async fn refund(order: u32, #[ctx] cx: ToolContext) -> String {
+    record("refund", cx.idempotency_key().unwrap_or("none"));
+    format!("refunded {order}")
+}
+
+/// The nested mode's tree: `front` over `desk` over `billing`.
+fn nested() -> Agent {
+    let billing = Agent::new(
+        Relay {
+            name: "billing",
+            tool: "refund",
+            id: "r1",
+        },
+        ToolRuntime::new(ToolRegistry::new().with(Refund).expect("refund")),
+    )
+    .require_approval("refund")
+    .approval_deadline(Duration::from_secs(600));
+    let relay = |name, tool, id, below: &Agent| {
+        let tools = ToolRegistry::new()
+            .with(below.as_tool(tool, "Ask it."))
+            .expect("the agent");
+        Agent::new(Relay { name, tool, id }, ToolRuntime::new(tools))
+    };
+    let desk = relay("desk", "billing", "d1", &billing);
+    let front = relay("front", "desk", "f1", &desk);
+    let tools = ToolRegistry::new()
+        .with(billing.as_tool("billing", "Billing."))
+        .and_then(|tools| tools.with(desk.as_tool("desk", "The desk.")))
+        .and_then(|tools| tools.with(front.as_tool("front", "The front.")))
+        .expect("the agents");
+    Agent::new(Lead, ToolRuntime::new(tools))
+        .approval_deadline(Duration::from_secs(600))
+        .max_steps(100)
+}
+
 /// Count a step.
 #[tool(idempotent)]
 fn tally(step: u32) -> String {
@@ -149,6 +254,9 @@ pub struct AskPerson {
 /// The agent, its external deadline `external_deadline`, doing what
 /// `mode` says.
 pub fn agent(external_deadline: Duration, mode: Mode) -> Agent {
+    if mode == Mode::Nested {
+        return nested();
+    }
     let registry = ToolRegistry::new()
         .with(Tally)
         .expect("tally")

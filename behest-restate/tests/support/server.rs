@@ -222,6 +222,21 @@ impl Server {
     }
 
     /// The bytes the server keeps for the run of `service` keyed `key`:
+    /// Rows of a query of Restate's introspection tables.
+    pub async fn query(&self, sql: &str) -> serde_json::Value {
+        let url = format!("http://127.0.0.1:{}/query", self.admin);
+        http()
+            .post(&url)
+            .header("accept", "application/json")
+            .json(&serde_json::json!({ "query": sql }))
+            .send()
+            .await
+            .expect("the admin API answers")
+            .json()
+            .await
+            .expect("rows of JSON")
+    }
+
     /// the journal of its `run` invocation and its state, as Restate's
     /// introspection tables count them.
     pub async fn journal_bytes(&self, service: &str, key: &str) -> u64 {

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::books::Lineage;
 use super::events::{Envelope, EventKind};
+use super::steps::{RunSteps, ToolStep};
 use super::{Agent, RunOutcome, RunState};
 use crate::conversation::Message;
 use crate::tool::{Tool, ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec};
@@ -124,33 +125,45 @@ impl Agent {
 /// [`Agent::as_tool_with`]): its input schema is `I`'s, its output the
 /// nested run's final answer (a typed answer as structured output).
 pub struct AgentTool<I = AgentInput> {
-    name: String,
+    core: AgentCall,
     description: String,
-    agent: Agent,
     timeout: Option<Duration>,
     _input: PhantomData<fn(I)>,
+}
+
+/// What runs an agent as a tool, whatever its input type: its name, the
+/// agent, and how a call's arguments become what it is asked.
+pub(crate) struct AgentCall {
+    name: String,
+    agent: Agent,
+    ask: fn(Value) -> ToolResult<String>,
 }
 
 impl<I> std::fmt::Debug for AgentTool<I> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentTool")
-            .field("name", &self.name)
-            .field("agent", &self.agent)
+            .field("name", &self.core.name)
+            .field("agent", &self.core.agent)
             .finish_non_exhaustive()
     }
 }
 
-impl<I> AgentTool<I> {
+impl<I: Serialize + DeserializeOwned> AgentTool<I> {
     pub(crate) fn new(agent: Agent, name: String, description: String) -> Self {
         Self {
-            name,
+            core: AgentCall {
+                name,
+                agent,
+                ask: ask_of::<I>,
+            },
             description,
-            agent,
             timeout: None,
             _input: PhantomData,
         }
     }
+}
 
+impl<I> AgentTool<I> {
     /// How long the nested run may take (the runtime's default tool
     /// timeout, 60 s unless set, otherwise).
     #[must_use]
@@ -160,12 +173,28 @@ impl<I> AgentTool<I> {
     }
 }
 
+/// What the agent is asked, from a call's arguments: the `input` text of
+/// an [`AgentInput`], or the typed input's JSON.
+fn ask_of<I: Serialize + DeserializeOwned>(arguments: Value) -> ToolResult<String> {
+    let input: I = serde_json::from_value(arguments)
+        .map_err(|error| ToolError::execution(format!("the input does not fit: {error}")))?;
+    match serde_json::to_value(&input) {
+        Ok(Value::Object(object))
+            if object.len() == 1 && object.get("input").is_some_and(Value::is_string) =>
+        {
+            Ok(object["input"].as_str().unwrap_or_default().to_owned())
+        }
+        Ok(value) => Ok(value.to_string()),
+        Err(error) => Err(ToolError::execution(error.to_string())),
+    }
+}
+
 impl<I> Tool for AgentTool<I>
 where
     I: schemars::JsonSchema + Serialize + DeserializeOwned + Send + Sync + 'static,
 {
     fn name(&self) -> &str {
-        &self.name
+        &self.core.name
     }
 
     fn spec(&self) -> ToolSpec {
@@ -173,11 +202,13 @@ where
         if let Some(object) = parameters.as_object_mut() {
             object.remove("$schema");
         }
-        ToolSpec::new(&self.name, &self.description, parameters)
+        ToolSpec::new(&self.core.name, &self.description, parameters)
     }
 
     async fn execute(&self, arguments: Value) -> ToolResult<ToolOutput> {
-        self.run(arguments, None, String::new(), None).await
+        self.core
+            .run(arguments, None, String::new(), None, None)
+            .await
     }
 
     async fn execute_with_context(
@@ -192,7 +223,7 @@ where
             .extension::<ResumeAgent>()
             .map(|ResumeAgent(state)| state.clone());
         tokio::select! {
-            output = self.run(arguments, lineage, call_id, resumed) => output,
+            output = self.core.run(arguments, lineage, call_id, resumed, None) => output,
             () = cancellation.cancelled() => Err(ToolError::Cancelled),
         }
     }
@@ -200,33 +231,26 @@ where
     fn timeout(&self) -> Option<Duration> {
         self.timeout
     }
+
+    fn __agent(&self) -> Option<&(dyn std::any::Any + Send + Sync)> {
+        Some(&self.core)
+    }
 }
 
-impl<I> AgentTool<I>
-where
-    I: Serialize + DeserializeOwned,
-{
+impl AgentCall {
     /// The nested run of `arguments`, under `lineage` (none when the tool
     /// is called outside a run), its events nested under `call_id`; going
-    /// on from `resumed`, the state it stopped at, if given.
-    async fn run(
+    /// on from `resumed`, the state it stopped at, if given; its turns and
+    /// calls carried out by `steps`, when a durable engine drives it.
+    pub(crate) async fn run(
         &self,
         arguments: Value,
         lineage: Option<Lineage>,
         call_id: String,
         resumed: Option<RunState>,
+        steps: Option<&dyn RunSteps>,
     ) -> ToolResult<ToolOutput> {
-        let input: I = serde_json::from_value(arguments)
-            .map_err(|error| ToolError::execution(format!("the input does not fit: {error}")))?;
-        let ask = match serde_json::to_value(&input) {
-            Ok(Value::Object(object))
-                if object.len() == 1 && object.get("input").is_some_and(Value::is_string) =>
-            {
-                object["input"].as_str().unwrap_or_default().to_owned()
-            }
-            Ok(value) => value.to_string(),
-            Err(error) => return Err(ToolError::execution(error.to_string())),
-        };
+        let ask = (self.ask)(arguments)?;
         let depth = lineage.as_ref().map_or(0, |lineage| lineage.depth) + 1;
         let max_depth = lineage
             .as_ref()
@@ -287,7 +311,11 @@ where
             gen_ai.agent.name = %self.name,
             behest.agent.depth = depth,
         );
-        let running = std::future::IntoFuture::into_future(invocation);
+        let running: std::pin::Pin<Box<dyn std::future::Future<Output = RunOutcome> + Send + '_>> =
+            match steps {
+                Some(steps) => Box::pin(invocation.drive_with(steps)),
+                None => Box::pin(std::future::IntoFuture::into_future(invocation)),
+            };
         let outcome = tracing::Instrument::instrument(running, span).await;
         if let Some(mut forwarding) = forwarding {
             let _forwarded = (&mut forwarding.0).await;
@@ -329,5 +357,54 @@ where
         };
         output.usage = Some(usage);
         Ok(output)
+    }
+}
+
+impl ToolStep {
+    /// For a call of an agent run as a tool ([`Agent::as_tool`](super::Agent::as_tool)),
+    /// the agent's tool name; `None` for any other call.
+    pub fn agent(&self) -> Option<&str> {
+        self.agent_call().map(|_| self.call.tool_name.as_str())
+    }
+
+    /// Runs the call, an agent's with `steps` carrying out the nested run's
+    /// own model turns, calls and decisions, one by one, as the root's
+    /// are: an engine that journals a tree of agents step by step gives a
+    /// view of its steps that names them under the call (and answers its
+    /// waits by their paths). Any other call runs as [`run`](Self::run)
+    /// runs it. The nested run's answer meets the runtime's output limit.
+    pub fn run_with<'s>(
+        self,
+        steps: &'s dyn RunSteps,
+    ) -> futures::future::BoxFuture<'s, ToolResult<ToolOutput>> {
+        let (Some(tool), true) = (
+            self.local_run().tool().cloned(),
+            self.agent_call().is_some(),
+        ) else {
+            return self.into_run().run();
+        };
+        let arguments = self.local_run().arguments().clone();
+        let lineage = self.local_run().extension::<Lineage>().cloned();
+        let call_id = self.local_run().call_id().to_owned();
+        let runtime = self.local_run().runtime().clone();
+        Box::pin(async move {
+            let Some(agent) = tool
+                .__agent()
+                .and_then(|agent| agent.downcast_ref::<AgentCall>())
+            else {
+                return Err(crate::tool::ToolError::execution("not an agent"));
+            };
+            let output = agent
+                .run(arguments, lineage, call_id, None, Some(steps))
+                .await?;
+            runtime.within_output_limit(output)
+        })
+    }
+
+    fn agent_call(&self) -> Option<&AgentCall> {
+        self.local_run()
+            .tool()?
+            .__agent()?
+            .downcast_ref::<AgentCall>()
     }
 }

@@ -121,7 +121,7 @@ impl Run<'_> {
         route: Route,
         run: LocalRun,
     ) -> ToolResult<ToolOutput> {
-        let options = &self.agent.options;
+        let deadlines = self.deadlines();
         let kind = match route {
             Route::External { approval } => {
                 if approval {
@@ -132,14 +132,14 @@ impl Run<'_> {
                     external: true,
                 });
                 StepKind::External {
-                    deadline: options.external_deadline,
-                    approval: approval.then_some(options.approval_deadline),
+                    deadline: deadlines.external,
+                    approval: approval.then_some(deadlines.approval),
                 }
             }
             Route::NeedsApproval => {
                 self.tool_event(ToolStreamEvent::ApprovalRequested { call: call.clone() });
                 StepKind::NeedsApproval {
-                    deadline: options.approval_deadline,
+                    deadline: deadlines.approval,
                 }
             }
             Route::Local => {

@@ -174,6 +174,16 @@ impl ToolStep {
     pub fn run(self) -> BoxFuture<'static, ToolResult<ToolOutput>> {
         self.run.run()
     }
+
+    /// The call as the runtime runs it.
+    pub(crate) fn local_run(&self) -> &LocalRun {
+        &self.run
+    }
+
+    /// The call made into its running future.
+    pub(crate) fn into_run(self) -> LocalRun {
+        self.run
+    }
 }
 
 impl std::fmt::Debug for ToolStep {

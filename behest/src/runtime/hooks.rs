@@ -92,6 +92,29 @@ impl LocalRun {
         Ok(self)
     }
 
+    /// The tool the call runs, its validated arguments, its id, and one of
+    /// the call's extensions: what a run needs to drive an agent run as a
+    /// tool step by step.
+    pub(crate) fn tool(&self) -> Option<&std::sync::Arc<dyn crate::tool::Tool>> {
+        self.runtime.registry().get(&self.prepared.tool_name)
+    }
+
+    pub(crate) fn runtime(&self) -> &ToolRuntime {
+        &self.runtime
+    }
+
+    pub(crate) fn arguments(&self) -> &serde_json::Value {
+        &self.prepared.arguments
+    }
+
+    pub(crate) fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    pub(crate) fn extension<T: std::any::Any + Send + Sync>(&self) -> Option<&T> {
+        self.options.extensions.get::<T>()
+    }
+
     /// Runs the call; an external tool has nothing to run and answers
     /// [`ToolError::NotImplemented`](crate::ToolError::NotImplemented).
     pub(crate) fn run(self) -> BoxFuture<'static, ToolResult<ToolOutput>> {

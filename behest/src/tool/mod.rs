@@ -217,6 +217,14 @@ pub trait Tool: Send + Sync + 'static + erased::ErasedTool {
     fn __spec_conflict(&self) -> Option<String> {
         None
     }
+
+    /// For an agent run as a tool, what a run needs to drive it step by
+    /// step (a durable engine journals its turns and calls one by one);
+    /// `None` for every other tool.
+    #[doc(hidden)]
+    fn __agent(&self) -> Option<&(dyn std::any::Any + Send + Sync)> {
+        None
+    }
 }
 
 impl dyn Tool {
@@ -320,6 +328,10 @@ impl<T: Tool + ?Sized> Tool for std::sync::Arc<T> {
 
     fn __spec_conflict(&self) -> Option<String> {
         (**self).__spec_conflict()
+    }
+
+    fn __agent(&self) -> Option<&(dyn std::any::Any + Send + Sync)> {
+        (**self).__agent()
     }
 }
 
