@@ -36,6 +36,13 @@
 //!   run it again), within the agent's approval deadline. No peer we know
 //!   of (the OpenAI Agents SDK, pydantic-ai, rig, the Vercel AI SDK) has
 //!   this state: a call cut mid-run is run again, or left to the tool.
+//! - **Agents run as tools** are journaled step by step, as the root is:
+//!   each nested model turn, call and decision is an entry of its own,
+//!   named under the path of the calls that lead to it
+//!   (`billing#c3/model turn 0`, `billing#c3/call c1`), and the nested
+//!   agents' approvals and external calls wait, and are answered, by
+//!   their paths (`billing#c3/refund#c1`), under the root's deadlines. A
+//!   nested call's idempotency key is `RUN_ID/PATH`.
 //! - **External calls, approvals and decisions** are durable promises made
 //!   for each wait, raced against durable timers of the agent's
 //!   [`external_deadline`](behest::Agent::external_deadline) and
@@ -68,7 +75,8 @@
 //!
 //! # Status
 //! [`DurableClient::status`] tells where a run stands at any time: running
-//! or waiting, the calls pending with their validated arguments, how many
+//! or waiting, the calls pending with their validated arguments (a nested
+//! agent's by path, as its call id), how many
 //! steps are done, the run's events and its transcript. It reads
 //! Restate's own record of the run (its state, and its invocation) through
 //! the admin API, so it answers while no service runs, and says `killed`
