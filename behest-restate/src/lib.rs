@@ -177,6 +177,33 @@
 //! order. [`DurableAgent::definition`] binds the workflow beside other
 //! services of an endpoint of one's own ([`serve_endpoint`]).
 //!
+//! A cluster of three nodes, each running every role, with the log and
+//! partitions on two nodes so that it goes on when one dies (the tests run
+//! the killing tests on one, on one machine; give each node its own ports
+//! and folder):
+//!
+//! ```text
+//! # restate.toml of node 1 (nodes 2 and 3: their names, ports and
+//! # auto-provision = false)
+//! node-name = "n1"
+//! cluster-name = "agents"
+//! auto-provision = true            # on exactly one node
+//! default-replication = 2          # log and partitions on 2 of the 3 nodes
+//! bind-address = "127.0.0.1:5122"
+//! advertised-address = "http://127.0.0.1:5122"
+//! [metadata-client]
+//! addresses = ["http://127.0.0.1:5122", "http://127.0.0.1:6122", "http://127.0.0.1:7122"]
+//! [admin]
+//! bind-address = "127.0.0.1:9070"
+//! [ingress]
+//! bind-address = "127.0.0.1:8080"
+//! ```
+//!
+//! `restate-server --config-file restate.toml` on each; register the
+//! service once, on any node. A run waiting for an approval two agents
+//! down survives its service and the node that provisioned the cluster
+//! dying, and is answered through another node.
+//!
 //! # Compared with running in process
 //! A durable step costs a journal write (a round trip to the Restate
 //! server) besides the step itself: worth it for model turns and tools that

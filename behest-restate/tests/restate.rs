@@ -16,26 +16,54 @@ use std::time::Duration;
 
 use behest::{EventKind, Message, ToolOutput, ToolStreamEvent};
 use behest_restate::{DurableClient, DurableClientError, DurableOutcome, Resolution};
-use server::{free_port, start_server, until, Scratch, Server};
+use server::{free_port, start_cluster, start_server, until, Scratch, Server};
 use tokio::process::{Child, Command};
 
 /// A `restate-server` of the test's own, on free ports, keeping its data
 /// in a scratch folder.
 struct Restate {
     server: Server,
+    /// The other nodes, for a cluster.
+    others: Vec<Server>,
     ingress: String,
     admin: String,
 }
 
 impl Restate {
     async fn start(name: &str) -> Self {
+        Self::on(false, name).await
+    }
+
+    /// One server, or a cluster of three nodes (`tests/support/server.rs`,
+    /// `start_cluster`) whose first the clients talk to.
+    async fn on(cluster: bool, name: &str) -> Self {
         let binary = std::env::var_os("BEHEST_RESTATE_SERVER").expect("BEHEST_RESTATE_SERVER");
-        let server = start_server(&binary, name).await;
+        let (server, others) = if cluster {
+            let mut nodes = start_cluster(&binary, name).await;
+            let first = nodes.remove(0);
+            (first, nodes)
+        } else {
+            (start_server(&binary, name).await, Vec::new())
+        };
         Self {
             ingress: format!("http://127.0.0.1:{}", server.ingress),
             admin: format!("http://127.0.0.1:{}", server.admin),
             server,
+            others,
         }
+    }
+
+    /// Kills the node of the cluster the clients talked to, the one that
+    /// provisioned it (every partition has a replica there): the log and
+    /// partitions it held go on from their other replicas, and clients
+    /// made after talk to the next node.
+    async fn kill_a_node(&mut self) {
+        let next = self.others.remove(0);
+        let mut killed = std::mem::replace(&mut self.server, next);
+        killed.kill().await;
+        self.others.push(killed);
+        self.ingress = format!("http://127.0.0.1:{}", self.server.ingress);
+        self.admin = format!("http://127.0.0.1:{}", self.server.admin);
     }
 
     fn client(&self) -> DurableClient {
@@ -230,8 +258,24 @@ async fn a_durable_run_completes_as_it_does_in_process() {
     ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
 )]
 async fn a_run_survives_the_death_of_its_service_and_repeats_nothing() {
-    let restate = Restate::start("crash").await;
-    let counts = Scratch::new("crash-counts");
+    run_survives_the_death_of_its_service(false).await;
+}
+
+/// The same, on a three-node cluster that loses a node while the run
+/// waits.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn on_a_cluster_a_run_survives_its_service_and_a_node_dying() {
+    run_survives_the_death_of_its_service(true).await;
+}
+
+async fn run_survives_the_death_of_its_service(cluster: bool) {
+    let name = if cluster { "crash-cluster" } else { "crash" };
+    let mut restate = Restate::on(cluster, name).await;
+    let counts = Scratch::new(&format!("{name}-counts"));
     let port = free_port();
     let service = Service::start(port, &counts, 600_000).await;
     restate.register(port).await;
@@ -245,6 +289,12 @@ async fn a_run_survives_the_death_of_its_service_and_repeats_nothing() {
     // A guardrail's verdict on each of the three calls.
     assert_eq!(counted(&counts, "guardrail"), 3);
     service.kill().await;
+    let client = if cluster {
+        restate.kill_a_node().await;
+        restate.client()
+    } else {
+        client
+    };
 
     let _again = Service::start(port, &counts, 600_000).await;
     client
@@ -783,12 +833,17 @@ async fn an_answer_over_the_output_limit_is_refused_to_its_sender() {
 /// waits and a second time, survives the service's death, and the refund
 /// runs once; every nested model turn and call is an entry of its own.
 async fn approvals_at_depth(depth: usize, kill: bool) {
-    let restate = Restate::start(&format!("depth-{depth}")).await;
-    let counts = Scratch::new(&format!("depth-{depth}-counts"));
+    approvals_at_depth_on(depth, kill, false).await;
+}
+
+async fn approvals_at_depth_on(depth: usize, kill: bool, cluster: bool) {
+    let name = format!("depth-{depth}{}", if cluster { "-cluster" } else { "" });
+    let mut restate = Restate::on(cluster, &name).await;
+    let counts = Scratch::new(&format!("{name}-counts"));
     let port = free_port();
     let service = Service::start_with(port, &counts, 600_000, Some("nested")).await;
     restate.register(port).await;
-    let client = restate.client();
+    let mut client = restate.client();
     let run_id = format!("tree-{depth}");
     client
         .start(&run_id, &[Message::user(format!("depth {depth}"))])
@@ -816,6 +871,10 @@ async fn approvals_at_depth(depth: usize, kill: bool) {
     let mut service = Some(service);
     if kill {
         service.take().unwrap().kill().await;
+        if cluster {
+            restate.kill_a_node().await;
+            client = restate.client();
+        }
         service = Some(Service::start_with(port, &counts, 600_000, Some("nested")).await);
         assert_eq!(waiting_for(&client, &run_id, "approval").await, path(1));
     }
@@ -890,4 +949,13 @@ async fn nested_approvals_two_deep_survive_the_service_dying_while_one_waits() {
 )]
 async fn nested_approvals_three_deep_are_answered_by_path() {
     approvals_at_depth(3, false).await;
+}
+
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn on_a_cluster_a_depth_2_approval_survives_its_service_and_a_node_dying() {
+    approvals_at_depth_on(2, true, true).await;
 }

@@ -201,6 +201,75 @@ fn spawn(binary: &OsStr, name: &str) -> Server {
     }
 }
 
+/// Starts a cluster of three `restate-server` nodes on free ports, as
+/// Restate documents a cluster: every node runs every role (metadata
+/// server, admin, worker, log server), the log and partitions replicated
+/// on two nodes (`default-replication = 2`), so that the cluster goes on
+/// when one node dies. The first node provisions the cluster. Waits until
+/// every node answers its health checks.
+pub async fn start_cluster(binary: &OsStr, name: &str) -> Vec<Server> {
+    let ports: Vec<(u16, u16, u16)> = (0..3)
+        .map(|_| (free_port(), free_port(), free_port()))
+        .collect();
+    let metadata: Vec<String> = ports
+        .iter()
+        .map(|(_, _, node)| format!("\"http://127.0.0.1:{node}\""))
+        .collect();
+    let mut nodes: Vec<Server> = ports
+        .iter()
+        .enumerate()
+        .map(|(at, &(ingress, admin, node))| {
+            let data = Scratch::new(&format!("{name}-node-{}", at + 1));
+            let config = format!(
+                "node-name = \"n{n}\"\n\
+                 cluster-name = \"{name}\"\n\
+                 auto-provision = {provision}\n\
+                 default-replication = 2\n\
+                 listen-mode = \"tcp\"\n\
+                 bind-address = \"127.0.0.1:{node}\"\n\
+                 advertised-address = \"http://127.0.0.1:{node}\"\n\
+                 disable-telemetry = true\n\
+                 rocksdb-total-memory-size = \"128 MiB\"\n\
+                 log-disable-ansi-codes = true\n\
+                 [metadata-client]\n\
+                 addresses = [{metadata}]\n\
+                 [admin]\n\
+                 bind-address = \"127.0.0.1:{admin}\"\n\
+                 [ingress]\n\
+                 bind-address = \"127.0.0.1:{ingress}\"\n",
+                n = at + 1,
+                provision = at == 0,
+                metadata = metadata.join(", "),
+            );
+            std::fs::write(data.join("restate.toml"), config).expect("the node's configuration");
+            let stderr =
+                std::fs::File::create(data.join(STDERR)).expect("a file for its error output");
+            let process = Command::new(binary)
+                .arg("--no-logo")
+                .arg("--config-file")
+                .arg(data.join("restate.toml"))
+                .env("RESTATE_BASE_DIR", &*data)
+                .stdout(Stdio::null())
+                .stderr(stderr)
+                .kill_on_drop(true)
+                .spawn()
+                .expect("restate-server starts");
+            Server {
+                process,
+                data,
+                ingress,
+                admin,
+            }
+        })
+        .collect();
+    for node in &mut nodes {
+        if let Err(failure) = node.ready().await {
+            panic!("a node of the cluster did not start: {failure}");
+        }
+    }
+    nodes
+}
+
 /// The file in a server's data folder that holds its standard error.
 const STDERR: &str = "stderr.log";
 
@@ -221,7 +290,6 @@ impl Server {
         .await;
     }
 
-    /// The bytes the server keeps for the run of `service` keyed `key`:
     /// Rows of a query of Restate's introspection tables.
     pub async fn query(&self, sql: &str) -> serde_json::Value {
         let url = format!("http://127.0.0.1:{}/query", self.admin);
@@ -237,6 +305,7 @@ impl Server {
             .expect("rows of JSON")
     }
 
+    /// The bytes the server keeps for the run of `service` keyed `key`:
     /// the journal of its `run` invocation and its state, as Restate's
     /// introspection tables count them.
     pub async fn journal_bytes(&self, service: &str, key: &str) -> u64 {
@@ -307,6 +376,13 @@ impl Server {
         let written = std::fs::read_to_string(self.data.join(STDERR)).unwrap_or_default();
         let lines: Vec<&str> = written.lines().collect();
         lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
+    }
+}
+
+impl Server {
+    /// Kills the node, as a machine's death does.
+    pub async fn kill(&mut self) {
+        let _ = self.process.kill().await;
     }
 }
 
