@@ -324,8 +324,27 @@ async fn run_survives_the_death_of_its_service(cluster: bool) {
     ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
 )]
 async fn a_deadline_that_passes_while_the_service_is_down_still_fires() {
-    let restate = Restate::start("deadline").await;
-    let counts = Scratch::new("deadline-counts");
+    deadline_passing_while_the_service_is_down_on(false).await;
+}
+
+/// The same on a three-node cluster: a deadline passes while the service is down and a node has died.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn on_a_cluster_a_deadline_fires_while_the_service_and_a_node_are_down() {
+    deadline_passing_while_the_service_is_down_on(true).await;
+}
+
+async fn deadline_passing_while_the_service_is_down_on(cluster: bool) {
+    let tag = if cluster {
+        "deadline-cluster"
+    } else {
+        "deadline"
+    };
+    let mut restate = Restate::on(cluster, tag).await;
+    let counts = Scratch::new(&format!("{tag}-counts"));
     let port = free_port();
     let service = Service::start(port, &counts, 1_000).await;
     restate.register(port).await;
@@ -333,6 +352,12 @@ async fn a_deadline_that_passes_while_the_service_is_down_still_fires() {
     client.start("run-3", &question()).await.unwrap();
     waiting_for_an_answer(&client, "run-3").await;
     service.kill().await;
+    let client = if cluster {
+        restate.kill_a_node().await;
+        restate.client()
+    } else {
+        client
+    };
     tokio::time::sleep(Duration::from_millis(1_500)).await;
 
     let _again = Service::start(port, &counts, 1_000).await;
@@ -381,8 +406,27 @@ async fn a_run_cancelled_through_restate_ends_cancelled() {
     ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
 )]
 async fn an_approval_given_while_no_service_runs_is_taken_up_when_it_starts() {
-    let restate = Restate::start("approval").await;
-    let counts = Scratch::new("approval-counts");
+    approval_given_while_no_service_runs_on(false).await;
+}
+
+/// The same on a three-node cluster: an approval given through another node while no service runs.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn on_a_cluster_an_approval_given_while_no_service_runs_is_taken_up() {
+    approval_given_while_no_service_runs_on(true).await;
+}
+
+async fn approval_given_while_no_service_runs_on(cluster: bool) {
+    let tag = if cluster {
+        "approval-cluster"
+    } else {
+        "approval"
+    };
+    let mut restate = Restate::on(cluster, tag).await;
+    let counts = Scratch::new(&format!("{tag}-counts"));
     let port = free_port();
     let service = Service::start_with(port, &counts, 600_000, Some("approve")).await;
     restate.register(port).await;
@@ -391,6 +435,12 @@ async fn an_approval_given_while_no_service_runs_is_taken_up_when_it_starts() {
     let first = waiting_for(&client, "run-5", "approval").await;
     assert_eq!(counted(&counts, "tally"), 0);
     service.kill().await;
+    let client = if cluster {
+        restate.kill_a_node().await;
+        restate.client()
+    } else {
+        client
+    };
     // Kept by Restate at once, delivered once a service runs.
     let sent = client
         .approve_later("run-5", &first, true, None)
@@ -398,10 +448,12 @@ async fn an_approval_given_while_no_service_runs_is_taken_up_when_it_starts() {
         .unwrap();
     // Read from Restate's own record, the status answers while no service
     // runs.
-    let status = tokio::time::timeout(Duration::from_secs(10), client.status("run-5"))
-        .await
-        .expect("the status answers while no service runs")
-        .unwrap();
+    // (On a cluster that just lost a node, once its partitions have
+    // moved: until then the admin API says it cannot reach them.)
+    let status = until("the status to answer while no service runs", || async {
+        client.status("run-5").await.ok()
+    })
+    .await;
     assert_eq!(status.state, "waiting");
 
     let _again = Service::start_with(port, &counts, 600_000, Some("approve")).await;
@@ -671,8 +723,27 @@ async fn a_cancellation_while_a_tool_runs_keeps_what_the_tool_did() {
     ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
 )]
 async fn a_call_cut_by_a_crash_waits_for_a_person_to_say_what_it_did() {
-    let restate = Restate::start("unknown").await;
-    let counts = Scratch::new("unknown-counts");
+    call_cut_by_a_crash_on(false).await;
+}
+
+/// The same on a three-node cluster: a call cut by its service's crash, a node dying with it.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn on_a_cluster_a_call_cut_by_a_crash_waits_for_a_person() {
+    call_cut_by_a_crash_on(true).await;
+}
+
+async fn call_cut_by_a_crash_on(cluster: bool) {
+    let tag = if cluster {
+        "unknown-cluster"
+    } else {
+        "unknown"
+    };
+    let mut restate = Restate::on(cluster, tag).await;
+    let counts = Scratch::new(&format!("{tag}-counts"));
     let port = free_port();
     let service = Service::start_with(port, &counts, 600_000, Some("slow")).await;
     restate.register(port).await;
@@ -683,6 +754,12 @@ async fn a_call_cut_by_a_crash_waits_for_a_person_to_say_what_it_did() {
     })
     .await;
     service.kill().await;
+    let client = if cluster {
+        restate.kill_a_node().await;
+        restate.client()
+    } else {
+        client
+    };
     let _again = Service::start_with(port, &counts, 600_000, Some("slow")).await;
     let call_id = waiting_for(&client, "run-8", "outcome").await;
     // Not run again while nobody said.
