@@ -206,7 +206,9 @@ impl DurableClient {
     }
 
     /// Answers external call `call_id` of run `run_id` with `output`, once
-    /// a service has taken it: refused ([`DurableClientError::Refused`],
+    /// a service has taken it. A call of an agent the run runs as a tool,
+    /// at any depth, goes by its path (`billing#c3/ledger#c1`), as
+    /// [`status`](Self::status) lists it; so for every answer below. Refused ([`DurableClientError::Refused`],
     /// 404) when that call does not wait for an answer (the run has not
     /// reached it, or it was answered, or its deadline passed), 413 when
     /// the output is over the run's step limit or its runtime's output
