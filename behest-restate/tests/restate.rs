@@ -527,9 +527,24 @@ async fn balance(backends: Vec<u16>) -> u16 {
     ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
 )]
 async fn fifty_runs_on_two_services_survive_one_of_them_dying() {
+    fifty_runs_on(false).await;
+}
+
+/// The same on a three-node cluster that loses a node with the service.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn on_a_cluster_fifty_runs_survive_a_service_and_a_node_dying() {
+    fifty_runs_on(true).await;
+}
+
+async fn fifty_runs_on(cluster: bool) {
     const RUNS: usize = 50;
-    let restate = Restate::start("scale").await;
-    let counts = Scratch::new("scale-counts");
+    let tag = if cluster { "scale-cluster" } else { "scale" };
+    let mut restate = Restate::on(cluster, tag).await;
+    let counts = Scratch::new(&format!("{tag}-counts"));
     let (first_port, second_port) = (free_port(), free_port());
     let first = Service::start(first_port, &counts, 600_000).await;
     let _second = Service::start(second_port, &counts, 600_000).await;
@@ -557,6 +572,12 @@ async fn fifty_runs_on_two_services_survive_one_of_them_dying() {
             .await
             .unwrap();
     }
+    let client = if cluster {
+        restate.kill_a_node().await;
+        restate.client()
+    } else {
+        client
+    };
     for (id, call_id) in ids.iter().zip(&calls).skip(RUNS / 2) {
         client
             .answer(id, call_id, ToolOutput::text("yes"))
@@ -588,8 +609,23 @@ async fn fifty_runs_on_two_services_survive_one_of_them_dying() {
     ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
 )]
 async fn a_turn_of_two_calls_is_played_back_in_order_after_a_crash() {
-    let restate = Restate::start("paired").await;
-    let counts = Scratch::new("paired-counts");
+    two_calls_played_back_on(false).await;
+}
+
+/// The same on a three-node cluster that loses a node with the service.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn on_a_cluster_a_turn_of_two_calls_is_played_back_in_order() {
+    two_calls_played_back_on(true).await;
+}
+
+async fn two_calls_played_back_on(cluster: bool) {
+    let tag = if cluster { "paired-cluster" } else { "paired" };
+    let mut restate = Restate::on(cluster, tag).await;
+    let counts = Scratch::new(&format!("{tag}-counts"));
     let port = free_port();
     let service = Service::start_with(port, &counts, 600_000, Some("paired")).await;
     restate.register(port).await;
@@ -599,6 +635,12 @@ async fn a_turn_of_two_calls_is_played_back_in_order_after_a_crash() {
     assert_eq!(call_id, "q");
     assert_eq!(counted(&counts, "tally"), 1);
     service.kill().await;
+    let client = if cluster {
+        restate.kill_a_node().await;
+        restate.client()
+    } else {
+        client
+    };
 
     let _again = Service::start_with(port, &counts, 600_000, Some("paired")).await;
     client
