@@ -70,6 +70,14 @@ fn partial_json() {
 }
 
 #[test]
+fn session_rows() {
+    println!(
+        "{} inputs",
+        replay("session_rows", checks::session_rows::check)
+    );
+}
+
+#[test]
 fn stream_mutants() {
     println!(
         "{} inputs",

@@ -8,6 +8,7 @@ pub mod mcp_messages;
 pub mod partial_json;
 pub mod providers;
 pub mod schemas;
+pub mod session_rows;
 #[cfg(feature = "models")]
 pub mod sse;
 pub mod stream_mutants;
