@@ -515,6 +515,11 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
         turn: ModelTurn<'_>,
     ) -> Result<AssistantMessage, ModelError> {
         self.flush_due();
+        // A nested agent's run has a control of its own: the root's
+        // cancellation reaches it here, before another turn is paid for.
+        if self.control.is_cancelled() {
+            return Err(ModelError::new("the run was cancelled"));
+        }
         let name = format!("{at}model turn {}", turn.index);
         let max_step_bytes = self.max_step_bytes;
         // A failure that may pass (a rate limit, an overload) is

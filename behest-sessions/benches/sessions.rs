@@ -308,8 +308,11 @@ fn main() {
         )
         .await;
         std::fs::remove_dir_all(&dir).ok();
-        match std::env::var("BEHEST_POSTGRES_URL") {
-            Ok(url) => {
+        match std::env::var("BEHEST_POSTGRES_URL")
+            .ok()
+            .filter(|url| !url.is_empty())
+        {
+            Some(url) => {
                 let name = format!("behest_bench_{}", std::process::id());
                 let admin = sqlx::PgPool::connect(&url).await.unwrap();
                 admin
@@ -322,7 +325,7 @@ fn main() {
                     .unwrap();
                 measure("postgres", store, samples).await;
             }
-            Err(_) => println!("postgres: skipped (set BEHEST_POSTGRES_URL)"),
+            None => println!("postgres: skipped (set BEHEST_POSTGRES_URL)"),
         }
         let (ten, hundred) = (paused_bytes(10).await, paused_bytes(100).await);
         println!(

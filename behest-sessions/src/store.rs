@@ -138,6 +138,15 @@ where
             let role: &str = row.try_get(1).map_err(backend)?;
             let body: &str = row.try_get(2).map_err(backend)?;
             let at = count(id, "a message's place", seq)?;
+            // Messages are numbered from 0 without gaps: anything else was
+            // written by something else.
+            if at != messages.len() as u64 {
+                return Err(SessionError::Corrupt {
+                    session: id.to_string(),
+                    what: format!("message {at}"),
+                    reason: format!("it is where message {} should be", messages.len()),
+                });
+            }
             messages.push(codec::message(id, at, role, body)?);
             Ok(())
         };
@@ -230,7 +239,15 @@ where
                     0
                 }
             };
-            let total = first + encoded.messages.len() as i64;
+            let total = i64::try_from(encoded.messages.len())
+                .ok()
+                .and_then(|added| first.checked_add(added))
+                .filter(|_| first >= 0)
+                .ok_or_else(|| SessionError::Corrupt {
+                    session: id.to_string(),
+                    what: "its message count".to_owned(),
+                    reason: format!("{first} cannot be counted on from"),
+                })?;
             for (seq, (role, body)) in (first..).zip(encoded.messages) {
                 sqlx::query(
                     "INSERT INTO behest_messages (session_id, seq, role, body) \
@@ -337,15 +354,9 @@ where
             .begin_with(DB::BEGIN_WRITE)
             .await
             .map_err(backend)?;
-        for table in ["behest_paused_runs", "behest_messages"] {
-            sqlx::query(&format!(
-                "DELETE FROM {table} WHERE session_id IN (SELECT id FROM behest_sessions WHERE {which})"
-            ))
-            .bind(value.clone())
-            .execute(&mut *tx)
-            .await
-            .map_err(backend)?;
-        }
+        // The sessions' rows first: a writer of one of them waits on its
+        // row until this commits, then finds it gone (a conflict), so no
+        // message of its lands between the deletes below.
         let rows: Vec<DB::Row> = sqlx::query(&format!(
             "DELETE FROM behest_sessions WHERE {which} RETURNING id"
         ))
@@ -353,6 +364,16 @@ where
         .fetch_all(&mut *tx)
         .await
         .map_err(backend)?;
+        for row in &rows {
+            let id: String = row.try_get(0).map_err(backend)?;
+            for table in ["behest_paused_runs", "behest_messages"] {
+                sqlx::query(&format!("DELETE FROM {table} WHERE session_id = $1"))
+                    .bind(id.clone())
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+            }
+        }
         tx.commit().await.map_err(backend)?;
         Ok(rows.len() as u64)
     }

@@ -80,6 +80,31 @@ async fn check_foreign_rows(store: &dyn SessionStore, exec: impl AsyncFn(&str)) 
         "{error}"
     );
 
+    // A gap where a message was taken out by hand.
+    let gap = id("g");
+    store.commit(&gap, 0, append(&three())).await.unwrap();
+    exec("DELETE FROM behest_messages WHERE session_id = 'g' AND seq = 1").await;
+    let error = store.load(&gap).await.unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("message 2 that cannot be read: it is where message 1 should be"),
+        "{error}"
+    );
+    // A count no write can go on from.
+    let full = id("f");
+    store.commit(&full, 0, append(&three())).await.unwrap();
+    exec("UPDATE behest_sessions SET messages = 9223372036854775807 WHERE id = 'f'").await;
+    let error = store.commit(&full, 1, append(&three())).await.unwrap_err();
+    assert!(
+        matches!(&error, SessionError::Corrupt { what, .. } if what == "its message count"),
+        "{error}"
+    );
+    exec("UPDATE behest_sessions SET messages = -4 WHERE id = 'f'").await;
+    let error = store.commit(&full, 1, append(&three())).await.unwrap_err();
+    assert!(matches!(&error, SessionError::Corrupt { .. }), "{error}");
+    exec("DELETE FROM behest_sessions WHERE id IN ('f', 'g')").await;
+
     let third = id("u");
     store.commit(&third, 0, append(&three())).await.unwrap();
     exec("UPDATE behest_sessions SET version = -5 WHERE id = 'u'").await;

@@ -379,3 +379,84 @@ async fn bad_run_ids_are_refused_before_the_store_is_asked() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn instructions_given_after_a_handoff_are_not_kept_either() {
+    use behest::run::ScriptedTurn;
+    use behest::{ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
+    for (name, store) in support::stores("instructions_given_after_a_handoff").await {
+        let billing = behest::Agent::new(
+            ScriptedModel::new([ScriptedTurn::text("one"), ScriptedTurn::text("two")]),
+            ToolRuntime::new(ToolRegistry::new()),
+        )
+        .instructions("You handle billing.");
+        let hand_on =
+            || ScriptedTurn::tool_calls([ToolCall::new("h", "transfer_to_billing", "{}")]);
+        let triage = behest::Agent::new(
+            ScriptedModel::new([hand_on(), hand_on()]),
+            ToolRuntime::new(ToolRegistry::new()),
+        )
+        .handoff("billing", "Billing questions.", billing);
+        let session = triage.session(store.clone(), id("s"));
+        assert_eq!(
+            session.run([Message::user("a")]).await.unwrap().text(),
+            Some("one"),
+            "{name}"
+        );
+        assert_eq!(
+            session.run([Message::user("b")]).await.unwrap().text(),
+            Some("two"),
+            "{name}"
+        );
+        let loaded = store.load(&id("s")).await.unwrap();
+        assert!(
+            !loaded
+                .messages
+                .iter()
+                .any(|message| matches!(message, Message::System { .. })),
+            "{name}: {:?}",
+            loaded.messages
+        );
+        // Each run appended what it added: nothing was replaced.
+        assert_eq!((loaded.messages.len(), loaded.version), (8, 2), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn a_run_gone_on_from_its_waits_that_fails_keeps_what_it_did() {
+    use behest::run::ScriptedTurn;
+    use behest::{ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
+    for (name, store) in support::stores("a_run_gone_on_that_fails").await {
+        let refunds = Arc::new(AtomicUsize::new(0));
+        // The model calls the refund, then has nothing more to say: the
+        // run fails once the refund has run.
+        let agent = behest::Agent::new(
+            ScriptedModel::new([ScriptedTurn::tool_calls([ToolCall::new(
+                "c1",
+                "refund",
+                r#"{"order": 3}"#,
+            )])]),
+            ToolRuntime::new(
+                ToolRegistry::new()
+                    .with(support::agent::Refund(refunds.clone()))
+                    .unwrap(),
+            ),
+        )
+        .require_approval("refund");
+        // A lease as long as the clock allows.
+        let session = agent.session(store.clone(), id("s")).lease(Duration::MAX);
+        let (run_id, _) = paused(&session.run([Message::user("refund 3")]).await.unwrap());
+        let outcome = session.approve(&run_id, "c1").await.unwrap().unwrap();
+        assert!(
+            matches!(outcome, RunOutcome::Failed { .. }),
+            "{name}: {outcome:?}"
+        );
+        assert_eq!(refunds.load(Ordering::SeqCst), 1, "{name}");
+        let loaded = store.load(&id("s")).await.unwrap();
+        assert!(loaded.paused.is_empty(), "{name}");
+        let refunded = loaded.messages.iter().any(|message| {
+            matches!(message, Message::ToolResult(result) if result.content == "refunded 3")
+        });
+        assert!(refunded, "{name}: {:?}", loaded.messages);
+    }
+}

@@ -463,3 +463,29 @@ fn nested_state() -> RunState {
         })
         .clone()
 }
+
+#[tokio::test]
+async fn call_ids_holding_a_slash_are_answered_by_their_paths() {
+    let refunds = Arc::new(AtomicUsize::new(0));
+    let desk = relay("desk", billing(&refunds), "billing", "calls/d1");
+    let agent = lead_over(desk, "desk", &["6"]);
+    // In process, by the path the event gives.
+    let (outcome, paths) = run_answering(&agent, |path, control| {
+        control.approve(path).unwrap();
+    })
+    .await;
+    assert_eq!(paths, ["desk#c1/billing#calls/d1/refund#r1"]);
+    assert_eq!(outcome.text(), Some("desk: billing: refunded 6"));
+    // Stopped, by the path the state gives.
+    let outcome = agent.invoke([Message::user("go")]).pause_at_waits().await;
+    let mut state = kept(outcome.into_paused().unwrap());
+    assert_eq!(waiting(&state), ["desk#c1/billing#calls/d1/refund#r1"]);
+    let error = state
+        .approve("desk#c1/billing#calls/refund#r1")
+        .unwrap_err();
+    assert!(matches!(error, ControlError::UnknownCall { .. }), "{error}");
+    state.approve("desk#c1/billing#calls/d1/refund#r1").unwrap();
+    let outcome = agent.resume(state).pause_at_waits().await;
+    assert_eq!(outcome.text(), Some("desk: billing: refunded 6"));
+    assert_eq!(refunds.load(Ordering::SeqCst), 2);
+}

@@ -49,7 +49,10 @@ pub async fn sqlite() -> SqliteStore {
 /// The URL of a new, empty database on the test server; `None` (and the
 /// test says "skipped") without one.
 pub async fn postgres_url(test: &str) -> Option<String> {
-    let Ok(url) = std::env::var("BEHEST_POSTGRES_URL") else {
+    let Some(url) = std::env::var("BEHEST_POSTGRES_URL")
+        .ok()
+        .filter(|url| !url.is_empty())
+    else {
         eprintln!(
             "skipped {test}: no PostgreSQL (set BEHEST_POSTGRES_URL; .ci/test-all starts one)"
         );

@@ -243,35 +243,36 @@ impl RunState {
         let unknown = || ControlError::UnknownCall {
             call_id: path.to_owned(),
         };
-        // A step below the root is `name#call_id`; the root's calls go by
-        // their ids alone.
-        let (here, below) = match rest.split_once('/') {
-            Some((step, below)) => (step, Some(below)),
-            None => (rest, None),
-        };
-        let (name, call_id) = match (nested, below) {
-            (false, None) => (None, here),
-            _ => match here.split_once('#') {
-                Some((name, call_id)) => (Some(name), call_id),
-                None => return Err(unknown()),
-            },
-        };
+        // A call is named `name#call_id` below the root, by its id alone
+        // at the root; a step down into an agent's run is always
+        // `name#call_id/`. Matched against the calls that wait, not split
+        // at a `/`, which a call's id may hold.
+        let mut below = None;
         let wait = self
             .round
             .iter_mut()
-            .find_map(|slot| match slot {
-                Slot::Waiting(wait)
-                    if wait.call.call_id == call_id
-                        && name.is_none_or(|name| name == wait.call.tool_name) =>
-                {
-                    Some(wait)
+            .find_map(|slot| {
+                let Slot::Waiting(wait) = slot else {
+                    return None;
+                };
+                let step = super::answers::step(&wait.call.tool_name, &wait.call.call_id);
+                let leaf = if nested {
+                    step.as_str()
+                } else {
+                    wait.call.call_id.as_str()
+                };
+                if rest == leaf {
+                    return Some(wait);
                 }
-                _ => None,
+                let inside = rest.strip_prefix(step.as_str())?.strip_prefix('/')?;
+                wait.nested.as_ref()?;
+                below = Some(inside.to_owned());
+                Some(wait)
             })
             .ok_or_else(unknown)?;
         if let Some(below) = below {
             let nested = wait.nested.as_deref_mut().ok_or_else(unknown)?;
-            return nested.answer_at(path, below, true, kind, answer);
+            return nested.answer_at(path, &below, true, kind, answer);
         }
         let call_id = path;
         if wait.answer.is_some() {

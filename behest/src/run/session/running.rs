@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 use super::id::check_id;
 use super::{Change, Commit, Loaded, PausedRun, RunChange, SessionError, SessionId, SessionStore};
 use crate::conversation::Message;
+use crate::run::handoff::Targets;
 use crate::run::{Agent, ControlError, RunOutcome, RunState};
 use crate::tool::ToolOutput;
 
@@ -41,8 +42,11 @@ impl Agent {
 ///
 /// What is written: a completed run's messages, after those it read, or,
 /// when the agent's [`context`](Agent::context) policy compacted the
-/// conversation, the compacted conversation in place of the old one. A
-/// run that failed or was cancelled writes nothing.
+/// conversation (or a handoff's filter changed it), the conversation as
+/// the run left it in place of the old one. The instructions a run puts
+/// first are never kept. A new run that failed or was cancelled writes
+/// nothing; one that went on from its waits and then failed keeps what
+/// it did (its approved calls may have run).
 ///
 /// ```
 /// use std::sync::Arc;
@@ -84,7 +88,9 @@ impl std::fmt::Debug for Session {
 impl Session {
     /// How long a process that finishes a paused run holds it before
     /// another may take it over (the first one having stopped). Default 10
-    /// minutes: longer than a run's last steps take.
+    /// minutes. Make it longer than finishing a run can take: a process
+    /// still finishing when its lease passes may be overtaken, and the
+    /// run's calls then run again.
     #[must_use]
     pub fn lease(mut self, lease: Duration) -> Self {
         self.lease = lease;
@@ -260,7 +266,12 @@ impl Session {
 
     /// Claims a run with every answer, goes on with it and writes its end.
     async fn finish(&self, loaded: Loaded, mut run: PausedRun) -> Result<RunOutcome, SessionError> {
-        run.claimed_until = Some(SystemTime::now() + self.lease);
+        // A lease too long for the clock holds for as long as it can.
+        run.claimed_until = Some(
+            SystemTime::now()
+                .checked_add(self.lease)
+                .unwrap_or(SystemTime::UNIX_EPOCH + Duration::from_secs(u64::from(u32::MAX) * 64)),
+        );
         let claim = Commit {
             messages: None,
             run: Some(RunChange::Save(&run)),
@@ -285,7 +296,10 @@ impl Session {
         let paused;
         let commit = match &outcome {
             RunOutcome::Completed { transcript, .. } => Commit {
-                messages: Some(change(history, self.without_instructions(transcript))),
+                messages: Some(change(
+                    history,
+                    self.without_instructions(history, transcript),
+                )),
                 run: forget,
             },
             RunOutcome::Paused { state } => {
@@ -298,10 +312,20 @@ impl Session {
                     run: Some(RunChange::Save(&paused)),
                 }
             }
-            _ if forget.is_some() => Commit {
-                messages: None,
-                run: forget,
-            },
+            // A run that went on from its waits and then failed or was
+            // cancelled: its approved calls may have run, so what it did
+            // is kept (and the paused run forgotten), not lost.
+            RunOutcome::Failed { transcript, .. } | RunOutcome::Cancelled { transcript, .. }
+                if forget.is_some() =>
+            {
+                Commit {
+                    messages: Some(change(
+                        history,
+                        self.without_instructions(history, transcript),
+                    )),
+                    run: forget,
+                }
+            }
             _ => return Ok(outcome),
         };
         self.store.commit(&self.id, expected, commit).await?;
@@ -310,12 +334,23 @@ impl Session {
 }
 
 impl Session {
-    /// `transcript` without the agent's instructions, which a run puts
-    /// first: each run puts them there again, so a session never keeps
-    /// them (and a change of instructions holds from the next run).
-    fn without_instructions<'a>(&self, transcript: &'a [Message]) -> &'a [Message] {
-        match (&self.agent.options.instructions, transcript.first()) {
-            (Some(instructions), Some(Message::System { text })) if text == instructions => {
+    /// `transcript` without the instructions a run puts first (the
+    /// agent's, or, after a handoff, those of the agent that holds it):
+    /// each run puts them there again, so a session never keeps them, and
+    /// a change of instructions holds from the next run. A system message
+    /// that `history` begins with is the session's own, and stays.
+    fn without_instructions<'a>(
+        &self,
+        history: &[Message],
+        transcript: &'a [Message],
+    ) -> &'a [Message] {
+        let options = &self.agent.options;
+        let instructed =
+            options.instructions.is_some() || options.features.get::<Targets>().is_some();
+        match transcript.first() {
+            Some(first @ Message::System { .. })
+                if instructed && history.first() != Some(first) =>
+            {
                 &transcript[1..]
             }
             _ => transcript,
