@@ -168,31 +168,24 @@ pub async fn start_server(binary: &OsStr, name: &str) -> Server {
 fn spawn(binary: &OsStr, name: &str) -> Server {
     let data = Scratch::new(&format!("{name}-server"));
     let (ingress, admin, node) = (free_port(), free_port(), free_port());
-    let stderr = std::fs::File::create(data.join(STDERR)).expect("a file for its error output");
-    let process = Command::new(binary)
-        .arg("--no-logo")
-        .env("RESTATE_BASE_DIR", &*data)
-        // Its caches are sized for production (2 GiB for RocksDB alone);
-        // several servers share the test machine.
-        .env("RESTATE_ROCKSDB_TOTAL_MEMORY_SIZE", "128 MiB")
-        .env("RESTATE_LISTEN_MODE", "tcp")
-        .env(
-            "RESTATE_INGRESS__BIND_ADDRESS",
-            format!("127.0.0.1:{ingress}"),
-        )
-        .env("RESTATE_ADMIN__BIND_ADDRESS", format!("127.0.0.1:{admin}"))
-        .env("RESTATE_BIND_ADDRESS", format!("127.0.0.1:{node}"))
-        .env(
-            "RESTATE_ADVERTISED_ADDRESS",
-            format!("http://127.0.0.1:{node}"),
-        )
-        // Colourless, so that its errors read plainly in a failure.
-        .env("RESTATE_LOG_DISABLE_ANSI_CODES", "true")
-        .stdout(Stdio::null())
-        .stderr(stderr)
-        .kill_on_drop(true)
-        .spawn()
-        .expect("restate-server starts");
+    let process = launch(
+        binary,
+        &data,
+        &[],
+        &[
+            ("RESTATE_LISTEN_MODE", "tcp".to_owned()),
+            (
+                "RESTATE_INGRESS__BIND_ADDRESS",
+                format!("127.0.0.1:{ingress}"),
+            ),
+            ("RESTATE_ADMIN__BIND_ADDRESS", format!("127.0.0.1:{admin}")),
+            ("RESTATE_BIND_ADDRESS", format!("127.0.0.1:{node}")),
+            (
+                "RESTATE_ADVERTISED_ADDRESS",
+                format!("http://127.0.0.1:{node}"),
+            ),
+        ],
+    );
     Server {
         process,
         data,
@@ -229,8 +222,6 @@ pub async fn start_cluster(binary: &OsStr, name: &str) -> Vec<Server> {
                  bind-address = \"127.0.0.1:{node}\"\n\
                  advertised-address = \"http://127.0.0.1:{node}\"\n\
                  disable-telemetry = true\n\
-                 rocksdb-total-memory-size = \"128 MiB\"\n\
-                 log-disable-ansi-codes = true\n\
                  [metadata-client]\n\
                  addresses = [{metadata}]\n\
                  [admin]\n\
@@ -242,18 +233,13 @@ pub async fn start_cluster(binary: &OsStr, name: &str) -> Vec<Server> {
                 metadata = metadata.join(", "),
             );
             std::fs::write(data.join("restate.toml"), config).expect("the node's configuration");
-            let stderr =
-                std::fs::File::create(data.join(STDERR)).expect("a file for its error output");
-            let process = Command::new(binary)
-                .arg("--no-logo")
-                .arg("--config-file")
-                .arg(data.join("restate.toml"))
-                .env("RESTATE_BASE_DIR", &*data)
-                .stdout(Stdio::null())
-                .stderr(stderr)
-                .kill_on_drop(true)
-                .spawn()
-                .expect("restate-server starts");
+            let config = data.join("restate.toml");
+            let process = launch(
+                binary,
+                &data,
+                &["--config-file".as_ref(), config.as_os_str()],
+                &[],
+            );
             Server {
                 process,
                 data,
@@ -268,6 +254,26 @@ pub async fn start_cluster(binary: &OsStr, name: &str) -> Vec<Server> {
         }
     }
     nodes
+}
+
+/// Starts `restate-server` with `args` and `envs`, its data in `data`
+/// and its error output in a file there. Its caches are sized for a test
+/// machine several servers share (RocksDB alone takes 2 GiB by default),
+/// and its errors read plainly.
+fn launch(binary: &OsStr, data: &Scratch, args: &[&OsStr], envs: &[(&str, String)]) -> Child {
+    let stderr = std::fs::File::create(data.join(STDERR)).expect("a file for its error output");
+    Command::new(binary)
+        .arg("--no-logo")
+        .args(args)
+        .env("RESTATE_BASE_DIR", &**data)
+        .env("RESTATE_ROCKSDB_TOTAL_MEMORY_SIZE", "128 MiB")
+        .env("RESTATE_LOG_DISABLE_ANSI_CODES", "true")
+        .envs(envs.iter().map(|(name, value)| (*name, value.as_str())))
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .kill_on_drop(true)
+        .spawn()
+        .expect("restate-server starts")
 }
 
 /// The file in a server's data folder that holds its standard error.
