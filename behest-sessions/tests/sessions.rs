@@ -460,3 +460,76 @@ async fn a_run_gone_on_from_its_waits_that_fails_keeps_what_it_did() {
         assert!(refunded, "{name}: {:?}", loaded.messages);
     }
 }
+
+/// A refund that takes a while; counts its runs.
+struct SlowRefund(Arc<AtomicUsize>);
+
+impl behest::Tool for SlowRefund {
+    fn name(&self) -> &str {
+        "refund"
+    }
+
+    fn spec(&self) -> behest::ToolSpec {
+        behest::ToolSpec::new(
+            "refund",
+            "Refund an order.",
+            serde_json::json!({"type": "object"}),
+        )
+    }
+
+    async fn execute(&self, _: serde_json::Value) -> behest::ToolResult<ToolOutput> {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(ToolOutput::text("refunded"))
+    }
+}
+
+#[tokio::test]
+async fn a_run_claimed_by_an_answer_whose_caller_stops_waiting_still_ends() {
+    use behest::run::ScriptedTurn;
+    use behest::{ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
+    for (name, store) in support::stores("a_run_claimed_by_an_answer_whose_caller").await {
+        let refunds = Arc::new(AtomicUsize::new(0));
+        let agent = behest::Agent::new(
+            ScriptedModel::new([
+                ScriptedTurn::tool_calls([ToolCall::new("c1", "refund", "{}")]),
+                ScriptedTurn::text("done"),
+            ]),
+            ToolRuntime::new(
+                ToolRegistry::new()
+                    .with(SlowRefund(refunds.clone()))
+                    .unwrap(),
+            ),
+        )
+        .require_approval("refund");
+        let session = agent.session(store.clone(), id("s"));
+        let (run_id, _) = paused(&session.run([Message::user("refund")]).await.unwrap());
+        // The request that approves is dropped while the refund runs.
+        let approving =
+            tokio::time::timeout(Duration::from_millis(50), session.approve(&run_id, "c1"));
+        assert!(
+            approving.await.is_err(),
+            "{name}: the approval returned before the refund ran"
+        );
+        until_written(&store, name).await;
+        assert_eq!(refunds.load(Ordering::SeqCst), 1, "{name}");
+        let loaded = store.load(&id("s")).await.unwrap();
+        assert!(loaded.paused.is_empty(), "{name}");
+        assert!(
+            matches!(loaded.messages.last(), Some(Message::Assistant(reply)) if reply.text.as_deref() == Some("done")),
+            "{name}: {:?}",
+            loaded.messages
+        );
+    }
+}
+
+/// Waits (up to 10 s) until the session `s` holds no paused run.
+async fn until_written(store: &Arc<dyn behest::run::SessionStore>, name: &str) {
+    for _ in 0..200 {
+        if store.load(&id("s")).await.unwrap().paused.is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{name}: the run was never finished");
+}

@@ -187,7 +187,7 @@ impl Session {
             if run.state.is_waiting() {
                 return Ok(None);
             }
-            match self.finish(loaded, run).await {
+            match self.finish_detached(loaded, run).await {
                 Err(error) if error.is_conflict() && attempts < ANSWER_ATTEMPTS => attempts += 1,
                 done => return done.map(Some),
             }
@@ -233,7 +233,7 @@ impl Session {
                     .await
                     .map(|_| None)
             } else {
-                self.finish(loaded, run).await.map(Some)
+                self.finish_detached(loaded, run).await.map(Some)
             };
             match result {
                 Err(error) if error.is_conflict() && attempts < ANSWER_ATTEMPTS => attempts += 1,
@@ -262,6 +262,21 @@ impl Session {
             }),
             _ => Ok(run),
         }
+    }
+
+    /// [`finish`](Self::finish) on a task of its own: once claimed, the
+    /// run goes on to its end and writes it even if the caller stops
+    /// waiting (an HTTP request dropped, say), rather than staying claimed
+    /// until its lease passes.
+    async fn finish_detached(
+        &self,
+        loaded: Loaded,
+        run: PausedRun,
+    ) -> Result<RunOutcome, SessionError> {
+        let session = self.clone();
+        tokio::spawn(async move { session.finish(loaded, run).await })
+            .await
+            .map_err(|error| SessionError::Backend(Box::new(error)))?
     }
 
     /// Claims a run with every answer, goes on with it and writes its end.
