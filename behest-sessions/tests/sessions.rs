@@ -533,3 +533,45 @@ async fn until_written(store: &Arc<dyn behest::run::SessionStore>, name: &str) {
     }
     panic!("{name}: the run was never finished");
 }
+
+#[tokio::test]
+async fn a_claim_is_renewed_while_a_long_finish_goes_on() {
+    use behest::run::ScriptedTurn;
+    use behest::{ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
+    for (name, one, two) in support::replicas("a_claim_is_renewed").await {
+        let refunds = Arc::new(AtomicUsize::new(0));
+        let agent = behest::Agent::new(
+            ScriptedModel::new([
+                ScriptedTurn::tool_calls([ToolCall::new("c1", "refund", "{}")]),
+                ScriptedTurn::text("done"),
+            ]),
+            ToolRuntime::new(
+                ToolRegistry::new()
+                    .with(SlowRefund(refunds.clone()))
+                    .unwrap(),
+            ),
+        )
+        .require_approval("refund");
+        // A lease shorter than the refund takes.
+        let lease = Duration::from_millis(120);
+        let first = agent.session(one, id("s")).lease(lease);
+        let (run_id, _) = paused(&first.run([Message::user("refund")]).await.unwrap());
+        let finishing = {
+            let first = first.clone();
+            let run_id = run_id.clone();
+            tokio::spawn(async move { first.approve(&run_id, "c1").await })
+        };
+        // Past the lease, while the refund runs: another replica finds the
+        // run still held.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let second = agent.session(two, id("s")).lease(lease);
+        let error = second.go_on(&run_id).await.unwrap_err();
+        assert!(
+            matches!(error, SessionError::Claimed { .. }),
+            "{name}: {error}"
+        );
+        let outcome = finishing.await.unwrap().unwrap().unwrap();
+        assert_eq!(outcome.text(), Some("done"), "{name}");
+        assert_eq!(refunds.load(Ordering::SeqCst), 1, "{name}");
+    }
+}

@@ -87,10 +87,11 @@ impl std::fmt::Debug for Session {
 
 impl Session {
     /// How long a process that finishes a paused run holds it before
-    /// another may take it over (the first one having stopped). Default 10
-    /// minutes. Make it longer than finishing a run can take: a process
-    /// still finishing when its lease passes may be overtaken, and the
-    /// run's calls then run again.
+    /// another may take it over, the first one having stopped. Default 10
+    /// minutes. The process renews its claim every third of the lease
+    /// while the run goes on, so a long finish is not overtaken; a
+    /// process that stopped loses its claim one lease after its last
+    /// renewal.
     #[must_use]
     pub fn lease(mut self, lease: Duration) -> Self {
         self.lease = lease;
@@ -281,21 +282,52 @@ impl Session {
 
     /// Claims a run with every answer, goes on with it and writes its end.
     async fn finish(&self, loaded: Loaded, mut run: PausedRun) -> Result<RunOutcome, SessionError> {
-        // A lease too long for the clock holds for as long as it can.
-        run.claimed_until = Some(
-            SystemTime::now()
-                .checked_add(self.lease)
-                .unwrap_or(SystemTime::UNIX_EPOCH + Duration::from_secs(u64::from(u32::MAX) * 64)),
-        );
+        run.claimed_until = Some(self.lease_end());
         let claim = Commit {
             messages: None,
             run: Some(RunChange::Save(&run)),
         };
         let claimed = self.store.commit(&self.id, loaded.version, claim).await?;
+        // The claim is renewed while the run goes on, so that a long finish
+        // is not overtaken; the version it was last written at is the one
+        // the end is written against.
+        let version = Arc::new(tokio::sync::Mutex::new(claimed));
+        let renewing = tokio::spawn(self.clone().renew(run.clone(), version.clone()));
         let run_id = run.run_id().to_owned();
         let outcome = self.agent.resume(run.state).pause_at_waits().await;
-        self.settle(&loaded.messages, claimed, Some(&run_id), outcome)
+        // Held from here: no renewal is half-written when it stops.
+        let version = version.lock().await;
+        renewing.abort();
+        self.settle(&loaded.messages, *version, Some(&run_id), outcome)
             .await
+    }
+
+    /// Renews the claim on `run` every third of the lease, until stopped
+    /// or until someone else wrote the session (the end's write then says
+    /// so).
+    async fn renew(self, mut run: PausedRun, version: Arc<tokio::sync::Mutex<u64>>) {
+        let every = (self.lease / 3).max(Duration::from_millis(10));
+        loop {
+            tokio::time::sleep(every).await;
+            let mut version = version.lock().await;
+            run.claimed_until = Some(self.lease_end());
+            let renewal = Commit {
+                messages: None,
+                run: Some(RunChange::Save(&run)),
+            };
+            match self.store.commit(&self.id, *version, renewal).await {
+                Ok(renewed) => *version = renewed,
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// When a claim made now ends; a lease too long for the clock holds
+    /// for as long as it can.
+    fn lease_end(&self) -> SystemTime {
+        SystemTime::now()
+            .checked_add(self.lease)
+            .unwrap_or(SystemTime::UNIX_EPOCH + Duration::from_secs(u64::from(u32::MAX) * 64))
     }
 
     /// Writes how a run ended: a completed run's messages, a paused run's
