@@ -24,6 +24,12 @@ pub(crate) const MIGRATIONS: &[&[&str]] = &[&[
         body TEXT NOT NULL,
         PRIMARY KEY (session_id, run_id)
     )",
+    // The version a deleted session's id goes on from, so that a writer
+    // who read it before the delete cannot write onto a new session.
+    "CREATE TABLE behest_deleted (
+        id TEXT PRIMARY KEY,
+        version BIGINT NOT NULL
+    )",
 ]];
 
 /// The table that holds the schema's version.

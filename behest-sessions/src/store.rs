@@ -124,7 +124,19 @@ where
             .await
             .map_err(backend)?;
         let Some(row) = row else {
-            return Ok(Loaded::default());
+            // A session never written, or deleted: its id goes on from the
+            // version it was deleted at.
+            let deleted: Option<i64> =
+                sqlx::query("SELECT version FROM behest_deleted WHERE id = $1")
+                    .bind(key)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .and_then(|row| row.map(|row| row.try_get(0)).transpose())
+                    .map_err(backend)?;
+            return Ok(Loaded {
+                version: count(id, "the version", deleted.unwrap_or(0))?,
+                ..Loaded::default()
+            });
         };
         let row: (i64, i64) = (
             row.try_get(0).map_err(backend)?,
@@ -198,28 +210,40 @@ where
             .begin_with(DB::BEGIN_WRITE)
             .await
             .map_err(backend)?;
-        if expected == 0 {
+        let bump = || {
             sqlx::query(
-                "INSERT INTO behest_sessions (id, version, messages, updated_at) VALUES ($1, 0, 0, $2) \
-                 ON CONFLICT (id) DO NOTHING",
+                "UPDATE behest_sessions SET version = version + 1, updated_at = $3 \
+                 WHERE id = $1 AND version = $2 RETURNING messages",
+            )
+            .bind(key.clone())
+            .bind(stored(expected))
+            .bind(now)
+        };
+        let mut held: Option<i64> = bump()
+            .fetch_optional(&mut *tx)
+            .await
+            .and_then(|row| row.map(|row| row.try_get(0)).transpose())
+            .map_err(backend)?;
+        if held.is_none() {
+            // No such session yet: made at the version its id goes on from
+            // (0, or where a deleted one ended), unless a racing writer
+            // made it first.
+            sqlx::query(
+                "INSERT INTO behest_sessions (id, version, messages, updated_at) \
+                 SELECT $1, COALESCE((SELECT version FROM behest_deleted WHERE id = $1), 0), 0, $2 \
+                 WHERE true ON CONFLICT (id) DO NOTHING",
             )
             .bind(key.clone())
             .bind(now)
             .execute(&mut *tx)
             .await
             .map_err(backend)?;
+            held = bump()
+                .fetch_optional(&mut *tx)
+                .await
+                .and_then(|row| row.map(|row| row.try_get(0)).transpose())
+                .map_err(backend)?;
         }
-        let held: Option<i64> = sqlx::query(
-            "UPDATE behest_sessions SET version = version + 1, updated_at = $3 \
-             WHERE id = $1 AND version = $2 RETURNING messages",
-        )
-        .bind(key.clone())
-        .bind(stored(expected))
-        .bind(now)
-        .fetch_optional(&mut *tx)
-        .await
-        .and_then(|row| row.map(|row| row.try_get(0)).transpose())
-        .map_err(backend)?;
         let Some(held) = held else {
             // Dropping the transaction rolls it back: nothing was kept.
             return Err(SessionError::Conflict {
@@ -358,7 +382,7 @@ where
         // row until this commits, then finds it gone (a conflict), so no
         // message of its lands between the deletes below.
         let rows: Vec<DB::Row> = sqlx::query(&format!(
-            "DELETE FROM behest_sessions WHERE {which} RETURNING id"
+            "DELETE FROM behest_sessions WHERE {which} RETURNING id, version"
         ))
         .bind(value)
         .fetch_all(&mut *tx)
@@ -366,6 +390,16 @@ where
         .map_err(backend)?;
         for row in &rows {
             let id: String = row.try_get(0).map_err(backend)?;
+            let version: i64 = row.try_get(1).map_err(backend)?;
+            sqlx::query(
+                "INSERT INTO behest_deleted (id, version) VALUES ($1, $2) \
+                 ON CONFLICT (id) DO UPDATE SET version = excluded.version",
+            )
+            .bind(id.clone())
+            .bind(version.saturating_add(1))
+            .execute(&mut *tx)
+            .await
+            .map_err(backend)?;
             for table in ["behest_paused_runs", "behest_messages"] {
                 sqlx::query(&format!("DELETE FROM {table} WHERE session_id = $1"))
                     .bind(id.clone())

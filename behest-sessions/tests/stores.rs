@@ -366,10 +366,35 @@ async fn sessions_are_listed_deleted_and_pruned() {
         assert!(store.delete(&id("s0")).await.unwrap(), "{name}");
         assert!(!store.delete(&id("s0")).await.unwrap(), "{name}");
         let gone = store.load(&id("s0")).await.unwrap();
-        assert!(
-            gone.messages.is_empty() && gone.paused.is_empty() && gone.version == 0,
+        assert!(gone.messages.is_empty() && gone.paused.is_empty(), "{name}");
+        // Its id goes on past the version it was deleted at: a writer who
+        // read it before the delete gets a conflict.
+        assert_eq!(gone.version, 3, "{name}");
+        let stale = store
+            .commit(&id("s0"), 2, append(&users(&["late"])))
+            .await
+            .unwrap_err();
+        assert!(stale.is_conflict(), "{name}: {stale}");
+        let fresh = store
+            .commit(&id("s0"), 0, append(&users(&["late"])))
+            .await
+            .unwrap_err();
+        assert!(fresh.is_conflict(), "{name}: {fresh}");
+        assert_eq!(
+            store
+                .commit(&id("s0"), 3, append(&users(&["new"])))
+                .await
+                .unwrap(),
+            4,
             "{name}"
         );
+        assert_eq!(
+            texts(&store.load(&id("s0")).await.unwrap().messages),
+            ["new"],
+            "{name}"
+        );
+        assert!(store.delete(&id("s0")).await.unwrap(), "{name}");
+        assert_eq!(store.load(&id("s0")).await.unwrap().version, 5, "{name}");
         // Retention: sessions idle since before a time go.
         let cut = SystemTime::now() + Duration::from_millis(5);
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -18,7 +18,15 @@ use crate::conversation::Message;
 /// database: versions, conflicts, the write limit.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    sessions: Mutex<BTreeMap<SessionId, Kept>>,
+    sessions: Mutex<Sessions>,
+}
+
+#[derive(Debug, Default)]
+struct Sessions {
+    kept: BTreeMap<SessionId, Kept>,
+    /// The version each deleted session's id goes on from, so that a
+    /// writer who read it before the delete cannot write onto a new one.
+    deleted: BTreeMap<SessionId, u64>,
 }
 
 #[derive(Debug)]
@@ -39,13 +47,17 @@ impl MemoryStore {
 impl SessionStore for MemoryStore {
     fn load<'a>(&'a self, id: &'a SessionId) -> BoxFuture<'a, Result<Loaded, SessionError>> {
         let sessions = crate::sync::lock(&self.sessions);
-        let loaded = sessions
-            .get(id)
-            .map_or_else(Loaded::default, |kept| Loaded {
+        let loaded = sessions.kept.get(id).map_or_else(
+            || Loaded {
+                version: sessions.deleted.get(id).copied().unwrap_or(0),
+                ..Loaded::default()
+            },
+            |kept| Loaded {
                 messages: kept.messages.clone(),
                 version: kept.version,
                 paused: kept.paused.values().cloned().collect(),
-            });
+            },
+        );
         Box::pin(std::future::ready(Ok(loaded)))
     }
 
@@ -65,6 +77,7 @@ impl SessionStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Vec<SessionInfo>, SessionError>> {
         let sessions = crate::sync::lock(&self.sessions);
         let listed = sessions
+            .kept
             .iter()
             .filter(|(id, _)| after.is_none_or(|after| *id > after))
             .take(limit)
@@ -79,15 +92,32 @@ impl SessionStore for MemoryStore {
     }
 
     fn delete<'a>(&'a self, id: &'a SessionId) -> BoxFuture<'a, Result<bool, SessionError>> {
-        let gone = crate::sync::lock(&self.sessions).remove(id).is_some();
-        Box::pin(std::future::ready(Ok(gone)))
+        let mut sessions = crate::sync::lock(&self.sessions);
+        let gone = sessions.kept.remove(id);
+        if let Some(kept) = &gone {
+            sessions
+                .deleted
+                .insert(id.clone(), kept.version.saturating_add(1));
+        }
+        Box::pin(std::future::ready(Ok(gone.is_some())))
     }
 
     fn prune(&self, idle_since: SystemTime) -> BoxFuture<'_, Result<u64, SessionError>> {
         let mut sessions = crate::sync::lock(&self.sessions);
-        let before = sessions.len();
-        sessions.retain(|_, kept| kept.updated_at >= idle_since);
-        Box::pin(std::future::ready(Ok((before - sessions.len()) as u64)))
+        let idle: Vec<SessionId> = sessions
+            .kept
+            .iter()
+            .filter(|(_, kept)| kept.updated_at < idle_since)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &idle {
+            if let Some(kept) = sessions.kept.remove(id) {
+                sessions
+                    .deleted
+                    .insert(id.clone(), kept.version.saturating_add(1));
+            }
+        }
+        Box::pin(std::future::ready(Ok(idle.len() as u64)))
     }
 }
 
@@ -101,16 +131,18 @@ impl MemoryStore {
         // The same limit as a store on a database, checked the same way.
         codec::encode(&commit)?;
         let mut sessions = crate::sync::lock(&self.sessions);
-        let kept = sessions.entry(id.clone()).or_insert_with(|| Kept {
+        let Sessions { kept, deleted } = &mut *sessions;
+        let from = deleted.get(id).copied().unwrap_or(0);
+        let kept = kept.entry(id.clone()).or_insert_with(|| Kept {
             messages: Vec::new(),
-            version: 0,
+            version: from,
             paused: BTreeMap::new(),
             updated_at: SystemTime::now(),
         });
         if kept.version != expected {
-            let fresh = kept.version == 0;
+            let fresh = kept.messages.is_empty() && kept.paused.is_empty() && kept.version == from;
             if fresh {
-                sessions.remove(id);
+                sessions.kept.remove(id);
             }
             return Err(SessionError::Conflict {
                 session: id.to_string(),

@@ -27,7 +27,9 @@ pub const MAX_WRITE_BYTES: usize = 16 << 20;
 /// PostgreSQL in the `behest-sessions` crate.
 pub trait SessionStore: Send + Sync + 'static {
     /// The session's messages, version and paused runs; a session never
-    /// written is empty at version 0.
+    /// written is empty at version 0, and one deleted is empty at a
+    /// version past its last, so that a writer who read it before the
+    /// delete gets a conflict rather than writing onto a new session.
     fn load<'a>(&'a self, id: &'a SessionId) -> BoxFuture<'a, Result<Loaded, SessionError>>;
 
     /// Writes `commit` if the session is still at `expected`; gives the
