@@ -221,7 +221,6 @@ pub async fn start_cluster(binary: &OsStr, name: &str) -> Vec<Server> {
                  listen-mode = \"tcp\"\n\
                  bind-address = \"127.0.0.1:{node}\"\n\
                  advertised-address = \"http://127.0.0.1:{node}\"\n\
-                 disable-telemetry = true\n\
                  [metadata-client]\n\
                  addresses = [{metadata}]\n\
                  [admin]\n\
@@ -259,7 +258,7 @@ pub async fn start_cluster(binary: &OsStr, name: &str) -> Vec<Server> {
 /// Starts `restate-server` with `args` and `envs`, its data in `data`
 /// and its error output in a file there. Its caches are sized for a test
 /// machine several servers share (RocksDB alone takes 2 GiB by default),
-/// and its errors read plainly.
+/// its telemetry is off, and its errors read plainly.
 fn launch(binary: &OsStr, data: &Scratch, args: &[&OsStr], envs: &[(&str, String)]) -> Child {
     let stderr = std::fs::File::create(data.join(STDERR)).expect("a file for its error output");
     Command::new(binary)
@@ -268,6 +267,8 @@ fn launch(binary: &OsStr, data: &Scratch, args: &[&OsStr], envs: &[(&str, String
         .env("RESTATE_BASE_DIR", &**data)
         .env("RESTATE_ROCKSDB_TOTAL_MEMORY_SIZE", "128 MiB")
         .env("RESTATE_LOG_DISABLE_ANSI_CODES", "true")
+        // Reports nothing to Restate's telemetry.
+        .env("RESTATE_DISABLE_TELEMETRY", "true")
         .envs(envs.iter().map(|(name, value)| (*name, value.as_str())))
         .stdout(Stdio::null())
         .stderr(stderr)
@@ -315,8 +316,6 @@ impl Server {
     /// the journal of its `run` invocation and its state, as Restate's
     /// introspection tables count them.
     pub async fn journal_bytes(&self, service: &str, key: &str) -> u64 {
-        let http = http();
-        let url = format!("http://127.0.0.1:{}/query", self.admin);
         let key = key.replace('\'', "''");
         let mut total = 0;
         for sql in [
@@ -327,16 +326,7 @@ impl Server {
                 "SELECT SUM(value_length) AS bytes FROM state WHERE service_name = '{service}' AND service_key = '{key}'"
             ),
         ] {
-            let answer: serde_json::Value = http
-                .post(&url)
-                .header("accept", "application/json")
-                .json(&serde_json::json!({ "query": sql }))
-                .send()
-                .await
-                .expect("the admin API answers")
-                .json()
-                .await
-                .expect("rows of JSON");
+            let answer = self.query(&sql).await;
             total += answer["rows"][0]["bytes"].as_u64().unwrap_or(0);
         }
         total
