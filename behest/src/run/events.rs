@@ -113,10 +113,7 @@ impl EventKind {
     /// ```
     pub fn call_path(&self) -> Option<String> {
         match self {
-            EventKind::Agent(event) => {
-                let below = event.kind.step_path()?;
-                Some(format!("{}#{}/{below}", event.agent, event.call_id))
-            }
+            EventKind::Agent(_) => self.step_path(),
             _ => self.asked().map(|call| call.call_id.clone()),
         }
     }

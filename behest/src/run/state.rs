@@ -156,17 +156,12 @@ impl RunState {
 
     fn collect_waits<'a>(&'a self, prefix: &str, found: &mut Vec<(String, &'a Wait)>) {
         for wait in self.waits() {
-            let step = if prefix.is_empty() {
-                wait.call.call_id.clone()
-            } else {
-                format!("{prefix}{}#{}", wait.call.tool_name, wait.call.call_id)
-            };
+            let step = super::answers::step(&wait.call.tool_name, &wait.call.call_id);
             match &wait.nested {
-                Some(nested) => {
-                    let below = format!("{prefix}{}#{}/", wait.call.tool_name, wait.call.call_id);
-                    nested.collect_waits(&below, found);
-                }
-                None => found.push((step, wait)),
+                Some(nested) => nested.collect_waits(&format!("{prefix}{step}/"), found),
+                // The root's own calls go by their ids alone.
+                None if prefix.is_empty() => found.push((wait.call.call_id.clone(), wait)),
+                None => found.push((format!("{prefix}{step}"), wait)),
             }
         }
     }
