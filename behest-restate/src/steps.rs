@@ -173,7 +173,7 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
 
     /// The run waits for `waits_for` on `call`: said in its header; the
     /// promise made for this wait.
-    fn wait_begins(&self, at: &str, call: &ToolCall, waits_for: &str) -> String {
+    fn wait_begins(&self, at: &str, call: &ToolCall, waits_for: &str) -> Wait {
         let mut book = self.book();
         book.waits += 1;
         // A call of a nested agent waits by its path.
@@ -182,15 +182,19 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             ..call.clone()
         };
         let promise = format!("{waits_for}:{}:{}", book.waits, call.call_id);
+        let wait = Wait {
+            promise: promise.clone(),
+            call_id: call.call_id.clone(),
+        };
         book.header.pending.push(Waiting {
             call,
             waits_for: waits_for.to_owned(),
-            promise: promise.clone(),
+            promise,
         });
         book.header.state = "waiting".to_owned();
         self.flush(&mut book);
         self.write_header(&book);
-        promise
+        wait
     }
 
     /// The wait for `call_id` is over.
@@ -392,11 +396,7 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
         call: &ToolCall,
     ) -> Result<ToolResult<ToolOutput>, RunAgain> {
         let deadline = self.agent.options().approval_deadline;
-        let promise = self.wait_begins(at, call, "outcome");
-        let call = &ToolCall {
-            call_id: path(at, call),
-            ..call.clone()
-        };
+        let Wait { promise, call_id } = self.wait_begins(at, call, "outcome");
         let decided: Option<Resolution> = restate_sdk::select! {
             resolve = self.ctx.promise::<Json<Resolve>>(&promise) => match resolve {
                 Ok(Json(resolve)) => Some(resolve.resolution),
@@ -404,14 +404,14 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             },
             _ = self.ctx.sleep(deadline) => None,
             on_cancel => {
-                self.wait_ends(&call.call_id);
+                self.wait_ends(&call_id);
                 self.control.cancel();
                 return Ok(Err(ToolError::execution(
                     "the run was cancelled while this call's outcome was unknown: it may or may not have run",
                 )));
             }
         };
-        self.wait_ends(&call.call_id);
+        self.wait_ends(&call_id);
         match decided {
             Some(Resolution::Ran(output)) => Ok(Ok(output)),
             Some(Resolution::Failed(reason)) => Ok(Err(ToolError::execution(reason))),
@@ -429,11 +429,7 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
         call: &ToolCall,
         deadline: Duration,
     ) -> ToolResult<ToolOutput> {
-        let promise = self.wait_begins(at, call, "answer");
-        let call = &ToolCall {
-            call_id: path(at, call),
-            ..call.clone()
-        };
+        let Wait { promise, call_id } = self.wait_begins(at, call, "answer");
         let outcome: ToolResult<ToolOutput> = restate_sdk::select! {
             answer = self.ctx.promise::<Json<Answer>>(&promise) => match answer {
                 Ok(Json(answer)) => Ok(answer.output),
@@ -441,22 +437,18 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             },
             _ = self.ctx.sleep(deadline) => Err(ToolError::Timeout { after: deadline }),
             on_cancel => {
-                self.wait_ends(&call.call_id);
+                self.wait_ends(&call_id);
                 return self.cancelled();
             }
         };
-        self.wait_ends(&call.call_id);
+        self.wait_ends(&call_id);
         outcome
     }
 
     /// Waits for an approval of `call`, within `deadline`: `Err` with
     /// the call's result when it is not given.
     async fn approval(&self, at: &str, call: &ToolCall, deadline: Duration) -> ToolResult<()> {
-        let promise = self.wait_begins(at, call, "approval");
-        let call = &ToolCall {
-            call_id: path(at, call),
-            ..call.clone()
-        };
+        let Wait { promise, call_id } = self.wait_begins(at, call, "approval");
         let denied: Option<String> = restate_sdk::select! {
             approval = self.ctx.promise::<Json<Approval>>(&promise) => match approval {
                 Ok(Json(approval)) if approval.approved => None,
@@ -465,12 +457,12 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             },
             _ = self.ctx.sleep(deadline) => Some(format!("nobody approved it within {deadline:?}")),
             on_cancel => {
-                self.wait_ends(&call.call_id);
+                self.wait_ends(&call_id);
                 self.cancelled()?;
                 None
             }
         };
-        self.wait_ends(&call.call_id);
+        self.wait_ends(&call_id);
         match denied {
             None => Ok(()),
             Some(reason) => Err(ToolError::ApprovalDenied { reason }),
@@ -596,6 +588,13 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
         self.stepped();
         outcome
     }
+}
+
+/// A wait begun: the promise that answers it, and the call's name in the
+/// run's header (its id, or its path below the root).
+struct Wait {
+    promise: String,
+    call_id: String,
 }
 
 /// What the call `call` of the agent at `at` is known by: its id at the
