@@ -484,24 +484,31 @@ impl behest::Tool for SlowRefund {
     }
 }
 
-#[tokio::test]
-async fn a_run_claimed_by_an_answer_whose_caller_stops_waiting_still_ends() {
+/// An agent that calls the slow refund (with an approval), then says
+/// "done"; and the count of its refunds.
+fn slow_refunder() -> (behest::Agent, Arc<AtomicUsize>) {
     use behest::run::ScriptedTurn;
     use behest::{ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
+    let refunds = Arc::new(AtomicUsize::new(0));
+    let agent = behest::Agent::new(
+        ScriptedModel::new([
+            ScriptedTurn::tool_calls([ToolCall::new("c1", "refund", "{}")]),
+            ScriptedTurn::text("done"),
+        ]),
+        ToolRuntime::new(
+            ToolRegistry::new()
+                .with(SlowRefund(refunds.clone()))
+                .unwrap(),
+        ),
+    )
+    .require_approval("refund");
+    (agent, refunds)
+}
+
+#[tokio::test]
+async fn a_run_claimed_by_an_answer_whose_caller_stops_waiting_still_ends() {
     for (name, store) in support::stores("a_run_claimed_by_an_answer_whose_caller").await {
-        let refunds = Arc::new(AtomicUsize::new(0));
-        let agent = behest::Agent::new(
-            ScriptedModel::new([
-                ScriptedTurn::tool_calls([ToolCall::new("c1", "refund", "{}")]),
-                ScriptedTurn::text("done"),
-            ]),
-            ToolRuntime::new(
-                ToolRegistry::new()
-                    .with(SlowRefund(refunds.clone()))
-                    .unwrap(),
-            ),
-        )
-        .require_approval("refund");
+        let (agent, refunds) = slow_refunder();
         let session = agent.session(store.clone(), id("s"));
         let (run_id, _) = paused(&session.run([Message::user("refund")]).await.unwrap());
         // The request that approves is dropped while the refund runs.
@@ -536,22 +543,8 @@ async fn until_written(store: &Arc<dyn behest::run::SessionStore>, name: &str) {
 
 #[tokio::test]
 async fn a_claim_is_renewed_while_a_long_finish_goes_on() {
-    use behest::run::ScriptedTurn;
-    use behest::{ScriptedModel, ToolCall, ToolRegistry, ToolRuntime};
     for (name, one, two) in support::replicas("a_claim_is_renewed").await {
-        let refunds = Arc::new(AtomicUsize::new(0));
-        let agent = behest::Agent::new(
-            ScriptedModel::new([
-                ScriptedTurn::tool_calls([ToolCall::new("c1", "refund", "{}")]),
-                ScriptedTurn::text("done"),
-            ]),
-            ToolRuntime::new(
-                ToolRegistry::new()
-                    .with(SlowRefund(refunds.clone()))
-                    .unwrap(),
-            ),
-        )
-        .require_approval("refund");
+        let (agent, refunds) = slow_refunder();
         // A lease shorter than the refund takes.
         let lease = Duration::from_millis(120);
         let first = agent.session(one, id("s")).lease(lease);

@@ -147,7 +147,8 @@ impl Session {
         run_id: &str,
         call_id: &str,
     ) -> Result<Option<RunOutcome>, SessionError> {
-        self.answer(run_id, |state| state.approve(call_id)).await
+        self.answer(run_id, |state| state.approve(call_id).map(|()| true))
+            .await
     }
 
     /// Denies the call `call_id` of the paused run `run_id`; the model
@@ -158,7 +159,7 @@ impl Session {
         call_id: &str,
         reason: &str,
     ) -> Result<Option<RunOutcome>, SessionError> {
-        self.answer(run_id, |state| state.deny(call_id, reason))
+        self.answer(run_id, |state| state.deny(call_id, reason).map(|()| true))
             .await
     }
 
@@ -171,8 +172,10 @@ impl Session {
         call_id: &str,
         result: Result<ToolOutput, String>,
     ) -> Result<Option<RunOutcome>, SessionError> {
-        self.answer(run_id, |state| state.resolve(call_id, result.clone()))
-            .await
+        self.answer(run_id, |state| {
+            state.resolve(call_id, result.clone()).map(|()| true)
+        })
+        .await
     }
 
     /// Finishes the paused run `run_id` if every wait has its answer and
@@ -180,19 +183,7 @@ impl Session {
     /// before it was done, once its [`lease`](Self::lease) has passed.
     /// `None` while it still waits.
     pub async fn go_on(&self, run_id: &str) -> Result<Option<RunOutcome>, SessionError> {
-        check_id("run", run_id)?;
-        let mut attempts = 0;
-        loop {
-            let loaded = self.store.load(&self.id).await?;
-            let run = self.free_run(&loaded, run_id)?.clone();
-            if run.state.is_waiting() {
-                return Ok(None);
-            }
-            match self.finish_detached(loaded, run).await {
-                Err(error) if error.is_conflict() && attempts < ANSWER_ATTEMPTS => attempts += 1,
-                done => return done.map(Some),
-            }
-        }
+        self.answer(run_id, |_| Ok(false)).await
     }
 
     /// Forgets the paused run `run_id` without going on: the session
@@ -211,20 +202,24 @@ impl Session {
             .map(drop)
     }
 
-    /// Gives an answer to a paused run, again while other answers to it
-    /// are committed first; goes on once it has them all.
+    /// Gives an answer to a paused run (`give` says whether it changed
+    /// the state), again while other answers to it are committed first;
+    /// goes on once it has them all.
     async fn answer(
         &self,
         run_id: &str,
-        give: impl Fn(&mut RunState) -> Result<(), ControlError>,
+        give: impl Fn(&mut RunState) -> Result<bool, ControlError>,
     ) -> Result<Option<RunOutcome>, SessionError> {
         check_id("run", run_id)?;
         let mut attempts = 0;
         loop {
             let loaded = self.store.load(&self.id).await?;
             let mut run = self.free_run(&loaded, run_id)?.clone();
-            give(&mut run.state)?;
+            let changed = give(&mut run.state)?;
             let result = if run.state.is_waiting() {
+                if !changed {
+                    return Ok(None);
+                }
                 let commit = Commit {
                     messages: None,
                     run: Some(RunChange::Save(&run)),
