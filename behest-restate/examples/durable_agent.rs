@@ -27,10 +27,11 @@
 //! curl localhost:8080/restate/workflow/DurableAgent/order-42/attach
 //! ```
 //!
-//! - The status: `curl -X POST localhost:8080/DurableAgent/order-42/status`
-//!   asks the service (it waits while none runs); the admin query above
-//!   reads Restate's own record, which answers whatever runs
-//!   (`DurableClient::status` reads it so).
+//! - The status: `DurableClient::status` reads it from Restate's own
+//!   record through the admin API, which answers whatever runs. The query
+//!   above shows the run's state: what it waits for, and pages of how its
+//!   transcript goes on from its journal, which holds each model turn and
+//!   call (`SELECT name, entry_json FROM sys_journal WHERE id = 'ID'`).
 //! - An answer or approval for a call that does not wait for one (a typo
 //!   in its id, a run not started yet) is refused with 404 and says what
 //!   the run waits for. With `/answer/send` or `/approve/send` Restate

@@ -1,10 +1,13 @@
 //! A typed client of durable runs, over Restate's ingress and admin APIs.
 
+use std::collections::HashMap;
+
 use behest::{Message, ToolOutput};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::state::{assemble, page_index, Header, Page, HEADER};
+use crate::transcript::rebuild;
 use crate::wire::{Answer, Approval, DurableOutcome, Resolution, Resolve, Status};
 
 /// Why a request to Restate failed.
@@ -49,6 +52,10 @@ pub struct Sent {
     /// The id of Restate's invocation that delivers it.
     pub invocation_id: String,
 }
+
+/// The first pause before a failed query is asked again; each next one is
+/// twice as long, up to 16 times this.
+const QUERY_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// `text` as an SQL string literal.
 fn sql_text(text: &str) -> String {
@@ -120,19 +127,16 @@ impl DurableClient {
         );
         let response = self.http.get(&url).send().await;
         let outcome: DurableOutcome = Self::read(response).await?;
-        // An outcome too large to return whole leaves its transcript to
-        // the status.
-        if outcome.transcript().is_empty() {
-            let transcript = self.status(run_id).await?.transcript;
-            return Ok(outcome.with_transcript(transcript));
-        }
-        Ok(outcome)
+        // The run returns its outcome without the transcript, which its
+        // journal holds.
+        let transcript = self.status(run_id).await?.transcript;
+        Ok(outcome.with_transcript(transcript))
     }
 
     /// Where run `run_id` stands, read from Restate's own record of the
-    /// run's state and invocation through its admin API: it answers while
-    /// no service runs, and tells a run whose invocation was killed
-    /// (`killed`) or paused (`paused`) from one that goes on.
+    /// run (its invocation, state and journal) through its admin API: it
+    /// answers while no service runs, and tells a run whose invocation was
+    /// killed (`killed`) or paused (`paused`) from one that goes on.
     pub async fn status(&self, run_id: &str) -> Result<Status, DurableClientError> {
         let key = sql_text(run_id);
         // The invocation first: a run's state is written before its
@@ -140,7 +144,7 @@ impl DurableClient {
         // is seen completed, not killed.
         let invocations = self
             .query(&format!(
-                "SELECT status, completion_failure FROM sys_invocation WHERE target_service_name = 'DurableAgent' AND target_service_key = {key} AND target_handler_name = 'run'"
+                "SELECT id, status, completion_failure FROM sys_invocation WHERE target_service_name = 'DurableAgent' AND target_service_key = {key} AND target_handler_name = 'run'"
             ))
             .await?;
         let invocation = invocations.first();
@@ -171,7 +175,18 @@ impl DurableClient {
         if header.is_none() && pages.is_empty() && invocation.is_none() {
             return Err(DurableClientError::NoSuchRun(run_id.to_owned()));
         }
-        let mut status = assemble(header, pages);
+        let (mut status, parts) = assemble(header, pages);
+        // Read after the state, so that the journal holds every entry the
+        // pages read from.
+        let (input, entries) = match invocation.and_then(|row| row["id"].as_str()) {
+            Some(id) => self.journal(id).await?,
+            None => Default::default(),
+        };
+        status.transcript = rebuild(input, entries, parts).map_err(|why| {
+            DurableClientError::Unreadable(format!(
+                "the transcript of run `{run_id}` from its journal: {why}"
+            ))
+        })?;
         let ended = matches!(status.state.as_str(), "completed" | "failed" | "cancelled");
         let failure = invocation.and_then(|row| row["completion_failure"].as_str());
         match invocation.and_then(|row| row["status"].as_str()) {
@@ -188,17 +203,78 @@ impl DurableClient {
         Ok(status)
     }
 
+    /// The input of the invocation `id` and its journal's entries that
+    /// completed (their names and JSON values), in the journal's order.
+    async fn journal(&self, id: &str) -> Result<JournalRead, DurableClientError> {
+        let rows = self
+            .query(&format!(
+                "SELECT entry_json FROM sys_journal WHERE id = {} AND entry_type IN ('Command: Input', 'Command: Run', 'Notification: Run') ORDER BY index",
+                sql_text(id)
+            ))
+            .await?;
+        let unreadable =
+            |what: &str| DurableClientError::Unreadable(format!("journal entry of {id}: {what}"));
+        let mut input = Vec::new();
+        // Names by completion, in the journal's order; values as they come.
+        let mut names: Vec<(u64, String)> = Vec::new();
+        let mut values: HashMap<u64, Vec<u8>> = HashMap::new();
+        for row in &rows {
+            let entry: serde_json::Value = row["entry_json"]
+                .as_str()
+                .and_then(|text| serde_json::from_str(text).ok())
+                .ok_or_else(|| unreadable(&row.to_string()))?;
+            if let Some(given) = entry.pointer("/Command/Input/payload") {
+                let payload = bytes(given).ok_or_else(|| unreadable("the input"))?;
+                input = serde_json::from_slice(&payload)
+                    .map_err(|error| unreadable(&format!("the input: {error}")))?;
+            } else if let Some(run) = entry.pointer("/Command/Run") {
+                if let (Some(id), Some(name)) =
+                    (run["completion_id"].as_u64(), run["name"].as_str())
+                {
+                    names.push((id, name.to_owned()));
+                }
+            } else if let Some(done) = entry.pointer("/Notification/Completion/Run") {
+                // A step that failed gives nothing.
+                if let (Some(id), Some(value)) = (
+                    done["completion_id"].as_u64(),
+                    done.pointer("/result/Success").and_then(bytes),
+                ) {
+                    values.insert(id, value);
+                }
+            }
+        }
+        let entries = names
+            .into_iter()
+            .filter_map(|(id, name)| Some((name, values.remove(&id)?)))
+            .collect();
+        Ok((input, entries))
+    }
+
     /// Rows of an SQL query of Restate's introspection tables.
+    /// A query that fails on the server's side (a cluster reaching a node
+    /// that just went down answers 500, "connect throttled") is asked
+    /// again, a few times over about three seconds: it only reads.
     async fn query(&self, sql: &str) -> Result<Vec<serde_json::Value>, DurableClientError> {
         let url = format!("{}/query", self.admin);
-        let response = self
-            .http
-            .post(&url)
-            .header("accept", "application/json")
-            .json(&serde_json::json!({ "query": sql }))
-            .send()
-            .await;
-        let mut answer: serde_json::Value = Self::read(response).await?;
+        let mut pause = QUERY_PAUSE;
+        let mut answer: serde_json::Value = loop {
+            let response = self
+                .http
+                .post(&url)
+                .header("accept", "application/json")
+                .json(&serde_json::json!({ "query": sql }))
+                .send()
+                .await;
+            match Self::read(response).await {
+                Err(DurableClientError::Refused { status, .. })
+                    if status >= 500 && pause <= QUERY_PAUSE * 16 =>
+                {
+                    tokio::time::sleep(pause).await;
+                    pause *= 2;
+                }
+                read => break read?,
+            }
+        };
         match answer["rows"].take() {
             serde_json::Value::Array(rows) => Ok(rows),
             other => Err(DurableClientError::Unreadable(other.to_string())),
@@ -377,6 +453,18 @@ impl DurableClient {
         serde_json::from_str(body)
             .map_err(|error| DurableClientError::Unreadable(format!("{error}: {body}")))
     }
+}
+
+/// A run's input, and its journal's completed entries by name.
+type JournalRead = (Vec<Message>, Vec<(String, Vec<u8>)>);
+
+/// The bytes a journal entry's JSON gives as an array of numbers.
+fn bytes(array: &serde_json::Value) -> Option<Vec<u8>> {
+    array
+        .as_array()?
+        .iter()
+        .map(|byte| byte.as_u64().and_then(|byte| u8::try_from(byte).ok()))
+        .collect()
 }
 
 fn approval(call_id: &str, approved: bool, reason: Option<&str>) -> Approval {

@@ -1,18 +1,20 @@
-//! How a run's state is laid out in Restate, so that its journal grows
-//! with the run, not with its square: a small header (where the run
-//! stands and what it waits for), written when that changes, and pages of
-//! what the steps added (their events, the transcript's new messages, the
-//! step count after them), each written once: every few steps, and
-//! whenever the run waits or ends. A status is
-//! assembled from the header and the pages, by the `status` handler or,
-//! while no service runs, from Restate's state through its admin API.
+//! How a run's state is laid out in Restate, so that what it keeps grows
+//! with the run, not with its square, and holds nothing twice: a small
+//! header (where the run stands and what it waits for), written when that
+//! changes, and pages of what the steps added that the journal does not
+//! already hold (the step count after them, their events, how the
+//! transcript goes on: `transcript.rs`), each written once: every few
+//! steps, and whenever the run waits or ends. A status is assembled from
+//! the header, the pages and the journal, from Restate's record through
+//! its admin API.
 
 use std::collections::BTreeMap;
 
-use behest::{Message, ToolCall};
+use behest::ToolCall;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::transcript::Part;
 use crate::wire::{Pending, Status};
 
 /// The state key of a run's [`Header`].
@@ -57,15 +59,13 @@ pub(crate) struct Waiting {
 pub(crate) struct Page {
     /// The run's step count after it.
     pub steps: usize,
-    /// Its events, as [`Status::events`] gives them.
+    /// Its events that the transcript does not tell, as
+    /// [`Status::events`] gives them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<Value>,
-    /// The transcript messages it set, by their place (a later page's
-    /// message at a place replaces an earlier one's).
+    /// How the transcript goes on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub messages: Vec<(usize, Message)>,
-    /// The transcript's length after it.
-    pub length: usize,
+    pub parts: Vec<Part>,
     /// How the run ended, on its last page (`completed`, `failed`,
     /// `cancelled`): the header, written only when what the run waits for
     /// changes, is not written again at the end.
@@ -76,15 +76,17 @@ pub(crate) struct Page {
 impl Page {
     /// Whether the page adds nothing.
     pub(crate) fn is_empty(&self) -> bool {
-        self.events.is_empty() && self.messages.is_empty() && self.ended.is_none()
+        self.events.is_empty() && self.parts.is_empty() && self.ended.is_none()
     }
 }
 
-/// A run's status from its header and pages (in any order).
+/// A run's status from its header and pages (in any order), but for its
+/// transcript: the parts that make it, in order, for
+/// [`rebuild`](crate::transcript::rebuild).
 pub(crate) fn assemble(
     header: Option<Header>,
     pages: impl IntoIterator<Item = (usize, Page)>,
-) -> Status {
+) -> (Status, Vec<Part>) {
     let header = header.unwrap_or_default();
     let pages: BTreeMap<usize, Page> = pages.into_iter().collect();
     let mut status = Status {
@@ -102,55 +104,50 @@ pub(crate) fn assemble(
     if status.state.is_empty() && !pages.is_empty() {
         status.state = "running".to_owned();
     }
-    let mut transcript: BTreeMap<usize, Message> = BTreeMap::new();
-    let mut length = 0;
+    let mut parts = Vec::new();
     for page in pages.into_values() {
         status.steps = page.steps;
         status.events.extend(page.events);
-        transcript.extend(page.messages);
-        length = page.length;
+        parts.extend(page.parts);
         if let Some(ended) = page.ended {
             status.state = ended;
             status.pending.clear();
         }
     }
-    status.transcript = transcript.into_values().take(length).collect();
-    status
+    (status, parts)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use behest::Message;
 
-    /// Later pages replace earlier messages at the same place, and the
-    /// last page's length cuts what is past it.
+    /// Pages come together in their order, whatever order they are read
+    /// in; the last page's end stands.
     #[test]
     fn pages_assemble_in_order_whatever_order_they_come_in() {
-        let page = |steps, messages: Vec<(usize, &str)>, length| Page {
+        let page = |steps, text: &str, ended: Option<&str>| Page {
             steps,
             events: vec![serde_json::json!({"step": steps})],
-            messages: messages
-                .into_iter()
-                .map(|(at, text)| (at, Message::user(text)))
-                .collect(),
-            length,
-            ended: None,
+            parts: vec![Part::Message(Message::user(text))],
+            ended: ended.map(str::to_owned),
         };
-        let status = assemble(
+        let (status, parts) = assemble(
             Some(Header {
                 state: "running".into(),
                 pending: Vec::new(),
             }),
             [
-                (2, page(3, vec![(1, "b2"), (2, "c")], 3)),
-                (0, page(0, vec![(0, "a")], 1)),
-                (1, page(1, vec![(1, "b"), (2, "x")], 3)),
+                (2, page(3, "c", Some("completed"))),
+                (0, page(0, "a", None)),
+                (1, page(1, "b", None)),
             ],
         );
         assert_eq!(status.steps, 3);
+        assert_eq!(status.state, "completed");
         assert_eq!(
-            status.transcript,
-            [Message::user("a"), Message::user("b2"), Message::user("c")]
+            parts,
+            ["a", "b", "c"].map(|text| Part::Message(Message::user(text)))
         );
         assert_eq!(status.events.len(), 3);
         assert_eq!(status.events[0]["step"], 0);

@@ -1,7 +1,8 @@
 //! A run's steps journaled by Restate: each model turn and tool call is a
 //! `ctx.run` entry; approvals, external answers and decisions on unknown
 //! outcomes are durable promises raced against durable timers; what the
-//! steps add to the run's status goes into pages of state (`state.rs`).
+//! steps add to the run's status that the journal does not hold goes into
+//! pages of state (`state.rs`, `transcript.rs`).
 //!
 //! Everything written here follows from the run's steps alone (never from
 //! a clock or from what one attempt saw and a replay would not): a run
@@ -11,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use behest::run::{ModelError, ModelTurn, RunSteps, StepKind, ToolStep};
+use behest::run::{GuardrailAction, ModelError, ModelTurn, RunSteps, StepKind, ToolStep};
 use behest::{
     Agent, AssistantMessage, EventKind, Message, RunControl, ToolCall, ToolError, ToolOutput,
     ToolResult, ToolStreamEvent,
@@ -21,6 +22,7 @@ use restate_sdk::prelude::*;
 use serde_json::json;
 
 use crate::state::{page_key, Header, Page, Waiting, HEADER};
+use crate::transcript::{after_cancel_entry, call_entry, model_turn_entry, Kept, Part};
 use crate::wire::{
     json_size, over_the_step_limit, Answer, Approval, DurableOutcome, JournaledResult, Resolution,
     Resolve,
@@ -61,10 +63,12 @@ struct Book {
     page_bytes: usize,
     /// Pages written.
     pages: usize,
-    /// The step count and transcript length of the last page written.
-    flushed: (usize, usize),
-    /// Model turns told, for the events that name them.
-    turns: usize,
+    /// The step count of the last page written.
+    flushed: usize,
+    /// The transcript: how it goes on from the journal's entries.
+    kept: Kept,
+    /// Its length.
+    length: usize,
     /// Promises made, for keys no earlier wait used.
     waits: usize,
 }
@@ -72,16 +76,63 @@ struct Book {
 impl Book {
     /// Adds `message` to the transcript.
     fn push(&mut self, message: Message) {
-        self.page_bytes += json_size(&message);
-        let at = self.page.length;
-        self.page.messages.push((at, message));
-        self.page.length += 1;
+        self.kept.message(message, &mut self.page.parts);
+        if let Some(Part::Message(message)) = self.page.parts.last() {
+            self.page_bytes += json_size(message);
+        }
+        self.length += 1;
     }
 
-    fn event(&mut self, event: serde_json::Value) {
+    /// Keeps an event of the agent at `agent` (the root's without one),
+    /// with where the root's transcript stood.
+    fn event(&mut self, agent: Option<&str>, kind: &EventKind) {
+        let event = match agent {
+            None => json!({"at": self.length, "kind": kind}),
+            Some(agent) => json!({"at": self.length, "agent": agent, "kind": kind}),
+        };
         self.page_bytes += json_size(&event);
         self.page.events.push(event);
     }
+}
+
+/// Whether a status keeps an event of the root's: not what the status
+/// tells otherwise (its state, the transcript's replies, calls and
+/// results, the outcome), nor a guardrail's verdict that let something
+/// pass as it was (the journal keeps each verdict).
+fn kept_at_the_root(kind: &EventKind) -> bool {
+    !matches!(
+        kind,
+        EventKind::State(_)
+            | EventKind::ModelMessage(_)
+            | EventKind::Output(_)
+            | EventKind::Tool(
+                ToolStreamEvent::Call {
+                    external: false,
+                    ..
+                } | ToolStreamEvent::Result { .. }
+            )
+    ) && !passed(kind)
+}
+
+/// Whether a status keeps an event of a nested agent's: as the root's,
+/// but its replies and results are not the root's transcript, so they
+/// are kept.
+fn kept_below(kind: &EventKind) -> bool {
+    !matches!(
+        kind,
+        EventKind::State(_)
+            | EventKind::Output(_)
+            | EventKind::Tool(ToolStreamEvent::Call {
+                external: false,
+                ..
+            })
+    ) && !passed(kind)
+}
+
+/// Whether `kind` is a guardrail's verdict that let something pass as it
+/// was.
+fn passed(kind: &EventKind) -> bool {
+    matches!(kind, EventKind::Guardrail(verdict) if verdict.action == GuardrailAction::Allowed)
 }
 
 /// How one attempt at a call went.
@@ -94,15 +145,16 @@ enum Attempt {
 }
 
 impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
-    /// The steps of a run of `agent` on `conversation`.
+    /// The steps of a run of `agent` on an input of `input` messages.
     pub(crate) fn new(
         ctx: &'a WorkflowContext<'ctx>,
         agent: &'a Agent,
         control: RunControl,
-        conversation: &[Message],
+        input: usize,
         max_step_bytes: usize,
     ) -> Self {
-        let mut book = Book {
+        // The input is the invocation's, in the journal already.
+        let book = Book {
             header: Header {
                 state: "running".to_owned(),
                 pending: Vec::new(),
@@ -110,13 +162,11 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             page: Page::default(),
             page_bytes: 0,
             pages: 0,
-            flushed: (0, 0),
-            turns: 0,
+            flushed: 0,
+            kept: Kept::default(),
+            length: input,
             waits: 0,
         };
-        for message in conversation {
-            book.push(message.clone());
-        }
         Self {
             ctx,
             agent,
@@ -133,6 +183,27 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The journal now holds the entry `name` of the agent at `at`, or
+    /// failed to: at the root, the transcript learns what it gives.
+    fn journaled<T: serde::Serialize>(
+        &self,
+        at: &str,
+        name: &str,
+        journaled: &Result<Json<T>, TerminalError>,
+    ) {
+        if !at.is_empty() {
+            return;
+        }
+        let mut book = self.book();
+        match journaled
+            .as_ref()
+            .map(|Json(value)| serde_json::to_vec(value))
+        {
+            Ok(Ok(value)) => book.kept.entry(name, &value),
+            _ => book.kept.broken(name),
+        }
+    }
+
     fn write_header(&self, book: &Book) {
         self.ctx.set(HEADER, Json(book.header.clone()));
     }
@@ -140,16 +211,15 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
     /// Writes the page being filled, if it adds anything.
     fn flush(&self, book: &mut Book) {
         let page = &book.page;
-        if page.is_empty() && (page.steps, page.length) == book.flushed {
+        if page.is_empty() && page.steps == book.flushed {
             return;
         }
         let next = Page {
             steps: page.steps,
-            length: page.length,
             ..Page::default()
         };
         let page = std::mem::replace(&mut book.page, next);
-        book.flushed = (page.steps, page.length);
+        book.flushed = page.steps;
         book.page_bytes = 0;
         self.ctx.set(&page_key(book.pages), Json(page));
         book.pages += 1;
@@ -159,8 +229,7 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
     /// or a step's limit of bytes.
     fn flush_due(&self) {
         let mut book = self.book();
-        if book.page.steps - book.flushed.0 >= STEPS_A_PAGE
-            || book.page_bytes >= self.max_step_bytes
+        if book.page.steps - book.flushed >= STEPS_A_PAGE || book.page_bytes >= self.max_step_bytes
         {
             self.flush(&mut book);
         }
@@ -213,7 +282,7 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
     /// has ended, so the header waits for nothing).
     pub(crate) fn finish(&self, outcome: &DurableOutcome) {
         let mut book = self.book();
-        debug_assert_eq!(book.page.length, outcome.transcript().len());
+        debug_assert_eq!(book.length, outcome.transcript().len());
         debug_assert!(book.header.pending.is_empty());
         let ended = match outcome {
             DurableOutcome::Completed { .. } => "completed",
@@ -279,14 +348,9 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
 
     /// Attempt `attempt` (from 0) at `step`'s call.
     async fn attempt(&self, at: &str, step: ToolStep, attempt: usize) -> Attempt {
-        let again = if attempt == 0 {
-            String::new()
-        } else {
-            format!(" (again, {attempt})")
-        };
-        let name = format!("{at}call {}{again}", step.call.call_id);
+        let name = format!("{at}{}", call_entry(&step.call.call_id, attempt));
         if self.idempotent(&step.call.tool_name) {
-            return Attempt::Done(self.journal_call(step, name).await);
+            return Attempt::Done(self.journal_call(at, step, name).await);
         }
         let started_here = Arc::new(AtomicBool::new(false));
         let flag = started_here.clone();
@@ -302,14 +366,15 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             return Attempt::Done(self.failed_step(&error));
         }
         if started_here.load(Ordering::SeqCst) {
-            return Attempt::Done(self.journal_call(step, name).await);
+            return Attempt::Done(self.journal_call(at, step, name).await);
         }
         // Started by an earlier attempt, never recorded: the entry says so.
         let journaled = self
             .ctx
             .run(|| async { Ok(Json(JournaledResult::Unknown)) })
-            .name(name)
+            .name(name.clone())
             .await;
+        self.journaled(at, &name, &journaled);
         match journaled {
             Ok(Json(result)) => match result.known() {
                 Some(outcome) => Attempt::Done(outcome),
@@ -319,8 +384,9 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
         }
     }
 
-    /// Runs `step` in the journal entry `name`.
-    async fn journal_call(&self, step: ToolStep, name: String) -> ToolResult<ToolOutput> {
+    /// Runs `step`, a call of the agent at `at`, in the journal entry
+    /// `name`.
+    async fn journal_call(&self, at: &str, step: ToolStep, name: String) -> ToolResult<ToolOutput> {
         let max_step_bytes = self.max_step_bytes;
         // What this attempt saw of the tool, should the entry not be told.
         let seen: Arc<Mutex<Option<JournaledResult>>> = Arc::default();
@@ -334,6 +400,7 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             })
             .name(name.clone())
             .await;
+        self.journaled(at, &name, &journaled);
         match journaled {
             Ok(Json(result)) => result.known().unwrap_or(Err(ToolError::Cancelled)),
             // Cancelled while the tool ran: Restate tells of the
@@ -342,7 +409,7 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             Err(error) if error.code() == 409 => {
                 self.control.cancel();
                 let seen = lock(&seen).take();
-                self.kept_after_cancel(&name, seen).await
+                self.kept_after_cancel(at, &name, seen).await
             }
             Err(error) => self.failed_step(&error),
         }
@@ -354,14 +421,17 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
     /// stopped before it) cannot know, and says so.
     async fn kept_after_cancel(
         &self,
+        at: &str,
         name: &str,
         seen: Option<JournaledResult>,
     ) -> ToolResult<ToolOutput> {
+        let kept = after_cancel_entry(name);
         let journaled = self
             .ctx
             .run(move || async move { Ok(Json(seen.unwrap_or(JournaledResult::Unknown))) })
-            .name(format!("{name} (after the cancellation)"))
+            .name(kept.clone())
             .await;
+        self.journaled(at, &kept, &journaled);
         match journaled {
             Ok(Json(result)) => result.known().unwrap_or_else(|| {
                 Err(ToolError::execution(format!(
@@ -512,7 +582,7 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
         if self.control.is_cancelled() {
             return Err(ModelError::new("the run was cancelled"));
         }
-        let name = format!("{at}model turn {}", turn.index);
+        let name = format!("{at}{}", model_turn_entry(turn.index));
         let max_step_bytes = self.max_step_bytes;
         // A failure that may pass (a rate limit, an overload) is
         // Restate's to retry, a few times; any other is journaled:
@@ -538,8 +608,9 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
                 }
             })
             .retry_policy(retry)
-            .name(name)
+            .name(name.clone())
             .await;
+        self.journaled(at, &name, &journaled);
         let answer = match journaled {
             Ok(Json(answer)) => answer.map_err(ModelError::new),
             Err(error) if error.code() == 409 => {
@@ -559,11 +630,13 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
         name: String,
         decide: BoxFuture<'_, serde_json::Value>,
     ) -> serde_json::Value {
+        let name = format!("{at}{name}");
         let journaled = self
             .ctx
             .run(move || async move { Ok(Json(decide.await)) })
-            .name(format!("{at}{name}"))
+            .name(name.clone())
             .await;
+        self.journaled(at, &name, &journaled);
         match journaled {
             Ok(Json(decided)) => decided,
             Err(error) => {
@@ -628,11 +701,13 @@ impl RunSteps for Below<'_, '_, '_> {
     }
 
     fn event(&self, kind: &EventKind) {
-        // Kept with the path of the agent that told it; its replies and
-        // results are not the root's transcript, so they are kept whole.
+        if !kept_below(kind) {
+            return;
+        }
+        // Kept with the path of the agent that told it.
         self.steps
             .book()
-            .event(json!({ "agent": self.at.trim_end_matches('/'), "kind": kind }));
+            .event(Some(self.at.trim_end_matches('/')), kind);
     }
 
     fn decision<'t>(
@@ -666,26 +741,9 @@ impl RunSteps for RestateSteps<'_, '_> {
     }
 
     fn event(&self, kind: &EventKind) {
-        let mut book = self.book();
-        // A reply or a result is kept once, in the transcript; its event
-        // names it there (the turn's place among the replies, the call's
-        // id).
-        let event = match kind {
-            EventKind::ModelMessage(_) => {
-                book.turns += 1;
-                json!({"kind": {"type": "model_message"}, "turn": book.turns - 1})
-            }
-            EventKind::Tool(ToolStreamEvent::Result { result }) => json!({
-                "kind": {"type": "tool", "value": {
-                    "event": "result",
-                    "call_id": result.call_id,
-                    "tool_name": result.tool_name,
-                    "is_error": result.is_error(),
-                }},
-            }),
-            other => json!({ "kind": other }),
-        };
-        book.event(event);
+        if kept_at_the_root(kind) {
+            self.book().event(None, kind);
+        }
     }
 
     fn message(&self, message: &Message) {

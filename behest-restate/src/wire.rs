@@ -4,7 +4,9 @@
 use behest::{Message, RunOutcome, ToolCall, ToolError, ToolOutput, ToolResult, Usage};
 use serde::{Deserialize, Serialize};
 
-/// How a durable run ended.
+/// How a durable run ended. The `run` handler returns it without its
+/// transcript, which the run's journal holds;
+/// [`DurableClient::outcome`](crate::DurableClient::outcome) reads it back.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -14,6 +16,7 @@ pub enum DurableOutcome {
         /// The answer's text.
         text: String,
         /// The whole conversation.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         transcript: Vec<Message>,
         /// The tokens the run used, as its limits counted them.
         #[serde(default)]
@@ -24,6 +27,7 @@ pub enum DurableOutcome {
         /// Why, as behest's `RunError` says it.
         error: String,
         /// The conversation up to the failure.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         transcript: Vec<Message>,
         /// The tokens the run used, as its limits counted them.
         #[serde(default)]
@@ -33,6 +37,7 @@ pub enum DurableOutcome {
     /// transcript has its result.
     Cancelled {
         /// The conversation up to the cancellation.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         transcript: Vec<Message>,
         /// The tokens the run used, as its limits counted them.
         #[serde(default)]
@@ -69,21 +74,6 @@ impl DurableOutcome {
 }
 
 impl DurableOutcome {
-    /// The outcome as the `run` handler returns it: whole when its JSON
-    /// is within `limit` bytes; past it, with an empty transcript, which
-    /// the run's status holds ([`DurableClient::outcome`](crate::DurableClient::outcome)
-    /// fills it in from there).
-    pub(crate) fn within(mut self, limit: usize) -> Self {
-        if json_size(&self) > limit {
-            match &mut self {
-                Self::Completed { transcript, .. }
-                | Self::Failed { transcript, .. }
-                | Self::Cancelled { transcript, .. } => transcript.clear(),
-            }
-        }
-        self
-    }
-
     /// The same outcome with `transcript` as its transcript.
     pub(crate) fn with_transcript(mut self, given: Vec<Message>) -> Self {
         match &mut self {
@@ -195,16 +185,18 @@ pub struct Status {
     pub pending: Vec<Pending>,
     /// How many model turns and tool calls have completed.
     pub steps: usize,
-    /// The run's events so far (`{"kind": ..}`, the kinds an in-process run
-    /// emits, serialized; streamed deltas and progress left out), for a UI
-    /// following a run it did not start. A model's reply and a call's
-    /// result are not repeated here, but kept once, in the transcript:
-    /// a reply's event names its place among the transcript's replies
-    /// (`{"kind": {"type": "model_message"}, "turn": 0}` is the first), a
-    /// result's names its call (`{"kind": {"type": "tool", "value":
-    /// {"event": "result", "call_id": .., "tool_name": .., "is_error":
-    /// ..}}}`). While the run works, the events, the transcript and the
-    /// step count are those of its last page: fewer than 8 steps behind.
+    /// The run's events so far that the rest of the status does not tell
+    /// (`{"at": 3, "kind": ..}`, a kind an in-process run emits,
+    /// serialized, `at` the transcript's length when it came): guardrail
+    /// verdicts that rewrote, refused or stopped, approvals asked,
+    /// external calls, handoffs, compactions, and the events of agents the
+    /// run called as tools (with `"agent"`, their path: their replies and
+    /// results too, which are not the root's transcript). Not kept: phases
+    /// (the state tells them), the root's replies, other calls and results
+    /// (the transcript holds them), verdicts that let a step pass as it
+    /// was, the final answer (the outcome), streamed deltas and progress. While the run works, the events, the
+    /// transcript and the step count are those of its last page: fewer
+    /// than 8 steps behind.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<serde_json::Value>,
     /// The conversation so far: the run's input, then each model turn and

@@ -9,10 +9,10 @@ use restate_sdk::endpoint::{HandlerOptions, ServiceOptions};
 use restate_sdk::prelude::*;
 use restate_sdk::service::IntoServiceDefinition;
 
-use crate::state::{assemble, page_index, Header, Page, HEADER};
+use crate::state::{Header, HEADER};
 use crate::steps::RestateSteps;
 use crate::wire::{json_size, over_the_step_limit, Answer, Approval, DurableOutcome};
-use crate::wire::{Resolution, Resolve, Status};
+use crate::wire::{Resolution, Resolve};
 
 /// The largest output, answer or model turn a durable step keeps, by
 /// default: 4 MiB. A page of status is written once it holds this much,
@@ -27,10 +27,15 @@ pub const DEFAULT_MAX_STEP_BYTES: usize = 4 * 1024 * 1024;
 /// outage, and the run's deadline would then pass without it.
 const RETRY_ATTEMPTS: u64 = 30 * 24 * 60;
 
+/// How long an ended run is kept unless [`DurableAgent::retention`] says:
+/// a day, Restate's own default for a workflow.
+const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// An [`Agent`] as the Restate workflow `DurableAgent`: `run` runs a
 /// conversation to its outcome with every model turn and tool call
 /// journaled; `answer`, `approve` and `resolve` answer what a run waits
-/// for; `status` tells where it stands. A run's id is the workflow's key.
+/// for. A run's id is the workflow's key; where it stands is read from
+/// Restate's record of it ([`DurableClient::status`](crate::DurableClient::status)).
 pub struct DurableAgent {
     agent: Agent,
     max_step_bytes: usize,
@@ -58,9 +63,10 @@ impl DurableAgent {
         self
     }
 
-    /// How long Restate keeps a run once it has ended (its outcome, status
-    /// and the use of its id): Restate's default is one day, after which
-    /// the same run id starts a new run from nothing.
+    /// How long Restate keeps a run once it has ended (its outcome, its
+    /// journal and state, which its status and transcript are read from,
+    /// and the use of its id): one day by default, as Restate keeps a
+    /// workflow; after it the same run id starts a new run from nothing.
     #[must_use]
     pub fn retention(mut self, retention: Duration) -> Self {
         self.retention = Some(retention);
@@ -83,14 +89,18 @@ impl DurableAgent {
         // The run reads no state of its own; the status and the answers
         // read the little they need: no state is sent ahead with an
         // invocation.
-        let mut options = ServiceOptions::new()
+        // The run's journal holds its transcript: kept as long as its
+        // outcome.
+        let retention = self.retention.unwrap_or(DEFAULT_RETENTION);
+        let run = HandlerOptions::new()
+            .workflow_retention(retention)
+            .journal_retention(retention);
+        let options = ServiceOptions::new()
             .enable_lazy_state(true)
             .retry_policy_max_interval(Duration::from_secs(60))
             .retry_policy_max_attempts(RETRY_ATTEMPTS)
-            .retry_policy_pause_on_max_attempts();
-        if let Some(retention) = self.retention {
-            options = options.handler("run", HandlerOptions::new().workflow_retention(retention));
-        }
+            .retry_policy_pause_on_max_attempts()
+            .handler("run", run);
         self.into_service_definition().options(options)
     }
 }
@@ -169,17 +179,20 @@ impl DurableAgent {
         conversation: Json<Vec<Message>>,
     ) -> Result<Json<DurableOutcome>, HandlerError> {
         let conversation = conversation.into_inner();
-        let invocation = self.agent.invoke(conversation.clone());
+        let input = conversation.len();
+        let invocation = self.agent.invoke(conversation);
         let steps = RestateSteps::new(
             &ctx,
             &self.agent,
             invocation.control(),
-            &conversation,
+            input,
             self.max_step_bytes,
         );
         let outcome = DurableOutcome::from(invocation.drive_with(&steps).await);
         steps.finish(&outcome);
-        Ok(Json(outcome.within(self.max_outcome_bytes())))
+        // The transcript is the journal's already: the outcome does not
+        // repeat it (the client reads it back).
+        Ok(Json(outcome.with_transcript(Vec::new())))
     }
 
     /// Answers an external call the run waits for; refused (404) when
@@ -227,21 +240,6 @@ impl DurableAgent {
         ctx.resolve_promise::<Json<Resolve>>(&promise, Json(resolve));
         Ok(())
     }
-
-    /// Where the run stands.
-    #[handler]
-    async fn status(&self, ctx: SharedWorkflowContext<'_>) -> Result<Json<Status>, HandlerError> {
-        let header = ctx.get::<Json<Header>>(HEADER).await?.map(Json::into_inner);
-        let mut pages = Vec::new();
-        for key in ctx.get_keys().await? {
-            if let Some(index) = page_index(&key) {
-                if let Some(Json(page)) = ctx.get::<Json<Page>>(&key).await? {
-                    pages.push((index, page));
-                }
-            }
-        }
-        Ok(Json(assemble(header, pages)))
-    }
 }
 
 impl DurableAgent {
@@ -259,13 +257,6 @@ impl DurableAgent {
         }
         let why = over_the_step_limit(what, size, self.max_step_bytes);
         Err(TerminalError::new_with_code(413, why).into())
-    }
-
-    /// The largest outcome the `run` handler returns with its transcript:
-    /// past it (a long run of large outputs), the transcript is left to
-    /// the status, which holds it in pages.
-    fn max_outcome_bytes(&self) -> usize {
-        16 * 1024 * 1024
     }
 }
 
