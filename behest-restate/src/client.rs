@@ -129,6 +129,9 @@ impl DurableClient {
         let outcome: DurableOutcome = Self::read(response).await?;
         // The run returns its outcome without the transcript, which its
         // journal holds.
+        if !outcome.transcript().is_empty() {
+            return Ok(outcome);
+        }
         let transcript = self.status(run_id).await?.transcript;
         Ok(outcome.with_transcript(transcript))
     }
@@ -212,34 +215,35 @@ impl DurableClient {
                 sql_text(id)
             ))
             .await?;
-        let unreadable =
-            |what: &str| DurableClientError::Unreadable(format!("journal entry of {id}: {what}"));
         let mut input = Vec::new();
         // Names by completion, in the journal's order; values as they come.
         let mut names: Vec<(u64, String)> = Vec::new();
         let mut values: HashMap<u64, Vec<u8>> = HashMap::new();
         for row in &rows {
-            let entry: serde_json::Value = row["entry_json"]
+            let entry = row["entry_json"]
                 .as_str()
-                .and_then(|text| serde_json::from_str(text).ok())
-                .ok_or_else(|| unreadable(&row.to_string()))?;
-            if let Some(given) = entry.pointer("/Command/Input/payload") {
-                let payload = bytes(given).ok_or_else(|| unreadable("the input"))?;
-                input = serde_json::from_slice(&payload)
-                    .map_err(|error| unreadable(&format!("the input: {error}")))?;
-            } else if let Some(run) = entry.pointer("/Command/Run") {
-                if let (Some(id), Some(name)) =
-                    (run["completion_id"].as_u64(), run["name"].as_str())
-                {
-                    names.push((id, name.to_owned()));
+                .and_then(|text| serde_json::from_str::<Entry>(text).ok())
+                .ok_or_else(|| {
+                    DurableClientError::Unreadable(format!("a journal entry of {id}: {row}"))
+                })?;
+            match entry {
+                // An input the run could not read either: the run failed
+                // before it began, with no transcript.
+                Entry::Command(Command::Input { payload }) => {
+                    input = serde_json::from_slice(&payload).unwrap_or_default();
                 }
-            } else if let Some(done) = entry.pointer("/Notification/Completion/Run") {
-                // A step that failed gives nothing.
-                if let (Some(id), Some(value)) = (
-                    done["completion_id"].as_u64(),
-                    done.pointer("/result/Success").and_then(bytes),
-                ) {
-                    values.insert(id, value);
+                Entry::Command(Command::Run {
+                    completion_id,
+                    name,
+                }) => names.push((completion_id, name)),
+                Entry::Notification(Notification::Completion(Completion::Run {
+                    completion_id,
+                    result,
+                })) => {
+                    // A step that failed gives nothing.
+                    if let RunResult::Success(value) = result {
+                        values.insert(completion_id, value);
+                    }
                 }
             }
         }
@@ -458,13 +462,43 @@ impl DurableClient {
 /// A run's input, and its journal's completed entries by name.
 type JournalRead = (Vec<Message>, Vec<(String, Vec<u8>)>);
 
-/// The bytes a journal entry's JSON gives as an array of numbers.
-fn bytes(array: &serde_json::Value) -> Option<Vec<u8>> {
-    array
-        .as_array()?
-        .iter()
-        .map(|byte| byte.as_u64().and_then(|byte| u8::try_from(byte).ok()))
-        .collect()
+/// A journal entry as Restate's `sys_journal.entry_json` gives it, of the
+/// kinds [`DurableClient::journal`] asks for; values are arrays of bytes.
+#[derive(serde::Deserialize)]
+enum Entry {
+    Command(Command),
+    Notification(Notification),
+}
+
+#[derive(serde::Deserialize)]
+enum Command {
+    Input {
+        payload: Vec<u8>,
+    },
+    Run {
+        completion_id: u64,
+        #[serde(default)]
+        name: String,
+    },
+}
+
+#[derive(serde::Deserialize)]
+enum Notification {
+    Completion(Completion),
+}
+
+#[derive(serde::Deserialize)]
+enum Completion {
+    Run {
+        completion_id: u64,
+        result: RunResult,
+    },
+}
+
+#[derive(serde::Deserialize)]
+enum RunResult {
+    Success(Vec<u8>),
+    Failure(serde::de::IgnoredAny),
 }
 
 fn approval(call_id: &str, approved: bool, reason: Option<&str>) -> Approval {
@@ -472,5 +506,50 @@ fn approval(call_id: &str, approved: bool, reason: Option<&str>) -> Approval {
         call_id: call_id.to_owned(),
         approved,
         reason: reason.map(str::to_owned),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Entries as restate-server 1.7 gives them in `sys_journal.entry_json`.
+    #[test]
+    fn journal_entries_read_as_restate_writes_them() {
+        let read = |text: &str| serde_json::from_str::<Entry>(text).unwrap();
+        let Entry::Command(Command::Input { payload }) = read(
+            r#"{"Command":{"Input":{"headers":[{"name":"accept","value":"*/*"}],"payload":[91,93]}}}"#,
+        ) else {
+            panic!("an input");
+        };
+        assert_eq!(payload, b"[]");
+        let Entry::Command(Command::Run {
+            completion_id,
+            name,
+        }) = read(r#"{"Command":{"Run":{"completion_id":4,"name":"call c1"}}}"#)
+        else {
+            panic!("a run");
+        };
+        assert_eq!((completion_id, name.as_str()), (4, "call c1"));
+        let Entry::Notification(Notification::Completion(Completion::Run { result, .. })) = read(
+            r#"{"Notification":{"Completion":{"Run":{"completion_id":4,"result":{"Success":[50]}}}}}"#,
+        ) else {
+            panic!("a completion");
+        };
+        assert!(matches!(result, RunResult::Success(value) if value == b"2"));
+        let failed = read(
+            r#"{"Notification":{"Completion":{"Run":{"completion_id":5,"result":{"Failure":{"code":409,"message":"cancelled"}}}}}}"#,
+        );
+        assert!(matches!(
+            failed,
+            Entry::Notification(Notification::Completion(Completion::Run {
+                result: RunResult::Failure(_),
+                ..
+            }))
+        ));
+        // A byte past 255 is not a byte.
+        assert!(
+            serde_json::from_str::<Entry>(r#"{"Command":{"Input":{"payload":[256]}}}"#).is_err()
+        );
     }
 }

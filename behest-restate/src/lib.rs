@@ -84,19 +84,26 @@
 //! run whose invocation was killed and `paused` for one Restate stopped
 //! retrying.
 //!
-//! A run keeps nothing twice. Its journal already holds each model turn's
-//! answer and each call's result, and its input: the transcript is read
-//! from there. The run's state is a small header (where it stands, what it
-//! waits for), written when that changes, and a page every 8 steps and
-//! whenever the run waits or ends, which says how the transcript goes on
-//! ("the next 8 messages the journal's entries give", or a message no
-//! entry gives, such as a reminder or a call refused before it ran) and
-//! holds the events. The outcome the `run` handler returns leaves the
-//! transcript out; [`DurableClient::outcome`] reads it back. A run of 1 001
-//! steps keeps about 100 KB, 1.4 times what the same steps journaled with
-//! restate-sdk alone keep (the `durable_steps` bench); the journal of an
-//! ended run is kept as long as its outcome ([`DurableAgent::retention`]).
-
+//! A run keeps its transcript once. Its journal already holds the input,
+//! each model turn's answer and each call's result: the transcript is
+//! read from there. The run's state is a small header (where it stands,
+//! what it waits for), written when that changes, and a page every 8
+//! steps and whenever the run waits or ends, which says how the transcript
+//! goes on ("the next 8 messages the journal's entries give", a message no
+//! entry gives, such as a reminder or a call refused before it ran, or a
+//! change in place: instructions put first, a guardrail's rewrite, a
+//! compaction) and holds the events. A nested agent's replies and results
+//! are kept in its events as well as in the journal: they are not the
+//! root's transcript. The outcome the `run` handler returns leaves the
+//! transcript out; [`DurableClient::outcome`] reads it back. A run of
+//! 1 001 steps keeps about 100 KB, 1.4 times what the same steps
+//! journaled with restate-sdk alone keep (the `durable_steps` bench).
+//!
+//! The journal of an ended run is kept as long as its outcome: one day
+//! unless [`DurableAgent::retention`] says, whatever the server's own
+//! default retention. While the run works, a guardrail's rewrite of the
+//! final answer shows once it ends.
+//!
 //! # Limits
 //! A step keeps at most [`DurableAgent::max_step_bytes`]
 //! ([`DEFAULT_MAX_STEP_BYTES`], 4 MiB), well within Restate's message

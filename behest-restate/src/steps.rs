@@ -67,8 +67,6 @@ struct Book {
     flushed: usize,
     /// The transcript: how it goes on from the journal's entries.
     kept: Kept,
-    /// Its length.
-    length: usize,
     /// Promises made, for keys no earlier wait used.
     waits: usize,
 }
@@ -80,15 +78,24 @@ impl Book {
         if let Some(Part::Message(message)) = self.page.parts.last() {
             self.page_bytes += json_size(message);
         }
-        self.length += 1;
+    }
+
+    /// The run's transcript is `truth`.
+    fn settle(&mut self, truth: &[Message]) {
+        let before = self.page.parts.len();
+        self.kept.settle(truth, &mut self.page.parts);
+        self.page_bytes += self.page.parts[before..]
+            .iter()
+            .map(json_size)
+            .sum::<usize>();
     }
 
     /// Keeps an event of the agent at `agent` (the root's without one),
     /// with where the root's transcript stood.
     fn event(&mut self, agent: Option<&str>, kind: &EventKind) {
         let event = match agent {
-            None => json!({"at": self.length, "kind": kind}),
-            Some(agent) => json!({"at": self.length, "agent": agent, "kind": kind}),
+            None => json!({"at": self.kept.len(), "kind": kind}),
+            Some(agent) => json!({"at": self.kept.len(), "agent": agent, "kind": kind}),
         };
         self.page_bytes += json_size(&event);
         self.page.events.push(event);
@@ -145,12 +152,12 @@ enum Attempt {
 }
 
 impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
-    /// The steps of a run of `agent` on an input of `input` messages.
+    /// The steps of a run of `agent` on `input`.
     pub(crate) fn new(
         ctx: &'a WorkflowContext<'ctx>,
         agent: &'a Agent,
         control: RunControl,
-        input: usize,
+        input: &[Message],
         max_step_bytes: usize,
     ) -> Self {
         // The input is the invocation's, in the journal already.
@@ -163,8 +170,7 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             page_bytes: 0,
             pages: 0,
             flushed: 0,
-            kept: Kept::default(),
-            length: input,
+            kept: Kept::new(input),
             waits: 0,
         };
         Self {
@@ -282,8 +288,10 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
     /// has ended, so the header waits for nothing).
     pub(crate) fn finish(&self, outcome: &DurableOutcome) {
         let mut book = self.book();
-        debug_assert_eq!(book.length, outcome.transcript().len());
         debug_assert!(book.header.pending.is_empty());
+        // The outcome's transcript is the run's last word (a guardrail's
+        // rewrite of the answer, say).
+        book.settle(outcome.transcript());
         let ended = match outcome {
             DurableOutcome::Completed { .. } => "completed",
             DurableOutcome::Failed { .. } => "failed",
@@ -748,6 +756,10 @@ impl RunSteps for RestateSteps<'_, '_> {
 
     fn message(&self, message: &Message) {
         self.book().push(message.clone());
+    }
+
+    fn rewritten(&self, transcript: &[Message]) {
+        self.book().settle(transcript);
     }
 
     fn decision<'a>(

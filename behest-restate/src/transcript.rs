@@ -4,9 +4,11 @@
 //! would double what Restate keeps (a state write is journaled, then
 //! stored). So the run keeps, in its pages, [`Part`]s: "the next `count`
 //! messages the journal's entries give, from the entry named `from`", or,
-//! for a message no entry gives (instructions, a reminder, a call the
-//! runtime refused before it ran), the message itself. The run's input is
-//! its invocation's input, in the journal too.
+//! for a message no entry gives (a reminder, a call the runtime refused
+//! before it ran), the message itself; and where the run changed its
+//! transcript in place (instructions put first, a guardrail's rewrite, a
+//! compaction), the change. The run's input is its invocation's input, in
+//! the journal too.
 //!
 //! The writer ([`Kept`], in the run) and the reader ([`rebuild`], in the
 //! client) make a journal entry's message with the same function
@@ -35,6 +37,15 @@ pub(crate) enum Part {
     },
     /// A message no entry gives.
     Message(Message),
+    /// The run changed its transcript other than by adding to it
+    /// (instructions put first, a guardrail's rewrite, a compaction, a
+    /// handoff's filter): the messages from `at`, `remove` of them, are
+    /// `insert`.
+    Splice {
+        at: usize,
+        remove: usize,
+        insert: Vec<Message>,
+    },
 }
 
 /// The name of a model turn's entry in a run's journal, at the root.
@@ -128,6 +139,9 @@ pub(crate) struct Kept {
     /// from an entry named as one of them, which the reader would find
     /// first.
     passed: HashSet<String>,
+    /// A digest of each message of the transcript the reader reads back,
+    /// to tell where the run's own differs.
+    seen: Vec<u64>,
 }
 
 /// A message an entry gave.
@@ -141,6 +155,35 @@ struct Given {
 }
 
 impl Kept {
+    /// The transcript of a run given `input`.
+    pub(crate) fn new(input: &[Message]) -> Self {
+        Self {
+            seen: input.iter().map(digest).collect(),
+            ..Self::default()
+        }
+    }
+
+    /// The length of the transcript the reader reads back.
+    pub(crate) fn len(&self) -> usize {
+        self.seen.len()
+    }
+
+    /// The run's transcript is `truth`: what the reader would read back
+    /// otherwise is changed to it, in `parts`.
+    pub(crate) fn settle(&mut self, truth: &[Message], parts: &mut Vec<Part>) {
+        let digests: Vec<u64> = truth.iter().map(digest).collect();
+        // Last first, so that each applies where the one before left
+        // the places it names.
+        for (at, remove, insert) in differences(&self.seen, &digests).into_iter().rev() {
+            parts.push(Part::Splice {
+                at,
+                remove,
+                insert: truth[insert].to_vec(),
+            });
+        }
+        self.seen = digests;
+    }
+
     /// The run journaled the entry `name`, holding `value`.
     pub(crate) fn entry(&mut self, name: &str, value: &[u8]) {
         if let Some(message) = self.derive.message(name, value) {
@@ -172,6 +215,7 @@ impl Kept {
     /// The run added `message`: taken from the entries when one gave it,
     /// added to `parts`.
     pub(crate) fn message(&mut self, message: Message, parts: &mut Vec<Part>) {
+        self.seen.push(digest(&message));
         let Some(at) = self.given.iter().position(|given| given.message == message) else {
             parts.push(Part::Message(message));
             return;
@@ -198,6 +242,58 @@ impl Kept {
     }
 }
 
+/// How far past a difference [`differences`] looks for the two
+/// transcripts to agree again.
+const LOOK_AHEAD: usize = 32;
+
+/// What turns the messages digested as `from` into those digested as `to`:
+/// `(at, remove, insert)`, each a place in `from`, how many of its
+/// messages go, and which of `to`'s come instead; in order.
+fn differences(from: &[u64], to: &[u64]) -> Vec<(usize, usize, std::ops::Range<usize>)> {
+    let (mut i, mut j) = (0, 0);
+    let mut changes = Vec::new();
+    while i < from.len() || j < to.len() {
+        if i < from.len() && j < to.len() && from[i] == to[j] {
+            i += 1;
+            j += 1;
+            continue;
+        }
+        // The nearest place past which both go on alike.
+        let again = (1..=2 * LOOK_AHEAD).find_map(|k| {
+            (k.saturating_sub(LOOK_AHEAD)..=k.min(LOOK_AHEAD)).find_map(|skip| {
+                let (a, b) = (i + skip, j + k - skip);
+                (a < from.len() && b < to.len() && from[a] == to[b]).then_some((skip, k - skip))
+            })
+        });
+        let (skip, take) = again.unwrap_or((from.len() - i, to.len() - j));
+        changes.push((i, skip, j..j + take));
+        i += skip;
+        j += take;
+    }
+    changes
+}
+
+/// A digest of `message`, the same for equal messages.
+fn digest(message: &Message) -> u64 {
+    use std::hash::Hasher;
+
+    /// Hashes what is written to it.
+    struct Digest(std::collections::hash_map::DefaultHasher);
+    impl std::io::Write for Digest {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.write(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut digest = Digest(std::collections::hash_map::DefaultHasher::new());
+    // A message always serializes.
+    let _ = serde_json::to_writer(&mut digest, message);
+    digest.0.finish()
+}
+
 /// The reader's side: the transcript of a run whose input was `input`,
 /// whose journal's entries are `entries` (names and JSON values, in the
 /// journal's order, those that failed left out), and whose pages keep
@@ -218,6 +314,18 @@ pub(crate) fn rebuild(
     for part in parts {
         match part {
             Part::Message(message) => transcript.push(message),
+            Part::Splice { at, remove, insert } => {
+                let end = at
+                    .checked_add(remove)
+                    .filter(|end| *end <= transcript.len())
+                    .ok_or_else(|| {
+                        format!(
+                            "a change of messages {at}..+{remove} past the transcript's {}",
+                            transcript.len()
+                        )
+                    })?;
+                transcript.splice(at..end, insert);
+            }
             Part::Entries { from, count } => {
                 if let Some(from) = from {
                     next += given[next.min(given.len())..]
@@ -357,6 +465,45 @@ mod tests {
         );
     }
 
+    /// Instructions put first and a rewritten answer cost those messages,
+    /// not the transcript.
+    #[test]
+    fn a_change_in_place_keeps_only_what_changed() {
+        let input = vec![Message::user("hello")];
+        let mut kept = Kept::new(&input);
+        let mut parts = Vec::new();
+        let mut truth = input.clone();
+        truth.insert(0, Message::system("be brief"));
+        kept.settle(&truth, &mut parts);
+        for at in 0..10 {
+            let message = Message::user(format!("message {at}"));
+            kept.message(message.clone(), &mut parts);
+            truth.push(message);
+        }
+        *truth.last_mut().unwrap() = Message::user("redacted");
+        kept.settle(&truth, &mut parts);
+        let splices: Vec<&Part> = parts
+            .iter()
+            .filter(|part| matches!(part, Part::Splice { .. }))
+            .collect();
+        assert_eq!(
+            splices,
+            [
+                &Part::Splice {
+                    at: 0,
+                    remove: 0,
+                    insert: vec![Message::system("be brief")]
+                },
+                &Part::Splice {
+                    at: 11,
+                    remove: 1,
+                    insert: vec![Message::user("redacted")]
+                },
+            ]
+        );
+        assert_eq!(rebuild(input, Vec::new(), parts), Ok(truth));
+    }
+
     #[test]
     fn a_part_past_the_journal_is_an_error_not_a_panic() {
         let parts = [Part::Entries {
@@ -377,6 +524,13 @@ mod tests {
         }];
         let error = rebuild(Vec::new(), Vec::new(), parts).unwrap_err();
         assert!(error.contains("model turn 9"), "{error}");
+        let parts = [Part::Splice {
+            at: 1,
+            remove: usize::MAX,
+            insert: Vec::new(),
+        }];
+        let error = rebuild(vec![Message::user("a")], Vec::new(), parts).unwrap_err();
+        assert!(error.contains("past the transcript"), "{error}");
     }
 
     /// What a run does, for the property below.
@@ -399,6 +553,10 @@ mod tests {
         Add { pick: usize, changed: bool },
         /// The run adds a message of its own.
         Own(u8),
+        /// The run changes its transcript in place: instructions put
+        /// first, a message rewritten, messages dropped, or replaced by a
+        /// summary.
+        Rewrite { how: u8, at: usize, count: usize },
     }
 
     fn step() -> impl proptest::strategy::Strategy<Value = Step> {
@@ -422,6 +580,11 @@ mod tests {
             (0..4usize, proptest::bool::weighted(0.2))
                 .prop_map(|(pick, changed)| Step::Add { pick, changed }),
             (0..3u8).prop_map(Step::Own),
+            (0..4u8, 0..40usize, 0..5usize).prop_map(|(how, at, count)| Step::Rewrite {
+                how,
+                at,
+                count
+            }),
         ]
     }
 
@@ -433,10 +596,11 @@ mod tests {
         fn the_reader_reads_back_what_the_run_added(
             steps in proptest::collection::vec(step(), 0..60),
         ) {
-            let mut kept = Kept::default();
+            let input = vec![Message::user("the input")];
+            let mut kept = Kept::new(&input);
             let mut parts = Vec::new();
             let mut journal = Vec::new();
-            let mut added = Vec::new();
+            let mut truth = input.clone();
             let mut turns = 0;
             for step in steps {
                 match step {
@@ -472,20 +636,35 @@ mod tests {
                             message.clone()
                         };
                         kept.message(message.clone(), &mut parts);
-                        added.push(message);
+                        truth.push(message);
                     }
                     Step::Own(text) => {
                         let message = Message::user(text.to_string());
                         kept.message(message.clone(), &mut parts);
-                        added.push(message);
+                        truth.push(message);
+                    }
+                    Step::Rewrite { how, at, count } => {
+                        let at = at % (truth.len() + 1);
+                        let end = (at + count).min(truth.len());
+                        match how {
+                            0 => truth.insert(0, Message::system("instructions")),
+                            1 if at < truth.len() => truth[at] = Message::user("rewritten"),
+                            2 => {
+                                truth.drain(at..end);
+                            }
+                            _ => {
+                                truth.splice(at..end, [Message::user("a summary")]);
+                            }
+                        }
+                        kept.settle(&truth, &mut parts);
                     }
                 }
             }
-            let input = vec![Message::user("the input")];
-            let read = rebuild(input.clone(), journal, parts.clone());
-            let mut expected = input;
-            expected.extend(added);
-            proptest::prop_assert_eq!(read, Ok(expected), "{:?}", parts);
+            // The run's end settles its last word.
+            kept.settle(&truth, &mut parts);
+            proptest::prop_assert_eq!(kept.len(), truth.len());
+            let read = rebuild(input, journal, parts.clone());
+            proptest::prop_assert_eq!(read, Ok(truth), "{:?}", parts);
         }
     }
 }

@@ -194,14 +194,15 @@ pub struct Status {
     /// results too, which are not the root's transcript). Not kept: phases
     /// (the state tells them), the root's replies, other calls and results
     /// (the transcript holds them), verdicts that let a step pass as it
-    /// was, the final answer (the outcome), streamed deltas and progress. While the run works, the events, the
-    /// transcript and the step count are those of its last page: fewer
-    /// than 8 steps behind.
+    /// was, the final answer (the outcome), streamed deltas and progress.
+    /// While the run works, the events, the transcript and the step count
+    /// are those of its last page: fewer than 8 steps behind.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<serde_json::Value>,
-    /// The conversation so far: the run's input, then each model turn and
-    /// tool result as it came; once the run has ended, its whole
-    /// transcript.
+    /// The conversation so far, as the run holds it (instructions first,
+    /// the input as its guardrails passed it, then each model turn and
+    /// tool result); once the run has ended, its whole transcript, a
+    /// guardrail's rewrite of the answer included.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub transcript: Vec<Message>,
 }

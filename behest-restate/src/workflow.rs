@@ -179,13 +179,12 @@ impl DurableAgent {
         conversation: Json<Vec<Message>>,
     ) -> Result<Json<DurableOutcome>, HandlerError> {
         let conversation = conversation.into_inner();
-        let input = conversation.len();
-        let invocation = self.agent.invoke(conversation);
+        let invocation = self.agent.invoke(conversation.clone());
         let steps = RestateSteps::new(
             &ctx,
             &self.agent,
             invocation.control(),
-            input,
+            &conversation,
             self.max_step_bytes,
         );
         let outcome = DurableOutcome::from(invocation.drive_with(&steps).await);

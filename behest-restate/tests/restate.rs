@@ -256,6 +256,58 @@ async fn a_durable_run_completes_as_it_does_in_process() {
     }
 }
 
+/// A run whose transcript changes in place (instructions put first, its
+/// input masked by a guardrail, its answer rewritten by another) reads
+/// back as in process: while it waits, and once it ends.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn a_transcript_changed_in_place_reads_back_as_in_process() {
+    let restate = Restate::start("guarded").await;
+    let counts = Scratch::new("guarded-counts");
+    let port = free_port();
+    let _service = Service::start_with(port, &counts, 600_000, Some("guarded")).await;
+    restate.register(port).await;
+    let client = restate.client();
+    let asked = vec![Message::user("count for order 42")];
+    client.start("guarded-1", &asked).await.unwrap();
+    let call_id = waiting_for_an_answer(&client, "guarded-1").await;
+    let invocation =
+        agent::agent(Duration::from_secs(600), agent::Mode::Guarded).invoke(asked.clone());
+    invocation.on(|envelope, control| {
+        if let EventKind::Tool(ToolStreamEvent::Call {
+            call,
+            external: true,
+        }) = envelope.kind
+        {
+            let _ = control.resolve(&call.call_id, Ok(ToolOutput::text("yes")));
+        }
+    });
+    let in_process = invocation.await;
+    let expected = in_process.transcript();
+    assert_eq!(
+        expected[..2],
+        [
+            Message::system("Count twice, then ask the person."),
+            Message::user("count for order ##")
+        ]
+    );
+    let waiting = client.status("guarded-1").await.unwrap();
+    assert_eq!(waiting.transcript, expected[..expected.len() - 2]);
+    client
+        .answer("guarded-1", &call_id, ToolOutput::text("yes"))
+        .await
+        .unwrap();
+    let outcome = client.outcome("guarded-1").await.unwrap();
+    assert_eq!(
+        outcome.text(),
+        Some("DONE: STEP 0 COUNTED, STEP 1 COUNTED, YES")
+    );
+    assert_eq!(outcome.transcript(), expected);
+}
+
 /// The service dies after the model's turns and both tallies, while the
 /// run waits for a person; started again and answered, the run completes,
 /// the model asked as often as without the crash and the tool run once

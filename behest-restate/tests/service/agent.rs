@@ -51,6 +51,10 @@ pub enum Mode {
     /// user's message says (`depth 2`): `front` hands to `desk`, `desk`
     /// to `billing`, and billing refunds once approved.
     Nested,
+    /// As `Plain`, with instructions, an input guardrail that masks digits
+    /// and an output guardrail that shouts the answer: a transcript changed
+    /// in place.
+    Guarded,
 }
 
 impl Mode {
@@ -64,6 +68,7 @@ impl Mode {
             Some("big") => Self::Big,
             Some("long") => Self::Long,
             Some("nested") => Self::Nested,
+            Some("guarded") => Self::Guarded,
             _ => Self::Plain,
         }
     }
@@ -111,10 +116,10 @@ impl Model for Steady {
             (Mode::Long, n) if n < asked.unwrap_or(0) => {
                 AssistantMessage::text("").with_tool_calls([call("tally", json!({"step": n}))])
             }
-            (Mode::Plain | Mode::Approve, 0 | 1) => {
+            (Mode::Plain | Mode::Approve | Mode::Guarded, 0 | 1) => {
                 AssistantMessage::text("").with_tool_calls([call("tally", json!({"step": n}))])
             }
-            (Mode::Plain | Mode::Approve, 2) => AssistantMessage::text("")
+            (Mode::Plain | Mode::Approve | Mode::Guarded, 2) => AssistantMessage::text("")
                 .with_tool_calls([call("ask_person", json!({"question": "go on?"}))]),
             _ => done(),
         })
@@ -285,9 +290,20 @@ pub fn agent(external_deadline: Duration, mode: Mode) -> Agent {
             count("guardrail");
             behest::run::Verdict::Allow
         });
-    if mode == Mode::Approve {
-        agent.require_approval("tally")
-    } else {
-        agent
+    match mode {
+        Mode::Approve => agent.require_approval("tally"),
+        Mode::Guarded => agent
+            .instructions("Count twice, then ask the person.")
+            .input_guardrail("digits", |text: String| async move {
+                let masked: String = text
+                    .chars()
+                    .map(|c| if c.is_ascii_digit() { '#' } else { c })
+                    .collect();
+                behest::run::Verdict::Rewrite(masked)
+            })
+            .output_guardrail("shout", |text: String| async move {
+                behest::run::Verdict::Rewrite(text.to_uppercase())
+            }),
+        _ => agent,
     }
 }

@@ -377,6 +377,9 @@ impl Stage for Context {
                 .await
             {
                 Ok(done) => {
+                    if done {
+                        run.rewrote(&looping.transcript);
+                    }
                     looping.progress.compacted |= done;
                     Flow::Go
                 }

@@ -121,6 +121,8 @@ impl Run<'_> {
                 return end;
             }
         }
+        // Instructions put first, the input as its guardrails passed it.
+        self.rewrote(&looping.transcript);
         self.go_on(looping).await
     }
 

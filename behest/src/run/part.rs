@@ -178,6 +178,14 @@ impl Run<'_> {
         transcript.push(message);
     }
 
+    /// Tells the run's steps that the transcript changed other than by an
+    /// added message ([`RunSteps::rewritten`]).
+    pub(super) fn rewrote(&self, transcript: &[Message]) {
+        if let Some(steps) = self.steps {
+            steps.rewritten(transcript);
+        }
+    }
+
     /// A call answered without running, and its `Result` event.
     pub(super) fn finished(
         &self,

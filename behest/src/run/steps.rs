@@ -65,6 +65,18 @@ pub trait RunSteps: Send + Sync {
         let _ = message;
     }
 
+    /// The run changed its transcript other than by adding to it: the
+    /// agent's instructions put first and its input checked by the input
+    /// guardrails (as each agent's part of the run begins, after a handoff
+    /// too), or old turns compacted. `transcript` is the whole of it now.
+    /// A guardrail's rewrite of the final answer is in the outcome's
+    /// transcript, the run's last word. For an engine that keeps the
+    /// transcript for those following the run from elsewhere; does nothing
+    /// unless implemented.
+    fn rewritten(&self, transcript: &[Message]) {
+        let _ = transcript;
+    }
+
     /// A decision the run makes besides its model turns and tool calls (a
     /// guardrail's verdict, a summary of old turns): `decide` makes it, as
     /// JSON; an engine that recorded the decision `name` gives that back
