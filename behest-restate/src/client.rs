@@ -180,16 +180,29 @@ impl DurableClient {
         }
         let (mut status, parts) = assemble(header, pages);
         // Read after the state, so that the journal holds every entry the
-        // pages read from.
-        let (input, entries) = match invocation.and_then(|row| row["id"].as_str()) {
-            Some(id) => self.journal(id).await?,
-            None => Default::default(),
+        // pages read from; read again, a few times, should it not (a node
+        // of a cluster that answers for the journal may lag the one that
+        // answered for the state).
+        let id = invocation.and_then(|row| row["id"].as_str());
+        let mut pause = QUERY_PAUSE;
+        status.transcript = loop {
+            let (input, entries) = match id {
+                Some(id) => self.journal(id).await?,
+                None => Default::default(),
+            };
+            match rebuild(input, entries, parts.clone()) {
+                Ok(transcript) => break transcript,
+                Err(_) if id.is_some() && pause <= QUERY_PAUSE * 8 => {
+                    tokio::time::sleep(pause).await;
+                    pause *= 2;
+                }
+                Err(why) => {
+                    return Err(DurableClientError::Unreadable(format!(
+                        "the transcript of run `{run_id}` from its journal: {why}"
+                    )))
+                }
+            }
         };
-        status.transcript = rebuild(input, entries, parts).map_err(|why| {
-            DurableClientError::Unreadable(format!(
-                "the transcript of run `{run_id}` from its journal: {why}"
-            ))
-        })?;
         let ended = matches!(status.state.as_str(), "completed" | "failed" | "cancelled");
         let failure = invocation.and_then(|row| row["completion_failure"].as_str());
         match invocation.and_then(|row| row["status"].as_str()) {

@@ -165,7 +165,12 @@ async fn waiting_for_an_answer(client: &DurableClient, run_id: &str) -> String {
 /// gives the call's id.
 async fn waiting_for(client: &DurableClient, run_id: &str, what: &str) -> String {
     until(&format!("the run to wait for an {what}"), || async {
-        let status = client.status(run_id).await.ok()?;
+        // Said, should the wait give up: why the status could not be read.
+        let status = client
+            .status(run_id)
+            .await
+            .inspect_err(|error| eprintln!("the status of {run_id}: {error}"))
+            .ok()?;
         let pending = status.pending.first()?;
         (pending.waits_for == what).then(|| pending.call.call_id.clone())
     })
@@ -178,7 +183,16 @@ fn question() -> Vec<Message> {
 
 /// The same run in process, its external call answered "yes".
 async fn in_process() -> Vec<Message> {
-    let invocation = agent::agent(Duration::from_secs(600), agent::Mode::Plain).invoke(question());
+    in_process_of(agent::Mode::Plain, question())
+        .await
+        .transcript()
+        .to_vec()
+}
+
+/// A run of the test agent in `mode` on `conversation`, in process, its
+/// external calls answered "yes".
+async fn in_process_of(mode: agent::Mode, conversation: Vec<Message>) -> behest::RunOutcome {
+    let invocation = agent::agent(Duration::from_secs(600), mode).invoke(conversation);
     invocation.on(|envelope, control| {
         if let EventKind::Tool(ToolStreamEvent::Call {
             call,
@@ -188,7 +202,7 @@ async fn in_process() -> Vec<Message> {
             let _ = control.resolve(&call.call_id, Ok(ToolOutput::text("yes")));
         }
     });
-    invocation.await.transcript().to_vec()
+    invocation.await
 }
 
 /// A run with local tools and an external call completes through Restate,
@@ -274,18 +288,7 @@ async fn a_transcript_changed_in_place_reads_back_as_in_process() {
     let asked = vec![Message::user("count for order 42")];
     client.start("guarded-1", &asked).await.unwrap();
     let call_id = waiting_for_an_answer(&client, "guarded-1").await;
-    let invocation =
-        agent::agent(Duration::from_secs(600), agent::Mode::Guarded).invoke(asked.clone());
-    invocation.on(|envelope, control| {
-        if let EventKind::Tool(ToolStreamEvent::Call {
-            call,
-            external: true,
-        }) = envelope.kind
-        {
-            let _ = control.resolve(&call.call_id, Ok(ToolOutput::text("yes")));
-        }
-    });
-    let in_process = invocation.await;
+    let in_process = in_process_of(agent::Mode::Guarded, asked).await;
     let expected = in_process.transcript();
     assert_eq!(
         expected[..2],
