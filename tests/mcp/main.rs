@@ -5,5 +5,6 @@
 #[path = "../support/mcp.rs"]
 mod mcp_support;
 
+mod catalog;
 mod server;
 mod sessions;

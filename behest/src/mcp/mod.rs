@@ -11,6 +11,8 @@
 //! [`ToolRuntime`]: crate::ToolRuntime
 
 mod ask;
+mod catalog;
+mod catalog_wire;
 pub mod client;
 #[cfg(feature = "mcp-http")]
 mod guard;
@@ -27,13 +29,19 @@ mod serve;
 mod server;
 #[cfg(feature = "mcp-http")]
 mod sessions;
+mod uri_template;
 
 pub use ask::{Elicitation, McpAskError};
+pub use catalog::{
+    CatalogError, McpCatalog, Prompt, PromptArguments, PromptContent, PromptMessage, PromptRole,
+    Resource, ResourceContent, ResourceRead,
+};
 pub use client::{
     import, ConnectOptions, FilterFn, ImportOptions, McpClient, McpClientError, McpTool, RenameFn,
 };
 pub use log::McpLogLayer;
 pub use server::{serve_stdio, McpCaller, McpServeError, McpServer, NEWEST_PROTOCOL_VERSION};
+pub use uri_template::{UriTemplate, UriTemplateError};
 
 /// rmcp, at the version behest builds on: its transports, client and
 /// protocol types, for what behest does not wrap.

@@ -5,9 +5,12 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, Implementation,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
@@ -15,6 +18,8 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::catalog::McpCatalog;
+use super::catalog_wire;
 use super::log::ClientLog;
 use super::rounds::{Asker, InFlight, Round, Rounds, WAITS_FOR};
 use crate::providers::{self, ExportError};
@@ -58,6 +63,26 @@ pub struct McpServer {
     implementation: Implementation,
     instructions: Option<String>,
     page_size: usize,
+    /// The resources and prompts served now, for every clone.
+    catalog: Arc<std::sync::RwLock<Arc<McpCatalog>>>,
+    /// What this connection's client subscribed to, and every connection's
+    /// (told when a resource changes).
+    subscribed: Arc<std::sync::Mutex<Subscribed>>,
+    subscribers: Arc<std::sync::Mutex<Vec<Subscriber>>>,
+}
+
+/// The resource URIs one client subscribed to.
+#[derive(Default)]
+struct Subscribed {
+    uris: std::collections::HashSet<String>,
+    /// Whether this connection is among the subscribers.
+    listed: bool,
+}
+
+/// A connection with subscriptions.
+struct Subscriber {
+    peer: Peer<RoleServer>,
+    subscribed: Arc<std::sync::Mutex<Subscribed>>,
 }
 
 /// A runtime and its tools as MCP lists them.
@@ -100,8 +125,8 @@ impl Served {
     }
 }
 
-/// The same tools, served the same way, with a client log of its own: a
-/// clone is one more connection's server.
+/// The same tools and catalog, served the same way, with a client log and
+/// subscriptions of its own: a clone is one more connection's server.
 impl Clone for McpServer {
     fn clone(&self) -> Self {
         Self {
@@ -113,6 +138,9 @@ impl Clone for McpServer {
             implementation: self.implementation.clone(),
             instructions: self.instructions.clone(),
             page_size: self.page_size,
+            catalog: self.catalog.clone(),
+            subscribed: Arc::default(),
+            subscribers: self.subscribers.clone(),
         }
     }
 }
@@ -141,7 +169,73 @@ impl McpServer {
             implementation: Implementation::new("behest", env!("CARGO_PKG_VERSION")),
             instructions: None,
             page_size: PAGE_SIZE,
+            catalog: Arc::default(),
+            subscribed: Arc::default(),
+            subscribers: Arc::default(),
         })
+    }
+
+    /// Serves `catalog`'s resources and prompts beside the tools
+    /// (`resources/*`, `prompts/*`, `completion/complete`). The
+    /// capabilities said in `initialize` follow it: `resources` when it
+    /// has any (with `subscribe` and `listChanged`), `prompts` when it has
+    /// any, `completions` with either.
+    #[must_use]
+    pub fn catalog(self, catalog: McpCatalog) -> Self {
+        *self
+            .catalog
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(catalog);
+        self
+    }
+
+    /// Serves `catalog` from now on, on every connection of this server
+    /// and its clones, and tells each connected client that the resource
+    /// and prompt lists changed (`notifications/resources/list_changed`,
+    /// `notifications/prompts/list_changed`). Reads already running finish
+    /// on the catalog they began on.
+    pub fn replace_catalog(&self, catalog: McpCatalog) {
+        *self
+            .catalog
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(catalog);
+        for peer in self.open_peers() {
+            tokio::spawn(async move {
+                let _ = peer.notify_resource_list_changed().await;
+                let _ = peer.notify_prompt_list_changed().await;
+            });
+        }
+    }
+
+    /// Tells each client subscribed to `uri` that the resource changed
+    /// (`notifications/resources/updated`), in the background.
+    pub fn resource_updated(&self, uri: &str) {
+        let mut subscribers = lock(&self.subscribers);
+        subscribers.retain(|subscriber| !subscriber.peer.is_transport_closed());
+        for subscriber in subscribers.iter() {
+            if lock(&subscriber.subscribed).uris.contains(uri) {
+                let (peer, uri) = (subscriber.peer.clone(), uri.to_owned());
+                tokio::spawn(async move {
+                    let update = rmcp::model::ResourceUpdatedNotificationParam::new(uri);
+                    let _ = peer.notify_resource_updated(update).await;
+                });
+            }
+        }
+    }
+
+    /// The catalog served now.
+    fn catalog_now(&self) -> Arc<McpCatalog> {
+        self.catalog
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The connected clients, those gone left out.
+    fn open_peers(&self) -> Vec<Peer<RoleServer>> {
+        let mut peers = lock(&self.peers);
+        peers.retain(|peer| !peer.is_transport_closed());
+        peers.clone()
     }
 
     /// The name and version clients see in `initialize`.
@@ -183,11 +277,7 @@ impl McpServer {
             .served
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = served;
-        let peers: Vec<Peer<RoleServer>> = {
-            let mut peers = lock(&self.peers);
-            peers.retain(|peer| !peer.is_transport_closed());
-            peers.clone()
-        };
+        let peers = self.open_peers();
         // Each in its own task: one client slow to read holds up no other,
         // nor the caller.
         for peer in peers {
@@ -770,6 +860,21 @@ impl ServerHandler for McpServer {
         if !self.logging {
             capabilities.logging = None;
         }
+        let catalog = self.catalog_now();
+        let has_resources = !catalog.resources.is_empty() || !catalog.templates.is_empty();
+        if has_resources {
+            capabilities.resources = serde_json::from_value(
+                serde_json::json!({ "subscribe": true, "listChanged": true }),
+            )
+            .ok();
+        }
+        if !catalog.prompts.is_empty() {
+            capabilities.prompts =
+                serde_json::from_value(serde_json::json!({ "listChanged": true })).ok();
+        }
+        if has_resources || !catalog.prompts.is_empty() {
+            capabilities.completions = Some(rmcp::model::JsonObject::new());
+        }
         let config = ServerConfig::new(capabilities)
             .with_server_info(self.implementation.clone())
             .with_protocol_version(NEWEST_PROTOCOL_VERSION);
@@ -805,20 +910,12 @@ impl ServerHandler for McpServer {
         }
         let served = self.served();
         let tools = &served.tools;
-        let start = match request.and_then(|params| params.cursor) {
-            None => 0,
-            Some(cursor) => cursor
-                .parse::<usize>()
-                .ok()
-                .filter(|start| *start <= tools.len())
-                .ok_or_else(|| {
-                    ErrorData::invalid_params(format!("invalid cursor `{cursor}`"), None)
-                })?,
-        };
-        let end = start.saturating_add(self.page_size).min(tools.len());
+        let cursor = request.and_then(|params| params.cursor);
+        let (start, end, next) =
+            catalog_wire::page(tools.len(), cursor.as_deref(), self.page_size)?;
         let mut result = ListToolsResult::with_all_items(tools[start..end].to_vec());
-        if end < tools.len() {
-            result.next_cursor = Some(end.to_string());
+        if next.is_some() {
+            result.next_cursor = next;
             result.result_type = None;
         }
         Ok(result)
@@ -840,5 +937,91 @@ impl ServerHandler for McpServer {
             return self.call_in_rounds(request, context).await;
         }
         answer_of(self.call(request, context).await)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let cursor = request.and_then(|params| params.cursor);
+        catalog_wire::list_resources(&self.catalog_now(), cursor.as_deref(), self.page_size)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let cursor = request.and_then(|params| params.cursor);
+        catalog_wire::list_templates(&self.catalog_now(), cursor.as_deref(), self.page_size)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let catalog = self.catalog_now();
+        catalog_wire::read(&catalog, &request.uri)
+            .await
+            .map(Into::into)
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if self.catalog_now().resource_at(&request.uri).is_none() {
+            return Err(catalog_wire::not_found(&request.uri));
+        }
+        let mut subscribed = lock(&self.subscribed);
+        subscribed.uris.insert(request.uri);
+        if !subscribed.listed {
+            subscribed.listed = true;
+            lock(&self.subscribers).push(Subscriber {
+                peer: context.peer.clone(),
+                subscribed: self.subscribed.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        lock(&self.subscribed).uris.remove(&request.uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let cursor = request.and_then(|params| params.cursor);
+        catalog_wire::list_prompts(&self.catalog_now(), cursor.as_deref(), self.page_size)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let catalog = self.catalog_now();
+        catalog_wire::get_prompt(&catalog, &request.name, request.arguments)
+            .await
+            .map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        catalog_wire::complete(&self.catalog_now(), request).await
     }
 }

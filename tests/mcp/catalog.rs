@@ -1,0 +1,339 @@
+//! Resources, resource templates, prompts and completions served beside
+//! the tools, read by rmcp's client.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use behest::mcp::rmcp::model::{
+    ArgumentInfo, CompleteRequestParams, GetPromptRequestParams, ReadResourceRequestParams,
+    Reference, ResourceUpdatedNotificationParam, SubscribeRequestParams,
+};
+use behest::mcp::rmcp::service::{NotificationContext, RunningService};
+use behest::mcp::rmcp::{ClientHandler, RoleClient, ServiceExt};
+use behest::mcp::{
+    McpCatalog, McpServer, Prompt, PromptContent, PromptMessage, PromptRole, Resource,
+    ResourceContent,
+};
+use behest::{ToolError, ToolRegistry, ToolRuntime};
+use serde_json::{json, Value};
+
+/// A client that keeps the URIs it is told were updated.
+#[derive(Clone, Default)]
+struct Updates(Arc<Mutex<Vec<String>>>);
+
+impl ClientHandler for Updates {
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.0.lock().unwrap().push(params.uri);
+    }
+}
+
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+
+fn catalog() -> McpCatalog {
+    McpCatalog::new()
+        .resource(
+            Resource::new("test://static-text", "static-text", |_| async {
+                Ok(ResourceContent::text("static text"))
+            })
+            .media_type("text/plain")
+            .description("A text that never changes"),
+        )
+        .unwrap()
+        .resource(
+            Resource::new("test://static-binary", "static-binary", |_| async {
+                Ok(ResourceContent::base64(PNG))
+            })
+            .media_type("image/png"),
+        )
+        .unwrap()
+        .resource(
+            Resource::template("test://orders/{id}/data", "order", |read| async move {
+                let id = read.variable("id")?;
+                if id == "0" {
+                    return Err(ToolError::execution("order 0 is not kept"));
+                }
+                Ok(ResourceContent::text(json!({ "id": id }).to_string()))
+            })
+            .unwrap()
+            .media_type("application/json")
+            .complete("id", |typed| async move {
+                ["100", "101", "200"]
+                    .into_iter()
+                    .filter(|id| id.starts_with(&typed))
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap(),
+        )
+        .unwrap()
+        .prompt(
+            Prompt::new("greet", "Greet someone", |arguments| async move {
+                let name = &arguments["name"];
+                let tone = arguments.get("tone").map_or("warmly", String::as_str);
+                Ok(vec![
+                    PromptMessage::user(format!("Greet {name} {tone}.")),
+                    PromptMessage::new(
+                        PromptRole::User,
+                        PromptContent::Resource {
+                            uri: "test://static-text".into(),
+                            content: ResourceContent::text("context").with_media_type("text/plain"),
+                        },
+                    ),
+                    PromptMessage::new(
+                        PromptRole::Assistant,
+                        PromptContent::Image {
+                            data: PNG.into(),
+                            media_type: "image/png".into(),
+                        },
+                    ),
+                ])
+            })
+            .argument("name", "Who to greet", true)
+            .argument("tone", "How", false)
+            .complete("tone", |typed| async move {
+                (0..150).map(|n| format!("{typed}{n}")).collect()
+            })
+            .unwrap(),
+        )
+        .unwrap()
+}
+
+async fn connect(server: McpServer) -> RunningService<RoleClient, Updates> {
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move { server.serve_on(server_end).await });
+    Updates::default().serve(client_end).await.unwrap()
+}
+
+fn server() -> McpServer {
+    McpServer::new(ToolRuntime::new(ToolRegistry::new()))
+        .unwrap()
+        .catalog(catalog())
+        .page_size(1)
+}
+
+fn json_of<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap()
+}
+
+#[tokio::test]
+async fn resources_are_listed_page_by_page_and_read_as_text_bytes_or_by_template() {
+    let client = connect(server()).await;
+    let info = json_of(&client.peer_info().unwrap().capabilities);
+    assert_eq!(
+        info["resources"],
+        json!({ "subscribe": true, "listChanged": true })
+    );
+    assert_eq!(info["prompts"], json!({ "listChanged": true }));
+    assert!(info["completions"].is_object(), "{info}");
+
+    let first = client.list_resources(None).await.unwrap();
+    assert_eq!(first.resources.len(), 1);
+    let cursor = first.next_cursor.clone().expect("a second page");
+    let second = client
+        .list_resources(Some(
+            behest::mcp::rmcp::model::PaginatedRequestParams::default().with_cursor(Some(cursor)),
+        ))
+        .await
+        .unwrap();
+    assert!(second.next_cursor.is_none());
+    let listed: Vec<Value> = first
+        .resources
+        .iter()
+        .chain(&second.resources)
+        .map(json_of)
+        .collect();
+    assert_eq!(listed[0]["uri"], "test://static-text");
+    assert_eq!(listed[0]["mimeType"], "text/plain");
+    assert_eq!(listed[0]["description"], "A text that never changes");
+    assert_eq!(listed[1]["name"], "static-binary");
+    let templates = json_of(&client.list_resource_templates(None).await.unwrap());
+    assert_eq!(
+        templates["resourceTemplates"][0]["uriTemplate"],
+        "test://orders/{id}/data"
+    );
+
+    let read = |uri: &str| {
+        let client = &client;
+        let uri = uri.to_owned();
+        async move {
+            client
+                .read_resource(ReadResourceRequestParams::new(uri))
+                .await
+        }
+    };
+    let text = json_of(&read("test://static-text").await.unwrap());
+    assert_eq!(
+        text["contents"][0],
+        json!({ "uri": "test://static-text", "mimeType": "text/plain", "text": "static text" })
+    );
+    let binary = json_of(&read("test://static-binary").await.unwrap());
+    assert_eq!(binary["contents"][0]["blob"], PNG);
+    assert_eq!(binary["contents"][0]["mimeType"], "image/png");
+    let order = json_of(&read("test://orders/123/data").await.unwrap());
+    assert_eq!(order["contents"][0]["uri"], "test://orders/123/data");
+    assert_eq!(order["contents"][0]["text"], r#"{"id":"123"}"#);
+
+    // Nothing there: -32002 with the URI; a read that fails: its reason.
+    let missing = read("test://nothing").await.unwrap_err().to_string();
+    assert!(
+        missing.contains("no resource is at `test://nothing`"),
+        "{missing}"
+    );
+    assert!(missing.contains("-32002"), "{missing}");
+    let failed = read("test://orders/0/data").await.unwrap_err().to_string();
+    assert!(failed.contains("order 0 is not kept"), "{failed}");
+}
+
+#[tokio::test]
+async fn prompts_are_got_with_their_arguments_checked() {
+    let client = connect(server()).await;
+    let listed = json_of(&client.list_all_prompts().await.unwrap());
+    assert_eq!(listed[0]["name"], "greet");
+    assert_eq!(listed[0]["description"], "Greet someone");
+    assert_eq!(
+        listed[0]["arguments"],
+        json!([
+            { "name": "name", "description": "Who to greet", "required": true },
+            { "name": "tone", "description": "How", "required": false },
+        ])
+    );
+    let got = client
+        .get_prompt(
+            GetPromptRequestParams::new("greet")
+                .with_arguments(json!({ "name": "Ann" }).as_object().cloned().unwrap()),
+        )
+        .await
+        .unwrap();
+    let got = json_of(&got);
+    assert_eq!(got["messages"][0]["content"]["text"], "Greet Ann warmly.");
+    assert_eq!(got["messages"][1]["content"]["type"], "resource");
+    assert_eq!(got["messages"][1]["content"]["resource"]["text"], "context");
+    assert_eq!(got["messages"][2]["role"], "assistant");
+    assert_eq!(got["messages"][2]["content"]["type"], "image");
+
+    let refused = |arguments: Value| {
+        let client = &client;
+        async move {
+            client
+                .get_prompt(
+                    GetPromptRequestParams::new("greet")
+                        .with_arguments(arguments.as_object().cloned().unwrap()),
+                )
+                .await
+                .unwrap_err()
+                .to_string()
+        }
+    };
+    let missing = refused(json!({ "tone": "coldly" })).await;
+    assert!(
+        missing.contains("needs the argument(s) `name`"),
+        "{missing}"
+    );
+    let unknown = refused(json!({ "name": "Ann", "mood": "x" })).await;
+    assert!(unknown.contains("no argument(s) `mood`"), "{unknown}");
+    let nobody = client
+        .get_prompt(GetPromptRequestParams::new("nobody"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        nobody.contains("no prompt is named `nobody` (the prompts: greet)"),
+        "{nobody}"
+    );
+}
+
+#[tokio::test]
+async fn completions_give_at_most_a_hundred_values_and_say_how_many_there_were() {
+    let client = connect(server()).await;
+    let complete = |reference: Reference, name: &str, value: &str| {
+        let client = &client;
+        let argument = ArgumentInfo::new(name, value);
+        async move {
+            client
+                .complete(CompleteRequestParams::new(reference, argument))
+                .await
+        }
+    };
+    let tone = json_of(
+        &complete(Reference::for_prompt("greet"), "tone", "x")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(tone["completion"]["values"].as_array().unwrap().len(), 100);
+    assert_eq!(tone["completion"]["total"], 150);
+    assert_eq!(tone["completion"]["hasMore"], true);
+    // An argument without completions has none.
+    let name = json_of(
+        &complete(Reference::for_prompt("greet"), "name", "A")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(name["completion"]["values"], json!([]));
+    let id = json_of(
+        &complete(
+            Reference::for_resource("test://orders/{id}/data"),
+            "id",
+            "10",
+        )
+        .await
+        .unwrap(),
+    );
+    assert_eq!(id["completion"]["values"], json!(["100", "101"]));
+    let unknown = complete(Reference::for_prompt("nobody"), "x", "")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(unknown.contains("no prompt is named `nobody`"), "{unknown}");
+}
+
+// `resources/subscribe` is how the versions before 2026-07-28 subscribe.
+#[allow(deprecated)]
+#[tokio::test]
+async fn a_subscribed_client_is_told_of_updates_until_it_unsubscribes() {
+    let server = server();
+    let client = connect(server.clone()).await;
+    let other = connect(server.clone()).await;
+    client
+        .subscribe(SubscribeRequestParams::new("test://orders/7/data"))
+        .await
+        .unwrap();
+    let missing = client
+        .subscribe(SubscribeRequestParams::new("test://nothing"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(missing.contains("-32002"), "{missing}");
+    server.resource_updated("test://orders/7/data");
+    server.resource_updated("test://static-text");
+    let updates = client.service().0.clone();
+    for _ in 0..100 {
+        if !updates.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(*updates.lock().unwrap(), ["test://orders/7/data"]);
+    assert!(other.service().0.lock().unwrap().is_empty());
+    client
+        .unsubscribe(behest::mcp::rmcp::model::UnsubscribeRequestParams::new(
+            "test://orders/7/data",
+        ))
+        .await
+        .unwrap();
+    server.resource_updated("test://orders/7/data");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(updates.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_server_without_a_catalog_offers_no_resources_or_prompts() {
+    let client = connect(McpServer::new(ToolRuntime::new(ToolRegistry::new())).unwrap()).await;
+    let info = json_of(&client.peer_info().unwrap().capabilities);
+    assert!(info.get("resources").is_none(), "{info}");
+    assert!(info.get("prompts").is_none(), "{info}");
+    assert!(info.get("completions").is_none(), "{info}");
+}
