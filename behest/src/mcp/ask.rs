@@ -99,9 +99,55 @@ impl McpCaller {
         })?;
         let requested_schema =
             form_of::<T>().map_err(|reason| McpAskError::Form { type_name, reason })?;
+        match self.ask_form(message.into(), requested_schema).await? {
+            Elicitation::Accepted(content) => serde_json::from_value(content)
+                .map(Elicitation::Accepted)
+                .map_err(|error| McpAskError::Answer {
+                    type_name,
+                    reason: error.to_string(),
+                }),
+            Elicitation::Declined => Ok(Elicitation::Declined),
+            Elicitation::Cancelled => Ok(Elicitation::Cancelled),
+        }
+    }
+
+    /// Asks the user to fill in the form `schema` (MCP elicitation), given
+    /// as the protocol's JSON: an object schema whose properties are
+    /// strings, numbers, integers, booleans, single-select enums (`enum`,
+    /// `oneOf` of titled `const`s, or legacy `enumNames`) and multi-select
+    /// arrays, each with a `default` if wanted. For a form a Rust type
+    /// says, [`elicit`](Self::elicit) is simpler. The answer is the JSON the
+    /// user gave.
+    ///
+    /// # Errors
+    /// [`McpAskError::Form`] when `schema` is not such a form, and as
+    /// [`elicit`](Self::elicit) otherwise.
+    pub async fn elicit_form(
+        &self,
+        message: impl Into<String>,
+        schema: serde_json::Value,
+    ) -> Result<Elicitation<serde_json::Value>, McpAskError> {
+        self.declared("elicitation", |capabilities| {
+            capabilities.elicitation.is_some()
+        })?;
+        let requested_schema: ElicitationSchema =
+            serde_json::from_value(schema).map_err(|error| McpAskError::Form {
+                type_name: "the form",
+                reason: error.to_string(),
+            })?;
+        self.ask_form(message.into(), requested_schema).await
+    }
+
+    /// Puts `requested_schema` to the user with `message`; the content of
+    /// an accepted answer.
+    async fn ask_form(
+        &self,
+        message: String,
+        requested_schema: ElicitationSchema,
+    ) -> Result<Elicitation<serde_json::Value>, McpAskError> {
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
-            message: message.into(),
+            message,
             requested_schema,
         };
         let answer: ElicitResult = match (&self.asker, &self.peer) {
@@ -117,13 +163,7 @@ impl McpCaller {
         };
         match answer.action {
             ElicitationAction::Accept => {
-                let content = answer.content.unwrap_or_default();
-                serde_json::from_value(content)
-                    .map(Elicitation::Accepted)
-                    .map_err(|error| McpAskError::Answer {
-                        type_name,
-                        reason: error.to_string(),
-                    })
+                Ok(Elicitation::Accepted(answer.content.unwrap_or_default()))
             }
             ElicitationAction::Decline => Ok(Elicitation::Declined),
             // Cancel, or an action of a later protocol: no answer.
@@ -247,5 +287,50 @@ fn drop_null(property: &mut serde_json::Value) {
     if let (Some(Value::Object(branch)), Some(object)) = (branch, property.as_object_mut()) {
         object.remove("anyOf");
         object.extend(branch);
+    }
+}
+
+#[cfg(test)]
+mod form_tests {
+    use rmcp::model::ElicitationSchema;
+    use serde_json::{json, Value};
+
+    /// A form given as JSON reaches the client as it was given: defaults
+    /// (SEP-1034) and every kind of enum (SEP-1330) kept.
+    #[test]
+    fn a_form_given_as_json_is_sent_as_given() {
+        let forms = [
+            json!({"type": "object", "properties": {
+                "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                "age": {"type": "integer", "description": "User age", "default": 30},
+                "score": {"type": "number", "description": "User score", "default": 95.5},
+                "status": {"type": "string", "description": "User status",
+                    "enum": ["active", "inactive", "pending"], "default": "active"},
+                "verified": {"type": "boolean", "description": "Verification status", "default": true}
+            }}),
+            json!({"type": "object", "properties": {
+                "untitledSingle": {"type": "string", "description": "Select one option",
+                    "enum": ["option1", "option2", "option3"]},
+                "titledSingle": {"type": "string", "description": "Select one option with titles",
+                    "oneOf": [{"const": "value1", "title": "First Option"},
+                              {"const": "value2", "title": "Second Option"}]},
+                "legacyEnum": {"type": "string", "description": "Select one option (legacy)",
+                    "enum": ["opt1", "opt2"], "enumNames": ["Option One", "Option Two"]},
+                "untitledMulti": {"type": "array", "description": "Select multiple options",
+                    "minItems": 1, "maxItems": 3,
+                    "items": {"type": "string", "enum": ["option1", "option2"]}},
+                "titledMulti": {"type": "array", "description": "Select multiple options with titles",
+                    "minItems": 1, "maxItems": 3,
+                    "items": {"anyOf": [{"const": "value1", "title": "First Choice"},
+                                        {"const": "value2", "title": "Second Choice"}]}}
+            }}),
+        ];
+        for form in forms {
+            let schema: ElicitationSchema = serde_json::from_value(form.clone()).unwrap();
+            let sent: Value = serde_json::to_value(&schema).unwrap();
+            for (name, property) in form["properties"].as_object().unwrap() {
+                assert_eq!(&sent["properties"][name], property, "{name}: {sent}");
+            }
+        }
     }
 }

@@ -34,10 +34,14 @@ pub(crate) fn page(
     Ok((start, end, (end < len).then(|| end.to_string())))
 }
 
-/// `value` read into rmcp's `T`: what this module builds is the
-/// protocol's JSON, so a failure is a fault here, said as an internal
-/// error.
-fn typed<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
+/// `value`, a complete result (`resultType`, which protocol 2026-07-28
+/// requires; rmcp leaves it out for clients of older versions), read into
+/// rmcp's `T`: what this module builds is the protocol's JSON, so a
+/// failure is a fault here, said as an internal error.
+fn typed<T: serde::de::DeserializeOwned>(mut value: Value) -> Result<T, ErrorData> {
+    if let Some(result) = value.as_object_mut() {
+        result.insert("resultType".to_owned(), Value::from("complete"));
+    }
     serde_json::from_value(value).map_err(|error| {
         ErrorData::internal_error(format!("an MCP result could not be made: {error}"), None)
     })

@@ -1,0 +1,337 @@
+//! The MCP conformance kit's fixture server, in behest: the tools,
+//! resources, prompts and completions the kit's server scenarios call
+//! (`@modelcontextprotocol/conformance`), served over streamable HTTP.
+//!
+//! ```text
+//! cargo run --example mcp_conformance_server --features mcp -- 3001
+//! npx @modelcontextprotocol/conformance@0.1.16 server --url http://127.0.0.1:3001/mcp
+//! ```
+//!
+//! The kit needs Node 22 or newer. `tests/mcp_conformance.rs` runs it
+//! against this server, stable and prerelease, at every protocol version
+//! behest serves, with the kits `.ci/test-all` installs from the npm
+//! registry.
+//! Every fixture is an ordinary behest tool, resource or prompt: what the
+//! kit checks is what any behest server does.
+
+use std::time::Duration;
+
+use behest::mcp::http::{serve, HttpOptions};
+use behest::mcp::{
+    Elicitation, McpCaller, McpCatalog, McpLogLayer, McpServer, Prompt, PromptContent,
+    PromptMessage, PromptRole, Resource, ResourceContent,
+};
+use behest::prelude::*;
+use behest::tool::{Attachment, MediaSource};
+use serde_json::json;
+use tracing_subscriber::layer::SubscriberExt;
+
+/// A 1×1 red PNG.
+const IMAGE: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+
+/// The shortest WAV file.
+const AUDIO: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+
+/// Answers with a simple text.
+#[tool(read_only)]
+fn test_simple_text() -> String {
+    "This is a simple text response for testing.".to_owned()
+}
+
+/// Answers with an image.
+#[tool(read_only)]
+fn test_image_content() -> ToolOutput {
+    ToolOutput::empty().with_image(MediaSource::base64("image/png", IMAGE))
+}
+
+/// Answers with audio.
+#[tool(read_only)]
+fn test_audio_content() -> ToolOutput {
+    ToolOutput::empty().with_attachment(Attachment::audio("audio/wav", AUDIO))
+}
+
+/// Answers with an embedded resource.
+#[tool(read_only)]
+fn test_embedded_resource() -> ToolOutput {
+    ToolOutput::empty().with_attachment(Attachment::text_resource(
+        "test://embedded-resource",
+        "This is an embedded resource content.",
+    ))
+}
+
+/// Answers with text, an image and an embedded resource.
+#[tool(read_only)]
+fn test_multiple_content_types() -> ToolOutput {
+    ToolOutput::text("Multiple content types test:")
+        .with_image(MediaSource::base64("image/png", IMAGE))
+        .with_attachment(Attachment::Resource {
+            uri: "test://mixed-content-resource".to_owned(),
+            media_type: Some("application/json".to_owned()),
+            text: Some(r#"{"test":"data","value":123}"#.to_owned()),
+            blob: None,
+        })
+}
+
+/// Logs three messages to the client as it works.
+#[tool(read_only)]
+async fn test_tool_with_logging() -> String {
+    for step in [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ] {
+        tracing::info!("{step}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    "Tool with logging executed successfully".to_owned()
+}
+
+/// Reports its progress three times.
+#[tool(read_only)]
+async fn test_tool_with_progress(#[ctx] cx: ToolContext) -> String {
+    for done in [0.0, 50.0, 100.0] {
+        cx.report_progress(
+            Progress::new(done, Some(100.0)).with_message(format!("Completed step {done} of 100")),
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    "progress reported".to_owned()
+}
+
+/// Fails, on purpose.
+#[tool(read_only)]
+fn test_error_handling() -> Result<String, ToolError> {
+    Err(ToolError::execution(
+        "This tool intentionally returns an error for testing",
+    ))
+}
+
+/// Asks the client's model (sampling).
+#[tool(read_only)]
+async fn test_sampling(
+    /// What to ask.
+    prompt: String,
+    #[ctx] cx: ToolContext,
+) -> Result<String, ToolError> {
+    let caller = mcp_caller(&cx)?;
+    let answer = caller.sample(prompt, 100).await?;
+    Ok(format!("LLM response: {answer}"))
+}
+
+/// Asks the user (elicitation) for a name and an email address.
+#[tool(read_only)]
+async fn test_elicitation(
+    /// What to ask.
+    message: String,
+    #[ctx] cx: ToolContext,
+) -> Result<String, ToolError> {
+    let form = json!({"type": "object", "properties": {
+        "username": {"type": "string", "description": "User's response"},
+        "email": {"type": "string", "description": "User's email address"}
+    }, "required": ["username", "email"]});
+    answered(mcp_caller(&cx)?.elicit_form(message, form).await?)
+}
+
+/// Asks the user a form whose fields have defaults (SEP-1034).
+#[tool(read_only)]
+async fn test_elicitation_sep1034_defaults(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let form = json!({"type": "object", "properties": {
+        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+        "age": {"type": "integer", "description": "User age", "default": 30},
+        "score": {"type": "number", "description": "User score", "default": 95.5},
+        "status": {"type": "string", "description": "User status",
+            "enum": ["active", "inactive", "pending"], "default": "active"},
+        "verified": {"type": "boolean", "description": "Verification status", "default": true}
+    }, "required": []});
+    let message = "Please review and update the form fields with defaults";
+    answered(mcp_caller(&cx)?.elicit_form(message, form).await?)
+}
+
+/// Asks the user to pick from every kind of list (SEP-1330).
+#[tool(read_only)]
+async fn test_elicitation_sep1330_enums(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let titled = |titles: [&str; 3]| -> Vec<serde_json::Value> {
+        titles
+            .iter()
+            .enumerate()
+            .map(|(at, title)| json!({"const": format!("value{}", at + 1), "title": title}))
+            .collect()
+    };
+    let form = json!({"type": "object", "properties": {
+        "untitledSingle": {"type": "string", "description": "Select one option",
+            "enum": ["option1", "option2", "option3"]},
+        "titledSingle": {"type": "string", "description": "Select one option with titles",
+            "oneOf": titled(["First Option", "Second Option", "Third Option"])},
+        "legacyEnum": {"type": "string", "description": "Select one option (legacy)",
+            "enum": ["opt1", "opt2", "opt3"],
+            "enumNames": ["Option One", "Option Two", "Option Three"]},
+        "untitledMulti": {"type": "array", "description": "Select multiple options",
+            "minItems": 1, "maxItems": 3,
+            "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+        "titledMulti": {"type": "array", "description": "Select multiple options with titles",
+            "minItems": 1, "maxItems": 3,
+            "items": {"anyOf": titled(["First Choice", "Second Choice", "Third Choice"])}}
+    }, "required": []});
+    let message = "Please select options from the enum fields";
+    answered(mcp_caller(&cx)?.elicit_form(message, form).await?)
+}
+
+/// The client that made the call.
+fn mcp_caller(cx: &ToolContext) -> Result<&McpCaller, ToolError> {
+    cx.extension::<McpCaller>()
+        .ok_or_else(|| ToolError::execution("this tool asks its MCP client, and has none"))
+}
+
+/// What the user answered, as the tool's text.
+fn answered(elicitation: Elicitation<serde_json::Value>) -> Result<String, ToolError> {
+    Ok(match elicitation {
+        Elicitation::Accepted(content) => {
+            format!("Elicitation completed: action=accept, content={content}")
+        }
+        Elicitation::Declined => "Elicitation completed: action=decline".to_owned(),
+        _ => "Elicitation completed: action=cancel".to_owned(),
+    })
+}
+
+/// The kit's resources and prompts.
+fn catalog() -> Result<McpCatalog, Box<dyn std::error::Error>> {
+    let catalog = McpCatalog::new()
+        .resource(
+            Resource::new("test://static-text", "static-text", |_| async {
+                Ok(ResourceContent::text(
+                    "This is the content of the static text resource.",
+                ))
+            })
+            .title("Static Text Resource")
+            .description("A static text resource for testing")
+            .media_type("text/plain"),
+        )?
+        .resource(
+            Resource::new("test://static-binary", "static-binary", |_| async {
+                Ok(ResourceContent::base64(IMAGE))
+            })
+            .title("Static Binary Resource")
+            .description("A static binary resource (image) for testing")
+            .media_type("image/png"),
+        )?
+        .resource(
+            Resource::template("test://template/{id}/data", "template", |read| async move {
+                let id = read.variable("id")?;
+                let data =
+                    json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
+                Ok(ResourceContent::text(data.to_string()))
+            })?
+            .title("Template Resource")
+            .description("A resource template with parameter substitution")
+            .media_type("application/json"),
+        )?
+        .resource(
+            Resource::new("test://watched-resource", "watched-resource", |_| async {
+                Ok(ResourceContent::text("Watched resource content"))
+            })
+            .title("Watched Resource")
+            .description("A resource that can be subscribed to")
+            .media_type("text/plain"),
+        )?
+        .prompt(Prompt::new(
+            "test_simple_prompt",
+            "A simple prompt without arguments",
+            |_| async {
+                Ok(vec![PromptMessage::user(
+                    "This is a simple prompt for testing.",
+                )])
+            },
+        ))?
+        .prompt(
+            Prompt::new(
+                "test_prompt_with_arguments",
+                "A prompt with required arguments",
+                |arguments| async move {
+                    Ok(vec![PromptMessage::user(format!(
+                        "Prompt with arguments: arg1='{}', arg2='{}'",
+                        arguments["arg1"], arguments["arg2"]
+                    ))])
+                },
+            )
+            .argument("arg1", "First test argument", true)
+            .argument("arg2", "Second test argument", true)
+            .complete("arg1", |typed| async move {
+                ["test", "testing", "tested"]
+                    .into_iter()
+                    .filter(|value| value.starts_with(&typed))
+                    .map(str::to_owned)
+                    .collect()
+            })?,
+        )?
+        .prompt(
+            Prompt::new(
+                "test_prompt_with_embedded_resource",
+                "A prompt that includes an embedded resource",
+                |arguments| async move {
+                    let content = ResourceContent::text("Embedded resource content for testing.")
+                        .with_media_type("text/plain");
+                    Ok(vec![
+                        PromptMessage::new(
+                            PromptRole::User,
+                            PromptContent::Resource {
+                                uri: arguments["resourceUri"].clone(),
+                                content,
+                            },
+                        ),
+                        PromptMessage::user("Please process the embedded resource above."),
+                    ])
+                },
+            )
+            .argument("resourceUri", "URI of the resource to embed", true),
+        )?
+        .prompt(Prompt::new(
+            "test_prompt_with_image",
+            "A prompt that includes image content",
+            |_| async {
+                Ok(vec![
+                    PromptMessage::new(
+                        PromptRole::User,
+                        PromptContent::Image {
+                            data: IMAGE.to_owned(),
+                            media_type: "image/png".to_owned(),
+                        },
+                    ),
+                    PromptMessage::user("Please analyze the image above."),
+                ])
+            },
+        ))?;
+    Ok(catalog)
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Tools' log events go to their client, at the level it sets.
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(McpLogLayer))?;
+    let registry = ToolRegistry::new()
+        .with(TestSimpleText)?
+        .with(TestImageContent)?
+        .with(TestAudioContent)?
+        .with(TestEmbeddedResource)?
+        .with(TestMultipleContentTypes)?
+        .with(TestToolWithLogging)?
+        .with(TestToolWithProgress)?
+        .with(TestErrorHandling)?
+        .with(TestSampling)?
+        .with(TestElicitation)?
+        .with(TestElicitationSep1034Defaults)?
+        .with(TestElicitationSep1330Enums)?;
+    let server = McpServer::new(ToolRuntime::new(registry))?
+        .named("behest-conformance-server", env!("CARGO_PKG_VERSION"))
+        .catalog(catalog()?);
+    // Port 0 takes a free one; the first line printed names it.
+    let port: u16 = match std::env::args().nth(1) {
+        Some(port) => port.parse()?,
+        None => 3001,
+    };
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    println!("serving MCP at http://{}/mcp", listener.local_addr()?);
+    serve(listener, server)
+        .options(&HttpOptions::default())
+        .await?;
+    Ok(())
+}

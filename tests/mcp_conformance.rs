@@ -1,0 +1,144 @@
+//! The MCP conformance kit (`@modelcontextprotocol/conformance`, the
+//! protocol's own test suite) against `examples/mcp_conformance_server.rs`:
+//! every active server scenario of the newest stable kit and of the newest
+//! prerelease, at each protocol version the kit tests that behest serves,
+//! with no expected failures. The kits and a Node to run them are
+//! installed by `.ci/test-all` (`BEHEST_NODE`, `BEHEST_CONFORMANCE`,
+//! `BEHEST_CONFORMANCE_NEXT`); without them the tests say "skipped".
+#![cfg(feature = "mcp")]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+/// The example's binary, built beside this test by `cargo test`.
+fn example() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let path = exe
+        .parent()?
+        .parent()?
+        .join("examples")
+        .join("mcp_conformance_server");
+    path.exists().then_some(path)
+}
+
+/// The example, serving on a free port; killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(binary: &PathBuf) -> Server {
+    let mut child = Command::new(binary)
+        .arg("0")
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the example starts");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .expect("the example says where it serves");
+    let url = first
+        .trim()
+        .strip_prefix("serving MCP at ")
+        .unwrap_or_else(|| panic!("the example said {first:?}"))
+        .to_owned();
+    Server { child, url }
+}
+
+/// Node and the kit named by `kit_variable`, or why the test is skipped.
+fn kit(kit_variable: &str) -> Result<(PathBuf, PathBuf, PathBuf), String> {
+    let from = |name: &str| {
+        std::env::var_os(name)
+            .map(PathBuf::from)
+            .filter(|path| path.exists())
+            .ok_or_else(|| format!("skipped: {name} does not name a file (.ci/run installs it)"))
+    };
+    let binary = example()
+        .ok_or("skipped: the mcp_conformance_server example is not built (cargo test builds it)")?;
+    Ok((from("BEHEST_NODE")?, from(kit_variable)?, binary))
+}
+
+/// Runs the kit's active server suite at each of `versions`, each
+/// against a server of its own; every scenario must pass, and at least
+/// `least` of them run at each version.
+fn passes(kit_variable: &str, versions: &[(&str, usize)]) {
+    let (node, kit, binary) = match kit(kit_variable) {
+        Ok(found) => found,
+        Err(skipped) => {
+            eprintln!("{skipped}");
+            return;
+        }
+    };
+    for (version, least) in versions {
+        let server = start(&binary);
+        let scratch = scratch_dir(version);
+        let output = Command::new(&node)
+            .arg(&kit)
+            .args(["server", "--url", &server.url, "--spec-version", version])
+            // The kit writes nothing but may look for a home.
+            .current_dir(&scratch)
+            .output()
+            .expect("the kit runs");
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let summary = printed
+            .split("=== SUMMARY ===")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{version}: the kit printed no summary:\n{printed}"));
+        eprintln!("{kit_variable} at {version}:{summary}");
+        let passed = summary.lines().filter(|line| line.starts_with('✓')).count();
+        let failed: Vec<&str> = summary
+            .lines()
+            .filter(|line| line.starts_with('✗'))
+            .collect();
+        assert!(
+            output.status.success() && failed.is_empty(),
+            "{version}: failing scenarios {failed:?}\n{printed}"
+        );
+        assert!(
+            passed >= *least,
+            "{version}: {passed} scenarios ran, at least {least} expected:\n{summary}"
+        );
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+}
+
+/// A folder of the test's own for the kit to run in.
+fn scratch_dir(version: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "behest-conformance-{}-{version}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Kit 0.1.16: its 30 active scenarios at 2025-11-25, 26 at 2025-06-18.
+#[test]
+fn the_stable_kit_passes_every_active_server_scenario() {
+    passes(
+        "BEHEST_CONFORMANCE",
+        &[("2025-06-18", 26), ("2025-11-25", 30)],
+    );
+}
+
+/// Kit 0.2.0-alpha.12, which checks every message against the protocol's
+/// schema too: its active scenarios at each version, 2026-07-28 included.
+#[test]
+fn the_prerelease_kit_passes_every_active_server_scenario() {
+    passes(
+        "BEHEST_CONFORMANCE_NEXT",
+        &[("2025-06-18", 26), ("2025-11-25", 31), ("2026-07-28", 10)],
+    );
+}
