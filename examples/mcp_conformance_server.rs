@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use behest::mcp::http::{serve, HttpOptions};
 use behest::mcp::{
-    Elicitation, McpCaller, McpCatalog, McpLogLayer, McpServer, Prompt, PromptContent,
-    PromptMessage, PromptRole, Resource, ResourceContent,
+    prompt, resource, Elicitation, McpCaller, McpCatalog, McpLogLayer, McpServer, Prompt,
+    PromptContent, PromptMessage, PromptRole, Resource, ResourceContent,
 };
 use behest::prelude::*;
 use behest::tool::{Attachment, MediaSource};
@@ -193,7 +193,30 @@ fn answered(elicitation: Elicitation<serde_json::Value>) -> Result<String, ToolE
     })
 }
 
-/// The kit's resources and prompts.
+/// A resource template with parameter substitution.
+#[resource(
+    "test://template/{id}/data",
+    name = "template",
+    title = "Template Resource",
+    mime_type = "application/json"
+)]
+fn template(id: String) -> String {
+    json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string()
+}
+
+/// A prompt with required arguments.
+#[prompt]
+fn test_prompt_with_arguments(
+    /// First test argument.
+    arg1: String,
+    /// Second test argument.
+    arg2: String,
+) -> String {
+    format!("Prompt with arguments: arg1='{arg1}', arg2='{arg2}'")
+}
+
+/// The kit's resources and prompts: two made by `#[resource]` and
+/// `#[prompt]`, the others by hand.
 fn catalog() -> Result<McpCatalog, Box<dyn std::error::Error>> {
     let catalog = McpCatalog::new()
         .resource(
@@ -214,17 +237,7 @@ fn catalog() -> Result<McpCatalog, Box<dyn std::error::Error>> {
             .description("A static binary resource (image) for testing")
             .media_type("image/png"),
         )?
-        .resource(
-            Resource::template("test://template/{id}/data", "template", |read| async move {
-                let id = read.variable("id")?;
-                let data =
-                    json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
-                Ok(ResourceContent::text(data.to_string()))
-            })?
-            .title("Template Resource")
-            .description("A resource template with parameter substitution")
-            .media_type("application/json"),
-        )?
+        .resource(Template)?
         .resource(
             Resource::new("test://watched-resource", "watched-resource", |_| async {
                 Ok(ResourceContent::text("Watched resource content"))
@@ -243,19 +256,7 @@ fn catalog() -> Result<McpCatalog, Box<dyn std::error::Error>> {
             },
         ))?
         .prompt(
-            Prompt::new(
-                "test_prompt_with_arguments",
-                "A prompt with required arguments",
-                |arguments| async move {
-                    Ok(vec![PromptMessage::user(format!(
-                        "Prompt with arguments: arg1='{}', arg2='{}'",
-                        arguments["arg1"], arguments["arg2"]
-                    ))])
-                },
-            )
-            .argument("arg1", "First test argument", true)
-            .argument("arg2", "Second test argument", true)
-            .complete("arg1", |typed| async move {
+            Prompt::from(TestPromptWithArguments).complete("arg1", |typed| async move {
                 ["test", "testing", "tested"]
                     .into_iter()
                     .filter(|value| value.starts_with(&typed))

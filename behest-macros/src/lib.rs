@@ -1,5 +1,6 @@
 //! Procedural macros of [behest](https://docs.rs/behest): `#[tool]`,
-//! `#[tools]`, `#[external_tool]` and `#[data]`. Use them through `behest`, which
+//! `#[tools]`, `#[external_tool]`, `#[data]`, and MCP's `#[resource]` and
+//! `#[prompt]`. Use them through `behest`, which
 //! re-exports them and documents them.
 
 mod expand;
@@ -37,6 +38,25 @@ pub fn external_tool(args: TokenStream, input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn data(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::data::expand(args.into(), input.into()).into()
+}
+
+/// Turns a function into an MCP resource: its URI, or a URI template whose
+/// variables are its parameters. See `behest::mcp::resource`.
+#[proc_macro_attribute]
+pub fn resource(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand::mcp::expand(
+        internals::mcp_item::Kind::Resource,
+        args.into(),
+        input.into(),
+    )
+    .into()
+}
+
+/// Turns a function into an MCP prompt whose parameters are its
+/// arguments. See `behest::mcp::prompt`.
+#[proc_macro_attribute]
+pub fn prompt(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand::mcp::expand(internals::mcp_item::Kind::Prompt, args.into(), input.into()).into()
 }
 
 /// A `ToolSpec` read from a JSON spec file (`name`, `description`,

@@ -6,6 +6,7 @@ mod derives;
 pub mod external_tool;
 pub mod function;
 pub mod literal;
+pub mod mcp;
 pub mod spec;
 pub mod tool;
 pub mod tools;

@@ -14,6 +14,7 @@ pub mod external;
 pub mod header;
 pub mod impl_block;
 pub mod literal;
+pub mod mcp_item;
 pub mod options;
 pub mod schema_keywords;
 pub mod spec_file;

@@ -23,6 +23,8 @@ use crate::tool::{ToolAnnotations, ToolSpec};
 
 pub mod de;
 pub mod dispatch;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod plain;
 pub mod schema;
 mod spec_check;

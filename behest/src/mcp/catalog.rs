@@ -519,12 +519,14 @@ impl McpCatalog {
         Self::default()
     }
 
-    /// With `resource`.
+    /// With `resource` (a [`Resource`], or a `#[resource]` function's
+    /// type).
     ///
     /// # Errors
     /// A resource of the same URI or template, or of the same name, is
     /// there already.
-    pub fn resource(mut self, resource: Resource) -> Result<Self, CatalogError> {
+    pub fn resource(mut self, resource: impl Into<Resource>) -> Result<Self, CatalogError> {
+        let resource = resource.into();
         let taken = self
             .resources
             .iter()
@@ -546,12 +548,13 @@ impl McpCatalog {
         Ok(self)
     }
 
-    /// With `prompt`.
+    /// With `prompt` (a [`Prompt`], or a `#[prompt]` function's type).
     ///
     /// # Errors
     /// A prompt of the same name is there already, or the prompt declares
     /// an argument twice.
-    pub fn prompt(mut self, prompt: Prompt) -> Result<Self, CatalogError> {
+    pub fn prompt(mut self, prompt: impl Into<Prompt>) -> Result<Self, CatalogError> {
+        let prompt = prompt.into();
         if self.prompts.iter().any(|other| other.name == prompt.name) {
             return Err(CatalogError(format!(
                 "two prompts are named `{}`",

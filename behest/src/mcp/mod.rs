@@ -29,7 +29,7 @@ mod serve;
 mod server;
 #[cfg(feature = "mcp-http")]
 mod sessions;
-mod uri_template;
+pub(crate) mod uri_template;
 
 pub use ask::{Elicitation, McpAskError};
 pub use catalog::{
@@ -42,6 +42,64 @@ pub use client::{
 pub use log::McpLogLayer;
 pub use server::{serve_stdio, McpCaller, McpServeError, McpServer, NEWEST_PROTOCOL_VERSION};
 pub use uri_template::{UriTemplate, UriTemplateError};
+
+/// Makes a function an MCP resource: `#[resource("docs://readme")]` at a
+/// fixed URI, or `#[resource("orders://{id}")]` at the URIs of a URI
+/// template whose variables are the function's parameters (each parsed
+/// from the URI with `FromStr`). The function (sync or async) returns text
+/// (`String`, `&'static str`), a [`ResourceContent`], or a `Result` of one
+/// whose error becomes a [`ToolError`](crate::ToolError). Its doc comment
+/// is the description; `name` (the function's by default), `title`,
+/// `mime_type` and `description` are arguments.
+///
+/// The macro makes a unit type named after the function (`fn order` makes
+/// `Order`) that converts into a [`Resource`]: give it to
+/// [`McpCatalog::resource`]. When the crate builds, a template that cannot
+/// be matched ([`UriTemplate::parse`]'s rules), a variable without a
+/// parameter and a parameter without a variable are errors at the
+/// attribute.
+///
+/// ```
+/// use behest::mcp::{prompt, resource, McpCatalog, PromptMessage};
+/// use behest::ToolError;
+///
+/// /// An order, as JSON.
+/// #[resource("orders://{id}", mime_type = "application/json")]
+/// async fn order(id: u32) -> Result<String, ToolError> {
+///     Ok(format!("{{\"id\": {id}, \"state\": \"shipped\"}}"))
+/// }
+///
+/// /// Review a change.
+/// #[prompt]
+/// fn review(
+///     /// The diff to review.
+///     change: String,
+///     /// What to look at first.
+///     focus: Option<String>,
+/// ) -> Vec<PromptMessage> {
+///     let focus = focus.unwrap_or_else(|| "correctness".to_owned());
+///     vec![PromptMessage::user(format!("Review this for {focus}:\n{change}"))]
+/// }
+///
+/// let catalog = McpCatalog::new().resource(Order)?.prompt(Review)?;
+/// # Ok::<(), behest::mcp::CatalogError>(())
+/// ```
+#[cfg(feature = "macros")]
+#[doc(inline)]
+pub use behest_macros::resource;
+
+/// Makes a function an MCP prompt: its parameters are the prompt's
+/// arguments (`String` required, `Option<String>` optional), each
+/// described by its doc comment; it returns `Vec<PromptMessage>`, a
+/// [`PromptMessage`], a `String` (the user's message) or a `Result` of
+/// one. The function's doc comment is the prompt's description, which a
+/// prompt must have (an error when the crate builds, without). `name` (the
+/// function's by default), `title` and `description` are arguments. The
+/// macro makes a unit type named after the function that converts into a
+/// [`Prompt`], as [`resource`] does; its example shows both.
+#[cfg(feature = "macros")]
+#[doc(inline)]
+pub use behest_macros::prompt;
 
 /// rmcp, at the version behest builds on: its transports, client and
 /// protocol types, for what behest does not wrap.
