@@ -1,8 +1,9 @@
 //! The MCP conformance kit (`@modelcontextprotocol/conformance`, the
-//! protocol's own test suite) against `examples/mcp_conformance_server.rs`:
-//! every active server scenario of the newest stable kit and of the newest
-//! prerelease, at each protocol version the kit tests that behest serves,
-//! with no expected failures. The kits and a Node to run them are
+//! protocol's own test suite) against `examples/mcp_conformance_server.rs`
+//! (every active server scenario of the newest stable kit and of the
+//! newest prerelease, at each protocol version the kit tests that behest
+//! serves) and `examples/mcp_conformance_client.rs` (the client scenarios
+//! that need no authorization), with no expected failures. The kits and a Node to run them are
 //! installed by `.ci/test-all` (`BEHEST_NODE`, `BEHEST_CONFORMANCE`,
 //! `BEHEST_CONFORMANCE_NEXT`); without them the tests say "skipped".
 #![cfg(feature = "mcp")]
@@ -11,14 +12,10 @@ use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
-/// The example's binary, built beside this test by `cargo test`.
-fn example() -> Option<PathBuf> {
+/// The example `name`'s binary, built beside this test by `cargo test`.
+fn example(name: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
-    let path = exe
-        .parent()?
-        .parent()?
-        .join("examples")
-        .join("mcp_conformance_server");
+    let path = exe.parent()?.parent()?.join("examples").join(name);
     path.exists().then_some(path)
 }
 
@@ -53,16 +50,20 @@ fn start(binary: &PathBuf) -> Server {
     Server { child, url }
 }
 
-/// Node and the kit named by `kit_variable`, or why the test is skipped.
-fn kit(kit_variable: &str) -> Result<(PathBuf, PathBuf, PathBuf), String> {
-    let from = |name: &str| {
-        std::env::var_os(name)
+/// Node, the kit named by `kit_variable` and the example `name`, or why
+/// the test is skipped.
+fn kit(kit_variable: &str, name: &str) -> Result<(PathBuf, PathBuf, PathBuf), String> {
+    let from = |variable: &str| {
+        std::env::var_os(variable)
             .map(PathBuf::from)
             .filter(|path| path.exists())
-            .ok_or_else(|| format!("skipped: {name} does not name a file (.ci/run installs it)"))
+            .ok_or_else(|| {
+                format!("skipped: {variable} does not name a file (.ci/run installs it)")
+            })
     };
-    let binary = example()
-        .ok_or("skipped: the mcp_conformance_server example is not built (cargo test builds it)")?;
+    let binary = example(name).ok_or_else(|| {
+        format!("skipped: the {name} example is not built (cargo test builds it)")
+    })?;
     Ok((from("BEHEST_NODE")?, from(kit_variable)?, binary))
 }
 
@@ -70,7 +71,7 @@ fn kit(kit_variable: &str) -> Result<(PathBuf, PathBuf, PathBuf), String> {
 /// against a server of its own; every scenario must pass, and at least
 /// `least` of them run at each version.
 fn passes(kit_variable: &str, versions: &[(&str, usize)]) {
-    let (node, kit, binary) = match kit(kit_variable) {
+    let (node, kit, binary) = match kit(kit_variable, "mcp_conformance_server") {
         Ok(found) => found,
         Err(skipped) => {
             eprintln!("{skipped}");
@@ -141,4 +142,60 @@ fn the_prerelease_kit_passes_every_active_server_scenario() {
         "BEHEST_CONFORMANCE_NEXT",
         &[("2025-06-18", 26), ("2025-11-25", 31), ("2026-07-28", 10)],
     );
+}
+
+/// The kit's client scenarios that need no authorization, each against
+/// `examples/mcp_conformance_client.rs`.
+const CLIENT_SCENARIOS: [&str; 4] = [
+    "initialize",
+    "tools_call",
+    "elicitation-sep1034-client-defaults",
+    "sse-retry",
+];
+
+/// Runs the kit named by `kit_variable` in client mode for each of
+/// `scenarios`: every check must pass.
+fn client_passes(kit_variable: &str, scenarios: &[&str]) {
+    let (node, kit, binary) = match kit(kit_variable, "mcp_conformance_client") {
+        Ok(found) => found,
+        Err(skipped) => {
+            eprintln!("{skipped}");
+            return;
+        }
+    };
+    for scenario in scenarios {
+        let scratch = scratch_dir(scenario);
+        let output = Command::new(&node)
+            .arg(&kit)
+            .args(["client", "--scenario", scenario, "--command"])
+            .arg(&binary)
+            .current_dir(&scratch)
+            .output()
+            .expect("the kit runs");
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let passed = printed
+            .lines()
+            .find(|line| line.starts_with("Passed: "))
+            .unwrap_or_else(|| panic!("{scenario}: the kit printed no result:\n{printed}"));
+        eprintln!("{kit_variable} client {scenario}: {passed}");
+        assert!(
+            output.status.success() && passed.contains(" 0 failed"),
+            "{scenario}: {passed}\n{printed}"
+        );
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+}
+
+#[test]
+fn the_stable_kit_passes_the_client_scenarios_without_authorization() {
+    client_passes("BEHEST_CONFORMANCE", &CLIENT_SCENARIOS);
+}
+
+#[test]
+fn the_prerelease_kit_passes_the_client_scenarios_without_authorization() {
+    client_passes("BEHEST_CONFORMANCE_NEXT", &CLIENT_SCENARIOS);
 }

@@ -5,6 +5,7 @@
 #[path = "../support/mcp.rs"]
 mod mcp_support;
 
+mod answers;
 mod catalog;
 mod server;
 mod sessions;

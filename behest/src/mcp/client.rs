@@ -15,6 +15,8 @@ use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde_json::Value;
 
+use super::answers::{Answerers, FormAnswer, FormRequest};
+use crate::model::Model;
 use crate::providers;
 use crate::registry::{RegistryError, ToolRegistry};
 use crate::sync::lock;
@@ -58,6 +60,8 @@ pub struct ConnectOptions {
     /// Over HTTP: headers sent with every request (an API key header, a
     /// tenant), as name and value.
     pub headers: Vec<(String, String)>,
+    /// Who answers the server's sampling and elicitation requests.
+    pub(crate) answerers: Answerers,
 }
 
 impl Default for ConnectOptions {
@@ -66,6 +70,7 @@ impl Default for ConnectOptions {
             handshake_timeout: std::time::Duration::from_secs(30),
             bearer_token: None,
             headers: Vec::new(),
+            answerers: Answerers::default(),
         }
     }
 }
@@ -78,6 +83,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("handshake_timeout", &self.handshake_timeout)
             .field("bearer_token", &self.bearer_token.as_ref().map(|_| "***"))
             .field("headers", &headers)
+            .field("answerers", &self.answerers)
             .finish()
     }
 }
@@ -101,6 +107,47 @@ impl ConnectOptions {
     #[must_use]
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Answers the server's sampling requests (`sampling/createMessage`)
+    /// with `model`, any behest model: the client declares `sampling`.
+    /// The request's messages, system prompt, token limit, temperature
+    /// and stop sequences are the model's request; its answer's text is
+    /// the result.
+    #[must_use]
+    pub fn sampling(self, model: impl Model) -> Self {
+        self.sampling_arc(Arc::new(model))
+    }
+
+    /// [`sampling`](Self::sampling) with a shared model.
+    #[must_use]
+    pub fn sampling_arc(mut self, model: Arc<dyn Model>) -> Self {
+        self.answerers.sampling = Some(model);
+        self
+    }
+
+    /// Answers the server's forms (`elicitation/create`) with `answer`,
+    /// which sees the message and the requested schema: the client
+    /// declares `elicitation`. An accepted answer is sent with the form's
+    /// `default` for each field it leaves out.
+    ///
+    /// ```
+    /// use behest::mcp::{ConnectOptions, FormAnswer, FormRequest};
+    ///
+    /// let options = ConnectOptions::default().elicitation(|form: FormRequest| async move {
+    ///     println!("the server asks: {}", form.message);
+    ///     FormAnswer::Decline
+    /// });
+    /// # let _ = options;
+    /// ```
+    #[must_use]
+    pub fn elicitation<F, Fut>(mut self, answer: F) -> Self
+    where
+        F: Fn(FormRequest) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = FormAnswer> + Send + 'static,
+    {
+        self.answerers.elicitation(answer);
         self
     }
 }
@@ -330,19 +377,52 @@ impl Drop for Pending {
 }
 
 /// The handler of behest's connections: forwards progress to the calls
-/// that wait for it.
+/// that wait for it, and answers what the server asks.
 #[derive(Clone, Default)]
-struct Handler(Arc<ClientState>);
+struct Handler(Arc<ClientState>, Answerers);
+
+impl Handler {
+    fn new(options: &ConnectOptions) -> Self {
+        Self(Arc::default(), options.answerers.clone())
+    }
+}
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        if self.1.sampling.is_some() {
+            capabilities.sampling = serde_json::from_value(serde_json::json!({})).ok();
+        }
+        if self.1.elicitation.is_some() {
+            capabilities.elicitation =
+                serde_json::from_value(serde_json::json!({ "form": {} })).ok();
+        }
         // 2025-11-25: the version whose `tools/list_changed` reaches
         // `on_tool_list_changed`.
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("behest", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    // Sampling is deprecated by the newest protocol (SEP-2577), not by the
+    // versions this client speaks.
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        self.1.sample(params).await
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        self.1.elicit(request).await
     }
 
     async fn on_progress(
@@ -393,7 +473,7 @@ impl McpClient {
     where
         T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + 'static,
     {
-        Self::started(Handler::default().serve(stream), options).await
+        Self::started(Handler::new(options).serve(stream), options).await
     }
 
     /// Starts `command` and talks to it over its stdin and stdout; the
@@ -412,7 +492,7 @@ impl McpClient {
         let transport = rmcp::transport::TokioChildProcess::new(command).map_err(|error| {
             McpClientError::Connection(format!("the server could not be started: {error}"))
         })?;
-        Self::started(Handler::default().serve(transport), options).await
+        Self::started(Handler::new(options).serve(transport), options).await
     }
 
     /// Connects to a streamable HTTP endpoint (`http://127.0.0.1:8000/mcp`).
@@ -455,7 +535,7 @@ impl McpClient {
             config = config.auth_header(token.clone());
         }
         let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
-        Self::started(Handler::default().serve(transport), options).await
+        Self::started(Handler::new(options).serve(transport), options).await
     }
 
     /// A connection once the handshake is done within `options`' timeout:

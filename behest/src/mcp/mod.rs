@@ -10,6 +10,7 @@
 //!
 //! [`ToolRuntime`]: crate::ToolRuntime
 
+mod answers;
 mod ask;
 mod catalog;
 mod catalog_wire;
@@ -31,6 +32,7 @@ mod server;
 mod sessions;
 pub(crate) mod uri_template;
 
+pub use answers::{FormAnswer, FormRequest};
 pub use ask::{Elicitation, McpAskError};
 pub use catalog::{
     CatalogError, McpCatalog, Prompt, PromptArguments, PromptContent, PromptMessage, PromptRole,

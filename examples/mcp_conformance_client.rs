@@ -1,0 +1,70 @@
+//! behest's MCP client as the conformance kit drives it: the kit starts a
+//! server of its own for a scenario, runs this with the server's URL as
+//! the last argument (and the scenario in `MCP_CONFORMANCE_SCENARIO`),
+//! and checks what the client did.
+//!
+//! ```text
+//! cargo build --example mcp_conformance_client --features mcp
+//! npx @modelcontextprotocol/conformance@0.1.16 client \
+//!     --command target/debug/examples/mcp_conformance_client --scenario tools_call
+//! ```
+//!
+//! The client connects, lists the server's tools and calls each, its
+//! arguments made from the tool's schema (a number where it asks for one,
+//! text otherwise). It accepts every form the server puts to its user,
+//! leaving each field to the form's default, and answers sampling with a
+//! scripted model. `tests/mcp_conformance.rs` runs the kit's scenarios
+//! against it.
+
+use behest::mcp::rmcp::model::CallToolRequestParams;
+use behest::mcp::{ConnectOptions, FormAnswer, FormRequest, McpClient};
+use behest::{ScriptedModel, ScriptedTurn};
+use serde_json::{json, Map, Value};
+
+/// Arguments for a tool whose input schema is `schema`: each property a
+/// value of its type.
+fn arguments_for(schema: &Value) -> Map<String, Value> {
+    schema["properties"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, property)| {
+            let value = match property["type"].as_str() {
+                Some("number" | "integer") => json!(1),
+                Some("boolean") => json!(true),
+                Some("array") => json!([]),
+                Some("object") => json!({}),
+                _ => json!("test"),
+            };
+            (name.clone(), value)
+        })
+        .collect()
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let url = std::env::args()
+        .next_back()
+        .filter(|arg| arg.starts_with("http"))
+        .ok_or("usage: mcp_conformance_client URL (the kit gives it)")?;
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    eprintln!("scenario {scenario:?} at {url}");
+    let model = ScriptedModel::new((0..8).map(|_| ScriptedTurn::text("a sampled answer")));
+    let options = ConnectOptions::default()
+        .sampling(model)
+        // Every field as the form's default gives it.
+        .elicitation(|form: FormRequest| async move {
+            eprintln!("the server asks: {}", form.message);
+            FormAnswer::Accept(Map::new())
+        });
+    let client = McpClient::http_with(&url, &options).await?;
+    let tools = client.peer().list_all_tools().await?;
+    for tool in tools {
+        let schema = serde_json::to_value(&*tool.input_schema)?;
+        let call = CallToolRequestParams::new(tool.name.to_string())
+            .with_arguments(arguments_for(&schema));
+        let result = client.peer().call_tool(call).await?;
+        eprintln!("{}: {}", tool.name, serde_json::to_string(&result)?);
+    }
+    Ok(())
+}

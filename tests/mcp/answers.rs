@@ -1,0 +1,95 @@
+//! A behest client answers what a behest server's tools ask: sampling
+//! with a behest model, forms with a callback and the forms' defaults.
+
+use behest::mcp::rmcp::model::CallToolRequestParams;
+use behest::mcp::{
+    ConnectOptions, Elicitation, FormAnswer, FormRequest, McpCaller, McpClient, McpServer,
+};
+use behest::{
+    tool, ScriptedModel, ScriptedTurn, ToolContext, ToolError, ToolRegistry, ToolRuntime,
+};
+use serde_json::{json, Map};
+
+/// Asks the client's model.
+#[tool]
+async fn ask_model(question: String, #[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let caller = cx
+        .extension::<McpCaller>()
+        .ok_or_else(|| ToolError::execution("no client"))?;
+    Ok(caller.sample(question, 50).await?)
+}
+
+/// Asks the user for a name and an age.
+#[tool]
+async fn ask_user(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let caller = cx
+        .extension::<McpCaller>()
+        .ok_or_else(|| ToolError::execution("no client"))?;
+    let form = json!({"type": "object", "properties": {
+        "name": {"type": "string"},
+        "age": {"type": "integer", "default": 30}
+    }, "required": ["name"]});
+    Ok(match caller.elicit_form("Who are you?", form).await? {
+        Elicitation::Accepted(content) => content.to_string(),
+        _ => "no answer".to_owned(),
+    })
+}
+
+async fn client(options: ConnectOptions) -> McpClient {
+    let registry = ToolRegistry::new()
+        .with(AskModel)
+        .unwrap()
+        .with(AskUser)
+        .unwrap();
+    let server = McpServer::new(ToolRuntime::new(registry)).unwrap();
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move { server.serve_on(server_end).await });
+    McpClient::connect_with(client_end, &options).await.unwrap()
+}
+
+async fn call(client: &McpClient, name: &'static str, arguments: serde_json::Value) -> String {
+    let call = CallToolRequestParams::new(name)
+        .with_arguments(arguments.as_object().cloned().unwrap_or_default());
+    let result = client.peer().call_tool(call).await.unwrap();
+    result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text())
+        .map(|text| text.text.clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_client_answers_sampling_with_its_model_and_forms_with_their_defaults() {
+    let options = ConnectOptions::default()
+        .sampling(ScriptedModel::new([ScriptedTurn::text("forty-two")]))
+        .elicitation(|form: FormRequest| async move {
+            assert_eq!(form.schema["properties"]["age"]["default"], 30);
+            let mut given = Map::new();
+            given.insert("name".to_owned(), json!("Ann"));
+            FormAnswer::Accept(given)
+        });
+    let client = client(options).await;
+    assert_eq!(
+        call(
+            &client,
+            "ask_model",
+            json!({"question": "What is six times seven?"})
+        )
+        .await,
+        "forty-two"
+    );
+    assert_eq!(
+        call(&client, "ask_user", json!({})).await,
+        r#"{"age":30,"name":"Ann"}"#
+    );
+}
+
+#[tokio::test]
+async fn a_client_without_answerers_is_not_asked() {
+    let client = client(ConnectOptions::default()).await;
+    let said = call(&client, "ask_model", json!({"question": "?"})).await;
+    assert!(said.contains("did not declare `sampling`"), "{said}");
+    let said = call(&client, "ask_user", json!({})).await;
+    assert!(said.contains("did not declare `elicitation`"), "{said}");
+}
