@@ -176,6 +176,42 @@ async fn test_elicitation_sep1330_enums(#[ctx] cx: ToolContext) -> Result<String
     answered(mcp_caller(&cx)?.elicit_form(message, form).await?)
 }
 
+/// A tool whose arguments' schema is written by hand in JSON Schema
+/// 2020-12 (`$defs`, `$ref`, no other properties), served as written.
+struct JsonSchema202012Tool;
+
+impl Tool for JsonSchema202012Tool {
+    fn name(&self) -> &str {
+        "json_schema_2020_12_tool"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            "json_schema_2020_12_tool",
+            "A tool whose schema uses JSON Schema 2020-12 ($defs, $ref)",
+            json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "$defs": {"address": {"type": "object", "properties": {
+                    "street": {"type": "string"},
+                    "city": {"type": "string"}
+                }}},
+                "properties": {
+                    "name": {"type": "string"},
+                    "address": {"$ref": "#/$defs/address"}
+                },
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    async fn execute(&self, arguments: serde_json::Value) -> ToolResult<ToolOutput> {
+        Ok(ToolOutput::text(format!(
+            "JSON Schema 2020-12 tool called with: {arguments}"
+        )))
+    }
+}
+
 /// The client that made the call.
 fn mcp_caller(cx: &ToolContext) -> Result<&McpCaller, ToolError> {
     cx.extension::<McpCaller>()
@@ -320,7 +356,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with(TestSampling)?
         .with(TestElicitation)?
         .with(TestElicitationSep1034Defaults)?
-        .with(TestElicitationSep1330Enums)?;
+        .with(TestElicitationSep1330Enums)?
+        .with(JsonSchema202012Tool)?;
     let server = McpServer::new(ToolRuntime::new(registry))?
         .named("behest-conformance-server", env!("CARGO_PKG_VERSION"))
         .catalog(catalog()?);

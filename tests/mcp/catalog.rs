@@ -17,7 +17,8 @@ use behest::mcp::{
 use behest::{ToolError, ToolRegistry, ToolRuntime};
 use serde_json::{json, Value};
 
-/// A client that keeps the URIs it is told were updated.
+/// A client that keeps the URIs it is told were updated, and the lists it
+/// is told changed.
 #[derive(Clone, Default)]
 struct Updates(Arc<Mutex<Vec<String>>>);
 
@@ -28,6 +29,14 @@ impl ClientHandler for Updates {
         _context: NotificationContext<RoleClient>,
     ) {
         self.0.lock().unwrap().push(params.uri);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.0.lock().unwrap().push("resources changed".to_owned());
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.0.lock().unwrap().push("prompts changed".to_owned());
     }
 }
 
@@ -336,4 +345,33 @@ async fn a_server_without_a_catalog_offers_no_resources_or_prompts() {
     assert!(info.get("resources").is_none(), "{info}");
     assert!(info.get("prompts").is_none(), "{info}");
     assert!(info.get("completions").is_none(), "{info}");
+}
+
+#[tokio::test]
+async fn a_replaced_catalog_is_served_to_every_client_and_announced() {
+    let server = server();
+    let client = connect(server.clone()).await;
+    // A request first: the server knows a client once it is initialized.
+    client.list_all_prompts().await.unwrap();
+    let fewer = McpCatalog::new()
+        .prompt(Prompt::new("only", "The only prompt", |_| async {
+            Ok(vec![PromptMessage::user("hi")])
+        }))
+        .unwrap();
+    server.replace_catalog(fewer);
+    let told = client.service().0.clone();
+    for _ in 0..100 {
+        if told.lock().unwrap().len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        *told.lock().unwrap(),
+        ["resources changed", "prompts changed"]
+    );
+    let prompts = json_of(&client.list_all_prompts().await.unwrap());
+    assert_eq!(prompts[0]["name"], "only");
+    assert_eq!(prompts.as_array().unwrap().len(), 1);
+    assert!(client.list_all_resources().await.unwrap().is_empty());
 }
