@@ -1,6 +1,7 @@
-//! `tools/call` under load, over loopback: behest's MCP server against an
-//! rmcp `#[tool_router]` server with the same three-argument tool, side by
-//! side in one run.
+//! `tools/call` and `resources/read` under load, over loopback: behest's
+//! MCP server against an rmcp `#[tool_router]` server with the same
+//! three-argument tool and the same templated resource (`counts://{n}`,
+//! read by hand in rmcp's `read_resource`), side by side in one run.
 //!
 //! Each server runs in a child process (this binary, started again with
 //! `--serve KIND TRANSPORT`), so that its work and the client's do not
@@ -22,7 +23,7 @@
 
 use std::time::{Duration, Instant};
 
-use behest::mcp::rmcp::model::CallToolRequestParams;
+use behest::mcp::rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
 use behest::mcp::rmcp::service::RunningService;
 use behest::mcp::rmcp::{RoleClient, ServiceExt};
 use behest::mcp::McpServer;
@@ -66,13 +67,57 @@ mod baseline {
     #[derive(Clone)]
     pub struct Server;
 
-    #[tool_router(server_handler)]
+    #[tool_router]
     impl Server {
         #[tool(description = "Describe a count.")]
         async fn describe(&self, Parameters(args): Parameters<DescribeArgs>) -> String {
             super::describe_text(args.count, args.label, args.verbose)
         }
     }
+
+    #[rmcp::tool_handler]
+    impl rmcp::ServerHandler for Server {
+        fn get_info(&self) -> rmcp::model::ServerConfig {
+            rmcp::model::ServerConfig::new(
+                rmcp::model::ServerCapabilities::builder()
+                    .enable_tools()
+                    .enable_resources()
+                    .build(),
+            )
+        }
+
+        async fn read_resource(
+            &self,
+            request: rmcp::model::ReadResourceRequestParams,
+            _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+        ) -> Result<rmcp::model::ReadResourceResponse, rmcp::ErrorData> {
+            let Some(n) = request.uri.strip_prefix("counts://") else {
+                return Err(rmcp::ErrorData::resource_not_found(
+                    "no such resource",
+                    None,
+                ));
+            };
+            let text = super::count_text(n);
+            Ok(
+                rmcp::model::ReadResourceResult::new(vec![rmcp::model::ResourceContents::text(
+                    text,
+                    request.uri.clone(),
+                )])
+                .into(),
+            )
+        }
+    }
+}
+
+/// What the resource `counts://{n}` holds.
+fn count_text(n: &str) -> String {
+    format!("count {n}")
+}
+
+/// The same resource, as behest's `#[resource]` writes it.
+#[behest::mcp::resource("counts://{n}", mime_type = "text/plain")]
+fn counts(n: String) -> String {
+    count_text(&n)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -94,7 +139,12 @@ fn behest_server() -> McpServer {
     let registry = ToolRegistry::new()
         .with(Describe)
         .expect("the tool registers");
-    McpServer::new(ToolRuntime::new(registry)).expect("the tool can be served")
+    let catalog = behest::mcp::McpCatalog::new()
+        .resource(Counts)
+        .expect("the resource joins the catalog");
+    McpServer::new(ToolRuntime::new(registry))
+        .expect("the tool can be served")
+        .catalog(catalog)
 }
 
 /// The child: serves one kind over one transport until its client leaves.
@@ -177,20 +227,55 @@ fn arguments(n: usize) -> Map<String, Value> {
     value.as_object().cloned().unwrap()
 }
 
-/// Runs `calls` calls, `CONCURRENCY` at a time; returns the wall time and
-/// each call's latency.
-async fn load(client: &RunningService<RoleClient, ()>, calls: usize) -> (Duration, Vec<Duration>) {
+/// What the load asks: a tool call, or a resource read.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Operation {
+    Call,
+    Read,
+}
+
+impl Operation {
+    fn name(self) -> &'static str {
+        match self {
+            Operation::Call => "tools/call",
+            Operation::Read => "resources/read",
+        }
+    }
+
+    /// Asks it, the `n`th time.
+    async fn ask(self, client: &RunningService<RoleClient, ()>, n: usize) {
+        match self {
+            Operation::Call => {
+                let call = CallToolRequestParams::new("describe").with_arguments(arguments(n));
+                let result = client.call_tool(call).await.expect("the call is answered");
+                assert_ne!(result.is_error, Some(true), "{result:?}");
+            }
+            Operation::Read => {
+                let read = ReadResourceRequestParams::new(format!("counts://{n}"));
+                let result = client
+                    .read_resource(read)
+                    .await
+                    .expect("the read is answered");
+                assert_eq!(result.contents.len(), 1, "{result:?}");
+            }
+        }
+    }
+}
+
+/// Asks `operation` `calls` times, `CONCURRENCY` at a time; returns the
+/// wall time and each request's latency.
+async fn load(
+    client: &RunningService<RoleClient, ()>,
+    operation: Operation,
+    calls: usize,
+) -> (Duration, Vec<Duration>) {
     use futures::StreamExt;
 
     let started = Instant::now();
     let latencies: Vec<Duration> = futures::stream::iter(0..calls)
         .map(|n| async move {
             let sent = Instant::now();
-            let result = client
-                .call_tool(CallToolRequestParams::new("describe").with_arguments(arguments(n)))
-                .await
-                .expect("the call is answered");
-            assert_ne!(result.is_error, Some(true), "{result:?}");
+            operation.ask(client, n).await;
             sent.elapsed()
         })
         .buffer_unordered(CONCURRENCY)
@@ -205,10 +290,10 @@ struct Round {
     p99: Duration,
 }
 
-async fn round(kind: Kind, transport: &str) -> Round {
+async fn round(kind: Kind, transport: &str, operation: Operation) -> Round {
     let (client, _child) = connect(kind, transport).await;
-    load(&client, WARM_UP).await;
-    let (wall, mut latencies) = load(&client, CALLS).await;
+    load(&client, operation, WARM_UP).await;
+    let (wall, mut latencies) = load(&client, operation, CALLS).await;
     latencies.sort_unstable();
     let at = |quantile: f64| {
         latencies[((latencies.len() as f64 * quantile) as usize).min(latencies.len() - 1)]
@@ -243,21 +328,28 @@ fn main() {
     // nothing: a test run only checks that both servers answer.
     let quick = !args.iter().any(|arg| arg == "--bench");
     println!(
-        "tools/call, {} calls, {CONCURRENCY} in flight, median of {ROUNDS} rounds",
+        "{} requests, {CONCURRENCY} in flight, median of {ROUNDS} rounds",
         if quick { 100 } else { CALLS }
     );
-    println!("| transport | server | calls/s | p50 | p99 | throughput vs rmcp |");
-    println!("|---|---|---|---|---|---|");
-    for transport in ["stdio", "http"] {
+    println!("| request | transport | server | per second | p50 | p99 | throughput vs rmcp |");
+    println!("|---|---|---|---|---|---|---|");
+    let cases = [
+        (Operation::Call, "stdio"),
+        (Operation::Call, "http"),
+        (Operation::Read, "stdio"),
+        (Operation::Read, "http"),
+    ];
+    for (operation, transport) in cases {
+        let request = operation.name();
         if quick {
             for kind in [Kind::Behest, Kind::Rmcp] {
                 runtime.block_on(async {
                     let (client, _child) = connect(kind, transport).await;
-                    load(&client, 100).await;
+                    load(&client, operation, 100).await;
                     let _ = client.cancel().await;
                 });
             }
-            println!("| {transport} | both answered 100 calls | | | | |");
+            println!("| {request} | {transport} | both answered 100 requests | | | | |");
             continue;
         }
         let mut behest = Vec::new();
@@ -269,7 +361,7 @@ fn main() {
                 [Kind::Rmcp, Kind::Behest]
             };
             for kind in order {
-                let result = runtime.block_on(round(kind, transport));
+                let result = runtime.block_on(round(kind, transport, operation));
                 match kind {
                     Kind::Behest => behest.push(result),
                     Kind::Rmcp => rmcp.push(result),
@@ -279,7 +371,7 @@ fn main() {
         let (behest, rmcp) = (median_round(behest), median_round(rmcp));
         for (kind, result) in [(Kind::Behest, &behest), (Kind::Rmcp, &rmcp)] {
             println!(
-                "| {transport} | {} | {:.0} | {:.0} µs | {:.0} µs | {:.2} |",
+                "| {request} | {transport} | {} | {:.0} | {:.0} µs | {:.0} µs | {:.2} |",
                 kind.name(),
                 result.per_second,
                 result.p50.as_secs_f64() * 1e6,
