@@ -375,3 +375,53 @@ async fn a_replaced_catalog_is_served_to_every_client_and_announced() {
     assert_eq!(prompts.as_array().unwrap().len(), 1);
     assert!(client.list_all_resources().await.unwrap().is_empty());
 }
+
+/// behest's client reads a behest server's catalog: lists, reads, and a
+/// prompt's messages as a run's conversation.
+#[tokio::test]
+async fn behest_s_client_lists_reads_and_gets_prompts_as_messages() {
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move { server().serve_on(server_end).await });
+    let client = behest::mcp::McpClient::connect(client_end).await.unwrap();
+    let resources = client.resources().await.unwrap();
+    let uris: Vec<&str> = resources
+        .iter()
+        .map(|resource| resource.uri.as_str())
+        .collect();
+    assert_eq!(uris, ["test://static-text", "test://static-binary"]);
+    assert_eq!(resources[0].media_type.as_deref(), Some("text/plain"));
+    let templates = client.resource_templates().await.unwrap();
+    assert_eq!(templates[0].uri, "test://orders/{id}/data");
+    assert_eq!(
+        client.read("test://orders/5/data").await.unwrap(),
+        [ResourceContent::text(r#"{"id":"5"}"#).with_media_type("application/json")]
+    );
+    assert_eq!(
+        client.read("test://static-binary").await.unwrap(),
+        [ResourceContent::base64(PNG).with_media_type("image/png")]
+    );
+    let missing = client.read("test://nothing").await.unwrap_err().to_string();
+    assert!(
+        missing.contains("no resource is at `test://nothing`"),
+        "{missing}"
+    );
+    let prompts = client.prompts().await.unwrap();
+    assert_eq!(prompts[0].name, "greet");
+    assert!(prompts[0].arguments[0].required);
+    assert!(!prompts[0].arguments[1].required);
+    let messages = client.prompt("greet", [("name", "Ann")]).await.unwrap();
+    assert_eq!(messages[0], behest::Message::user("Greet Ann warmly."));
+    assert_eq!(messages[1], behest::Message::user("context"));
+    assert!(
+        matches!(&messages[2], behest::Message::Assistant(reply) if reply.text.as_deref() == Some("[image]"))
+    );
+    let refused = client
+        .prompt("greet", std::iter::empty::<(String, String)>())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("needs the argument(s) `name`"),
+        "{refused}"
+    );
+}

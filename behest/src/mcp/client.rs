@@ -34,6 +34,9 @@ pub enum McpClientError {
     /// The server's tools could not be read or registered.
     #[error("MCP tools: {0}")]
     Tools(String),
+    /// The server's resources or prompts could not be listed or read.
+    #[error("MCP resources and prompts: {0}")]
+    Catalog(String),
 }
 
 /// How [`McpClient`] connects: how long the handshake may take and, over

@@ -15,6 +15,7 @@ mod ask;
 mod catalog;
 mod catalog_wire;
 pub mod client;
+mod client_catalog;
 #[cfg(feature = "mcp-http")]
 mod guard;
 #[cfg(feature = "mcp-http")]
@@ -41,6 +42,7 @@ pub use catalog::{
 pub use client::{
     import, ConnectOptions, FilterFn, ImportOptions, McpClient, McpClientError, McpTool, RenameFn,
 };
+pub use client_catalog::{ListedArgument, ListedPrompt, ListedResource};
 pub use log::McpLogLayer;
 pub use server::{serve_stdio, McpCaller, McpServeError, McpServer, NEWEST_PROTOCOL_VERSION};
 pub use uri_template::{UriTemplate, UriTemplateError};
