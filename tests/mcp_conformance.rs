@@ -9,7 +9,7 @@
 #![cfg(feature = "mcp")]
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// The example `name`'s binary, built beside this test by `cargo test`.
@@ -82,18 +82,19 @@ fn passes(kit_variable: &str, suite: &str, versions: &[(&str, usize)]) {
     for (version, least) in versions {
         let server = start(&binary);
         let scratch = scratch_dir(version);
-        let output = Command::new(&node)
-            .arg(&kit)
-            .args(["server", "--url", &server.url, "--suite", suite])
-            .args(["--spec-version", version])
-            // The kit writes nothing but may look for a home.
-            .current_dir(&scratch)
-            .output()
-            .expect("the kit runs");
-        let printed = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
+        let (success, printed) = run_kit(
+            &node,
+            &kit,
+            &[
+                "server",
+                "--url",
+                &server.url,
+                "--suite",
+                suite,
+                "--spec-version",
+                version,
+            ],
+            &scratch,
         );
         let summary = printed
             .split("=== SUMMARY ===")
@@ -106,7 +107,7 @@ fn passes(kit_variable: &str, suite: &str, versions: &[(&str, usize)]) {
             .filter(|line| line.starts_with('✗'))
             .collect();
         assert!(
-            output.status.success() && failed.is_empty(),
+            success && failed.is_empty(),
             "{version}: failing scenarios {failed:?}\n{printed}"
         );
         assert!(
@@ -115,6 +116,23 @@ fn passes(kit_variable: &str, suite: &str, versions: &[(&str, usize)]) {
         );
         let _ = std::fs::remove_dir_all(&scratch);
     }
+}
+
+/// Runs the kit with `args` in `scratch` (it writes nothing, but may
+/// look for a home): whether it passed, and what it printed.
+fn run_kit(node: &Path, kit: &Path, args: &[&str], scratch: &Path) -> (bool, String) {
+    let output = Command::new(node)
+        .arg(kit)
+        .args(args)
+        .current_dir(scratch)
+        .output()
+        .expect("the kit runs");
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), printed)
 }
 
 /// A folder of the test's own for the kit to run in.
@@ -170,17 +188,12 @@ fn client_passes(kit_variable: &str, scenarios: &[&str]) {
     };
     for scenario in scenarios {
         let scratch = scratch_dir(scenario);
-        let output = Command::new(&node)
-            .arg(&kit)
-            .args(["client", "--scenario", scenario, "--command"])
-            .arg(&binary)
-            .current_dir(&scratch)
-            .output()
-            .expect("the kit runs");
-        let printed = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
+        let command = binary.to_string_lossy();
+        let (success, printed) = run_kit(
+            &node,
+            &kit,
+            &["client", "--scenario", scenario, "--command", &command],
+            &scratch,
         );
         let passed = printed
             .lines()
@@ -188,7 +201,7 @@ fn client_passes(kit_variable: &str, scenarios: &[&str]) {
             .unwrap_or_else(|| panic!("{scenario}: the kit printed no result:\n{printed}"));
         eprintln!("{kit_variable} client {scenario}: {passed}");
         assert!(
-            output.status.success() && passed.contains(" 0 failed"),
+            success && passed.contains(" 0 failed"),
             "{scenario}: {passed}\n{printed}"
         );
         let _ = std::fs::remove_dir_all(&scratch);

@@ -50,13 +50,7 @@ async fn client(options: ConnectOptions) -> McpClient {
 async fn call(client: &McpClient, name: &'static str, arguments: serde_json::Value) -> String {
     let call = CallToolRequestParams::new(name)
         .with_arguments(arguments.as_object().cloned().unwrap_or_default());
-    let result = client.peer().call_tool(call).await.unwrap();
-    result
-        .content
-        .iter()
-        .filter_map(|block| block.as_text())
-        .map(|text| text.text.clone())
-        .collect()
+    crate::server::text_of(&client.peer().call_tool(call).await.unwrap())
 }
 
 #[tokio::test]

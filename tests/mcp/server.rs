@@ -152,7 +152,7 @@ async fn call(
         .unwrap()
 }
 
-fn text_of(result: &CallToolResult) -> String {
+pub(crate) fn text_of(result: &CallToolResult) -> String {
     result
         .content
         .iter()
