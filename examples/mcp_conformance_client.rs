@@ -1,7 +1,8 @@
 //! behest's MCP client as the conformance kit drives it: the kit starts a
 //! server of its own for a scenario, runs this with the server's URL as
-//! the last argument (and the scenario in `MCP_CONFORMANCE_SCENARIO`),
-//! and checks what the client did.
+//! the last argument (the scenario in `MCP_CONFORMANCE_SCENARIO`, the
+//! protocol version to speak in `MCP_CONFORMANCE_PROTOCOL_VERSION`), and
+//! checks what the client did.
 //!
 //! ```text
 //! cargo build --example mcp_conformance_client --features mcp
@@ -10,24 +11,30 @@
 //! ```
 //!
 //! The client connects, lists the server's tools and calls each, its
-//! arguments made from the tool's schema (a number where it asks for one,
-//! text otherwise). It accepts every form the server puts to its user,
+//! required arguments made from the tool's schema (a number where it asks
+//! for one, text otherwise). It accepts every form the server puts to its user,
 //! leaving each field to the form's default, and answers sampling with a
 //! scripted model. `tests/mcp_conformance.rs` runs the kit's scenarios
 //! against it.
 
-use behest::mcp::rmcp::model::CallToolRequestParams;
 use behest::mcp::{ConnectOptions, FormAnswer, FormRequest, McpClient};
 use behest::{ScriptedModel, ScriptedTurn};
 use serde_json::{json, Map, Value};
 
-/// Arguments for a tool whose input schema is `schema`: each property a
-/// value of its type.
+/// Arguments for a tool whose input schema is `schema`: each required
+/// property a value of its type, the others left out.
 fn arguments_for(schema: &Value) -> Map<String, Value> {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
     schema["properties"]
         .as_object()
         .into_iter()
         .flatten()
+        .filter(|(name, _)| required.contains(&name.as_str()))
         .map(|(name, property)| {
             let value = match property["type"].as_str() {
                 Some("number" | "integer") => json!(1),
@@ -50,7 +57,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     eprintln!("scenario {scenario:?} at {url}");
     let model = ScriptedModel::new((0..8).map(|_| ScriptedTurn::text("a sampled answer")));
-    let options = ConnectOptions::default()
+    let mut options = ConnectOptions::default();
+    // The protocol version the kit asks for (2025-11-25 unless it says).
+    if std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() == Ok("2026-07-28") {
+        options = options.newest_protocol();
+    }
+    let options = options
         .sampling(model)
         // Every field as the form's default gives it.
         .elicitation(|form: FormRequest| async move {
@@ -61,10 +73,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let tools = client.peer().list_all_tools().await?;
     for tool in tools {
         let schema = serde_json::to_value(&*tool.input_schema)?;
-        let call = CallToolRequestParams::new(tool.name.to_string())
-            .with_arguments(arguments_for(&schema));
-        let result = client.peer().call_tool(call).await?;
-        eprintln!("{}: {}", tool.name, serde_json::to_string(&result)?);
+        // A server may refuse a call (a scenario that only lists tools):
+        // its answer, not the client's failure.
+        match client.call(&tool.name, arguments_for(&schema)).await {
+            Ok(result) => eprintln!("{}: {}", tool.name, serde_json::to_string(&result)?),
+            Err(error) => eprintln!("{}: refused: {error}", tool.name),
+        }
     }
     Ok(())
 }

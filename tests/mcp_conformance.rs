@@ -177,8 +177,8 @@ const CLIENT_SCENARIOS: [&str; 4] = [
 ];
 
 /// Runs the kit named by `kit_variable` in client mode for each of
-/// `scenarios`: every check must pass.
-fn client_passes(kit_variable: &str, scenarios: &[&str]) {
+/// `scenarios`, asking for protocol `version`: every check must pass.
+fn client_passes(kit_variable: &str, version: &str, scenarios: &[&str]) {
     let (node, kit, binary) = match kit(kit_variable, "mcp_conformance_client") {
         Ok(found) => found,
         Err(skipped) => {
@@ -192,14 +192,22 @@ fn client_passes(kit_variable: &str, scenarios: &[&str]) {
         let (success, printed) = run_kit(
             &node,
             &kit,
-            &["client", "--scenario", scenario, "--command", &command],
+            &[
+                "client",
+                "--scenario",
+                scenario,
+                "--spec-version",
+                version,
+                "--command",
+                &command,
+            ],
             &scratch,
         );
         let passed = printed
             .lines()
             .find(|line| line.starts_with("Passed: "))
             .unwrap_or_else(|| panic!("{scenario}: the kit printed no result:\n{printed}"));
-        eprintln!("{kit_variable} client {scenario}: {passed}");
+        eprintln!("{kit_variable} client {scenario} at {version}: {passed}");
         assert!(
             success && passed.contains(" 0 failed"),
             "{scenario}: {passed}\n{printed}"
@@ -210,10 +218,24 @@ fn client_passes(kit_variable: &str, scenarios: &[&str]) {
 
 #[test]
 fn the_stable_kit_passes_the_client_scenarios_without_authorization() {
-    client_passes("BEHEST_CONFORMANCE", &CLIENT_SCENARIOS);
+    client_passes("BEHEST_CONFORMANCE", "2025-11-25", &CLIENT_SCENARIOS);
 }
 
 #[test]
 fn the_prerelease_kit_passes_the_client_scenarios_without_authorization() {
-    client_passes("BEHEST_CONFORMANCE_NEXT", &CLIENT_SCENARIOS);
+    client_passes("BEHEST_CONFORMANCE_NEXT", "2025-11-25", &CLIENT_SCENARIOS);
+    // The client speaking 2026-07-28, as the kit asks it to
+    // (`MCP_CONFORMANCE_PROTOCOL_VERSION`).
+    client_passes(
+        "BEHEST_CONFORMANCE_NEXT",
+        "2026-07-28",
+        &[
+            "tools_call",
+            "request-metadata",
+            "sep-2322-client-request-state",
+            "http-standard-headers",
+            "http-invalid-tool-headers",
+            "json-schema-ref-no-deref",
+        ],
+    );
 }

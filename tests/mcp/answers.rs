@@ -1,7 +1,6 @@
 //! A behest client answers what a behest server's tools ask: sampling
 //! with a behest model, forms with a callback and the forms' defaults.
 
-use behest::mcp::rmcp::model::CallToolRequestParams;
 use behest::mcp::{
     ConnectOptions, Elicitation, FormAnswer, FormRequest, McpCaller, McpClient, McpServer,
 };
@@ -48,9 +47,8 @@ async fn client(options: ConnectOptions) -> McpClient {
 }
 
 async fn call(client: &McpClient, name: &'static str, arguments: serde_json::Value) -> String {
-    let call = CallToolRequestParams::new(name)
-        .with_arguments(arguments.as_object().cloned().unwrap_or_default());
-    crate::server::text_of(&client.peer().call_tool(call).await.unwrap())
+    let arguments = arguments.as_object().cloned().unwrap_or_default();
+    crate::server::text_of(&client.call(name, arguments).await.unwrap())
 }
 
 #[tokio::test]
@@ -86,4 +84,34 @@ async fn a_client_without_answerers_is_not_asked() {
     assert!(said.contains("did not declare `sampling`"), "{said}");
     let said = call(&client, "ask_user", json!({})).await;
     assert!(said.contains("did not declare `elicitation`"), "{said}");
+}
+
+/// Under protocol 2026-07-28 a tool's questions are input-required
+/// rounds: the client answers them the same way.
+#[tokio::test]
+async fn under_the_newest_protocol_the_client_answers_in_rounds() {
+    let options = ConnectOptions::default()
+        .newest_protocol()
+        .sampling(ScriptedModel::new([ScriptedTurn::text("forty-two")]))
+        .elicitation(|_form: FormRequest| async move {
+            let mut given = Map::new();
+            given.insert("name".to_owned(), json!("Ann"));
+            FormAnswer::Accept(given)
+        });
+    let client = client(options).await;
+    assert_eq!(
+        client
+            .peer()
+            .peer_info()
+            .map(|info| info.protocol_version.to_string()),
+        Some("2026-07-28".to_owned())
+    );
+    assert_eq!(
+        call(&client, "ask_model", json!({"question": "?"})).await,
+        "forty-two"
+    );
+    assert_eq!(
+        call(&client, "ask_user", json!({})).await,
+        r#"{"age":30,"name":"Ann"}"#
+    );
 }

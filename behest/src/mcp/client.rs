@@ -12,7 +12,7 @@ use rmcp::model::{
     Request, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
-use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, Peer, RoleClient};
 use serde_json::Value;
 
 use super::answers::{Answerers, FormAnswer, FormRequest};
@@ -65,6 +65,8 @@ pub struct ConnectOptions {
     pub headers: Vec<(String, String)>,
     /// Who answers the server's sampling and elicitation requests.
     pub(crate) answerers: Answerers,
+    /// Whether the client offers protocol 2026-07-28 first.
+    pub(crate) newest_protocol: bool,
 }
 
 impl Default for ConnectOptions {
@@ -74,6 +76,7 @@ impl Default for ConnectOptions {
             bearer_token: None,
             headers: Vec::new(),
             answerers: Answerers::default(),
+            newest_protocol: false,
         }
     }
 }
@@ -110,6 +113,18 @@ impl ConnectOptions {
     #[must_use]
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Speaks protocol 2026-07-28 with a server that does (no
+    /// `initialize`: `server/discover`, then requests that each carry
+    /// their version, client and capabilities), and 2025-11-25 with one
+    /// that does not. Under 2026-07-28 a server tells of changed tools only
+    /// to clients that listen for them, which this one does not yet:
+    /// [`tools_changed`](McpClient::tools_changed) stays false there.
+    #[must_use]
+    pub fn newest_protocol(mut self) -> Self {
+        self.newest_protocol = true;
         self
     }
 
@@ -388,6 +403,32 @@ impl Handler {
     fn new(options: &ConnectOptions) -> Self {
         Self(Arc::default(), options.answerers.clone())
     }
+
+    /// Connects over `transport` as `options` ask: `initialize`, or with
+    /// the newest protocol `server/discover` first.
+    fn start<T, E, A>(
+        self,
+        transport: T,
+        options: &ConnectOptions,
+    ) -> impl std::future::Future<
+        Output = Result<RunningService<RoleClient, Self>, rmcp::service::ClientInitializeError>,
+    >
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+
+        let lifecycle = if options.newest_protocol {
+            ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                legacy_version: Some(ProtocolVersion::V_2025_11_25),
+            }
+        } else {
+            ClientLifecycleMode::Initialize
+        };
+        self.serve_with_lifecycle(transport, lifecycle)
+    }
 }
 
 impl ClientHandler for Handler {
@@ -476,7 +517,7 @@ impl McpClient {
     where
         T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + 'static,
     {
-        Self::started(Handler::new(options).serve(stream), options).await
+        Self::started(Handler::new(options).start(stream, options), options).await
     }
 
     /// Starts `command` and talks to it over its stdin and stdout; the
@@ -495,7 +536,7 @@ impl McpClient {
         let transport = rmcp::transport::TokioChildProcess::new(command).map_err(|error| {
             McpClientError::Connection(format!("the server could not be started: {error}"))
         })?;
-        Self::started(Handler::new(options).serve(transport), options).await
+        Self::started(Handler::new(options).start(transport, options), options).await
     }
 
     /// Connects to a streamable HTTP endpoint (`http://127.0.0.1:8000/mcp`).
@@ -538,7 +579,7 @@ impl McpClient {
             config = config.auth_header(token.clone());
         }
         let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
-        Self::started(Handler::new(options).serve(transport), options).await
+        Self::started(Handler::new(options).start(transport, options), options).await
     }
 
     /// A connection once the handshake is done within `options`' timeout:
@@ -568,6 +609,32 @@ impl McpClient {
     /// The peer, for what behest does not wrap (resources, prompts).
     pub fn peer(&self) -> &Peer<RoleClient> {
         self.service.peer()
+    }
+
+    /// Calls the server's tool `name` with `arguments` and waits for its
+    /// result, answering what it asks along the way: under protocol
+    /// 2026-07-28 a question comes as an input-required round, answered
+    /// by the [`ConnectOptions::sampling`] and
+    /// [`ConnectOptions::elicitation`] answerers and retried (at most 16
+    /// rounds), as rmcp drives them; under older versions the question is
+    /// a request of the server's, answered as it comes. For a tool to run
+    /// in an agent, [`import_into`](Self::import_into) instead (its calls
+    /// are validated, report progress and can be cancelled, but do not
+    /// answer input-required rounds yet).
+    ///
+    /// # Errors
+    /// [`McpClientError::Tools`] with the server's words when the call
+    /// fails, or the rounds run out.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+    ) -> Result<rmcp::model::CallToolResult, McpClientError> {
+        let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        self.service
+            .call_tool_with_mrtr_max_rounds(params, 16)
+            .await
+            .map_err(|error| McpClientError::Tools(format!("calling `{name}`: {error}")))
     }
 
     /// Whether the server said its tools changed since the last
