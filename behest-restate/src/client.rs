@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::state::{assemble, page_index, Header, Page, HEADER};
 use crate::transcript::rebuild;
-use crate::wire::{Answer, Approval, DurableOutcome, Resolution, Resolve, Status};
+use crate::wire::{Answer, Approval, DurableOutcome, Pending, Resolution, Resolve, Status};
 
 /// Why a request to Restate failed.
 #[derive(Debug, thiserror::Error)]
@@ -265,6 +265,30 @@ impl DurableClient {
             .filter_map(|(id, name)| Some((name, values.remove(&id)?)))
             .collect();
         Ok((input, entries))
+    }
+
+    /// What run `run_id` waits for now (its calls, by path below the
+    /// root), read from the small part of Restate's record that says so:
+    /// as [`status`](Self::status)'s `pending`, without reading the
+    /// transcript, for a UI or a script that polls for approvals. Empty for
+    /// a run that waits for nothing, has ended, or is unknown.
+    ///
+    /// # Errors
+    /// As [`status`](Self::status).
+    pub async fn pending(&self, run_id: &str) -> Result<Vec<Pending>, DurableClientError> {
+        let rows = self
+            .query(&format!(
+                "SELECT value_utf8 FROM state WHERE service_name = 'DurableAgent' AND service_key = {} AND key = '{HEADER}'",
+                sql_text(run_id)
+            ))
+            .await?;
+        let Some(value) = rows.first().and_then(|row| row["value_utf8"].as_str()) else {
+            return Ok(Vec::new());
+        };
+        let header: Header = serde_json::from_str(value)
+            .map_err(|error| DurableClientError::Unreadable(format!("{HEADER}: {error}")))?;
+        let (status, _) = assemble(Some(header), Vec::new());
+        Ok(status.pending)
     }
 
     /// Rows of an SQL query of Restate's introspection tables.

@@ -83,6 +83,8 @@
 //! admin API, so it answers while no service runs, and says `killed` for a
 //! run whose invocation was killed and `paused` for one Restate stopped
 //! retrying.
+//! [`DurableClient::pending`] reads what a run waits for alone, without
+//! the transcript: what a page that polls for approvals needs.
 //!
 //! A run keeps its transcript once. Its journal already holds the input,
 //! each model turn's answer and each call's result: the transcript is

@@ -165,13 +165,13 @@ async fn waiting_for_an_answer(client: &DurableClient, run_id: &str) -> String {
 /// gives the call's id.
 async fn waiting_for(client: &DurableClient, run_id: &str, what: &str) -> String {
     until(&format!("the run to wait for an {what}"), || async {
-        // Said, should the wait give up: why the status could not be read.
-        let status = client
-            .status(run_id)
+        // Said, should the wait give up: why the record could not be read.
+        let pending = client
+            .pending(run_id)
             .await
-            .inspect_err(|error| eprintln!("the status of {run_id}: {error}"))
+            .inspect_err(|error| eprintln!("what {run_id} waits for: {error}"))
             .ok()?;
-        let pending = status.pending.first()?;
+        let pending = pending.first()?;
         (pending.waits_for == what).then(|| pending.call.call_id.clone())
     })
     .await
@@ -225,6 +225,8 @@ async fn a_durable_run_completes_as_it_does_in_process() {
     let waiting = client.status("run-1").await.unwrap();
     assert_eq!(waiting.state, "waiting");
     assert_eq!(waiting.pending[0].call.tool_name, "ask_person");
+    // What it waits for alone, without the transcript: the same.
+    assert_eq!(client.pending("run-1").await.unwrap(), waiting.pending);
     let so_far = in_process().await;
     assert_eq!(waiting.transcript, so_far[..so_far.len() - 2]);
     client
@@ -240,6 +242,8 @@ async fn a_durable_run_completes_as_it_does_in_process() {
     let status = client.status("run-1").await.unwrap();
     assert_eq!(status.state, "completed");
     assert!(status.pending.is_empty());
+    assert!(client.pending("run-1").await.unwrap().is_empty());
+    assert!(client.pending("never-started").await.unwrap().is_empty());
     // The run's events that the rest of the status does not tell: here
     // the call for a person, where the transcript stood when it came
     // (after the turn that asked for it). Phases, replies, results and the
@@ -409,7 +413,9 @@ async fn deadline_passing_while_the_service_is_down_on(cluster: bool) {
     let mut restate = Restate::on(cluster, tag).await;
     let counts = Scratch::new(&format!("{tag}-counts"));
     let port = free_port();
-    let service = Service::start(port, &counts, 1_000).await;
+    // Long enough to be seen waiting on a loaded machine, short enough to
+    // pass while the service is down.
+    let service = Service::start(port, &counts, 3_000).await;
     restate.register(port).await;
     let client = restate.client();
     client.start("run-3", &question()).await.unwrap();
@@ -421,13 +427,13 @@ async fn deadline_passing_while_the_service_is_down_on(cluster: bool) {
     } else {
         client
     };
-    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    tokio::time::sleep(Duration::from_millis(3_500)).await;
 
-    let _again = Service::start(port, &counts, 1_000).await;
+    let _again = Service::start(port, &counts, 3_000).await;
     let outcome = client.outcome("run-3").await.unwrap();
     let text = outcome.text().unwrap();
     assert!(
-        text.ends_with("did not finish within 1s and was stopped"),
+        text.ends_with("did not finish within 3s and was stopped"),
         "{text}"
     );
 }
