@@ -64,7 +64,16 @@ fn kit(kit_variable: &str, name: &str) -> Result<(PathBuf, PathBuf, PathBuf), St
     let binary = example(name).ok_or_else(|| {
         format!("skipped: the {name} example is not built (cargo test builds it)")
     })?;
-    Ok((from("BEHEST_NODE")?, from(kit_variable)?, binary))
+    let node = from("BEHEST_NODE")?;
+    // A Node built for another machine is there but does not run.
+    let runs = Command::new(&node)
+        .arg("--version")
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if !runs {
+        return Err(format!("skipped: {} does not run here", node.display()));
+    }
+    Ok((node, from(kit_variable)?, binary))
 }
 
 /// Runs the kit's server `suite` (`active`, or `all`: the pending

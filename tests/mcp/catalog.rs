@@ -316,8 +316,8 @@ async fn a_subscribed_client_is_told_of_updates_until_it_unsubscribes() {
         .unwrap_err()
         .to_string();
     assert!(missing.contains("-32002"), "{missing}");
-    server.resource_updated("test://orders/7/data");
-    server.resource_updated("test://static-text");
+    server.resource_updated("test://orders/7/data").await;
+    server.resource_updated("test://static-text").await;
     let updates = client.service().0.clone();
     for _ in 0..100 {
         if !updates.lock().unwrap().is_empty() {
@@ -333,7 +333,7 @@ async fn a_subscribed_client_is_told_of_updates_until_it_unsubscribes() {
         ))
         .await
         .unwrap();
-    server.resource_updated("test://orders/7/data");
+    server.resource_updated("test://orders/7/data").await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(updates.lock().unwrap().len(), 1);
 }
@@ -358,7 +358,7 @@ async fn a_replaced_catalog_is_served_to_every_client_and_announced() {
             Ok(vec![PromptMessage::user("hi")])
         }))
         .unwrap();
-    server.replace_catalog(fewer);
+    server.replace_catalog(fewer).await;
     let told = client.service().0.clone();
     for _ in 0..100 {
         if told.lock().unwrap().len() == 2 {
@@ -423,5 +423,80 @@ async fn behest_s_client_lists_reads_and_gets_prompts_as_messages() {
     assert!(
         refused.contains("needs the argument(s) `name`"),
         "{refused}"
+    );
+}
+
+/// What a client sends wrong is refused with what it can fix: a cursor no
+/// list gave, a URI past the longest read, a bad escape, a variable of the
+/// wrong type, a completion of a template that is not there.
+#[tokio::test]
+async fn bad_requests_get_errors_the_client_can_act_on() {
+    use behest::mcp::rmcp::model::PaginatedRequestParams;
+
+    let catalog = catalog()
+        .resource(
+            Resource::template("test://counts/{n}", "count", |read| async move {
+                let n: u32 = read
+                    .variable("n")?
+                    .parse()
+                    .map_err(|_| ToolError::invalid_argument("n", "not a count"))?;
+                Ok(ResourceContent::text(n.to_string()))
+            })
+            .unwrap(),
+        )
+        .unwrap();
+    let server = McpServer::new(ToolRuntime::new(ToolRegistry::new()))
+        .unwrap()
+        .catalog(catalog);
+    let client = connect(server).await;
+    let cursor = || Some(PaginatedRequestParams::default().with_cursor(Some("999".into())));
+    let said = client
+        .list_resources(cursor())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(said.contains("invalid cursor `999`"), "{said}");
+    let said = client.list_prompts(cursor()).await.unwrap_err().to_string();
+    assert!(said.contains("invalid cursor `999`"), "{said}");
+    let said = client
+        .list_resource_templates(cursor())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(said.contains("invalid cursor `999`"), "{said}");
+    let read = |uri: String| {
+        let client = &client;
+        async move {
+            client
+                .read_resource(ReadResourceRequestParams::new(uri))
+                .await
+                .unwrap_err()
+                .to_string()
+        }
+    };
+    let huge = format!(
+        "test://orders/{}/data",
+        "7".repeat(behest::mcp::MAX_URI_BYTES)
+    );
+    assert!(read(huge).await.contains("-32002"));
+    assert!(read("test://orders/a%zz/data".into())
+        .await
+        .contains("-32002"));
+    let said = read("test://counts/many".into()).await;
+    assert!(
+        said.contains("-32602") && said.contains("not a count"),
+        "{said}"
+    );
+    let said = client
+        .complete(CompleteRequestParams::new(
+            Reference::for_resource("test://nothing/{x}"),
+            ArgumentInfo::new("x", ""),
+        ))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        said.contains("no resource template is `test://nothing/{x}`"),
+        "{said}"
     );
 }

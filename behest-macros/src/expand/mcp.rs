@@ -38,10 +38,15 @@ pub fn expand(kind: Kind, args: TokenStream, input: TokenStream) -> TokenStream 
     );
     if cx.has_errors() {
         // The function as written, and the type, so that one mistake is
-        // one error.
+        // one error; a template's own check beside the others. A method
+        // sits in an impl block, where no type can go.
         let errors = cx.into_compile_errors();
+        if function.sig.receiver().is_some() {
+            return quote!(#errors #function);
+        }
         let stub = stub(&item);
-        return quote!(#errors #function #stub);
+        let check = template_check(&item);
+        return quote!(#errors #function #stub const _: () = { #check };);
     }
     let generated = match kind {
         Kind::Resource => resource(&item),
@@ -58,7 +63,7 @@ fn type_of(item: &McpItem) -> TokenStream {
         Kind::Prompt => ("prompt", "Prompt"),
     };
     let doc = format!(
-        "The MCP {what} `{}` that [`{function}`] makes: `behest::mcp::{into}::from({ident})`, or give it to `McpCatalog::{what}`.",
+        "The MCP {what} `{}` that `{function}` makes: `behest::mcp::{into}::from({ident})`, or give it to `McpCatalog::{what}`.",
         item.name
     );
     quote! {
@@ -138,14 +143,7 @@ fn resource(item: &McpItem) -> TokenStream {
         }
     });
     let call = call(item);
-    // At the literal: an invalid template fails the build there.
-    let check = item.is_template().then(|| {
-        let span = item
-            .uri
-            .as_ref()
-            .map_or_else(proc_macro2::Span::call_site, |uri| uri.span());
-        quote_spanned!(span=> const _: () = #private::mcp::check_uri_template(#uri);)
-    });
+    let check = template_check(item);
     let description = &item.description;
     let description = (!description.is_empty()).then(|| quote!(.description(#description)));
     let title = item.title.as_ref().map(|title| quote!(.title(#title)));
@@ -172,6 +170,14 @@ fn resource(item: &McpItem) -> TokenStream {
             }
         };
     }
+}
+
+/// For a template, a constant that fails the build at the URI's literal
+/// when the template cannot be matched.
+fn template_check(item: &McpItem) -> Option<TokenStream> {
+    let uri = item.uri.as_ref().filter(|_| item.is_template())?;
+    let private = item.krate().private();
+    Some(quote_spanned!(uri.span()=> const _: () = #private::mcp::check_uri_template(#uri);))
 }
 
 fn prompt(item: &McpItem) -> TokenStream {

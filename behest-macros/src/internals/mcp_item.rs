@@ -72,33 +72,42 @@ impl McpItem {
         .into()
     }
 
-    /// Whether the resource is at the URIs of a template.
+    /// Whether the resource is at the URIs of a template: its URI has an
+    /// expression, or a brace of one. Such a URI is checked when the crate
+    /// builds, by the rules `UriTemplate::parse` follows.
     pub fn is_template(&self) -> bool {
         self.uri
             .as_ref()
-            .is_some_and(|uri| !template_variables(&uri.value()).is_empty())
+            .is_some_and(|uri| uri.value().contains(['{', '}']))
     }
 }
 
 /// The variables named in `template`'s expressions (`{id}`, `{+path}`), in
-/// order; what else is wrong with it is said when the crate builds, by the
-/// same rules `UriTemplate::parse` follows.
-pub fn template_variables(template: &str) -> Vec<String> {
+/// order; `None` when an expression is not one that names a variable (an
+/// unclosed brace, an operator, a bad name): the check when the crate
+/// builds says what is wrong with it.
+pub fn template_variables(template: &str) -> Option<Vec<String>> {
     let mut names = Vec::new();
     let mut rest = template;
-    while let Some(open) = rest.find('{') {
+    while let Some(open) = rest.find(['{', '}']) {
+        if rest[open..].starts_with('}') {
+            return None;
+        }
         let after = &rest[open + 1..];
-        let Some(close) = after.find('}') else { break };
+        let close = after.find('}')?;
         let expression = &after[..close];
-        names.push(
-            expression
-                .strip_prefix('+')
-                .unwrap_or(expression)
-                .to_owned(),
-        );
+        let name = expression.strip_prefix('+').unwrap_or(expression);
+        let is_name = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        if !is_name {
+            return None;
+        }
+        names.push(name.to_owned());
         rest = &after[close + 1..];
     }
-    names
+    Some(names)
 }
 
 /// Reads the attribute's arguments (`args`) and the function (`sig`,
@@ -263,8 +272,21 @@ fn params(sig: &mut Signature, cx: &mut Ctxt) -> Vec<Param> {
 /// A resource's parameters are its template's variables, one for one.
 fn check_variables(item: &McpItem, cx: &mut Ctxt) {
     let Some(uri) = &item.uri else { return };
-    let variables = template_variables(&uri.value());
+    // A template that does not name its variables rightly is said so by
+    // the check the expansion emits.
+    let Some(variables) = template_variables(&uri.value()) else {
+        return;
+    };
     for variable in &variables {
+        if variable.contains('.') {
+            cx.error_spanned_by(
+                uri,
+                format!(
+                    "the variable `{variable}` cannot be a parameter's name: name a `#[resource]`'s variables with letters, digits and `_`"
+                ),
+            );
+            continue;
+        }
         if !item.params.iter().any(|param| &param.name == variable) {
             cx.error_spanned_by(
                 uri,
@@ -307,12 +329,14 @@ mod tests {
     #[test]
     fn a_template_names_its_variables_in_order() {
         assert_eq!(
-            template_variables("files://{+path}/v/{version}"),
+            template_variables("files://{+path}/v/{version}").unwrap(),
             ["path", "version"]
         );
-        assert!(template_variables("docs://readme").is_empty());
-        // Unclosed: what is closed is named; the rest is the build's to say.
-        assert_eq!(template_variables("a://{x}/{y"), ["x"]);
+        assert!(template_variables("docs://readme").unwrap().is_empty());
+        // Not expressions that name a variable: the build's check says why.
+        for bad in ["a://{x}/{y", "a://x}", "a://{}", "a://{?q}", "a://{a b}"] {
+            assert_eq!(template_variables(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -38,11 +38,14 @@ where
     T::Err: std::fmt::Display,
 {
     read.variable(name)?.parse().map_err(|error: T::Err| {
-        ToolError::execution(format!(
-            "`{name}` in `{}` is not a {}: {error}",
-            read.uri,
-            std::any::type_name::<T>()
-        ))
+        ToolError::invalid_argument(
+            name,
+            format!(
+                "`{name}` in `{}` is not a {}: {error}",
+                read.uri,
+                std::any::type_name::<T>()
+            ),
+        )
     })
 }
 

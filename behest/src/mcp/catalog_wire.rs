@@ -124,9 +124,15 @@ pub(crate) async fn read(catalog: &McpCatalog, uri: &str) -> Result<ReadResource
         uri: uri.to_owned(),
         variables,
     };
-    let content = (resource.read)(request).await.map_err(|error| {
-        ErrorData::internal_error(format!("reading `{uri}` failed: {error}"), None)
-    })?;
+    let content = (resource.read)(request)
+        .await
+        .map_err(|error| match error {
+            // The URI's variables are the client's to fix.
+            crate::tool::ToolError::InvalidArguments { .. } => {
+                ErrorData::invalid_params(format!("reading `{uri}`: {error}"), None)
+            }
+            _ => ErrorData::internal_error(format!("reading `{uri}` failed: {error}"), None),
+        })?;
     let entry = contents(uri, content, resource.media_type.as_ref());
     typed(json!({ "contents": [entry] }))
 }

@@ -79,7 +79,7 @@ fn service_until(
         // Priming events are the sessions' to send, by protocol version.
         .with_sse_retry(None);
     let server = if options.stateless {
-        server.without_logging()
+        server.stateless()
     } else {
         server
     };

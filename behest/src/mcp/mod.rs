@@ -45,7 +45,7 @@ pub use client::{
 pub use client_catalog::{ListedArgument, ListedPrompt, ListedResource};
 pub use log::McpLogLayer;
 pub use server::{serve_stdio, McpCaller, McpServeError, McpServer, NEWEST_PROTOCOL_VERSION};
-pub use uri_template::{UriTemplate, UriTemplateError};
+pub use uri_template::{UriTemplate, UriTemplateError, MAX_URI_BYTES};
 
 /// Makes a function an MCP resource: `#[resource("docs://readme")]` at a
 /// fixed URI, or `#[resource("orders://{id}")]` at the URIs of a URI

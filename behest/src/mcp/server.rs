@@ -55,8 +55,10 @@ pub struct McpServer {
     peers: Arc<std::sync::Mutex<Vec<Peer<RoleServer>>>>,
     /// This connection's log to its client; each clone its own.
     log: Arc<ClientLog>,
-    /// Whether `logging` is offered (not where no session carries it).
-    logging: bool,
+    /// Whether the server has sessions: a stream to send on outside a
+    /// call, for logging and for what a client subscribes to (not over
+    /// stateless HTTP).
+    sessions: bool,
     /// Calls of protocol 2026-07-28 waiting for their clients' answers,
     /// shared by every clone (each HTTP request's).
     rounds: Arc<Rounds>,
@@ -133,7 +135,7 @@ impl Clone for McpServer {
             served: self.served.clone(),
             peers: self.peers.clone(),
             log: Arc::default(),
-            logging: self.logging,
+            sessions: self.sessions,
             rounds: self.rounds.clone(),
             implementation: self.implementation.clone(),
             instructions: self.instructions.clone(),
@@ -164,7 +166,7 @@ impl McpServer {
             served: Arc::new(std::sync::RwLock::new(Arc::new(Served::new(runtime)?))),
             peers: Arc::default(),
             log: Arc::default(),
-            logging: true,
+            sessions: true,
             rounds: Arc::default(),
             implementation: Implementation::new("behest", env!("CARGO_PKG_VERSION")),
             instructions: None,
@@ -181,11 +183,9 @@ impl McpServer {
     /// has any (with `subscribe` and `listChanged`), `prompts` when it has
     /// any, `completions` with either.
     #[must_use]
-    pub fn catalog(self, catalog: McpCatalog) -> Self {
-        *self
-            .catalog
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(catalog);
+    pub fn catalog(mut self, catalog: McpCatalog) -> Self {
+        // A lock of its own: the server it was cloned from keeps its own.
+        self.catalog = Arc::new(std::sync::RwLock::new(Arc::new(catalog)));
         self
     }
 
@@ -194,7 +194,7 @@ impl McpServer {
     /// and prompt lists changed (`notifications/resources/list_changed`,
     /// `notifications/prompts/list_changed`). Reads already running finish
     /// on the catalog they began on.
-    pub fn replace_catalog(&self, catalog: McpCatalog) {
+    pub async fn replace_catalog(&self, catalog: McpCatalog) {
         *self
             .catalog
             .write()
@@ -209,7 +209,7 @@ impl McpServer {
 
     /// Tells each client subscribed to `uri` that the resource changed
     /// (`notifications/resources/updated`), in the background.
-    pub fn resource_updated(&self, uri: &str) {
+    pub async fn resource_updated(&self, uri: &str) {
         let mut subscribers = lock(&self.subscribers);
         subscribers.retain(|subscriber| !subscriber.peer.is_transport_closed());
         for subscriber in subscribers.iter() {
@@ -252,7 +252,8 @@ impl McpServer {
         self
     }
 
-    /// How many tools a `tools/list` page holds (default 100).
+    /// How many tools, resources, resource templates or prompts a list's
+    /// page holds (default 100).
     #[must_use]
     pub fn page_size(mut self, page_size: usize) -> Self {
         self.page_size = page_size.max(1);
@@ -288,11 +289,13 @@ impl McpServer {
         Ok(())
     }
 
-    /// Without the `logging` capability: stateless HTTP has no session to
-    /// keep a level in nor a stream to send on outside a call.
+    /// Without sessions: stateless HTTP has no session to keep a log level
+    /// or a subscription in, nor a stream to send on outside a call, so
+    /// neither `logging` nor resource subscriptions and list changes are
+    /// offered.
     #[cfg(feature = "mcp-http")]
-    pub(crate) fn without_logging(mut self) -> Self {
-        self.logging = false;
+    pub(crate) fn stateless(mut self) -> Self {
+        self.sessions = false;
         self
     }
 
@@ -412,7 +415,7 @@ impl McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let tool = request.name.to_string();
         // Stateless HTTP does not offer logging: no level is taken.
-        let level = context.meta.log_level().filter(|_| self.logging);
+        let level = context.meta.log_level().filter(|_| self.sessions);
         let probe = McpCaller::of(&context, None);
         let caller = probe.caller_key();
         let mut forwarder = None;
@@ -857,20 +860,22 @@ impl ServerHandler for McpServer {
             .enable_tool_list_changed()
             .enable_logging()
             .build();
-        if !self.logging {
+        if !self.sessions {
             capabilities.logging = None;
         }
         let catalog = self.catalog_now();
         let has_resources = !catalog.resources.is_empty() || !catalog.templates.is_empty();
+        // Subscriptions and list changes need a session's stream.
+        let notified = self.sessions;
         if has_resources {
             capabilities.resources = serde_json::from_value(
-                serde_json::json!({ "subscribe": true, "listChanged": true }),
+                serde_json::json!({ "subscribe": notified, "listChanged": notified }),
             )
             .ok();
         }
         if !catalog.prompts.is_empty() {
             capabilities.prompts =
-                serde_json::from_value(serde_json::json!({ "listChanged": true })).ok();
+                serde_json::from_value(serde_json::json!({ "listChanged": notified })).ok();
         }
         if has_resources || !catalog.prompts.is_empty() {
             capabilities.completions = Some(rmcp::model::JsonObject::new());
@@ -905,7 +910,7 @@ impl ServerHandler for McpServer {
     ) -> Result<ListToolsResult, ErrorData> {
         // A client that lists before its `initialized` is handled must not
         // miss a change made in between.
-        if self.logging && !is_initialize_less(&context) {
+        if self.sessions && !is_initialize_less(&context) {
             self.know(&context.peer);
         }
         let served = self.served();
@@ -973,6 +978,12 @@ impl ServerHandler for McpServer {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if !self.sessions {
+            return Err(ErrorData::invalid_request(
+                "this server has no sessions (stateless HTTP): there is nothing to keep a subscription in",
+                None,
+            ));
+        }
         if self.catalog_now().resource_at(&request.uri).is_none() {
             return Err(catalog_wire::not_found(&request.uri));
         }
@@ -980,7 +991,9 @@ impl ServerHandler for McpServer {
         subscribed.uris.insert(request.uri);
         if !subscribed.listed {
             subscribed.listed = true;
-            lock(&self.subscribers).push(Subscriber {
+            let mut subscribers = lock(&self.subscribers);
+            subscribers.retain(|subscriber| !subscriber.peer.is_transport_closed());
+            subscribers.push(Subscriber {
                 peer: context.peer.clone(),
                 subscribed: self.subscribed.clone(),
             });

@@ -3,14 +3,20 @@
 //! against the URIs clients read to find the variables' values.
 //!
 //! Two kinds of expression are taken: `{name}`, simple expansion, whose
-//! value holds no `/`, `?` or `#` (they would be percent-encoded) and is
-//! percent-decoded when matched; and `{+name}`, reserved expansion, whose
-//! value may hold `/` and is taken as it stands. Other operators (`#`,
+//! value in the URI holds no `/`, `?` or `#` (they would be
+//! percent-encoded) and is percent-decoded when matched, so that the value
+//! itself may hold any of them (`%2F` is `/`: check a value before you use
+//! it as a path); and `{+name}`, reserved expansion, whose value may hold
+//! `/` and is taken as it stands. Other operators (`#`,
 //! `.`, `/`, `;`, `?`, `&`), lists and modifiers are refused, as are two
 //! expressions with nothing between them: a URI could not tell where one
 //! ends.
 
 use std::collections::HashMap;
+
+/// The longest URI [`UriTemplate::matches`] reads: matching costs steps in
+/// the square of the length, and no resource URI needs more.
+pub const MAX_URI_BYTES: usize = 2 * 1024;
 
 /// A URI template whose variables a URI can be matched against.
 ///
@@ -101,8 +107,11 @@ impl UriTemplate {
 
     /// The values of its variables in `uri`, if `uri` is one of the URIs
     /// it makes; the first way to read it, each variable as short as it
-    /// can be.
+    /// can be. A URI longer than [`MAX_URI_BYTES`] matches nothing.
     pub fn matches(&self, uri: &str) -> Option<HashMap<String, String>> {
+        if uri.len() > MAX_URI_BYTES {
+            return None;
+        }
         let mut found = HashMap::new();
         match_from(&self.pieces, uri, &mut found).then_some(found)
     }
@@ -335,6 +344,10 @@ fn percent_decoded(text: &str) -> Option<String> {
     while at < bytes.len() {
         if bytes[at] == b'%' {
             let hex = text.get(at + 1..at + 3)?;
+            // Two hex digits, not a sign `from_str_radix` would take.
+            if !hex.bytes().all(|byte| byte.is_ascii_hexdigit()) {
+                return None;
+            }
             decoded.push(u8::from_str_radix(hex, 16).ok()?);
             at += 3;
         } else {
@@ -369,11 +382,16 @@ mod tests {
         let template = UriTemplate::parse("q://{term}").unwrap();
         assert_eq!(template.matches("q://a%2Fb").unwrap()["term"], "a/b");
         assert!(template.matches("q://a%zz").is_none());
+        assert!(template.matches("q://a%+A").is_none());
     }
 
-    /// A URI made to split many ways costs steps, not time past bounds.
+    /// A URI made to split many ways costs steps, not time past bounds;
+    /// one past the longest read matches nothing.
     #[test]
     fn a_hostile_uri_is_matched_in_bounded_steps() {
+        let template = UriTemplate::parse("x://{name}.{ext}/").unwrap();
+        let uri = format!("x://{}/", ".".repeat(MAX_URI_BYTES));
+        assert!(template.matches(&uri).is_none());
         let template = UriTemplate::parse("x://{+a}a{+b}a{+c}a{+d}a{+e}b").unwrap();
         let uri = format!("x://{}", "a".repeat(2_000));
         assert!(template.matches(&uri).is_none());
@@ -381,6 +399,8 @@ mod tests {
         let found = template.matches(&uri).unwrap();
         assert_eq!(found["a"], "a");
         assert_eq!(found["e"].len(), 2_000 - 8);
+        let uri = format!("x://{}b", "a".repeat(MAX_URI_BYTES));
+        assert!(template.matches(&uri).is_none());
     }
 
     #[test]
