@@ -19,6 +19,11 @@
 //! Over HTTP behest's server checks a bearer token and binds each session
 //! to it (rmcp's ignores the token the client sends both).
 //!
+//! Last, the memory an idle session holds: `SESSIONS` sessions opened over
+//! HTTP (`initialize`, then `notifications/initialized`) and left open,
+//! the server's resident memory (`VmRSS`) read before and after, per
+//! session.
+//!
 //! Run: `cargo bench --bench mcp_load --features mcp`
 
 use std::time::{Duration, Instant};
@@ -34,6 +39,8 @@ const CALLS: usize = 20_000;
 const CONCURRENCY: usize = 16;
 const WARM_UP: usize = 1_000;
 const ROUNDS: usize = 5;
+/// How many idle sessions the memory measure opens.
+const SESSIONS: usize = 10_000;
 /// The bearer token of the HTTP cases.
 const BENCH_TOKEN: &str = "bench-token";
 
@@ -168,8 +175,11 @@ async fn serve(kind: &str, transport: &str) {
                 // Sessions bound to the credential that opened them, and
                 // each request's events kept for resumption: behest's
                 // sessions as they serve with a token.
-                let options = behest::mcp::http::HttpOptions::default()
+                let mut options = behest::mcp::http::HttpOptions::default()
                     .bearer_check(|token| token == BENCH_TOKEN);
+                // Room for the idle sessions the memory measure opens.
+                options.max_sessions = 2 * SESSIONS;
+                options.max_sessions_per_identity = 2 * SESSIONS;
                 behest::mcp::http::router(behest_server(), "/mcp", &options)
             } else {
                 let service = StreamableHttpService::new(
@@ -306,6 +316,87 @@ async fn round(kind: Kind, transport: &str, operation: Operation) -> Round {
     }
 }
 
+/// The resident memory of process `pid`, in bytes.
+fn resident_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| {
+            value
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// Bytes of resident memory per idle session: a server of `kind` over
+/// HTTP, `sessions` sessions opened and left open.
+async fn memory_per_session(kind: Kind, sessions: usize) -> f64 {
+    use futures::StreamExt;
+
+    let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--serve", kind.name(), "http"])
+        .kill_on_drop(true)
+        .stdout(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+    let url = format!("http://{}/mcp", lines.next_line().await.unwrap().unwrap());
+    let pid = child.id().unwrap();
+    let _installed = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::new();
+    let post = |body: Value, session: Option<String>| {
+        let mut request = http
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", format!("Bearer {BENCH_TOKEN}"))
+            .body(body.to_string());
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        request.send()
+    };
+    let open = || async {
+        let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "1"}}});
+        let answer = post(initialize, None)
+            .await
+            .expect("initialize is answered");
+        let session = answer.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let _ = answer.bytes().await;
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let answer = post(initialized, Some(session))
+            .await
+            .expect("initialized is taken");
+        assert!(answer.status().is_success(), "{}", answer.status());
+    };
+    // Settled: one session open, so what every session shares is there.
+    open().await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = resident_bytes(pid);
+    futures::stream::iter(0..sessions)
+        .map(|_| open())
+        .buffer_unordered(CONCURRENCY)
+        .collect::<Vec<()>>()
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let after = resident_bytes(pid);
+    drop(child);
+    after.saturating_sub(before) as f64 / sessions as f64
+}
+
 fn median_round(mut rounds: Vec<Round>) -> Round {
     rounds.sort_by(|a, b| a.per_second.total_cmp(&b.per_second));
     rounds.swap_remove(rounds.len() / 2)
@@ -379,5 +470,19 @@ fn main() {
                 result.per_second / rmcp.per_second
             );
         }
+    }
+    let sessions = if quick { 50 } else { SESSIONS };
+    println!();
+    println!("memory of {sessions} idle HTTP sessions (resident, per session)");
+    println!("| server | bytes per session | vs rmcp |");
+    println!("|---|---|---|");
+    let rmcp = runtime.block_on(memory_per_session(Kind::Rmcp, sessions));
+    let behest = runtime.block_on(memory_per_session(Kind::Behest, sessions));
+    for (kind, bytes) in [(Kind::Behest, behest), (Kind::Rmcp, rmcp)] {
+        println!(
+            "| {} | {bytes:.0} | {:.2} |",
+            kind.name(),
+            bytes / rmcp.max(1.0)
+        );
     }
 }
