@@ -115,3 +115,33 @@ async fn under_the_newest_protocol_the_client_answers_in_rounds() {
         r#"{"age":30,"name":"Ann"}"#
     );
 }
+
+/// An imported tool answers its server's input-required rounds too: the
+/// model's run sees the tool's answer, not a round.
+#[tokio::test]
+async fn an_imported_tool_answers_its_rounds_under_the_newest_protocol() {
+    let options = ConnectOptions::default()
+        .newest_protocol()
+        .sampling(ScriptedModel::new([ScriptedTurn::text("forty-two")]));
+    let client = client(options).await;
+    let mut registry = ToolRegistry::new();
+    client
+        .import_into(&mut registry, &behest::mcp::ImportOptions::default())
+        .await
+        .unwrap();
+    let runtime = ToolRuntime::new(registry);
+    let result = runtime
+        .call(behest::ToolCall::new(
+            "c1",
+            "ask_model",
+            json!({"question": "What is six times seven?"}),
+        ))
+        .await;
+    assert_eq!(result.outcome.unwrap().to_text(), "forty-two");
+    // A question this client cannot answer is the call's error, said so.
+    let result = runtime
+        .call(behest::ToolCall::new("c2", "ask_user", json!({})))
+        .await;
+    let said = result.to_model_text();
+    assert!(said.contains("elicitation"), "{said}");
+}

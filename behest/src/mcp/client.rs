@@ -619,8 +619,8 @@ impl McpClient {
     /// rounds), as rmcp drives them; under older versions the question is
     /// a request of the server's, answered as it comes. For a tool to run
     /// in an agent, [`import_into`](Self::import_into) instead (its calls
-    /// are validated, report progress and can be cancelled, but do not
-    /// answer input-required rounds yet).
+    /// are validated, report progress, can be cancelled, and answer rounds
+    /// the same way).
     ///
     /// # Errors
     /// [`McpClientError::Tools`] with the server's words when the call
@@ -985,7 +985,43 @@ impl Tool for McpTool {
                 ))
             }
         };
-        let params = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
+        let mut params =
+            CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
+        // Under protocol 2026-07-28 a tool that asks its client answers
+        // with an input-required round; each is answered and the call sent
+        // again, a bounded number of times.
+        for _round in 0..INPUT_ROUNDS {
+            match self.send_call(params.clone(), &context).await? {
+                ServerResult::CallToolResult(result) => return self.output_of(result),
+                ServerResult::InputRequiredResult(asked) => {
+                    params.input_responses = Some(self.answer_round(asked.input_requests).await?);
+                    params.request_state = asked.request_state;
+                }
+                _ => {
+                    return Err(ToolError::execution(
+                        "the MCP server answered the call with something else than a result",
+                    ))
+                }
+            }
+        }
+        Err(ToolError::execution(format!(
+            "the MCP server asked for input {INPUT_ROUNDS} times without answering the call"
+        )))
+    }
+}
+
+/// How many input-required rounds an imported tool's call answers.
+const INPUT_ROUNDS: usize = 16;
+
+impl McpTool {
+    /// Sends one `tools/call` and waits for the server's answer, with the
+    /// call's progress going to `context`, and the call cancelled on the
+    /// server when `context` is.
+    async fn send_call(
+        &self,
+        params: CallToolRequestParams,
+        context: &ToolContext,
+    ) -> ToolResult<ServerResult> {
         let request = ClientRequest::CallToolRequest(Request::new(params));
         let peer = self.service.peer();
         let handle = peer
@@ -1011,14 +1047,46 @@ impl Tool for McpTool {
         // Reports the server sent before its answer may still be in their
         // own tasks: give them a turn before the result goes back.
         tokio::task::yield_now().await;
-        match answer {
-            Ok(ServerResult::CallToolResult(result)) => self.output_of(result),
-            Ok(_) => Err(ToolError::execution(
-                "the MCP server answered the call with something else than a result",
-            )),
-            Err(error) => Err(ToolError::execution(format!(
-                "the MCP server failed the call: {error}"
-            ))),
+        answer.map_err(|error| {
+            ToolError::execution(format!("the MCP server failed the call: {error}"))
+        })
+    }
+
+    /// The client's answers to a round's questions, by their keys: the
+    /// connection's sampling and elicitation answerers say them; roots are
+    /// none.
+    async fn answer_round(
+        &self,
+        asked: Option<rmcp::model::InputRequests>,
+    ) -> ToolResult<rmcp::model::InputResponses> {
+        use rmcp::model::InputRequest;
+
+        let answerers = &self.service.service().1;
+        let mut answers = rmcp::model::InputResponses::new();
+        for (key, request) in asked.unwrap_or_default() {
+            let answer = match request {
+                InputRequest::CreateMessage(request) => answerers
+                    .sample(request.params)
+                    .await
+                    .map(|result| serde_json::to_value(result).unwrap_or_default()),
+                InputRequest::Elicitation(request) => answerers
+                    .elicit(request.params)
+                    .await
+                    .map(|result| serde_json::to_value(result).unwrap_or_default()),
+                InputRequest::ListRoots(_) => Ok(serde_json::json!({ "roots": [] })),
+                _ => Err(rmcp::ErrorData::invalid_request(
+                    "a kind of input request this client does not know",
+                    None,
+                )),
+            }
+            .map_err(|error| {
+                ToolError::execution(format!(
+                    "the MCP server asked what this client cannot answer: {}",
+                    error.message
+                ))
+            })?;
+            answers.insert(key, answer);
         }
+        Ok(answers)
     }
 }
