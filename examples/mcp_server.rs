@@ -131,8 +131,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let port: u16 = port.parse()?;
             let mut options = HttpOptions::default();
             options.bearer_token = std::env::var("BEHEST_MCP_TOKEN").ok();
-            eprintln!("serving MCP at http://127.0.0.1:{port}/mcp");
             let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+            // Port 0 takes a free one: this line names it.
+            eprintln!("serving MCP at http://{}/mcp", listener.local_addr()?);
             serve(listener, server).options(&options).await?;
         }
         [] => server.serve_stdio().await?,

@@ -3,7 +3,8 @@
 //! (every active server scenario of the newest stable kit and of the
 //! newest prerelease, at each protocol version the kit tests that behest
 //! serves) and `examples/mcp_conformance_client.rs` (the client scenarios
-//! that need no authorization), with no expected failures. The kits and a Node to run them are
+//! that need no authorization), with no expected failures; and the
+//! scenarios any server must pass against `examples/mcp_server.rs`. The kits and a Node to run them are
 //! installed by `.ci/test-all` (`BEHEST_NODE`, `BEHEST_CONFORMANCE`,
 //! `BEHEST_CONFORMANCE_NEXT`); without them the tests say "skipped".
 #![cfg(feature = "mcp")]
@@ -247,4 +248,66 @@ fn the_prerelease_kit_passes_the_client_scenarios_without_authorization() {
             "json-schema-ref-no-deref",
         ],
     );
+}
+
+/// The kit's scenarios that ask nothing of a server's own tools, against
+/// the quickstart's server (`examples/mcp_server.rs --http`): what any
+/// behest server answers, it answers as the kit wants.
+#[test]
+fn the_example_server_passes_the_scenarios_any_server_must() {
+    let (node, kit, binary) = match kit("BEHEST_CONFORMANCE_NEXT", "mcp_server") {
+        Ok(found) => found,
+        Err(skipped) => {
+            eprintln!("{skipped}");
+            return;
+        }
+    };
+    let mut child = Command::new(&binary)
+        .args(["--http", "0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the example starts");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut url = None;
+    let mut line = String::new();
+    while url.is_none() && stderr.read_line(&mut line).is_ok_and(|read| read > 0) {
+        url = line
+            .trim()
+            .strip_prefix("serving MCP at ")
+            .map(str::to_owned);
+        line.clear();
+    }
+    // Its log goes on: read, so that a full pipe never holds it up.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let server = Server {
+        child,
+        url: url.expect("the example says where it serves"),
+    };
+    let scratch = scratch_dir("example");
+    for scenario in [
+        "server-initialize",
+        "ping",
+        "logging-set-level",
+        "tools-list",
+        "server-sse-multiple-streams",
+        "dns-rebinding-protection",
+    ] {
+        let (success, printed) = run_kit(
+            &node,
+            &kit,
+            &["server", "--url", &server.url, "--scenario", scenario],
+            &scratch,
+        );
+        let passed = printed
+            .lines()
+            .find(|line| line.starts_with("Passed: "))
+            .unwrap_or_else(|| panic!("{scenario}: the kit printed no result:\n{printed}"));
+        eprintln!("mcp_server {scenario}: {passed}");
+        assert!(
+            success && passed.contains(" 0 failed"),
+            "{scenario}: {passed}\n{printed}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
 }
