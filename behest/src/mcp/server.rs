@@ -918,11 +918,11 @@ impl ServerHandler for McpServer {
         let cursor = request.and_then(|params| params.cursor);
         let (start, end, next) =
             catalog_wire::page(tools.len(), cursor.as_deref(), self.page_size)?;
+        // A page is a complete result too (`resultType`, which 2026-07-28
+        // requires and rmcp leaves out for older clients); `nextCursor`
+        // says more follow.
         let mut result = ListToolsResult::with_all_items(tools[start..end].to_vec());
-        if next.is_some() {
-            result.next_cursor = next;
-            result.result_type = None;
-        }
+        result.next_cursor = next;
         Ok(result)
     }
 
