@@ -12,7 +12,9 @@
 //!
 //! The client connects, lists the server's tools and calls each, its
 //! required arguments made from the tool's schema (a number where it asks
-//! for one, text otherwise). It accepts every form the server puts to its user,
+//! for one, text otherwise); the kit's `json_schema_echo` gets the input
+//! schema the client read for the server's other tool, as the kit asks, so
+//! that it sees what the client kept. It accepts every form the server puts to its user,
 //! leaving each field to the form's default, and answers sampling with a
 //! scripted model. `tests/mcp_conformance.rs` runs the kit's scenarios
 //! against it.
@@ -20,6 +22,9 @@
 use behest::mcp::{ConnectOptions, FormAnswer, FormRequest, McpClient};
 use behest::{ScriptedModel, ScriptedTurn};
 use serde_json::{json, Map, Value};
+
+/// The kit's tool that echoes a schema back (`json-schema-2020-12-preservation`).
+const ECHO: &str = "json_schema_echo";
 
 /// Arguments for a tool whose input schema is `schema`: each required
 /// property a value of its type, the others left out.
@@ -71,11 +76,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         });
     let client = McpClient::http_with(&url, &options).await?;
     let tools = client.peer().list_all_tools().await?;
-    for tool in tools {
+    // The kit's echo tool gets, as it asks, the input schema the client
+    // read for the server's other tool: it checks that nothing was lost.
+    let other_schema = tools
+        .iter()
+        .find(|tool| tool.name != ECHO)
+        .map(|tool| serde_json::to_value(&*tool.input_schema))
+        .transpose()?;
+    for tool in &tools {
         let schema = serde_json::to_value(&*tool.input_schema)?;
+        let arguments = match (&*tool.name, &other_schema) {
+            (ECHO, Some(other)) => json!({ "schema": other })
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            _ => arguments_for(&schema),
+        };
         // A server may refuse a call (a scenario that only lists tools):
         // its answer, not the client's failure.
-        match client.call(&tool.name, arguments_for(&schema)).await {
+        match client.call(&tool.name, arguments).await {
             Ok(result) => eprintln!("{}: {}", tool.name, serde_json::to_string(&result)?),
             Err(error) => eprintln!("{}: refused: {error}", tool.name),
         }

@@ -234,6 +234,15 @@ fn the_stable_kit_passes_the_client_scenarios_without_authorization() {
 #[test]
 fn the_prerelease_kit_passes_the_client_scenarios_without_authorization() {
     client_passes("BEHEST_CONFORMANCE_NEXT", "2025-11-25", &CLIENT_SCENARIOS);
+    // What the client keeps of a tool's JSON Schema 2020-12, at both
+    // versions.
+    for version in ["2025-11-25", "2026-07-28"] {
+        client_passes(
+            "BEHEST_CONFORMANCE_NEXT",
+            version,
+            &["json-schema-2020-12-preservation"],
+        );
+    }
     // The client speaking 2026-07-28, as the kit asks it to
     // (`MCP_CONFORMANCE_PROTOCOL_VERSION`).
     client_passes(
