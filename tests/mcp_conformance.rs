@@ -145,6 +145,20 @@ fn run_kit(node: &Path, kit: &Path, args: &[&str], scratch: &Path) -> (bool, Str
     (output.status.success(), printed)
 }
 
+/// Asserts that the kit's run of one scenario, said as `what`, passed
+/// every check: it succeeded, and its `Passed:` line counts no failure.
+fn every_check_passed(what: &str, success: bool, printed: &str) {
+    let passed = printed
+        .lines()
+        .find(|line| line.starts_with("Passed: "))
+        .unwrap_or_else(|| panic!("{what}: the kit printed no result:\n{printed}"));
+    eprintln!("{what}: {passed}");
+    assert!(
+        success && passed.contains(" 0 failed"),
+        "{what}: {passed}\n{printed}"
+    );
+}
+
 /// A folder of the test's own for the kit to run in.
 fn scratch_dir(version: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
@@ -213,14 +227,10 @@ fn client_passes(kit_variable: &str, version: &str, scenarios: &[&str]) {
             ],
             &scratch,
         );
-        let passed = printed
-            .lines()
-            .find(|line| line.starts_with("Passed: "))
-            .unwrap_or_else(|| panic!("{scenario}: the kit printed no result:\n{printed}"));
-        eprintln!("{kit_variable} client {scenario} at {version}: {passed}");
-        assert!(
-            success && passed.contains(" 0 failed"),
-            "{scenario}: {passed}\n{printed}"
+        every_check_passed(
+            &format!("{kit_variable} client {scenario} at {version}"),
+            success,
+            &printed,
         );
         let _ = std::fs::remove_dir_all(&scratch);
     }
@@ -308,15 +318,7 @@ fn the_example_server_passes_the_scenarios_any_server_must() {
             &["server", "--url", &server.url, "--scenario", scenario],
             &scratch,
         );
-        let passed = printed
-            .lines()
-            .find(|line| line.starts_with("Passed: "))
-            .unwrap_or_else(|| panic!("{scenario}: the kit printed no result:\n{printed}"));
-        eprintln!("mcp_server {scenario}: {passed}");
-        assert!(
-            success && passed.contains(" 0 failed"),
-            "{scenario}: {passed}\n{printed}"
-        );
+        every_check_passed(&format!("mcp_server {scenario}"), success, &printed);
     }
     let _ = std::fs::remove_dir_all(&scratch);
 }

@@ -46,6 +46,19 @@ async fn client(options: ConnectOptions) -> McpClient {
     McpClient::connect_with(client_end, &options).await.unwrap()
 }
 
+/// `options` answering sampling with "forty-two", and forms with the name
+/// Ann (the age left to its default, 30).
+fn answering(options: ConnectOptions) -> ConnectOptions {
+    options
+        .sampling(ScriptedModel::new([ScriptedTurn::text("forty-two")]))
+        .elicitation(|form: FormRequest| async move {
+            assert_eq!(form.schema["properties"]["age"]["default"], 30);
+            let mut given = Map::new();
+            given.insert("name".to_owned(), json!("Ann"));
+            FormAnswer::Accept(given)
+        })
+}
+
 async fn call(client: &McpClient, name: &'static str, arguments: serde_json::Value) -> String {
     let arguments = arguments.as_object().cloned().unwrap_or_default();
     crate::server::text_of(&client.call(name, arguments).await.unwrap())
@@ -53,15 +66,7 @@ async fn call(client: &McpClient, name: &'static str, arguments: serde_json::Val
 
 #[tokio::test]
 async fn a_client_answers_sampling_with_its_model_and_forms_with_their_defaults() {
-    let options = ConnectOptions::default()
-        .sampling(ScriptedModel::new([ScriptedTurn::text("forty-two")]))
-        .elicitation(|form: FormRequest| async move {
-            assert_eq!(form.schema["properties"]["age"]["default"], 30);
-            let mut given = Map::new();
-            given.insert("name".to_owned(), json!("Ann"));
-            FormAnswer::Accept(given)
-        });
-    let client = client(options).await;
+    let client = client(answering(ConnectOptions::default())).await;
     assert_eq!(
         call(
             &client,
@@ -90,15 +95,7 @@ async fn a_client_without_answerers_is_not_asked() {
 /// rounds: the client answers them the same way.
 #[tokio::test]
 async fn under_the_newest_protocol_the_client_answers_in_rounds() {
-    let options = ConnectOptions::default()
-        .newest_protocol()
-        .sampling(ScriptedModel::new([ScriptedTurn::text("forty-two")]))
-        .elicitation(|_form: FormRequest| async move {
-            let mut given = Map::new();
-            given.insert("name".to_owned(), json!("Ann"));
-            FormAnswer::Accept(given)
-        });
-    let client = client(options).await;
+    let client = client(answering(ConnectOptions::default().newest_protocol())).await;
     assert_eq!(
         client
             .peer()

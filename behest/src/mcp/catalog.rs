@@ -92,6 +92,15 @@ type Read = Arc<
 >;
 type Complete = Arc<dyn Fn(String) -> BoxFuture<'static, Vec<String>> + Send + Sync>;
 
+/// `complete` as a resource or prompt keeps it.
+fn completer<F, Fut>(complete: F) -> Complete
+where
+    F: Fn(String) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Vec<String>> + Send + 'static,
+{
+    Arc::new(move |typed| Box::pin(complete(typed)))
+}
+
 /// Where a resource is: one URI, or the URIs a template makes.
 #[derive(Debug, Clone)]
 pub(crate) enum Address {
@@ -230,10 +239,8 @@ impl Resource {
                 template.variables().collect::<Vec<_>>().join(", ")
             )));
         }
-        self.completions.insert(
-            variable.to_owned(),
-            Arc::new(move |typed| Box::pin(complete(typed))),
-        );
+        self.completions
+            .insert(variable.to_owned(), completer(complete));
         Ok(self)
     }
 
@@ -426,10 +433,8 @@ impl Prompt {
                 self.name
             )));
         }
-        self.completions.insert(
-            argument.to_owned(),
-            Arc::new(move |typed| Box::pin(complete(typed))),
-        );
+        self.completions
+            .insert(argument.to_owned(), completer(complete));
         Ok(self)
     }
 

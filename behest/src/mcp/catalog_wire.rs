@@ -68,16 +68,7 @@ pub(crate) fn list_resources(
     cursor: Option<&str>,
     size: usize,
 ) -> Result<ListResourcesResult, ErrorData> {
-    let (start, end, next) = page(catalog.resources.len(), cursor, size)?;
-    let resources: Vec<Value> = catalog.resources[start..end]
-        .iter()
-        .map(|resource| listed(resource, "uri"))
-        .collect();
-    typed(with(
-        json!({ "resources": resources }),
-        "nextCursor",
-        next.as_ref(),
-    ))
+    list_page(&catalog.resources, ("resources", "uri"), cursor, size)
 }
 
 /// A page of the catalog's resource templates.
@@ -86,16 +77,28 @@ pub(crate) fn list_templates(
     cursor: Option<&str>,
     size: usize,
 ) -> Result<ListResourceTemplatesResult, ErrorData> {
-    let (start, end, next) = page(catalog.templates.len(), cursor, size)?;
-    let templates: Vec<Value> = catalog.templates[start..end]
+    list_page(
+        &catalog.templates,
+        ("resourceTemplates", "uriTemplate"),
+        cursor,
+        size,
+    )
+}
+
+/// A page of `resources` as the list `keys.0` holds them, each with its
+/// URI under `keys.1`.
+fn list_page<T: serde::de::DeserializeOwned>(
+    resources: &[Resource],
+    (list, uri_key): (&str, &str),
+    cursor: Option<&str>,
+    size: usize,
+) -> Result<T, ErrorData> {
+    let (start, end, next) = page(resources.len(), cursor, size)?;
+    let listed: Vec<Value> = resources[start..end]
         .iter()
-        .map(|resource| listed(resource, "uriTemplate"))
+        .map(|resource| listed(resource, uri_key))
         .collect();
-    typed(with(
-        json!({ "resourceTemplates": templates }),
-        "nextCursor",
-        next.as_ref(),
-    ))
+    typed(with(json!({ list: listed }), "nextCursor", next.as_ref()))
 }
 
 /// That no resource is at `uri` (MCP's -32002).

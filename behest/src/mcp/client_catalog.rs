@@ -72,6 +72,19 @@ fn json_of<T: serde::Serialize>(value: &T, what: &str) -> Result<Value, McpClien
         .map_err(|error| McpClientError::Catalog(format!("{what} could not be read: {error}")))
 }
 
+/// The entries of a list the server gave for `what` (or its refusal), as
+/// JSON.
+fn entries<T: serde::Serialize, E: std::fmt::Display>(
+    listed: Result<Vec<T>, E>,
+    what: &str,
+) -> Result<Vec<Value>, McpClientError> {
+    let listed = listed.map_err(|error| McpClientError::Catalog(format!("{what}: {error}")))?;
+    match json_of(&listed, what)? {
+        Value::Array(entries) => Ok(entries),
+        _ => Ok(Vec::new()),
+    }
+}
+
 /// A resource's contents as MCP gives them (`text` or `blob`).
 fn content_of(contents: &Value) -> ResourceContent {
     let content = match text(contents, "blob") {
@@ -123,16 +136,9 @@ impl McpClient {
     /// [`McpClientError::Catalog`] when the server refuses or the list
     /// cannot be read.
     pub async fn resources(&self) -> Result<Vec<ListedResource>, McpClientError> {
-        let resources = self
-            .peer()
-            .list_all_resources()
-            .await
-            .map_err(|error| McpClientError::Catalog(format!("resources/list: {error}")))?;
-        let resources = json_of(&resources, "resources/list")?;
+        let resources = entries(self.peer().list_all_resources().await, "resources/list")?;
         Ok(resources
-            .as_array()
-            .into_iter()
-            .flatten()
+            .iter()
             .map(|resource| listed(resource, "uri"))
             .collect())
     }
@@ -143,18 +149,12 @@ impl McpClient {
     /// # Errors
     /// As [`resources`](Self::resources).
     pub async fn resource_templates(&self) -> Result<Vec<ListedResource>, McpClientError> {
-        let templates = self
-            .peer()
-            .list_all_resource_templates()
-            .await
-            .map_err(|error| {
-                McpClientError::Catalog(format!("resources/templates/list: {error}"))
-            })?;
-        let templates = json_of(&templates, "resources/templates/list")?;
+        let templates = entries(
+            self.peer().list_all_resource_templates().await,
+            "resources/templates/list",
+        )?;
         Ok(templates
-            .as_array()
-            .into_iter()
-            .flatten()
+            .iter()
             .map(|template| listed(template, "uriTemplate"))
             .collect())
     }
@@ -184,16 +184,9 @@ impl McpClient {
     /// # Errors
     /// As [`resources`](Self::resources).
     pub async fn prompts(&self) -> Result<Vec<ListedPrompt>, McpClientError> {
-        let prompts = self
-            .peer()
-            .list_all_prompts()
-            .await
-            .map_err(|error| McpClientError::Catalog(format!("prompts/list: {error}")))?;
-        let prompts = json_of(&prompts, "prompts/list")?;
+        let prompts = entries(self.peer().list_all_prompts().await, "prompts/list")?;
         Ok(prompts
-            .as_array()
-            .into_iter()
-            .flatten()
+            .iter()
             .map(|prompt| ListedPrompt {
                 name: text(prompt, "name").unwrap_or_default(),
                 title: text(prompt, "title"),
