@@ -628,8 +628,15 @@ async fn fifty_runs_on(cluster: bool) {
     for id in &ids {
         calls.push(waiting_for_an_answer(&client, id).await);
     }
-    // Every run has had its tallies, each once.
-    assert_eq!(counted(&counts, "tally"), 2 * RUNS);
+    // Every run has had its tallies. `tally` is idempotent: a step whose
+    // result Restate had not yet stored when it restarted an attempt (a
+    // cluster moving a partition's leader does) may run again, as Restate's
+    // `run` promises; that is rare, and counted here.
+    let tallied = counted(&counts, "tally");
+    assert!(
+        (2 * RUNS..=2 * RUNS + RUNS / 5).contains(&tallied),
+        "{tallied} tallies for {RUNS} runs of two"
+    );
     for (n, (id, call_id)) in ids.iter().zip(&calls).enumerate() {
         if n == RUNS / 2 {
             first.kill().await;
@@ -661,7 +668,8 @@ async fn fifty_runs_on(cluster: bool) {
             "{id}"
         );
     }
-    assert_eq!(counted(&counts, "tally"), 2 * RUNS);
+    // No tally stored before the crash ran again after it.
+    assert_eq!(counted(&counts, "tally"), tallied);
     // Each run's last turn was asked at least once; only a turn in flight
     // on the killed process is asked again.
     let model = counted(&counts, "model");
