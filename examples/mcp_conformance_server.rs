@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use behest::mcp::http::{serve, HttpOptions};
 use behest::mcp::{
-    prompt, resource, Elicitation, McpCaller, McpCatalog, McpLogLayer, McpServer, Prompt,
-    PromptContent, PromptMessage, PromptRole, Resource, ResourceContent,
+    prompt, resource, Elicitation, McpCaller, McpCatalog, McpLogLayer, McpServer, McpTasks, Prompt,
+    PromptContent, PromptMessage, PromptRole, Resource, ResourceContent, TaskSupport,
 };
 use behest::prelude::*;
 use behest::tool::{Attachment, MediaSource};
@@ -174,6 +174,104 @@ async fn test_elicitation_sep1330_enums(#[ctx] cx: ToolContext) -> Result<String
     }, "required": []});
     let message = "Please select options from the enum fields";
     answered(mcp_caller(&cx)?.elicit_form(message, form).await?)
+}
+
+// The tasks extension's fixtures (`io.modelcontextprotocol/tasks`): which
+// answer with tasks is said in `main`, not here.
+
+/// Greets, at once.
+#[tool(read_only)]
+fn greet(
+    /// Whom to greet.
+    name: String,
+) -> String {
+    format!("Hello, {name}!")
+}
+
+/// Computes for `seconds` seconds.
+#[tool(read_only, timeout = "10m")]
+async fn slow_compute(
+    /// How long the computation takes.
+    seconds: u64,
+    /// A label for the result.
+    label: Option<String>,
+) -> String {
+    tokio::time::sleep(Duration::from_secs(seconds)).await;
+    format!(
+        "Computed {} in {seconds} s",
+        label.as_deref().unwrap_or("a result")
+    )
+}
+
+/// Fails after a second, as a tool's error.
+#[tool(read_only)]
+async fn failing_job() -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err(ToolError::execution("the job failed, on purpose"))
+}
+
+/// Panics: its task fails with a protocol error.
+#[tool(read_only)]
+async fn protocol_error_job() -> String {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    panic!("the job broke, on purpose")
+}
+
+/// A yes or no.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Confirmation {
+    /// Yes to go on.
+    confirm: bool,
+}
+
+/// Deletes a file once the user confirms.
+#[tool]
+async fn confirm_delete(
+    /// The file to delete.
+    filename: String,
+    #[ctx] cx: ToolContext,
+) -> Result<String, ToolError> {
+    let caller = mcp_caller(&cx)?;
+    let asked = format!("Delete {filename}?");
+    Ok(match caller.elicit::<Confirmation>(asked).await? {
+        Elicitation::Accepted(Confirmation { confirm: true }) => format!("Deleted {filename}"),
+        _ => format!("Kept {filename}"),
+    })
+}
+
+/// A name.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Named {
+    /// The name.
+    name: String,
+}
+
+/// Asks two questions at once.
+#[tool(read_only)]
+async fn multi_input(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let caller = mcp_caller(&cx)?;
+    let (first, second) = futures::join!(
+        caller.elicit::<Named>("The first name?"),
+        caller.elicit::<Named>("The second name?")
+    );
+    let name = |answer: Elicitation<Named>| match answer {
+        Elicitation::Accepted(Named { name }) => name,
+        _ => "nobody".to_owned(),
+    };
+    Ok(format!("Got {} and {}", name(first?), name(second?)))
+}
+
+/// Asks the user's name in its request, then goes on as a task.
+#[tool(read_only)]
+async fn test_tool_with_task(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let caller = mcp_caller(&cx)?;
+    let name = match caller.elicit::<Named>("What is your name?").await? {
+        Elicitation::Accepted(Named { name }) => name,
+        _ => "stranger".to_owned(),
+    };
+    caller.continue_as_task().await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    Ok(format!("Hello, {name}, from a task"))
 }
 
 /// A tool whose arguments' schema is written by hand in JSON Schema
@@ -357,10 +455,26 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with(TestElicitation)?
         .with(TestElicitationSep1034Defaults)?
         .with(TestElicitationSep1330Enums)?
-        .with(JsonSchema202012Tool)?;
+        .with(JsonSchema202012Tool)?
+        .with(Greet)?
+        .with(SlowCompute)?
+        .with(FailingJob)?
+        .with(ProtocolErrorJob)?
+        .with(ConfirmDelete)?
+        .with(MultiInput)?
+        .with(TestToolWithTask)?;
+    let tasks = McpTasks::new()
+        .tool("slow_compute", TaskSupport::Optional)
+        .tool("failing_job", TaskSupport::Required)
+        .tool("protocol_error_job", TaskSupport::Optional)
+        .tool("confirm_delete", TaskSupport::Optional)
+        .tool("multi_input", TaskSupport::Optional)
+        .deferred_tool("test_tool_with_task", TaskSupport::Required)
+        .poll_interval(Duration::from_millis(200));
     let server = McpServer::new(ToolRuntime::new(registry))?
         .named("behest-conformance-server", env!("CARGO_PKG_VERSION"))
-        .catalog(catalog()?);
+        .catalog(catalog()?)
+        .tasks(tasks)?;
     // Port 0 takes a free one; the first line printed names it.
     let port: u16 = match std::env::args().nth(1) {
         Some(port) => port.parse()?,

@@ -191,6 +191,44 @@ fn the_prerelease_kit_passes_every_active_server_scenario() {
     );
 }
 
+/// Kit 0.2.0-alpha.12's tasks extension (`io.modelcontextprotocol/tasks`,
+/// over protocol 2026-07-28): every scenario the kit lists for it, each
+/// against the server's task tools; at least the ten it has now.
+#[test]
+fn the_prerelease_kit_passes_the_tasks_extension() {
+    let (node, kit, binary) = match kit("BEHEST_CONFORMANCE_NEXT", "mcp_conformance_server") {
+        Ok(found) => found,
+        Err(skipped) => {
+            eprintln!("{skipped}");
+            return;
+        }
+    };
+    let scratch = scratch_dir("tasks");
+    let (listed, printed) = run_kit(&node, &kit, &["list", "--server"], &scratch);
+    assert!(listed, "the kit lists its scenarios:\n{printed}");
+    let scenarios: Vec<&str> = printed
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("- "))
+        .filter(|line| line.starts_with("tasks-") && line.ends_with("[extension]"))
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert!(
+        scenarios.len() >= 10,
+        "the kit's tasks scenarios: {scenarios:?}"
+    );
+    let server = start(&binary);
+    for scenario in scenarios {
+        let (success, printed) = run_kit(
+            &node,
+            &kit,
+            &["server", "--url", &server.url, "--scenario", scenario],
+            &scratch,
+        );
+        every_check_passed(&format!("tasks {scenario}"), success, &printed);
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
 /// The kit's client scenarios that need no authorization, each against
 /// `examples/mcp_conformance_client.rs`.
 const CLIENT_SCENARIOS: [&str; 4] = [

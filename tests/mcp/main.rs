@@ -9,3 +9,4 @@ mod answers;
 mod catalog;
 mod server;
 mod sessions;
+mod tasks;

@@ -213,6 +213,42 @@ impl McpCaller {
 }
 
 impl McpCaller {
+    /// Has the rest of this call run as a task, when its tool was given to
+    /// [`McpTasks::deferred_tool`](super::McpTasks::deferred_tool) and its
+    /// client declared the tasks extension: the request answers with the
+    /// task now, and the client polls `tasks/get` for the result (and the
+    /// tool's later questions). True when the call is a task from here on
+    /// (or was already); false when it goes on in its request, as before.
+    ///
+    /// ```
+    /// use behest::mcp::{Elicitation, McpCaller};
+    /// use behest::{tool, ToolContext, ToolError};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Confirm {
+    ///     confirm: bool,
+    /// }
+    ///
+    /// /// Re-index every document, once the user agrees.
+    /// #[tool]
+    /// async fn reindex(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    ///     let caller = cx.extension::<McpCaller>().ok_or_else(|| ToolError::execution("no MCP caller"))?;
+    ///     let agreed = caller.elicit::<Confirm>("Re-index everything?").await;
+    ///     if !matches!(agreed, Ok(Elicitation::Accepted(Confirm { confirm: true }))) {
+    ///         return Ok("left as it was".to_owned());
+    ///     }
+    ///     caller.continue_as_task().await;
+    ///     // ... the long work ...
+    ///     Ok("re-indexed".to_owned())
+    /// }
+    /// ```
+    pub async fn continue_as_task(&self) -> bool {
+        match &self.asker {
+            Some(asker) => asker.continue_as_task().await,
+            None => false,
+        }
+    }
+
     /// Whether there is a client to ask that declared `capability`.
     fn declared(
         &self,

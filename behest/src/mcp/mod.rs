@@ -12,6 +12,7 @@
 
 mod answers;
 mod ask;
+mod call_result;
 mod catalog;
 mod catalog_wire;
 pub mod client;
@@ -31,6 +32,8 @@ mod serve;
 mod server;
 #[cfg(feature = "mcp-http")]
 mod sessions;
+mod task_store;
+mod tasks;
 pub(crate) mod uri_template;
 
 pub use answers::{FormAnswer, FormRequest};
@@ -45,6 +48,7 @@ pub use client::{
 pub use client_catalog::{ListedArgument, ListedPrompt, ListedResource};
 pub use log::McpLogLayer;
 pub use server::{serve_stdio, McpCaller, McpServeError, McpServer, NEWEST_PROTOCOL_VERSION};
+pub use tasks::{McpTasks, McpTasksError, TaskSupport};
 pub use uri_template::{UriTemplate, UriTemplateError, MAX_URI_BYTES};
 
 /// Makes a function an MCP resource: `#[resource("docs://readme")]` at a

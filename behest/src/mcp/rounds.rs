@@ -44,9 +44,19 @@ pub(crate) struct Ask {
     pub(crate) answer: oneshot::Sender<Result<Value, McpAskError>>,
 }
 
+/// What a running call tells whoever drives it: a request's rounds, or
+/// its task.
+pub(crate) enum Signal {
+    /// A question for the client (boxed: the other signal is a word).
+    Ask(Box<Ask>),
+    /// The tool would have the rest of the call run as a task; the answer
+    /// says whether it does.
+    ContinueAsTask(oneshot::Sender<bool>),
+}
+
 /// The way a call's questions reach the request that drives it.
 #[derive(Clone)]
-pub(crate) struct Asker(mpsc::UnboundedSender<Ask>);
+pub(crate) struct Asker(mpsc::UnboundedSender<Signal>);
 
 impl Asker {
     /// Puts `request` to the client in the call's next round and waits for
@@ -54,11 +64,22 @@ impl Asker {
     pub(crate) async fn ask(&self, request: InputRequest) -> Result<Value, McpAskError> {
         let (answer, answered) = oneshot::channel();
         self.0
-            .send(Ask { request, answer })
+            .send(Signal::Ask(Box::new(Ask { request, answer })))
             .map_err(|_| McpAskError::Request("the call's request has ended".to_owned()))?;
         answered.await.map_err(|_| {
             McpAskError::Request("the client did not answer before the call ended".to_owned())
         })?
+    }
+
+    /// Asks that the rest of the call run as a task: whether it does (the
+    /// call's tool takes tasks that begin at its word, and its client
+    /// declared the tasks extension), or already did.
+    pub(crate) async fn continue_as_task(&self) -> bool {
+        let (answer, answered) = oneshot::channel();
+        if self.0.send(Signal::ContinueAsTask(answer)).is_err() {
+            return false;
+        }
+        answered.await.unwrap_or(false)
     }
 }
 
@@ -66,7 +87,7 @@ impl Asker {
 /// timeout and cancellation hold while it waits for answers.
 pub(crate) struct InFlight {
     running: JoinHandle<ToolCallResult>,
-    asks: mpsc::UnboundedReceiver<Ask>,
+    signals: mpsc::UnboundedReceiver<Signal>,
     /// Cancels the call (the runtime gives it its grace).
     pub(crate) token: CancellationToken,
     /// Where its log messages go: the request of the round.
@@ -80,6 +101,17 @@ pub(crate) enum Round {
     /// The call asked: these questions go to the client, which retries
     /// with its answers and this `requestState`.
     Asked(InputRequiredResult),
+    /// The tool would have the rest of the call run as a task, which the
+    /// request may start: the call, and where to say that it did.
+    ToTask(InFlight, oneshot::Sender<bool>),
+}
+
+/// What a call did next.
+pub(crate) enum Next {
+    /// It finished (or its task died, said as why).
+    Finished(Result<ToolCallResult, String>),
+    /// It signalled.
+    Signal(Signal),
 }
 
 impl InFlight {
@@ -89,17 +121,32 @@ impl InFlight {
         token: CancellationToken,
         log: Arc<ClientLog>,
     ) -> Self {
-        let (sender, asks) = mpsc::unbounded_channel();
+        let (sender, signals) = mpsc::unbounded_channel();
         Self {
             running: tokio::spawn(running(Asker(sender))),
-            asks,
+            signals,
             token,
             log,
         }
     }
 
+    /// Waits for the call to finish or signal.
+    pub(crate) async fn next(&mut self) -> Next {
+        tokio::select! {
+            result = Self::result(&mut self.running) => Next::Finished(result),
+            Some(signal) = self.signals.recv() => Next::Signal(signal),
+        }
+    }
+
+    /// A signal the call sent already, if any.
+    pub(crate) fn signalled(&mut self) -> Option<Signal> {
+        self.signals.try_recv().ok()
+    }
+
     /// The call's result; a task that panicked or was aborted says so.
-    async fn result(running: &mut JoinHandle<ToolCallResult>) -> Result<ToolCallResult, String> {
+    pub(crate) async fn result(
+        running: &mut JoinHandle<ToolCallResult>,
+    ) -> Result<ToolCallResult, String> {
         running.await.map_err(|error| error.to_string())
     }
 }
@@ -142,7 +189,8 @@ pub(crate) enum RoundError {
 impl Rounds {
     /// Runs `call` until it finishes, asks, or `cancelled` fires (then the
     /// call is cancelled and awaited). A call that asks waits here for the
-    /// client's retry, at most `wait`.
+    /// client's retry, at most `wait`. A call whose tool would go on as a
+    /// task is handed back when `may_become_task`, and told no otherwise.
     pub(crate) async fn drive(
         self: &Arc<Self>,
         mut call: InFlight,
@@ -150,23 +198,40 @@ impl Rounds {
         caller: Option<String>,
         cancelled: &CancellationToken,
         wait: Duration,
+        may_become_task: bool,
     ) -> Round {
-        let first = tokio::select! {
-            biased;
-            () = cancelled.cancelled() => {
-                call.token.cancel();
-                return Round::Done(finished(tool, InFlight::result(&mut call.running).await));
+        let first = loop {
+            let next = tokio::select! {
+                biased;
+                () = cancelled.cancelled() => {
+                    call.token.cancel();
+                    return Round::Done(finished(tool, InFlight::result(&mut call.running).await));
+                }
+                next = call.next() => next,
+            };
+            match next {
+                Next::Finished(result) => return Round::Done(finished(tool, result)),
+                Next::Signal(Signal::Ask(ask)) => break *ask,
+                Next::Signal(Signal::ContinueAsTask(answer)) if may_become_task => {
+                    return Round::ToTask(call, answer);
+                }
+                Next::Signal(Signal::ContinueAsTask(answer)) => {
+                    let _ = answer.send(false);
+                }
             }
-            result = InFlight::result(&mut call.running) => {
-                return Round::Done(finished(tool, result));
-            }
-            Some(ask) = call.asks.recv() => ask,
         };
         // Questions asked together (from tasks the tool joined) go in one
         // round.
         let mut asks = vec![first];
-        while let Ok(ask) = call.asks.try_recv() {
-            asks.push(ask);
+        while let Some(signal) = call.signalled() {
+            match signal {
+                Signal::Ask(ask) => asks.push(*ask),
+                // Asked beside a question: the question's round comes
+                // first, and the tool may ask again after it.
+                Signal::ContinueAsTask(answer) => {
+                    let _ = answer.send(false);
+                }
+            }
         }
         let mut requests = BTreeMap::new();
         let mut questions = Vec::new();
@@ -285,7 +350,7 @@ fn longest_waiting(
 }
 
 /// The call's result, or, if its task died, an error result naming why.
-fn finished(tool: &str, result: Result<ToolCallResult, String>) -> ToolCallResult {
+pub(crate) fn finished(tool: &str, result: Result<ToolCallResult, String>) -> ToolCallResult {
     result.unwrap_or_else(|reason| ToolCallResult {
         call_id: String::new(),
         tool_name: tool.to_owned(),
@@ -296,7 +361,7 @@ fn finished(tool: &str, result: Result<ToolCallResult, String>) -> ToolCallResul
 }
 
 /// A handle nobody can guess: 128 bits from the operating system.
-fn fresh_handle() -> String {
+pub(crate) fn fresh_handle() -> String {
     let mut bytes = [0u8; 16];
     if let Err(error) = getrandom::fill(&mut bytes) {
         // No randomness from the OS: a handle still unique in this process,
@@ -374,7 +439,7 @@ mod tests {
         let never = CancellationToken::new();
         let call = asking_call(None);
         let Round::Asked(asked) = rounds
-            .drive(call, "who", Some("ada".into()), &never, LONG)
+            .drive(call, "who", Some("ada".into()), &never, LONG, false)
             .await
         else {
             panic!("the call asked");
@@ -404,7 +469,7 @@ mod tests {
             .unwrap();
         assert_eq!(rounds.waiting(), 0);
         let Round::Done(result) = rounds
-            .drive(call, "who", Some("ada".into()), &never, LONG)
+            .drive(call, "who", Some("ada".into()), &never, LONG, false)
             .await
         else {
             panic!("the call finished");
@@ -419,7 +484,7 @@ mod tests {
         let rounds = Arc::new(Rounds::default());
         let never = CancellationToken::new();
         let Round::Asked(asked) = rounds
-            .drive(asking_call(None), "who", None, &never, LONG)
+            .drive(asking_call(None), "who", None, &never, LONG, false)
             .await
         else {
             panic!("the call asked");
@@ -427,7 +492,7 @@ mod tests {
         let call = rounds
             .resume(&asked.request_state.unwrap(), "who", None, None)
             .unwrap();
-        let Round::Done(result) = rounds.drive(call, "who", None, &never, LONG).await else {
+        let Round::Done(result) = rounds.drive(call, "who", None, &never, LONG, false).await else {
             panic!("the call finished");
         };
         let text = result.outcome.unwrap().text.unwrap_or_default();
@@ -443,7 +508,14 @@ mod tests {
         let (cancelled, seen) = oneshot::channel();
         let wait = Duration::from_secs(5);
         let Round::Asked(_) = rounds
-            .drive(asking_call(Some(cancelled)), "who", None, &never, wait)
+            .drive(
+                asking_call(Some(cancelled)),
+                "who",
+                None,
+                &never,
+                wait,
+                false,
+            )
             .await
         else {
             panic!("the call asked");
@@ -462,7 +534,14 @@ mod tests {
         let (cancelled, first_cancelled) = oneshot::channel();
         let mut first = Some(cancelled);
         let bob = rounds
-            .drive(asking_call(None), "who", Some("bob".into()), &never, LONG)
+            .drive(
+                asking_call(None),
+                "who",
+                Some("bob".into()),
+                &never,
+                LONG,
+                false,
+            )
             .await;
         assert!(matches!(bob, Round::Asked(_)));
         for _ in 0..=MOST_WAITING_PER_CALLER {
@@ -473,6 +552,7 @@ mod tests {
                     Some("ada".into()),
                     &never,
                     LONG,
+                    false,
                 )
                 .await;
             assert!(matches!(round, Round::Asked(_)));
@@ -491,7 +571,7 @@ mod tests {
         let cancelled = CancellationToken::new();
         cancelled.cancel();
         let Round::Done(result) = rounds
-            .drive(asking_call(None), "who", None, &cancelled, LONG)
+            .drive(asking_call(None), "who", None, &cancelled, LONG, false)
             .await
         else {
             panic!("a cancelled request parks nothing");

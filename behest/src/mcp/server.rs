@@ -5,12 +5,12 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
-    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, CompleteRequestParams,
+    CompleteResult, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
@@ -18,15 +18,17 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::call_result::tool_result;
 use super::catalog::McpCatalog;
 use super::catalog_wire;
 use super::log::ClientLog;
 use super::rounds::{Asker, InFlight, Round, Rounds, WAITS_FOR};
+use super::task_store::TaskStore;
+use super::tasks::{McpTasks, McpTasksError, TaskStart, TaskSupport, TaskTool};
 use crate::providers::{self, ExportError};
 use crate::runtime::{CallOptions, ToolCall, ToolCallResult, ToolRuntime};
 use crate::sync::lock;
 use crate::tool::ProgressSink;
-use crate::tool::ToolError;
 
 /// How many tools a `tools/list` page holds unless set.
 const PAGE_SIZE: usize = 100;
@@ -71,6 +73,9 @@ pub struct McpServer {
     /// (told when a resource changes).
     subscribed: Arc<std::sync::Mutex<Subscribed>>,
     subscribers: Arc<std::sync::Mutex<Vec<Subscriber>>>,
+    /// Which tools answer with tasks, and the tasks of every clone.
+    tasks: Arc<McpTasks>,
+    task_store: Arc<TaskStore>,
 }
 
 /// The resource URIs one client subscribed to.
@@ -143,6 +148,8 @@ impl Clone for McpServer {
             catalog: self.catalog.clone(),
             subscribed: Arc::default(),
             subscribers: self.subscribers.clone(),
+            tasks: self.tasks.clone(),
+            task_store: self.task_store.clone(),
         }
     }
 }
@@ -174,7 +181,29 @@ impl McpServer {
             catalog: Arc::default(),
             subscribed: Arc::default(),
             subscribers: Arc::default(),
+            tasks: Arc::default(),
+            task_store: Arc::default(),
         })
+    }
+
+    /// Makes the tools `tasks` names answer with tasks (the MCP tasks
+    /// extension, `io.modelcontextprotocol/tasks`, which the server then
+    /// declares): `tasks/get`, `tasks/update` and `tasks/cancel` are
+    /// served, for the caller who started each task. A name the runtime
+    /// has no tool of is an error.
+    pub fn tasks(mut self, tasks: McpTasks) -> Result<Self, McpTasksError> {
+        let served = self.served();
+        if let Some(tool) = tasks
+            .tool_names()
+            .find(|name| !served.by_name.contains_key(*name))
+        {
+            return Err(McpTasksError {
+                tool: tool.to_owned(),
+            });
+        }
+        self.tasks = Arc::new(tasks);
+        self.task_store = Arc::default();
+        Ok(self)
     }
 
     /// Serves `catalog`'s resources and prompts beside the tools
@@ -412,6 +441,7 @@ impl McpServer {
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
+        may_become_task: bool,
     ) -> Result<CallToolResponse, ErrorData> {
         let tool = request.name.to_string();
         // Stateless HTTP does not offer logging: no level is taken.
@@ -458,7 +488,14 @@ impl McpServer {
         let log = call.log.clone();
         let round = self
             .rounds
-            .drive(call, &tool, caller, &context.ct, WAITS_FOR)
+            .drive(
+                call,
+                &tool,
+                caller.clone(),
+                &context.ct,
+                WAITS_FOR,
+                may_become_task,
+            )
             .await;
         if let Some(forwarder) = forwarder {
             forwarder.finish().await;
@@ -473,7 +510,80 @@ impl McpServer {
         match round {
             Round::Done(result) => answer_of(result),
             Round::Asked(asked) => Ok(asked.into()),
+            Round::ToTask(call, answer) => {
+                let created = self.task_store.start(call, &tool, caller, &self.tasks)?;
+                let _ = answer.send(true);
+                Ok(CallToolResponse::Task(created))
+            }
         }
+    }
+
+    /// A call made a task at once: its questions wait in the task for
+    /// `tasks/update`, its result for `tasks/get`.
+    fn call_as_task(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let tool = request.name.to_string();
+        let caller = McpCaller::of(context, None).caller_key();
+        // No progress: the request that could carry it ends with the
+        // task's creation.
+        let (call, _) = Self::tool_call(request, context);
+        let token = CancellationToken::new();
+        let options = CallOptions {
+            cancellation: Some(token.clone()),
+            progress: None,
+            extensions: Default::default(),
+        };
+        let runtime = self.served().runtime.clone();
+        let log = Arc::new(ClientLog::default());
+        let scope = log.clone();
+        let context = context.clone();
+        let in_flight = InFlight::start(
+            |asker| {
+                let options = options.extension(McpCaller::of(&context, Some(asker)));
+                Box::pin(async move { scope.scope(runtime.call_with(call, options)).await })
+            },
+            token,
+            log,
+        );
+        let created = self
+            .task_store
+            .start(in_flight, &tool, caller, &self.tasks)?;
+        Ok(CallToolResponse::Task(created))
+    }
+
+    /// The caller of a `tasks/*` request, as the task that request names
+    /// must have been started by.
+    fn task_caller(context: &RequestContext<RoleServer>) -> Option<String> {
+        McpCaller::of(context, None).caller_key()
+    }
+}
+
+/// How a call of a task tool goes, given whether its client declared the
+/// tasks extension (for this request, or in its `initialize`).
+enum TaskRoute {
+    /// A task from the start.
+    Task,
+    /// In its request, with leave to become a task at the tool's word.
+    Deferred,
+    /// In its request, as any call.
+    Plain,
+}
+
+fn task_route(
+    tool: TaskTool,
+    declared: bool,
+    initialize_less: bool,
+) -> Result<TaskRoute, ErrorData> {
+    match (declared, tool.support, tool.start) {
+        (false, TaskSupport::Required, _) => Err(ErrorData::missing_required_client_capability(
+            ClientCapabilities::builder().enable_tasks().build(),
+        )),
+        (false, TaskSupport::Optional, _) => Ok(TaskRoute::Plain),
+        (true, _, TaskStart::AtItsWord) if initialize_less => Ok(TaskRoute::Deferred),
+        (true, _, _) => Ok(TaskRoute::Task),
     }
 }
 
@@ -485,33 +595,9 @@ fn is_initialize_less(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|version| !version.has_initialize())
 }
 
-/// The MCP answer to a finished call: an unknown tool is a protocol error
-/// (what rmcp's own servers answer); everything else, argument errors
-/// included, is a result the model reads.
+/// The MCP answer to a finished call (see [`tool_result`]).
 fn answer_of(result: ToolCallResult) -> Result<CallToolResponse, ErrorData> {
-    if let Err(error @ ToolError::NotFound { .. }) = &result.outcome {
-        return Err(ErrorData::invalid_params(error.to_string(), None));
-    }
-    // What `providers::mcp::result` writes, built as rmcp's type.
-    let mut content = vec![rmcp::model::ContentBlock::text(
-        providers::mcp::result_text(&result),
-    )];
-    content.extend(
-        providers::mcp::inline_images(&result)
-            .map(|(mime_type, data)| rmcp::model::ContentBlock::image(data, mime_type)),
-    );
-    // Attachments are rare: read into rmcp's type from the one writer.
-    content.extend(
-        providers::mcp::attachment_blocks(&result)
-            .filter_map(|block| serde_json::from_value(block).ok()),
-    );
-    let mut answer = if result.is_error() {
-        CallToolResult::error(content)
-    } else {
-        CallToolResult::success(content)
-    };
-    answer.structured_content = providers::mcp::structured_content(&result);
-    Ok(answer.into())
+    tool_result(&result).map(CallToolResponse::from)
 }
 
 /// Who made an MCP call, for a tool that authorises per caller: read it
@@ -880,6 +966,15 @@ impl ServerHandler for McpServer {
         if has_resources || !catalog.prompts.is_empty() {
             capabilities.completions = Some(rmcp::model::JsonObject::new());
         }
+        if !self.tasks.is_empty() {
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(
+                    rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                    rmcp::model::JsonObject::new(),
+                );
+        }
         let config = ServerConfig::new(capabilities)
             .with_server_info(self.implementation.clone())
             .with_protocol_version(NEWEST_PROTOCOL_VERSION);
@@ -938,10 +1033,59 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if is_initialize_less(&context) {
-            return self.call_in_rounds(request, context).await;
+        let initialize_less = is_initialize_less(&context);
+        let route = match self.tasks.of(&request.name) {
+            Some(tool) => {
+                let declared = context
+                    .client_capabilities()
+                    .is_some_and(|capabilities| capabilities.supports_tasks());
+                // A round's retry goes on with the call it names, which is
+                // not yet a task.
+                if request.request_state.is_some() && declared {
+                    TaskRoute::Deferred
+                } else {
+                    task_route(tool, declared, initialize_less)?
+                }
+            }
+            None => TaskRoute::Plain,
+        };
+        match route {
+            TaskRoute::Task => self.call_as_task(request, &context),
+            TaskRoute::Deferred => self.call_in_rounds(request, context, true).await,
+            TaskRoute::Plain if initialize_less => {
+                self.call_in_rounds(request, context, false).await
+            }
+            TaskRoute::Plain => answer_of(self.call(request, context).await),
         }
-        answer_of(self.call(request, context).await)
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        let caller = Self::task_caller(&context);
+        self.task_store
+            .get(&request.task_id, caller.as_deref(), &self.tasks)
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = Self::task_caller(&context);
+        self.task_store
+            .update(&request.task_id, caller.as_deref(), request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = Self::task_caller(&context);
+        self.task_store.cancel(&request.task_id, caller.as_deref())
     }
 
     async fn list_resources(
