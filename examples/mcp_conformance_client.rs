@@ -16,10 +16,14 @@
 //! schema the client read for the server's other tool, as the kit asks, so
 //! that it sees what the client kept. It accepts every form the server puts to its user,
 //! leaving each field to the form's default, and answers sampling with a
-//! scripted model. `tests/mcp_conformance.rs` runs the kit's scenarios
-//! against it.
+//! scripted model. In the authorization scenarios (`auth/*`) it connects
+//! with OAuth: the user's part of each authorization is done headless (the
+//! kit's authorization server redirects at once, and the client reads the
+//! redirect), with the pre-registered client the kit names in
+//! `MCP_CONFORMANCE_CONTEXT` where it names one. `tests/mcp_conformance.rs`
+//! runs the kit's scenarios against it.
 
-use behest::mcp::{ConnectOptions, FormAnswer, FormRequest, McpClient};
+use behest::mcp::{ConnectOptions, FormAnswer, FormRequest, McpClient, McpOAuth};
 use behest::{ScriptedModel, ScriptedTurn};
 use serde_json::{json, Map, Value};
 
@@ -27,7 +31,12 @@ use serde_json::{json, Map, Value};
 const ECHO: &str = "json_schema_echo";
 
 /// Arguments for a tool whose input schema is `schema`: each required
-/// property a value of its type, the others left out.
+/// property a value of its type (text is the property's description, or
+/// `test`), and each optional text property its description too, so that
+/// what the kit's tools ask a client to send as headers (plain text, or
+/// Base64 for text that is not plain ASCII) is exercised. Other optional
+/// properties are left out, as a client leaves out what it has no value
+/// for.
 fn arguments_for(schema: &Value) -> Map<String, Value> {
     let required: Vec<&str> = schema["required"]
         .as_array()
@@ -39,18 +48,70 @@ fn arguments_for(schema: &Value) -> Map<String, Value> {
         .as_object()
         .into_iter()
         .flatten()
-        .filter(|(name, _)| required.contains(&name.as_str()))
-        .map(|(name, property)| {
-            let value = match property["type"].as_str() {
-                Some("number" | "integer") => json!(1),
-                Some("boolean") => json!(true),
-                Some("array") => json!([]),
-                Some("object") => json!({}),
-                _ => json!("test"),
+        .filter_map(|(name, property)| {
+            let text = || json!(property["description"].as_str().unwrap_or("test"));
+            let value = match (property["type"].as_str(), required.contains(&name.as_str())) {
+                (Some("string"), _) => text(),
+                (_, false) => return None,
+                (Some("number" | "integer"), true) => json!(1),
+                (Some("boolean"), true) => json!(true),
+                (Some("array"), true) => json!([]),
+                (Some("object"), true) => json!({}),
+                (_, true) => text(),
             };
-            (name.clone(), value)
+            Some((name.clone(), value))
         })
         .collect()
+}
+
+/// The kit's client metadata document: its authorization server takes
+/// this URL as a client id.
+const CLIENT_METADATA: &str = "https://conformance-test.local/client-metadata.json";
+
+/// Where the kit's authorization server sends the user back.
+const REDIRECT: &str = "http://localhost:3000/callback";
+
+/// The user's part of an authorization, headless: open the URL without
+/// following its redirect, and take the redirect as the browser would.
+async fn open_headless(url: String) -> Result<String, String> {
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|error| error.to_string())?;
+    let answer = browser
+        .get(&url)
+        .send()
+        .await
+        .map_err(|error| error.to_string())?;
+    answer
+        .headers()
+        .get("location")
+        .and_then(|location| location.to_str().ok())
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            format!(
+                "the authorization page answered {} without a redirect",
+                answer.status()
+            )
+        })
+}
+
+/// OAuth as the kit's scenario wants it: its pre-registered client where
+/// the context names one.
+fn oauth() -> McpOAuth {
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|context| serde_json::from_str(&context).ok())
+        .unwrap_or_default();
+    let oauth = McpOAuth::new(REDIRECT, open_headless)
+        .client_name("behest-conformance-client")
+        .client_metadata_url(CLIENT_METADATA);
+    match context["client_id"].as_str() {
+        Some(id) => {
+            oauth.registered_client(id, context["client_secret"].as_str().map(str::to_owned))
+        }
+        None => oauth,
+    }
 }
 
 #[tokio::main]
@@ -66,6 +127,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The protocol version the kit asks for (2025-11-25 unless it says).
     if std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() == Ok("2026-07-28") {
         options = options.newest_protocol();
+    }
+    if scenario.starts_with("auth/") {
+        options = options.oauth(oauth());
     }
     let options = options
         .sampling(model)

@@ -7,6 +7,7 @@ mod mcp_support;
 
 mod answers;
 mod catalog;
+mod oauth;
 mod server;
 mod sessions;
 mod tasks;

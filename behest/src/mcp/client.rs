@@ -67,6 +67,9 @@ pub struct ConnectOptions {
     pub(crate) answerers: Answerers,
     /// Whether the client offers protocol 2026-07-28 first.
     pub(crate) newest_protocol: bool,
+    /// Over HTTP: OAuth 2.1 for a server that asks for it.
+    #[cfg(feature = "mcp-oauth")]
+    pub(crate) oauth: Option<super::oauth::McpOAuth>,
 }
 
 impl Default for ConnectOptions {
@@ -77,6 +80,8 @@ impl Default for ConnectOptions {
             headers: Vec::new(),
             answerers: Answerers::default(),
             newest_protocol: false,
+            #[cfg(feature = "mcp-oauth")]
+            oauth: None,
         }
     }
 }
@@ -106,6 +111,17 @@ impl ConnectOptions {
     #[must_use]
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
         self.bearer_token = Some(token.into());
+        self
+    }
+
+    /// Authorizes with OAuth 2.1 over HTTP when the server asks (its 401),
+    /// and again for more scopes when a request needs them (a 403
+    /// `insufficient_scope`); see [`McpOAuth`](super::McpOAuth). A
+    /// [`bearer_token`](Self::bearer_token) is then not sent.
+    #[cfg(feature = "mcp-oauth")]
+    #[must_use]
+    pub fn oauth(mut self, oauth: super::oauth::McpOAuth) -> Self {
+        self.oauth = Some(oauth);
         self
     }
 
@@ -575,6 +591,13 @@ impl McpClient {
         }
         let mut config =
             StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(headers);
+        #[cfg(feature = "mcp-oauth")]
+        if let Some(oauth) = &options.oauth {
+            let client = super::oauth::OAuthHttp::new(url, oauth.clone());
+            let transport =
+                rmcp::transport::StreamableHttpClientTransport::with_client(client, config);
+            return Self::started(Handler::new(options).start(transport, options), options).await;
+        }
         if let Some(token) = &options.bearer_token {
             config = config.auth_header(token.clone());
         }

@@ -22,6 +22,8 @@ mod guard;
 #[cfg(feature = "mcp-http")]
 pub mod http;
 mod log;
+#[cfg(feature = "mcp-oauth")]
+mod oauth;
 #[cfg(feature = "mcp-http")]
 mod options;
 #[cfg(feature = "mcp-http")]
@@ -47,6 +49,8 @@ pub use client::{
 };
 pub use client_catalog::{ListedArgument, ListedPrompt, ListedResource};
 pub use log::McpLogLayer;
+#[cfg(feature = "mcp-oauth")]
+pub use oauth::{FileTokenStore, McpOAuth, McpTokenStore, MemoryTokenStore};
 pub use server::{serve_stdio, McpCaller, McpServeError, McpServer, NEWEST_PROTOCOL_VERSION};
 pub use tasks::{McpTasks, McpTasksError, TaskSupport};
 pub use uri_template::{UriTemplate, UriTemplateError, MAX_URI_BYTES};
