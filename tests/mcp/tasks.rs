@@ -280,3 +280,127 @@ fn a_task_tool_the_runtime_lacks_is_an_error() {
     assert_eq!(error.tool, "wrok");
     assert!(error.to_string().contains("`wrok`"), "{error}");
 }
+
+/// Ask to confirm, then work for `ms` milliseconds.
+#[tool]
+async fn confirm_work(ms: u64, #[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let caller = cx
+        .extension::<McpCaller>()
+        .ok_or_else(|| ToolError::execution("no MCP caller"))?;
+    let name = match caller.elicit::<Name>("Who confirms?").await? {
+        Elicitation::Accepted(Name { name }) => name,
+        _ => return Ok("not confirmed".to_owned()),
+    };
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    Ok(format!("confirmed by {name}"))
+}
+
+/// Set when a `watched` call's work is dropped (cancelled).
+static WATCHED_DROPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+struct Watch;
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        WATCHED_DROPPED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Work until cancelled.
+#[tool]
+async fn watched() -> String {
+    let _watch = Watch;
+    tokio::time::sleep(Duration::from_secs(600)).await;
+    std::mem::forget(_watch);
+    "never".to_owned()
+}
+
+/// A server whose `work` and `confirm_work` answer with tasks, over HTTP
+/// with sessions: its URL, and the server (to see its tasks).
+async fn task_server() -> String {
+    let registry = ToolRegistry::new()
+        .with(Work)
+        .unwrap()
+        .with(ConfirmWork)
+        .unwrap()
+        .with(Watched)
+        .unwrap();
+    let runtime = ToolRuntime::builder(registry)
+        .tool_timeout("work", Duration::from_secs(600))
+        .tool_timeout("watched", Duration::from_secs(600))
+        .build();
+    let tasks = McpTasks::new()
+        .tool("work", TaskSupport::Optional)
+        .tool("watched", TaskSupport::Optional)
+        .tool("confirm_work", TaskSupport::Required)
+        .poll_interval(Duration::from_millis(20));
+    let server = McpServer::new(runtime).unwrap().tasks(tasks).unwrap();
+    let addr = serve_app(router(server, "/mcp", &HttpOptions::default())).await;
+    format!("http://{addr}/mcp")
+}
+
+/// behest's client declares the extension and awaits a task tool's task:
+/// `McpClient::call` and an imported tool both get the result, the
+/// task's question answered by the client's form answerer.
+#[tokio::test]
+async fn the_client_awaits_a_task_and_answers_its_questions() {
+    let url = task_server().await;
+    let options = behest::mcp::ConnectOptions::default().elicitation(
+        |form: behest::mcp::FormRequest| async move {
+            assert_eq!(form.message, "Who confirms?");
+            behest::mcp::FormAnswer::Accept(json!({"name": "Ada"}).as_object().unwrap().clone())
+        },
+    );
+    let client = behest::mcp::McpClient::http_with(&url, &options)
+        .await
+        .unwrap();
+    let arguments = json!({"ms": 30}).as_object().unwrap().clone();
+    let result = client.call("work", arguments.clone()).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&result).unwrap()["content"][0]["text"],
+        "worked 30 ms"
+    );
+    let mut registry = ToolRegistry::new();
+    client
+        .import_into(&mut registry, &behest::mcp::ImportOptions::default())
+        .await
+        .unwrap();
+    let runtime = ToolRuntime::new(registry);
+    let call = behest::ToolCall::new("c1", "confirm_work", json!({"ms": 30}));
+    let output = runtime.call(call).await.outcome.unwrap();
+    assert_eq!(output.text.as_deref(), Some("confirmed by Ada"));
+}
+
+/// An imported task tool's call cancelled on the client cancels the
+/// server's task, which then says so.
+#[tokio::test]
+async fn cancelling_an_imported_call_cancels_its_task() {
+    let url = task_server().await;
+    let client = behest::mcp::McpClient::http(&url).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    client
+        .import_into(&mut registry, &behest::mcp::ImportOptions::default())
+        .await
+        .unwrap();
+    let runtime = ToolRuntime::new(registry);
+    let token = behest::CancellationToken::new();
+    let options = behest::CallOptions::default().cancellation(token.clone());
+    let call = behest::ToolCall::new("c1", "watched", json!({}));
+    let running = tokio::spawn(async move { runtime.call_with(call, options).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    token.cancel();
+    let outcome = tokio::time::timeout(Duration::from_secs(10), running)
+        .await
+        .unwrap()
+        .unwrap()
+        .outcome;
+    assert!(matches!(outcome, Err(ToolError::Cancelled)), "{outcome:?}");
+    // The server's task was cancelled: its tool's work dropped.
+    for _ in 0..100 {
+        if WATCHED_DROPPED.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the server's task was not cancelled");
+}

@@ -72,6 +72,43 @@ impl Answerers {
         self.elicitation = Some(Arc::new(move |request| Box::pin(answer(request))));
     }
 
+    /// The answers to a round's (or a task's) questions, by their keys:
+    /// sampling and forms answered as their requests are, roots none. A
+    /// question this client cannot answer is an error that says so.
+    pub async fn answer_inputs(
+        &self,
+        asked: rmcp::model::InputRequests,
+    ) -> Result<rmcp::model::InputResponses, String> {
+        use rmcp::model::InputRequest;
+
+        let mut answers = rmcp::model::InputResponses::new();
+        for (key, request) in asked {
+            let answer = match request {
+                InputRequest::CreateMessage(request) => self
+                    .sample(request.params)
+                    .await
+                    .map(|result| serde_json::to_value(result).unwrap_or_default()),
+                InputRequest::Elicitation(request) => self
+                    .elicit(request.params)
+                    .await
+                    .map(|result| serde_json::to_value(result).unwrap_or_default()),
+                InputRequest::ListRoots(_) => Ok(json!({ "roots": [] })),
+                _ => Err(ErrorData::invalid_request(
+                    "a kind of input request this client does not know",
+                    None,
+                )),
+            }
+            .map_err(|error| {
+                format!(
+                    "the MCP server asked what this client cannot answer: {}",
+                    error.message
+                )
+            })?;
+            answers.insert(key, answer);
+        }
+        Ok(answers)
+    }
+
     /// Answers a sampling request with the model.
     pub async fn sample(
         &self,

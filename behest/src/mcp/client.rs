@@ -457,6 +457,14 @@ impl ClientHandler for Handler {
             capabilities.elicitation =
                 serde_json::from_value(serde_json::json!({ "form": {} })).ok();
         }
+        // Long-running tools' tasks are awaited (SEP-2663).
+        capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(
+                rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                rmcp::model::JsonObject::new(),
+            );
         // 2025-11-25: the version whose `tools/list_changed` reaches
         // `on_tool_list_changed`.
         ClientConfig::new(
@@ -653,11 +661,43 @@ impl McpClient {
         name: &str,
         arguments: serde_json::Map<String, Value>,
     ) -> Result<rmcp::model::CallToolResult, McpClientError> {
-        let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
-        self.service
-            .call_tool_with_mrtr_max_rounds(params, 16)
-            .await
-            .map_err(|error| McpClientError::Tools(format!("calling `{name}`: {error}")))
+        let failed = |error: String| McpClientError::Tools(format!("calling `{name}`: {error}"));
+        let mut params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        let answerers = &self.service.service().1;
+        for _round in 0..INPUT_ROUNDS {
+            let answer = self
+                .service
+                .peer()
+                .call_tool_once(params.clone())
+                .await
+                .map_err(|error| failed(error.to_string()))?;
+            match answer {
+                rmcp::model::CallToolResponse::Complete(result) => return Ok(result),
+                rmcp::model::CallToolResponse::InputRequired(asked) => {
+                    let answers = answerers
+                        .answer_inputs(asked.input_requests.unwrap_or_default())
+                        .await
+                        .map_err(failed)?;
+                    params.input_responses = Some(answers);
+                    params.request_state = asked.request_state;
+                }
+                rmcp::model::CallToolResponse::Task(created) => {
+                    let never = tokio_util::sync::CancellationToken::new();
+                    let peer = self.service.peer();
+                    return super::client_tasks::await_task(peer, answerers, created, &never)
+                        .await
+                        .map_err(|end| failed(end.to_string()));
+                }
+                _ => {
+                    return Err(failed(
+                        "an answer of a kind this client does not know".to_owned(),
+                    ))
+                }
+            }
+        }
+        Err(failed(format!(
+            "the server asked for input {INPUT_ROUNDS} times without answering"
+        )))
     }
 
     /// Whether the server said its tools changed since the last
@@ -1017,8 +1057,31 @@ impl Tool for McpTool {
             match self.send_call(params.clone(), &context).await? {
                 ServerResult::CallToolResult(result) => return self.output_of(result),
                 ServerResult::InputRequiredResult(asked) => {
-                    params.input_responses = Some(self.answer_round(asked.input_requests).await?);
+                    let answerers = &self.service.service().1;
+                    let answers = answerers
+                        .answer_inputs(asked.input_requests.unwrap_or_default())
+                        .await
+                        .map_err(ToolError::execution)?;
+                    params.input_responses = Some(answers);
                     params.request_state = asked.request_state;
+                }
+                // A long-running tool: its task is awaited (its questions
+                // answered the same way), and cancelled with the call.
+                ServerResult::CreateTaskResult(created) => {
+                    let result = super::client_tasks::await_task(
+                        self.service.peer(),
+                        &self.service.service().1,
+                        created,
+                        context.cancellation(),
+                    )
+                    .await;
+                    return match result {
+                        Ok(result) => self.output_of(result),
+                        Err(super::client_tasks::TaskEnd::Cancelled) => Err(ToolError::Cancelled),
+                        Err(super::client_tasks::TaskEnd::Failed(reason)) => {
+                            Err(ToolError::execution(reason))
+                        }
+                    };
                 }
                 _ => {
                     return Err(ToolError::execution(
@@ -1073,43 +1136,5 @@ impl McpTool {
         answer.map_err(|error| {
             ToolError::execution(format!("the MCP server failed the call: {error}"))
         })
-    }
-
-    /// The client's answers to a round's questions, by their keys: the
-    /// connection's sampling and elicitation answerers say them; roots are
-    /// none.
-    async fn answer_round(
-        &self,
-        asked: Option<rmcp::model::InputRequests>,
-    ) -> ToolResult<rmcp::model::InputResponses> {
-        use rmcp::model::InputRequest;
-
-        let answerers = &self.service.service().1;
-        let mut answers = rmcp::model::InputResponses::new();
-        for (key, request) in asked.unwrap_or_default() {
-            let answer = match request {
-                InputRequest::CreateMessage(request) => answerers
-                    .sample(request.params)
-                    .await
-                    .map(|result| serde_json::to_value(result).unwrap_or_default()),
-                InputRequest::Elicitation(request) => answerers
-                    .elicit(request.params)
-                    .await
-                    .map(|result| serde_json::to_value(result).unwrap_or_default()),
-                InputRequest::ListRoots(_) => Ok(serde_json::json!({ "roots": [] })),
-                _ => Err(rmcp::ErrorData::invalid_request(
-                    "a kind of input request this client does not know",
-                    None,
-                )),
-            }
-            .map_err(|error| {
-                ToolError::execution(format!(
-                    "the MCP server asked what this client cannot answer: {}",
-                    error.message
-                ))
-            })?;
-            answers.insert(key, answer);
-        }
-        Ok(answers)
     }
 }

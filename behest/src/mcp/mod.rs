@@ -17,6 +17,7 @@ mod catalog;
 mod catalog_wire;
 pub mod client;
 mod client_catalog;
+mod client_tasks;
 #[cfg(feature = "mcp-http")]
 mod guard;
 #[cfg(feature = "mcp-http")]

@@ -1,0 +1,105 @@
+//! A tool call that the server answered with a task (the MCP tasks
+//! extension, SEP-2663), awaited: `tasks/get` polled at the interval the
+//! server asks, its questions answered with `tasks/update`, the task
+//! cancelled when the call is.
+
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolResult, CancelTaskParams, CreateTaskResult, GetTaskParams, TaskPayload,
+    UpdateTaskParams,
+};
+use rmcp::{Peer, RoleClient};
+use tokio_util::sync::CancellationToken;
+
+use super::answers::Answerers;
+
+/// The shortest and longest waits between two polls, whatever the server
+/// asks.
+const FASTEST_POLL: Duration = Duration::from_millis(50);
+const SLOWEST_POLL: Duration = Duration::from_secs(30);
+
+/// How an awaited task ended, when it did not complete.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TaskEnd {
+    /// The call was cancelled (and the task with it).
+    #[error("the call was cancelled")]
+    Cancelled,
+    /// The task failed, was cancelled by the server, or could not be read.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Waits for task `created` to end: its inlined result when it completes.
+pub(crate) async fn await_task(
+    peer: &Peer<RoleClient>,
+    answerers: &Answerers,
+    created: CreateTaskResult,
+    cancelled: &CancellationToken,
+) -> Result<CallToolResult, TaskEnd> {
+    let id = created.task.task_id;
+    let mut wait = poll_interval(created.task.poll_interval_ms);
+    loop {
+        let got = tokio::select! {
+            biased;
+            () = cancelled.cancelled() => {
+                let _ = peer.cancel_task(CancelTaskParams::new(id.clone())).await;
+                return Err(TaskEnd::Cancelled);
+            }
+            got = peer.get_task(GetTaskParams::new(id.clone())) => got,
+        }
+        .map_err(|error| TaskEnd::Failed(format!("reading the server's task `{id}`: {error}")))?;
+        // The server may change the interval as the task goes on.
+        if let Some(asked) = got.task.task.poll_interval_ms {
+            wait = poll_interval(Some(asked));
+        }
+        match got.task.payload {
+            TaskPayload::Completed { result } => {
+                return serde_json::from_value(serde_json::Value::Object(result)).map_err(
+                    |error| TaskEnd::Failed(format!("the task's result does not read: {error}")),
+                );
+            }
+            TaskPayload::Failed { error } => {
+                let message = error
+                    .get("message")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("no reason given");
+                return Err(TaskEnd::Failed(format!(
+                    "the server's task failed: {message}"
+                )));
+            }
+            TaskPayload::Cancelled => {
+                return Err(TaskEnd::Failed(
+                    "the server cancelled the call's task".to_owned(),
+                ));
+            }
+            TaskPayload::InputRequired { input_requests } => {
+                let answers = answerers
+                    .answer_inputs(input_requests)
+                    .await
+                    .map_err(TaskEnd::Failed)?;
+                peer.update_task(UpdateTaskParams::new(id.clone(), answers))
+                    .await
+                    .map_err(|error| {
+                        TaskEnd::Failed(format!("answering the server's task: {error}"))
+                    })?;
+                continue;
+            }
+            _ => {}
+        }
+        tokio::select! {
+            () = cancelled.cancelled() => {
+                let _ = peer.cancel_task(CancelTaskParams::new(id.clone())).await;
+                return Err(TaskEnd::Cancelled);
+            }
+            () = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+/// The wait the server asks for, held between the fastest and slowest.
+fn poll_interval(asked_ms: Option<u64>) -> Duration {
+    asked_ms
+        .map_or(Duration::from_secs(1), Duration::from_millis)
+        .clamp(FASTEST_POLL, SLOWEST_POLL)
+}
