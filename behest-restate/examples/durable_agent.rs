@@ -136,31 +136,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .external_deadline(a_month);
     let durable = DurableAgent::new(agent).retention(Duration::from_secs(7 * 24 * 60 * 60));
     let serving = tokio::spawn(durable.serve(([127, 0, 0, 1], 9080).into()));
-    register("http://127.0.0.1:9070", "http://127.0.0.1:9080").await?;
+    behest_restate::register("http://127.0.0.1:9070", "http://127.0.0.1:9080").await?;
     println!("DurableAgent is registered; start a run through localhost:8080");
     serving.await??;
     Ok(())
-}
-
-/// Tells the Restate server at `admin` of the service at `service`.
-async fn register(admin: &str, service: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let _installed = rustls::crypto::ring::default_provider().install_default();
-    let http = reqwest::Client::new();
-    let body = serde_json::json!({"uri": service, "force": true});
-    for _ in 0..50 {
-        if let Ok(answer) = http
-            .post(format!("{admin}/deployments"))
-            .json(&body)
-            .send()
-            .await
-        {
-            if answer.status().is_success() {
-                return Ok(());
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    Err(format!("could not register with the Restate server at {admin}; is it running?").into())
 }
 
 #[cfg(test)]

@@ -65,7 +65,7 @@ fn sql_text(text: &str) -> String {
 /// `text` as one path segment: every byte but the unreserved ones
 /// (letters, digits, `-._~`) percent-encoded, so a run id with `/` or `?`
 /// names that run.
-fn segment(text: &str) -> String {
+pub(crate) fn segment(text: &str) -> String {
     let mut encoded = String::with_capacity(text.len());
     for byte in text.bytes() {
         if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
@@ -75,6 +75,40 @@ fn segment(text: &str) -> String {
         }
     }
     encoded
+}
+
+/// Tells the Restate server whose admin API is at `admin`
+/// (`http://127.0.0.1:9070`) of the service endpoint at `service`
+/// (`http://127.0.0.1:9080`), again if it knew it (its handlers may have
+/// changed), trying for about ten seconds while the server or the
+/// service comes up.
+///
+/// # Errors
+/// [`DurableClientError::Unreachable`] when the server never took it, with
+/// its last answer.
+pub async fn register(admin: &str, service: &str) -> Result<(), DurableClientError> {
+    let _installed = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::new();
+    let url = format!("{}/deployments", admin.trim_end_matches('/'));
+    let body = serde_json::json!({"uri": service, "force": true});
+    let mut last = String::from("no answer");
+    for _ in 0..50 {
+        match http.post(&url).json(&body).send().await {
+            Ok(answer) if answer.status().is_success() => return Ok(()),
+            Ok(answer) => {
+                last = format!(
+                    "{}: {}",
+                    answer.status(),
+                    answer.text().await.unwrap_or_default()
+                )
+            }
+            Err(error) => last = error.to_string(),
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    Err(DurableClientError::Unreachable(format!(
+        "the Restate server at {admin} did not register {service}: {last}"
+    )))
 }
 
 /// Starts durable runs, answers what they wait for, and reads their status

@@ -217,6 +217,34 @@
 //! down survives its service and the node that provisioned the cluster
 //! dying, and is answered through another node.
 //!
+//! # Durable MCP tasks
+//! With the `mcp` feature, a behest MCP server's task tools (the MCP tasks
+//! extension, [`McpTasks`](behest::mcp::McpTasks)) can run as the Restate
+//! workflow [`DurableTasks`], one instance per task id, reached through
+//! [`RestateTasks`] given to
+//! [`McpTasks::backend`](behest::mcp::McpTasks::backend):
+//! - **The call is a journal entry.** A task whose service dies while its
+//!   tool works is played again on the next service Restate reaches: the
+//!   tool runs again, with the task id as its idempotency key
+//!   ([`ToolContext::idempotency_key`](behest::ToolContext::idempotency_key));
+//!   once it ended, its result comes from Restate's record and never runs
+//!   again.
+//! - **Any replica answers.** `tasks/get` and `tasks/cancel` go to
+//!   Restate's ingress, so a client's poll may land on any replica of the
+//!   server; a task is kept before its creation is answered, so a poll
+//!   right after finds it. Only its caller (the identity or bearer token
+//!   that started it) sees it.
+//! - **Cancel** is at once for the client; Restate does not interrupt a
+//!   step, so a tool already working runs to its end, and its result is
+//!   not kept.
+//! - **Not yet**: a durable task's tool cannot ask its client (elicitation,
+//!   sampling: it has no MCP caller), and reports no progress.
+//!
+//! `examples/durable_mcp_tasks.rs` serves one; `tests/tasks.rs` kills its
+//! service in the middle of a task and reads the result on another replica.
+//! rmcp and FastMCP keep a task in the server that made it; we know of no
+//! peer whose task, cut by a crash, is played back from a journal.
+//!
 //! # Compared with running in process
 //! A durable step costs a journal write (a round trip to the Restate
 //! server) besides the step itself: worth it for model turns and tools that
@@ -235,11 +263,15 @@
 mod client;
 mod state;
 mod steps;
+#[cfg(feature = "mcp")]
+mod tasks;
 mod transcript;
 mod wire;
 mod workflow;
 
-pub use client::{DurableClient, DurableClientError, Sent};
+pub use client::{register, DurableClient, DurableClientError, Sent};
+#[cfg(feature = "mcp")]
+pub use tasks::{DurableTasks, RestateTasks};
 pub use wire::{Answer, Approval, DurableOutcome, Pending, Resolution, Resolve, Status};
 pub use workflow::{serve, serve_endpoint, DurableAgent, DEFAULT_MAX_STEP_BYTES};
 

@@ -1,6 +1,8 @@
 //! The durable-run tests' service: `behest-restate-test-service PORT
 //! EXTERNAL_DEADLINE_MS [MODE]` serves the test agent as Restate's
-//! `DurableAgent` on 127.0.0.1:PORT, in MODE (`agent::Mode::parse`).
+//! `DurableAgent` on 127.0.0.1:PORT, in MODE (`agent::Mode::parse`), and
+//! (with the `mcp` feature) its tools as durable MCP tasks
+//! (`DurableTasks`).
 
 mod agent;
 
@@ -19,7 +21,14 @@ async fn main() {
         .map_or(Duration::from_secs(600), Duration::from_millis);
     let mode = args.next();
     let agent = agent::agent(deadline, agent::Mode::parse(mode.as_deref()));
-    if let Err(error) = behest_restate::serve(agent, ([127, 0, 0, 1], port).into()).await {
+    #[cfg(feature = "mcp")]
+    let tasks = behest_restate::DurableTasks::new(agent.runtime().clone()).definition();
+    let endpoint = restate_sdk::endpoint::Endpoint::builder()
+        .bind(behest_restate::DurableAgent::new(agent).definition());
+    #[cfg(feature = "mcp")]
+    let endpoint = endpoint.bind(tasks);
+    let address = ([127, 0, 0, 1], port).into();
+    if let Err(error) = behest_restate::serve_endpoint(endpoint.build(), address).await {
         eprintln!("the test service cannot serve on port {port}: {error}");
         std::process::exit(1);
     }

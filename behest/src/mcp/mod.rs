@@ -35,6 +35,7 @@ mod serve;
 mod server;
 #[cfg(feature = "mcp-http")]
 mod sessions;
+mod task_backend;
 mod task_store;
 mod tasks;
 pub(crate) mod uri_template;
@@ -53,6 +54,7 @@ pub use log::McpLogLayer;
 #[cfg(feature = "mcp-oauth")]
 pub use oauth::{FileTokenStore, McpOAuth, McpTokenStore, MemoryTokenStore};
 pub use server::{serve_stdio, McpCaller, McpServeError, McpServer, NEWEST_PROTOCOL_VERSION};
+pub use task_backend::{McpTaskBackend, McpTaskCall, McpTaskEnd, McpTaskStatus, McpTaskView};
 pub use tasks::{McpTasks, McpTasksError, TaskSupport};
 pub use uri_template::{UriTemplate, UriTemplateError, MAX_URI_BYTES};
 

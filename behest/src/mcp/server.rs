@@ -197,9 +197,10 @@ impl McpServer {
             .tool_names()
             .find(|name| !served.by_name.contains_key(*name))
         {
-            return Err(McpTasksError {
-                tool: tool.to_owned(),
-            });
+            return Err(McpTasksError::UnknownTool(tool.to_owned()));
+        }
+        if let (Some(_), Some(tool)) = (tasks.backend_of(), tasks.deferred()) {
+            return Err(McpTasksError::DeferredWithBackend(tool.to_owned()));
         }
         self.tasks = Arc::new(tasks);
         self.task_store = Arc::default();
@@ -554,6 +555,26 @@ impl McpServer {
         Ok(CallToolResponse::Task(created))
     }
 
+    /// A call made a task in the tasks' backend.
+    async fn call_in_backend(
+        &self,
+        backend: &dyn super::McpTaskBackend,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let caller = McpCaller::of(context, None).caller_key();
+        let id = super::rounds::fresh_handle();
+        let arguments = request.arguments.unwrap_or_default();
+        let call = super::McpTaskCall::new(id, request.name.to_string(), arguments, caller);
+        let view = backend
+            .start(call)
+            .await
+            .map_err(|reason| ErrorData::internal_error(reason, None))?;
+        Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(
+            super::task_store::wire_task(&view, &self.tasks),
+        )))
+    }
+
     /// The caller of a `tasks/*` request, as the task that request names
     /// must have been started by.
     fn task_caller(context: &RequestContext<RoleServer>) -> Option<String> {
@@ -570,6 +591,20 @@ enum TaskRoute {
     Deferred,
     /// In its request, as any call.
     Plain,
+}
+
+/// Task `id` of `caller` in `backend`; an unknown task is -32602, as in
+/// the server's own store.
+async fn backend_view(
+    backend: &dyn super::McpTaskBackend,
+    id: &str,
+    caller: Option<&str>,
+) -> Result<super::McpTaskView, ErrorData> {
+    backend
+        .get(id, caller)
+        .await
+        .map_err(|reason| ErrorData::internal_error(reason, None))?
+        .ok_or_else(|| super::task_store::unknown(id))
 }
 
 fn task_route(
@@ -1050,7 +1085,13 @@ impl ServerHandler for McpServer {
             None => TaskRoute::Plain,
         };
         match route {
-            TaskRoute::Task => self.call_as_task(request, &context),
+            TaskRoute::Task => match self.tasks.backend_of() {
+                Some(backend) => {
+                    self.call_in_backend(backend.as_ref(), request, &context)
+                        .await
+                }
+                None => self.call_as_task(request, &context),
+            },
             TaskRoute::Deferred => self.call_in_rounds(request, context, true).await,
             TaskRoute::Plain if initialize_less => {
                 self.call_in_rounds(request, context, false).await
@@ -1065,8 +1106,16 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
         let caller = Self::task_caller(&context);
-        self.task_store
-            .get(&request.task_id, caller.as_deref(), &self.tasks)
+        match self.tasks.backend_of() {
+            Some(backend) => {
+                let view =
+                    backend_view(backend.as_ref(), &request.task_id, caller.as_deref()).await?;
+                Ok(super::task_store::wire_detailed(&view, &self.tasks))
+            }
+            None => self
+                .task_store
+                .get(&request.task_id, caller.as_deref(), &self.tasks),
+        }
     }
 
     async fn update_task(
@@ -1075,8 +1124,18 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let caller = Self::task_caller(&context);
-        self.task_store
-            .update(&request.task_id, caller.as_deref(), request.input_responses)
+        match self.tasks.backend_of() {
+            // A backend's task asks nothing: answers are passed over, as
+            // answers to keys a task does not wait on are.
+            Some(backend) => {
+                backend_view(backend.as_ref(), &request.task_id, caller.as_deref()).await?;
+                Ok(())
+            }
+            None => {
+                self.task_store
+                    .update(&request.task_id, caller.as_deref(), request.input_responses)
+            }
+        }
     }
 
     async fn cancel_task(
@@ -1085,7 +1144,14 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let caller = Self::task_caller(&context);
-        self.task_store.cancel(&request.task_id, caller.as_deref())
+        match self.tasks.backend_of() {
+            Some(backend) => match backend.cancel(&request.task_id, caller.as_deref()).await {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(super::task_store::unknown(&request.task_id)),
+                Err(reason) => Err(ErrorData::internal_error(reason, None)),
+            },
+            None => self.task_store.cancel(&request.task_id, caller.as_deref()),
+        }
     }
 
     async fn list_resources(

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use rmcp::model::{
-    CreateTaskResult, DetailedTask, GetTaskResult, InputRequest, InputResponses, JsonObject, Task,
-    TaskPayload, TaskStatus,
+    CreateTaskResult, DetailedTask, GetTaskResult, InputRequest, InputResponses, Task, TaskPayload,
+    TaskStatus,
 };
 use rmcp::ErrorData;
 use serde_json::Value;
@@ -17,26 +17,16 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::ask::McpAskError;
-use super::call_result::tool_result;
 use super::rounds::{finished, InFlight, Next, Signal};
+use super::task_backend::{now, McpTaskEnd, McpTaskStatus, McpTaskView};
 use super::tasks::McpTasks;
 use crate::runtime::ToolCallResult;
 use crate::sync::lock;
-use crate::tool::ToolError;
 
 /// A question of a task's tool, waiting for `tasks/update`.
 struct Pending {
     request: InputRequest,
     answer: oneshot::Sender<Result<Value, McpAskError>>,
-}
-
-/// How a task ended.
-enum Ended {
-    /// The tool ran (its result may say `isError`).
-    Completed(JsonObject),
-    /// Not by the tool's word: it panicked, or its task died.
-    Failed(JsonObject),
-    Cancelled,
 }
 
 struct Entry {
@@ -46,7 +36,7 @@ struct Entry {
     updated_at: String,
     created: Instant,
     pending: BTreeMap<String, Pending>,
-    ended: Option<Ended>,
+    ended: Option<McpTaskEnd>,
     /// Cancels the tool.
     token: CancellationToken,
 }
@@ -54,9 +44,9 @@ struct Entry {
 impl Entry {
     fn status(&self) -> TaskStatus {
         match (&self.ended, self.pending.is_empty()) {
-            (Some(Ended::Completed(_)), _) => TaskStatus::Completed,
-            (Some(Ended::Failed(_)), _) => TaskStatus::Failed,
-            (Some(Ended::Cancelled), _) => TaskStatus::Cancelled,
+            (Some(McpTaskEnd::Completed(_)), _) => TaskStatus::Completed,
+            (Some(McpTaskEnd::Failed(_)), _) => TaskStatus::Failed,
+            (Some(McpTaskEnd::Cancelled), _) => TaskStatus::Cancelled,
             (None, false) => TaskStatus::InputRequired,
             (None, true) => TaskStatus::Working,
         }
@@ -77,7 +67,7 @@ pub(crate) struct TaskStore {
 
 /// The error a client gets for a task id it may not use: unknown, expired
 /// or someone else's look the same.
-fn unknown(id: &str) -> ErrorData {
+pub(crate) fn unknown(id: &str) -> ErrorData {
     ErrorData::invalid_params(
         format!("no task `{id}`: it never was, or its time to live ran out"),
         None,
@@ -159,13 +149,13 @@ impl TaskStore {
         .with_ttl_ms(millis(config.ttl_of()))
         .with_poll_interval_ms(millis(config.poll_interval_of()));
         let payload = match &entry.ended {
-            Some(Ended::Completed(result)) => TaskPayload::Completed {
+            Some(McpTaskEnd::Completed(result)) => TaskPayload::Completed {
                 result: result.clone(),
             },
-            Some(Ended::Failed(error)) => TaskPayload::Failed {
+            Some(McpTaskEnd::Failed(error)) => TaskPayload::Failed {
                 error: error.clone(),
             },
-            Some(Ended::Cancelled) => TaskPayload::Cancelled,
+            Some(McpTaskEnd::Cancelled) => TaskPayload::Cancelled,
             None if entry.pending.is_empty() => TaskPayload::Working,
             None => TaskPayload::InputRequired {
                 input_requests: entry
@@ -218,7 +208,7 @@ impl TaskStore {
             .filter(|entry| entry.caller.as_deref() == caller)
             .ok_or_else(|| unknown(id))?;
         if entry.ended.is_none() {
-            entry.ended = Some(Ended::Cancelled);
+            entry.ended = Some(McpTaskEnd::Cancelled);
             // Its questions go with it: the tool's waits end with an error.
             entry.pending.clear();
             entry.token.cancel();
@@ -256,7 +246,7 @@ impl TaskStore {
 
     /// Keeps how task `id` ended, unless it was cancelled first.
     fn settle(&self, id: &str, tool: &str, result: Result<ToolCallResult, String>) {
-        let ended = ended_as(tool, result);
+        let ended = McpTaskEnd::of(&finished(tool, result));
         let mut tasks = lock(&self.tasks);
         if let Some(entry) = tasks.get_mut(id) {
             if entry.ended.is_none() {
@@ -308,41 +298,40 @@ async fn drive(store: Weak<TaskStore>, id: String, mut call: InFlight, tool: Str
     }
 }
 
-/// How a call's result ends its task: a result the tool gave (an error
-/// result included) completes it; a panic or a lost call fails it, with a
-/// JSON-RPC error.
-fn ended_as(tool: &str, result: Result<ToolCallResult, String>) -> Ended {
-    let result = finished(tool, result);
-    let failure = match &result.outcome {
-        Err(error @ ToolError::Panicked { .. }) => Some(error.to_string()),
-        _ => None,
+/// A backend's task as the protocol's `Task`, with `config`'s time to
+/// live and poll interval.
+pub(crate) fn wire_task(view: &McpTaskView, config: &McpTasks) -> Task {
+    let status = match view.status {
+        McpTaskStatus::Working => TaskStatus::Working,
+        McpTaskStatus::Completed => TaskStatus::Completed,
+        McpTaskStatus::Failed => TaskStatus::Failed,
+        McpTaskStatus::Cancelled => TaskStatus::Cancelled,
     };
-    if let Some(message) = failure {
-        return Ended::Failed(error_object(ErrorData::internal_error(message, None)));
-    }
-    match tool_result(&result).map(serde_json::to_value) {
-        Ok(Ok(Value::Object(result))) => Ended::Completed(result),
-        Ok(Ok(_)) => Ended::Failed(error_object(ErrorData::internal_error(
-            "the tool's result is not a JSON object",
-            None,
-        ))),
-        Ok(Err(error)) => Ended::Failed(error_object(ErrorData::internal_error(
-            format!("the tool's result could not be written: {error}"),
-            None,
-        ))),
-        Err(error) => Ended::Failed(error_object(error)),
-    }
+    Task::new(
+        view.id.clone(),
+        status,
+        view.created_at.clone(),
+        view.updated_at.clone(),
+    )
+    .with_ttl_ms(millis(config.ttl_of()))
+    .with_poll_interval_ms(millis(config.poll_interval_of()))
 }
 
-/// A JSON-RPC error as the object a failed task inlines.
-fn error_object(error: ErrorData) -> JsonObject {
-    match serde_json::to_value(error) {
-        Ok(Value::Object(object)) => object,
-        _ => JsonObject::from_iter([
-            ("code".to_owned(), Value::from(-32603)),
-            ("message".to_owned(), Value::from("internal error")),
-        ]),
-    }
+/// A backend's task as `tasks/get` answers it.
+pub(crate) fn wire_detailed(view: &McpTaskView, config: &McpTasks) -> GetTaskResult {
+    let payload = match (view.status, &view.result, &view.error) {
+        (McpTaskStatus::Completed, Some(result), _) => TaskPayload::Completed {
+            result: result.clone(),
+        },
+        (McpTaskStatus::Failed | McpTaskStatus::Completed, _, error) => TaskPayload::Failed {
+            error: error.clone().unwrap_or_else(|| {
+                super::task_backend::error_object(-32603, "the task ended without its result")
+            }),
+        },
+        (McpTaskStatus::Cancelled, _, _) => TaskPayload::Cancelled,
+        _ => TaskPayload::Working,
+    };
+    GetTaskResult::new(DetailedTask::new(wire_task(view, config), payload))
 }
 
 /// Drops the task that ended longest ago; false when none has ended.
@@ -353,11 +342,6 @@ fn drop_oldest_ended(tasks: &mut HashMap<String, Entry>) -> bool {
         .min_by_key(|(_, entry)| entry.created)
         .map(|(id, _)| id.clone());
     oldest.is_some_and(|id| tasks.remove(&id).is_some())
-}
-
-/// Now, as RFC 3339 in UTC with milliseconds.
-fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// Whole milliseconds, at least one.
@@ -372,6 +356,7 @@ mod tests {
     use super::*;
     use crate::mcp::log::ClientLog;
     use crate::mcp::tasks::TaskSupport;
+    use crate::tool::ToolError;
     use crate::ToolOutput;
 
     fn question() -> InputRequest {

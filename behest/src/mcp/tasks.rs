@@ -4,7 +4,10 @@
 //! `tasks/get` for its status, its questions and its result.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
+
+use super::task_backend::McpTaskBackend;
 
 /// Whether a client must take tasks to call a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,12 +63,25 @@ pub(crate) struct TaskTool {
 ///     .ttl(Duration::from_secs(3600));
 /// assert!(tasks.takes("render_video"));
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct McpTasks {
     tools: HashMap<String, TaskTool>,
     ttl: Duration,
     poll_interval: Duration,
     most: usize,
+    backend: Option<Arc<dyn McpTaskBackend>>,
+}
+
+impl std::fmt::Debug for McpTasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpTasks")
+            .field("tools", &self.tools)
+            .field("ttl", &self.ttl)
+            .field("poll_interval", &self.poll_interval)
+            .field("most", &self.most)
+            .field("backend", &self.backend.is_some())
+            .finish()
+    }
 }
 
 impl Default for McpTasks {
@@ -83,6 +99,7 @@ impl McpTasks {
             ttl: Duration::from_secs(3600),
             poll_interval: Duration::from_secs(1),
             most: 1024,
+            backend: None,
         }
     }
 
@@ -134,6 +151,19 @@ impl McpTasks {
         self
     }
 
+    /// Runs and keeps the tasks in `backend` instead of the server's own
+    /// process (behest-restate's durable tasks: a task outlives a
+    /// restart, and every replica answers for it). The tools then run
+    /// where the backend runs them; [`ttl`](Self::ttl) and
+    /// [`most_tasks`](Self::most_tasks) are the backend's to keep. A
+    /// [`deferred_tool`](Self::deferred_tool), whose call starts in the
+    /// server's process, cannot be given with one.
+    #[must_use]
+    pub fn backend(mut self, backend: impl McpTaskBackend) -> Self {
+        self.backend = Some(Arc::new(backend));
+        self
+    }
+
     /// Whether tool `name` answers with tasks.
     pub fn takes(&self, name: &str) -> bool {
         self.tools.contains_key(name)
@@ -146,6 +176,18 @@ impl McpTasks {
 
     pub(crate) fn of(&self, name: &str) -> Option<TaskTool> {
         self.tools.get(name).copied()
+    }
+
+    pub(crate) fn backend_of(&self) -> Option<&Arc<dyn McpTaskBackend>> {
+        self.backend.as_ref()
+    }
+
+    /// A deferred tool's name, if there is one.
+    pub(crate) fn deferred(&self) -> Option<&str> {
+        self.tools
+            .iter()
+            .find(|(_, tool)| tool.start == TaskStart::AtItsWord)
+            .map(|(name, _)| name.as_str())
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -165,11 +207,15 @@ impl McpTasks {
     }
 }
 
-/// [`McpServer::tasks`](super::McpServer::tasks) was given a tool the
-/// runtime does not have.
+/// What [`McpServer::tasks`](super::McpServer::tasks) refused.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("McpTasks names the tool `{tool}`, which the server's runtime does not have")]
-pub struct McpTasksError {
-    /// The tool named.
-    pub tool: String,
+#[non_exhaustive]
+pub enum McpTasksError {
+    /// A tool the server's runtime does not have.
+    #[error("McpTasks names the tool `{0}`, which the server's runtime does not have")]
+    UnknownTool(String),
+    /// A deferred tool with a backend: its call starts in the server's
+    /// process and cannot move to the backend.
+    #[error("McpTasks has a backend and the deferred tool `{0}`, whose call starts in the server's process and cannot move to the backend")]
+    DeferredWithBackend(String),
 }

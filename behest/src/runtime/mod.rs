@@ -116,6 +116,17 @@ impl CallOptions {
         self
     }
 
+    /// Giving the call `key` as its idempotency key, which the tool reads
+    /// with [`ToolContext::idempotency_key`]: an engine that may run a call
+    /// again (a durable task played back after a crash) gives one that
+    /// stays the same each time.
+    #[must_use]
+    pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.extensions
+            .insert(crate::tool::IdempotencyKey(key.into()));
+        self
+    }
+
     /// Sending the tool's progress reports to `sink`.
     #[must_use]
     pub fn progress(mut self, sink: ProgressSink) -> Self {
