@@ -500,3 +500,102 @@ async fn bad_requests_get_errors_the_client_can_act_on() {
         "{said}"
     );
 }
+
+/// Under protocol 2026-07-28 a client listens (`subscriptions/listen`) on
+/// a request's stream, over stateless HTTP too: it is told of the
+/// resources it named and the lists it asked about, nothing else, and
+/// nothing once its request ends.
+#[tokio::test]
+async fn a_listening_client_is_told_of_what_it_asked_for_over_stateless_http() {
+    let server = server();
+    let mut options = behest::mcp::http::HttpOptions::default();
+    options.stateless = true;
+    let app = behest::mcp::http::router(server.clone(), "/mcp", &options);
+    let addr = crate::mcp_support::serve_app(app).await;
+    let params = json!({
+        "notifications": {
+            "toolsListChanged": true,
+            "resourceSubscriptions": ["test://orders/7/data", "test://nothing"],
+        },
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        },
+    });
+    let mut stream = crate::mcp_support::http_client()
+        .post(format!("http://{addr}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "subscriptions/listen")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": params}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    // The stream's events, as JSON, until `enough` of them came.
+    let mut seen: Vec<Value> = Vec::new();
+    let mut buffer = String::new();
+    let read = |buffer: &mut String, seen: &mut Vec<Value>| {
+        while let Some(end) = buffer.find("\n\n") {
+            let event: String = buffer.drain(..end + 2).collect();
+            for line in event.lines() {
+                if let Some(data) = line.strip_prefix("data:") {
+                    if let Ok(value) = serde_json::from_str(data.trim()) {
+                        seen.push(value);
+                    }
+                }
+            }
+        }
+    };
+    let mut told = false;
+    while seen.len() < 3 {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), stream.chunk())
+            .await
+            .expect("the stream goes on")
+            .unwrap()
+            .expect("the stream is open");
+        buffer.push_str(&String::from_utf8_lossy(&chunk));
+        read(&mut buffer, &mut seen);
+        if !told && !seen.is_empty() {
+            // Acknowledged: now the changes.
+            told = true;
+            server.resource_updated("test://static-text").await;
+            server.resource_updated("test://orders/7/data").await;
+            server
+                .replace_runtime(ToolRuntime::new(ToolRegistry::new()))
+                .await
+                .unwrap();
+        }
+    }
+    // The acknowledgement names what is listened for: a URI the catalog
+    // does not have is left out.
+    assert_eq!(
+        seen[0]["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    assert_eq!(
+        seen[0]["params"]["notifications"]["resourceSubscriptions"],
+        json!(["test://orders/7/data"])
+    );
+    let methods: Vec<&str> = seen
+        .iter()
+        .filter_map(|event| event["method"].as_str())
+        .collect();
+    assert!(
+        methods.contains(&"notifications/resources/updated"),
+        "{seen:?}"
+    );
+    assert!(
+        methods.contains(&"notifications/tools/list_changed"),
+        "{seen:?}"
+    );
+    let updated: Vec<&Value> = seen
+        .iter()
+        .filter(|event| event["method"] == "notifications/resources/updated")
+        .collect();
+    assert_eq!(updated.len(), 1, "{seen:?}");
+    assert_eq!(updated[0]["params"]["uri"], "test://orders/7/data");
+}

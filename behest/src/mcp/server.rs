@@ -76,6 +76,9 @@ pub struct McpServer {
     /// Which tools answer with tasks, and the tasks of every clone.
     tasks: Arc<McpTasks>,
     task_store: Arc<TaskStore>,
+    /// Clients of protocol 2026-07-28 listening for changes
+    /// (`subscriptions/listen`), of every clone.
+    listeners: Arc<std::sync::Mutex<Vec<rmcp::service::SubscriptionSink>>>,
 }
 
 /// The resource URIs one client subscribed to.
@@ -150,6 +153,7 @@ impl Clone for McpServer {
             subscribers: self.subscribers.clone(),
             tasks: self.tasks.clone(),
             task_store: self.task_store.clone(),
+            listeners: self.listeners.clone(),
         }
     }
 }
@@ -183,6 +187,7 @@ impl McpServer {
             subscribers: Arc::default(),
             tasks: Arc::default(),
             task_store: Arc::default(),
+            listeners: Arc::default(),
         })
     }
 
@@ -235,6 +240,13 @@ impl McpServer {
                 let _ = peer.notify_prompt_list_changed().await;
             });
         }
+        // The sink sends only what its listener asked for.
+        for sink in self.open_listeners() {
+            tokio::spawn(async move {
+                let _ = sink.notify_resource_list_changed().await;
+                let _ = sink.notify_prompt_list_changed().await;
+            });
+        }
     }
 
     /// Tells each client subscribed to `uri` that the resource changed
@@ -251,6 +263,26 @@ impl McpServer {
                 });
             }
         }
+        drop(subscribers);
+        for sink in self.open_listeners() {
+            let listens = sink
+                .accepted()
+                .resource_subscriptions
+                .as_ref()
+                .is_some_and(|uris| uris.iter().any(|listened| listened == uri));
+            if listens {
+                let uri = uri.to_owned();
+                tokio::spawn(async move {
+                    let _ = sink.notify_resource_updated(uri).await;
+                });
+            }
+        }
+    }
+
+    /// The clients listening now (`subscriptions/listen`): each leaves
+    /// the list as its request ends.
+    fn open_listeners(&self) -> Vec<rmcp::service::SubscriptionSink> {
+        lock(&self.listeners).clone()
     }
 
     /// The catalog served now.
@@ -314,6 +346,11 @@ impl McpServer {
         for peer in peers {
             tokio::spawn(async move {
                 let _ = peer.notify_tool_list_changed().await;
+            });
+        }
+        for sink in self.open_listeners() {
+            tokio::spawn(async move {
+                let _ = sink.notify_tool_list_changed().await;
             });
         }
         Ok(())
@@ -986,17 +1023,18 @@ impl ServerHandler for McpServer {
         }
         let catalog = self.catalog_now();
         let has_resources = !catalog.resources.is_empty() || !catalog.templates.is_empty();
-        // Subscriptions and list changes need a session's stream.
-        let notified = self.sessions;
+        // Subscriptions and list changes go on a session's stream, or
+        // (protocol 2026-07-28, sessions or not) a `subscriptions/listen`
+        // request's.
         if has_resources {
             capabilities.resources = serde_json::from_value(
-                serde_json::json!({ "subscribe": notified, "listChanged": notified }),
+                serde_json::json!({ "subscribe": true, "listChanged": true }),
             )
             .ok();
         }
         if !catalog.prompts.is_empty() {
             capabilities.prompts =
-                serde_json::from_value(serde_json::json!({ "listChanged": notified })).ok();
+                serde_json::from_value(serde_json::json!({ "listChanged": true })).ok();
         }
         if has_resources || !catalog.prompts.is_empty() {
             capabilities.completions = Some(rmcp::model::JsonObject::new());
@@ -1181,6 +1219,30 @@ impl ServerHandler for McpServer {
         catalog_wire::read(&catalog, &request.uri)
             .await
             .map(Into::into)
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        // rmcp keeps what the capabilities offer: list changes for tools,
+        // and for resources and prompts when the catalog has them;
+        // updates of the resources the catalog has.
+        let catalog = self.catalog_now();
+        let mut accepted = requested.clone();
+        if let Some(uris) = &mut accepted.resource_subscriptions {
+            uris.retain(|uri| catalog.resource_at(uri).is_some());
+        }
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        let sink = context.sink().clone();
+        let id = sink.id().clone();
+        lock(&self.listeners).push(sink);
+        context.cancelled().await;
+        lock(&self.listeners).retain(|sink| sink.id() != &id);
+        Ok(())
     }
 
     async fn subscribe(
