@@ -27,7 +27,6 @@ const CALLBACK_PORT: u16 = 8976;
 /// Waits on the loopback port for the browser's redirect after the user
 /// opened `url`: the redirect's full URL, or why none came.
 async fn authorize_in_browser(url: String) -> Result<String, String> {
-    eprintln!("Open this URL in your browser to authorize:\n\n  {url}\n");
     let (back, mut came) = mpsc::channel::<String>(1);
     let app = axum::Router::new()
         .route(
@@ -45,6 +44,8 @@ async fn authorize_in_browser(url: String) -> Result<String, String> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", CALLBACK_PORT))
         .await
         .map_err(|error| format!("port {CALLBACK_PORT} for the redirect: {error}"))?;
+    // Listening before the user is sent: the browser may come back at once.
+    eprintln!("Open this URL in your browser to authorize:\n\n  {url}\n");
     let server = tokio::spawn(async move { axum::serve(listener, app).await });
     let answer = tokio::time::timeout(Duration::from_secs(300), came.recv()).await;
     server.abort();

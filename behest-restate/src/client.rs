@@ -81,7 +81,10 @@ pub(crate) fn segment(text: &str) -> String {
 /// (`http://127.0.0.1:9070`) of the service endpoint at `service`
 /// (`http://127.0.0.1:9080`), again if it knew it (its handlers may have
 /// changed), trying for about ten seconds while the server or the
-/// service comes up.
+/// service comes up. For development and tests: it forces the
+/// registration, which Restate advises against in production (invocations
+/// in flight on the old deployment may fail); there, register each new
+/// version of a service at a new URI.
 ///
 /// # Errors
 /// [`DurableClientError::Unreachable`] when the server never took it, with

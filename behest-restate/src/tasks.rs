@@ -105,27 +105,33 @@ impl DurableTasks {
         // Restate does not interrupt a step: a task cancelled while its
         // tool runs is cancelled for its client at once (`get` says so),
         // and the tool's result, when it comes, is not kept.
-        // The task id is the call's idempotency key: the same each time
-        // the call is played again.
-        let options = behest::CallOptions::new().idempotency_key(call.id.clone());
-        let done = ctx
-            .run(move || async move {
-                let result = runtime.call_with(tool_call, options).await;
-                Ok(Json(McpTaskEnd::of(&result)))
-            })
-            .name("call")
-            .await;
-        let cancelled = ctx.peek_promise::<Json<bool>>(CANCEL).await?.is_some();
-        let end = match done {
-            _ if cancelled => McpTaskEnd::Cancelled,
-            Ok(Json(end)) => end,
-            Err(error) => McpTaskEnd::Failed(serde_json::Map::from_iter([
-                ("code".to_owned(), serde_json::Value::from(-32603)),
-                (
-                    "message".to_owned(),
-                    serde_json::Value::from(error.message().to_owned()),
-                ),
-            ])),
+        // A task cancelled before its call began (or before a crash cut
+        // the call, played again now) does not run its tool.
+        let end = if ctx.peek_promise::<Json<bool>>(CANCEL).await?.is_some() {
+            McpTaskEnd::Cancelled
+        } else {
+            // The task id is the call's idempotency key: the same each time
+            // the call is played again.
+            let options = behest::CallOptions::new().idempotency_key(call.id.clone());
+            let done = ctx
+                .run(move || async move {
+                    let result = runtime.call_with(tool_call, options).await;
+                    Ok(Json(McpTaskEnd::of(&result)))
+                })
+                .name("call")
+                .await;
+            let cancelled = ctx.peek_promise::<Json<bool>>(CANCEL).await?.is_some();
+            match done {
+                _ if cancelled => McpTaskEnd::Cancelled,
+                Ok(Json(end)) => end,
+                Err(error) => McpTaskEnd::Failed(serde_json::Map::from_iter([
+                    ("code".to_owned(), serde_json::Value::from(-32603)),
+                    (
+                        "message".to_owned(),
+                        serde_json::Value::from(error.message().to_owned()),
+                    ),
+                ])),
+            }
         };
         let ended = ctx
             .run(move || async move { Ok(Json(view.ended_now(end))) })
@@ -152,8 +158,8 @@ impl DurableTasks {
         // Cancelled while its tool runs: cancelled for the client now.
         let cancelled = ctx.peek_promise::<Json<bool>>(CANCEL).await?.is_some();
         if cancelled && view.status == McpTaskStatus::Working {
-            let at = view.updated_at.clone();
-            return Ok(Json(Some(view.ended(McpTaskEnd::Cancelled, at))));
+            // Read, not kept: the run keeps its own end.
+            return Ok(Json(Some(view.ended_now(McpTaskEnd::Cancelled))));
         }
         Ok(Json(Some(view)))
     }
@@ -192,6 +198,12 @@ async fn started_by(
 /// How long [`RestateTasks`] waits for a task it started to be kept.
 const START_WAIT: Duration = Duration::from_secs(10);
 
+/// How long one request to Restate's ingress may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How much of Restate's answer an error repeats to the MCP client.
+const SAID_AT_MOST: usize = 300;
+
 /// An MCP server's tasks in Restate's [`DurableTasks`] workflow: give it
 /// to [`McpTasks::backend`](behest::mcp::McpTasks::backend). Every replica
 /// with one reads and cancels every task.
@@ -209,7 +221,11 @@ impl RestateTasks {
         let _installed = rustls::crypto::ring::default_provider().install_default();
         Self {
             ingress: ingress.into().trim_end_matches('/').to_owned(),
-            http: reqwest::Client::new(),
+            // A replica answering a client must not hang on Restate.
+            http: reqwest::Client::builder()
+                .timeout(REQUEST_TIMEOUT)
+                .build()
+                .unwrap_or_default(),
         }
     }
 
@@ -239,8 +255,9 @@ impl RestateTasks {
             .await
             .map_err(|error| format!("the task store (Restate) broke off: {error}"))?;
         if !status.is_success() {
+            let said: String = text.chars().take(SAID_AT_MOST).collect();
             return Err(format!(
-                "the task store (Restate) answered {status}: {text}"
+                "the task store (Restate) answered {status}: {said}"
             ));
         }
         serde_json::from_str(&text).map_err(|error| {

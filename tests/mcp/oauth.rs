@@ -175,27 +175,30 @@ async fn mcp_server(issuer: &str, takes: impl Fn(&str) -> bool + Send + Sync + '
     url
 }
 
-/// OAuth whose user agrees at once (the redirect read, not followed),
-/// counting how often they were asked.
+/// The user's part, agreeing at once: the authorization page's redirect,
+/// read and not followed.
+async fn follow(url: String) -> Result<String, String> {
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|error| error.to_string())?;
+    let answer = browser
+        .get(&url)
+        .send()
+        .await
+        .map_err(|error| error.to_string())?;
+    let location = answer.headers().get("location").ok_or("no redirect")?;
+    Ok(location
+        .to_str()
+        .map_err(|error| error.to_string())?
+        .to_owned())
+}
+
+/// OAuth whose user agrees at once, counting how often they were asked.
 fn agreeing(asked: Arc<AtomicUsize>) -> McpOAuth {
     McpOAuth::new("http://127.0.0.1:9/callback", move |url: String| {
         asked.fetch_add(1, Ordering::SeqCst);
-        async move {
-            let browser = reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .map_err(|error| error.to_string())?;
-            let answer = browser
-                .get(&url)
-                .send()
-                .await
-                .map_err(|error| error.to_string())?;
-            let location = answer.headers().get("location").ok_or("no redirect")?;
-            Ok(location
-                .to_str()
-                .map_err(|error| error.to_string())?
-                .to_owned())
-        }
+        follow(url)
     })
 }
 
@@ -293,4 +296,51 @@ async fn a_server_that_never_takes_a_token_ends_in_an_error() {
         "{error}"
     );
     assert_eq!(asked.load(Ordering::SeqCst), 2);
+}
+
+/// One file store given to two servers behind the same authorization
+/// server: the second is not sent the first's token; its user is asked.
+#[tokio::test]
+async fn tokens_kept_for_one_server_are_not_sent_to_another() {
+    let _provider = mcp_support::http_client();
+    let server = authorization_server(3600).await;
+    let first = mcp_server(&server.issuer, |token| token == "access-0").await;
+    let second = mcp_server(&server.issuer, |token| token == "access-1").await;
+    let dir = std::env::temp_dir().join(format!("behest-oauth-two-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tokens.json");
+    let asked = Arc::new(AtomicUsize::new(0));
+    for url in [&first, &second] {
+        let oauth = agreeing(asked.clone()).store(FileTokenStore::new(&file));
+        let client = McpClient::http_with(url, &ConnectOptions::default().oauth(oauth))
+            .await
+            .unwrap();
+        assert_eq!(added(&client).await["content"][0]["text"], "5");
+    }
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        2,
+        "the user was asked for each server"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A redirect whose `state` is not the one the authorization sent (a
+/// forged or stale one) is refused, and says so.
+#[tokio::test]
+async fn a_redirect_with_another_state_is_refused() {
+    let _provider = mcp_support::http_client();
+    let server = authorization_server(3600).await;
+    let url = mcp_server(&server.issuer, |token| token.starts_with("access-")).await;
+    let forging = McpOAuth::new("http://127.0.0.1:9/callback", |url: String| async move {
+        let back = follow(url).await?;
+        let (before, after) = back.split_once("state=").ok_or("no state")?;
+        let rest = after.split_once('&').map_or("", |(_, rest)| rest);
+        Ok(format!("{before}state=forged&{rest}"))
+    });
+    let error = McpClient::http_with(&url, &ConnectOptions::default().oauth(forging))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("`state` is not the one"), "{error}");
 }

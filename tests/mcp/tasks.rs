@@ -207,8 +207,9 @@ async fn a_task_is_seen_and_cancelled_by_its_caller_only() {
     let id = result["taskId"].as_str().unwrap().to_owned();
     let mine = rpc(addr, "ada#2", true, "tasks/get", json!({"taskId": id})).await;
     assert_eq!(mine["result"]["status"], "working", "{mine}");
-    for method in ["tasks/get", "tasks/cancel"] {
-        let theirs = rpc(addr, "bob#1", true, method, json!({"taskId": id})).await;
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+        let params = json!({"taskId": id, "inputResponses": {}});
+        let theirs = rpc(addr, "bob#1", true, method, params).await;
         assert_eq!(theirs["error"]["code"], -32602, "{method}: {theirs}");
     }
     let cancelled = rpc(addr, "ada#1", true, "tasks/cancel", json!({"taskId": id})).await;
@@ -298,24 +299,41 @@ async fn confirm_work(ms: u64, #[ctx] cx: ToolContext) -> Result<String, ToolErr
     Ok(format!("confirmed by {name}"))
 }
 
-/// Set when a `watched` call's work is dropped (cancelled).
-static WATCHED_DROPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The labels of the `watched` calls whose work was dropped (cancelled).
+static WATCHED_DROPPED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
-struct Watch;
+struct Watch(String);
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        WATCHED_DROPPED.store(true, std::sync::atomic::Ordering::SeqCst);
+        WATCHED_DROPPED.lock().unwrap().push(self.0.clone());
     }
 }
 
 /// Work until cancelled.
 #[tool]
-async fn watched() -> String {
-    let _watch = Watch;
+async fn watched(label: String) -> String {
+    let watch = Watch(label);
     tokio::time::sleep(Duration::from_secs(600)).await;
-    std::mem::forget(_watch);
+    std::mem::forget(watch);
     "never".to_owned()
+}
+
+/// Waits until the `watched` call labelled `label` was cancelled on the
+/// server.
+async fn watched_cancelled(label: &str) {
+    for _ in 0..100 {
+        if WATCHED_DROPPED
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|dropped| dropped == label)
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the server's task `{label}` was not cancelled");
 }
 
 /// A server whose `work` and `confirm_work` answer with tasks, over HTTP
@@ -388,7 +406,7 @@ async fn cancelling_an_imported_call_cancels_its_task() {
     let runtime = ToolRuntime::new(registry);
     let token = behest::CancellationToken::new();
     let options = behest::CallOptions::default().cancellation(token.clone());
-    let call = behest::ToolCall::new("c1", "watched", json!({}));
+    let call = behest::ToolCall::new("c1", "watched", json!({"label": "cancelled"}));
     let running = tokio::spawn(async move { runtime.call_with(call, options).await });
     tokio::time::sleep(Duration::from_millis(300)).await;
     token.cancel();
@@ -399,11 +417,28 @@ async fn cancelling_an_imported_call_cancels_its_task() {
         .outcome;
     assert!(matches!(outcome, Err(ToolError::Cancelled)), "{outcome:?}");
     // The server's task was cancelled: its tool's work dropped.
-    for _ in 0..100 {
-        if WATCHED_DROPPED.load(std::sync::atomic::Ordering::SeqCst) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the server's task was not cancelled");
+    watched_cancelled("cancelled").await;
+}
+
+/// An imported task tool's call that times out on the client cancels the
+/// server's task too.
+#[tokio::test]
+async fn an_imported_call_that_times_out_cancels_its_task() {
+    let url = task_server().await;
+    let client = behest::mcp::McpClient::http(&url).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    client
+        .import_into(&mut registry, &behest::mcp::ImportOptions::default())
+        .await
+        .unwrap();
+    let runtime = ToolRuntime::builder(registry)
+        .tool_timeout("watched", Duration::from_millis(300))
+        .build();
+    let call = behest::ToolCall::new("c1", "watched", json!({"label": "timed out"}));
+    let outcome = runtime.call(call).await.outcome;
+    assert!(
+        matches!(outcome, Err(ToolError::Timeout { .. })),
+        "{outcome:?}"
+    );
+    watched_cancelled("timed out").await;
 }

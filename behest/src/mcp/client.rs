@@ -647,15 +647,19 @@ impl McpClient {
     /// 2026-07-28 a question comes as an input-required round, answered
     /// by the [`ConnectOptions::sampling`] and
     /// [`ConnectOptions::elicitation`] answerers and retried (at most 16
-    /// rounds), as rmcp drives them; under older versions the question is
-    /// a request of the server's, answered as it comes. For a tool to run
-    /// in an agent, [`import_into`](Self::import_into) instead (its calls
-    /// are validated, report progress, can be cancelled, and answer rounds
-    /// the same way).
+    /// rounds); under older versions the question is a request of the
+    /// server's, answered as it comes. A tool that answers with a task
+    /// (the MCP tasks extension) is awaited: `tasks/get` polled at the
+    /// server's interval, its questions answered the same way, for as long
+    /// as it takes (wrap the call in a timeout to bound it; dropping the
+    /// call cancels the task on the server). For a tool to run in an
+    /// agent, [`import_into`](Self::import_into) instead (its calls are
+    /// validated, report progress, can be cancelled, and answer rounds and
+    /// tasks the same way, within the runtime's tool timeout).
     ///
     /// # Errors
     /// [`McpClientError::Tools`] with the server's words when the call
-    /// fails, or the rounds run out.
+    /// fails, its task fails or is cancelled, or the rounds run out.
     pub async fn call(
         &self,
         name: &str,

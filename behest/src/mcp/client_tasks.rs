@@ -30,7 +30,36 @@ pub(crate) enum TaskEnd {
     Failed(String),
 }
 
+/// Cancels the server's task when its wait ends before the task did: the
+/// call dropped (a timeout, an aborted run), or given up on an error.
+struct Unfinished {
+    peer: Peer<RoleClient>,
+    id: Option<String>,
+}
+
+impl Unfinished {
+    /// The task ended on the server: nothing to cancel.
+    fn ended(&mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        let (Some(id), Ok(runtime)) = (self.id.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let _ = peer.cancel_task(CancelTaskParams::new(id)).await;
+        });
+    }
+}
+
 /// Waits for task `created` to end: its inlined result when it completes.
+/// A wait that ends first (`cancelled`, an error, the future dropped)
+/// cancels the task on the server.
 pub(crate) async fn await_task(
     peer: &Peer<RoleClient>,
     answerers: &Answerers,
@@ -38,20 +67,24 @@ pub(crate) async fn await_task(
     cancelled: &CancellationToken,
 ) -> Result<CallToolResult, TaskEnd> {
     let id = created.task.task_id;
+    let mut unfinished = Unfinished {
+        peer: peer.clone(),
+        id: Some(id.clone()),
+    };
     let mut wait = poll_interval(created.task.poll_interval_ms);
     loop {
         let got = tokio::select! {
             biased;
-            () = cancelled.cancelled() => {
-                let _ = peer.cancel_task(CancelTaskParams::new(id.clone())).await;
-                return Err(TaskEnd::Cancelled);
-            }
+            () = cancelled.cancelled() => return Err(TaskEnd::Cancelled),
             got = peer.get_task(GetTaskParams::new(id.clone())) => got,
         }
         .map_err(|error| TaskEnd::Failed(format!("reading the server's task `{id}`: {error}")))?;
         // The server may change the interval as the task goes on.
         if let Some(asked) = got.task.task.poll_interval_ms {
             wait = poll_interval(Some(asked));
+        }
+        if got.task.status().is_terminal() {
+            unfinished.ended();
         }
         match got.task.payload {
             TaskPayload::Completed { result } => {
@@ -88,10 +121,7 @@ pub(crate) async fn await_task(
             _ => {}
         }
         tokio::select! {
-            () = cancelled.cancelled() => {
-                let _ = peer.cancel_task(CancelTaskParams::new(id.clone())).await;
-                return Err(TaskEnd::Cancelled);
-            }
+            () = cancelled.cancelled() => return Err(TaskEnd::Cancelled),
             () = tokio::time::sleep(wait) => {}
         }
     }

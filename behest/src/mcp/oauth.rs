@@ -108,22 +108,35 @@ impl McpTokenStore for FileTokenStore {
     }
 }
 
-/// Writes `document` to `path` through a temporary file, owner-only.
+/// Writes `document` to `path` through a new temporary file beside it
+/// (created, never reused: a file or link left there is not followed),
+/// owner-only.
 fn write_private(path: &std::path::Path, document: &str) -> Result<(), String> {
     use std::io::Write;
-    let temporary = path.with_extension("tmp");
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(
+        ".{}.{}.tmp",
+        std::process::id(),
+        super::rounds::fresh_handle()
+    ));
+    let temporary = path.with_file_name(name);
     let said = |error: std::io::Error| format!("writing {}: {error}", path.display());
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
     let mut file = options.open(&temporary).map_err(said)?;
-    file.write_all(document.as_bytes()).map_err(said)?;
-    file.sync_all().map_err(said)?;
-    std::fs::rename(&temporary, path).map_err(said)
+    let written = file
+        .write_all(document.as_bytes())
+        .and_then(|()| file.sync_all())
+        .and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written.map_err(said)
 }
 
 /// What the user's side of an authorization gives back: the URL the
@@ -167,6 +180,7 @@ pub struct McpOAuth {
     store: Arc<dyn McpTokenStore>,
     most_authorizations: u32,
     private_addresses: bool,
+    authorize_within: std::time::Duration,
 }
 
 impl std::fmt::Debug for McpOAuth {
@@ -204,6 +218,7 @@ impl McpOAuth {
             store: Arc::new(MemoryTokenStore::default()),
             most_authorizations: 3,
             private_addresses: false,
+            authorize_within: std::time::Duration::from_secs(600),
         }
     }
 
@@ -261,6 +276,15 @@ impl McpOAuth {
         self
     }
 
+    /// How long the user's part of an authorization may take (10 minutes
+    /// unless set): the connection's requests wait for it, and past it
+    /// the request that started it fails with a message that says so.
+    #[must_use]
+    pub fn authorize_within(mut self, limit: std::time::Duration) -> Self {
+        self.authorize_within = limit;
+        self
+    }
+
     /// Lets the metadata name an authorization server at a private network
     /// address (`10.0.0.9`, `sso.corp`). Loopback addresses are taken only
     /// for a server at a loopback address itself, whatever this says.
@@ -271,36 +295,55 @@ impl McpOAuth {
     }
 }
 
-/// rmcp's credential store, over a behest [`McpTokenStore`].
-struct Kept(Arc<dyn McpTokenStore>);
+/// rmcp's credential store, over a behest [`McpTokenStore`], for one MCP
+/// server: the document names the server, and credentials kept for
+/// another (a store shared by mistake) are not sent to this one.
+struct Kept {
+    store: Arc<dyn McpTokenStore>,
+    server: String,
+}
+
+/// What a [`McpTokenStore`] holds: the server's URL and its credentials.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Document {
+    server: String,
+    credentials: StoredCredentials,
+}
 
 #[async_trait::async_trait]
 impl CredentialStore for Kept {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
         let Some(document) = self
-            .0
+            .store
             .load()
             .await
             .map_err(AuthError::CredentialStoreError)?
         else {
             return Ok(None);
         };
-        // A document that no longer reads is as good as none: the user
-        // authorizes again.
-        Ok(serde_json::from_str(&document).ok())
+        // A document that no longer reads, or is another server's, is as
+        // good as none: the user authorizes again.
+        Ok(serde_json::from_str::<Document>(&document)
+            .ok()
+            .filter(|document| document.server == self.server)
+            .map(|document| document.credentials))
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let document = serde_json::to_string(&credentials)
+        let document = Document {
+            server: self.server.clone(),
+            credentials,
+        };
+        let document = serde_json::to_string(&document)
             .map_err(|error| AuthError::CredentialStoreError(error.to_string()))?;
-        self.0
+        self.store
             .save(document)
             .await
             .map_err(AuthError::CredentialStoreError)
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        self.0
+        self.store
             .clear()
             .await
             .map_err(AuthError::CredentialStoreError)
@@ -344,7 +387,10 @@ impl Authorizer {
         } else {
             AuthorizationManager::new(self.server.as_str()).await?
         };
-        manager.set_credential_store(Kept(self.oauth.store.clone()));
+        manager.set_credential_store(Kept {
+            store: self.oauth.store.clone(),
+            server: self.server.clone(),
+        });
         Ok(manager)
     }
 
@@ -352,13 +398,14 @@ impl Authorizer {
     async fn token(&self) -> Result<Option<String>, AuthError> {
         let mut state = self.state.lock().await;
         if !state.loaded {
-            state.loaded = true;
             let mut manager = self.manager().await?;
             // Credentials of an earlier run, unless the authorization
-            // server changed since.
+            // server changed since. Marked read once it worked: a failure
+            // is tried again with the next request.
             if manager.initialize_from_store().await? {
                 state.manager = Some(Arc::new(manager));
             }
+            state.loaded = true;
         }
         let Some(manager) = &state.manager else {
             return Ok(None);
@@ -409,11 +456,18 @@ impl Authorizer {
         // names (SEP-2350), so that no scope granted earlier is lost.
         let scopes = match refusal {
             Refusal::InsufficientScope => {
-                let mut scopes = if state.asked.is_empty() {
-                    self.oauth.scopes.clone()
-                } else {
-                    state.asked.clone()
+                // Asked before: by this connection, else (tokens of an
+                // earlier run) what the kept token was granted, else what
+                // the settings say.
+                let granted = match &state.manager {
+                    Some(manager) if state.asked.is_empty() => manager.get_current_scopes().await,
+                    _ => Vec::new(),
                 };
+                let mut scopes = [&state.asked, &granted, &self.oauth.scopes]
+                    .into_iter()
+                    .find(|scopes| !scopes.is_empty())
+                    .cloned()
+                    .unwrap_or_default();
                 for scope in self.challenged_scopes(challenge) {
                     if !scopes.contains(&scope) {
                         scopes.push(scope);
@@ -467,12 +521,33 @@ impl Authorizer {
         let mut flow = OAuthState::Unauthorized(self.manager().await?);
         flow.start_authorization(request).await?;
         let url = flow.get_authorization_url().await?;
-        let back = (oauth.authorize)(url).await.map_err(|reason| {
-            AuthError::AuthorizationFailed(format!(
-                "the user's authorization did not come back: {reason}"
-            ))
-        })?;
-        flow.handle_callback_url(&back).await?;
+        // Every request of the connection waits for this one: a user who
+        // never comes back must not hold them forever.
+        let back = tokio::time::timeout(oauth.authorize_within, (oauth.authorize)(url))
+            .await
+            .map_err(|_| {
+                AuthError::AuthorizationFailed(format!(
+                    "the user's authorization did not come back within {:?}",
+                    oauth.authorize_within
+                ))
+            })?
+            .map_err(|reason| {
+                AuthError::AuthorizationFailed(format!(
+                    "the user's authorization did not come back: {reason}"
+                ))
+            })?;
+        flow.handle_callback_url(&back)
+            .await
+            .map_err(|error| match error {
+                // rmcp keys an authorization's state by its `state`: one it
+                // does not know is a forged or stale redirect.
+                AuthError::InternalError(reason) if reason.contains("state not found") => {
+                    AuthError::AuthorizationFailed(
+                        "the redirect's `state` is not the one this authorization sent (a forged or stale redirect)".to_owned(),
+                    )
+                }
+                other => other,
+            })?;
         flow.into_authorization_manager().ok_or_else(|| {
             AuthError::InternalError("the authorization ended without a token".to_owned())
         })
@@ -670,7 +745,11 @@ mod tests {
         store.save("first".to_owned()).await.unwrap();
         store.save("second".to_owned()).await.unwrap();
         assert_eq!(store.load().await.unwrap().as_deref(), Some("second"));
-        assert!(!path.with_extension("tmp").exists());
+        let left: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["tokens.json"], "no temporary file is left");
         store.clear().await.unwrap();
         store.clear().await.unwrap();
         assert_eq!(store.load().await.unwrap(), None);
@@ -690,8 +769,17 @@ mod tests {
     #[tokio::test]
     async fn credentials_that_do_not_read_are_none() {
         let store = Arc::new(MemoryTokenStore::default());
-        let kept = Kept(store.clone());
-        for junk in ["", "{", "[1, 2]", "{\"client_id\": 7}"] {
+        let kept = Kept {
+            store: store.clone(),
+            server: "https://a.example/mcp".to_owned(),
+        };
+        let credentials = StoredCredentials::new("client".to_owned(), None, Vec::new(), None);
+        let theirs = serde_json::to_string(&Document {
+            server: "https://b.example/mcp".to_owned(),
+            credentials,
+        })
+        .unwrap();
+        for junk in ["", "{", "[1, 2]", "{\"client_id\": 7}", theirs.as_str()] {
             store.save(junk.to_owned()).await.unwrap();
             assert!(
                 CredentialStore::load(&kept).await.unwrap().is_none(),

@@ -788,7 +788,19 @@ impl McpCaller {
         {
             return Some(format!("identity:{}", identity.0));
         }
-        self.bearer_token().map(|token| format!("bearer:{token}"))
+        // A digest, not the token: the key is kept (with a waiting call,
+        // a task, a durable task's journal) and a credential must not be.
+        #[cfg(feature = "mcp-http")]
+        {
+            use sha2::Digest;
+            self.bearer_token().map(|token| {
+                let digest = sha2::Sha256::digest(token.as_bytes());
+                let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+                format!("bearer-sha256:{hex}")
+            })
+        }
+        #[cfg(not(feature = "mcp-http"))]
+        None
     }
 
     /// The bearer token the request carried (and [`router`]'s check
@@ -1169,10 +1181,12 @@ impl ServerHandler for McpServer {
                 backend_view(backend.as_ref(), &request.task_id, caller.as_deref()).await?;
                 Ok(())
             }
-            None => {
-                self.task_store
-                    .update(&request.task_id, caller.as_deref(), request.input_responses)
-            }
+            None => self.task_store.update(
+                &request.task_id,
+                caller.as_deref(),
+                request.input_responses,
+                &self.tasks,
+            ),
         }
     }
 
@@ -1188,7 +1202,9 @@ impl ServerHandler for McpServer {
                 Ok(false) => Err(super::task_store::unknown(&request.task_id)),
                 Err(reason) => Err(ErrorData::internal_error(reason, None)),
             },
-            None => self.task_store.cancel(&request.task_id, caller.as_deref()),
+            None => self
+                .task_store
+                .cancel(&request.task_id, caller.as_deref(), &self.tasks),
         }
     }
 

@@ -63,6 +63,26 @@ pub(crate) struct TaskStore {
     tasks: Mutex<HashMap<String, Entry>>,
     /// Keys of questions, unique over the server's life.
     asked: std::sync::atomic::AtomicU64,
+    /// Whether the sweeper of expired tasks runs.
+    sweeping: std::sync::atomic::AtomicBool,
+}
+
+/// How often the sweeper drops the tasks whose time to live ran out (a
+/// task past it is unknown to `tasks/*` at once, swept or not).
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// A store dropped (its server and every clone gone) cancels the tools it
+/// still runs.
+impl Drop for TaskStore {
+    fn drop(&mut self) {
+        let tasks = self
+            .tasks
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for entry in tasks.values() {
+            entry.token.cancel();
+        }
+    }
 }
 
 /// The error a client gets for a task id it may not use: unknown, expired
@@ -89,15 +109,29 @@ impl TaskStore {
         let token = call.token.clone();
         {
             let mut tasks = lock(&self.tasks);
-            if tasks.len() >= config.most() && !drop_oldest_ended(&mut tasks) {
+            let ttl = config.ttl_of();
+            tasks.retain(|_, entry| !expired(entry, ttl));
+            // A caller past its share makes room among its own tasks, so
+            // that one caller cannot keep the others out.
+            let theirs = |entry: &Entry| entry.caller == caller;
+            let mine = tasks.values().filter(|entry| theirs(entry)).count();
+            let refusal = if mine >= config.most_per_caller()
+                && !drop_oldest_ended(&mut tasks, theirs)
+            {
+                Some(format!(
+                    "this caller has {mine} tasks, the most one caller may, and none has ended; cancel one or try again later"
+                ))
+            } else if tasks.len() >= config.most() && !drop_oldest_ended(&mut tasks, |_| true) {
+                Some(format!(
+                    "the server keeps {} tasks, the most it may, and none has ended; try again later",
+                    config.most()
+                ))
+            } else {
+                None
+            };
+            if let Some(refusal) = refusal {
                 token.cancel();
-                return Err(ErrorData::internal_error(
-                    format!(
-                        "the server keeps {} tasks, the most it may, and none has ended; try again later",
-                        config.most()
-                    ),
-                    None,
-                ));
+                return Err(ErrorData::internal_error(refusal, None));
             }
             tasks.insert(
                 id.clone(),
@@ -113,15 +147,9 @@ impl TaskStore {
             );
         }
         let store = Arc::downgrade(self);
-        let (task, tool) = (id.clone(), tool.to_owned());
-        tokio::spawn(drive(store.clone(), task.clone(), call, tool));
+        tokio::spawn(drive(store.clone(), id.clone(), call, tool.to_owned()));
         let ttl = config.ttl_of();
-        tokio::spawn(async move {
-            tokio::time::sleep(ttl).await;
-            if let Some(store) = store.upgrade() {
-                store.expire(&task);
-            }
-        });
+        self.sweep(ttl);
         let seed = Task::new(id, TaskStatus::Working, stamp.clone(), stamp)
             .with_ttl_ms(millis(ttl))
             .with_poll_interval_ms(millis(config.poll_interval_of()));
@@ -135,11 +163,20 @@ impl TaskStore {
         caller: Option<&str>,
         config: &McpTasks,
     ) -> Result<GetTaskResult, ErrorData> {
-        let tasks = lock(&self.tasks);
+        let mut tasks = lock(&self.tasks);
         let entry = tasks
-            .get(id)
-            .filter(|entry| entry.caller.as_deref() == caller)
+            .get_mut(id)
+            .filter(|entry| entry.caller.as_deref() == caller && !expired(entry, config.ttl_of()))
             .ok_or_else(|| unknown(id))?;
+        // A question its tool stopped waiting for (it gave up, or asked
+        // again) is no longer asked.
+        let before = entry.pending.len();
+        entry
+            .pending
+            .retain(|_, pending| !pending.answer.is_closed());
+        if entry.pending.len() != before {
+            entry.touch();
+        }
         let task = Task::new(
             id,
             entry.status(),
@@ -175,11 +212,12 @@ impl TaskStore {
         id: &str,
         caller: Option<&str>,
         mut answers: InputResponses,
+        config: &McpTasks,
     ) -> Result<(), ErrorData> {
         let mut tasks = lock(&self.tasks);
         let entry = tasks
             .get_mut(id)
-            .filter(|entry| entry.caller.as_deref() == caller)
+            .filter(|entry| entry.caller.as_deref() == caller && !expired(entry, config.ttl_of()))
             .ok_or_else(|| unknown(id))?;
         let answered: Vec<String> = entry
             .pending
@@ -187,6 +225,9 @@ impl TaskStore {
             .filter(|key| answers.contains_key(*key))
             .cloned()
             .collect();
+        if answered.is_empty() {
+            return Ok(());
+        }
         for key in answered {
             if let (Some(pending), Some(answer)) =
                 (entry.pending.remove(&key), answers.remove(&key))
@@ -201,11 +242,16 @@ impl TaskStore {
 
     /// `tasks/cancel`: the task is cancelled now (the tool gets its grace
     /// and its result is not kept); a task that ended stays as it ended.
-    pub(crate) fn cancel(&self, id: &str, caller: Option<&str>) -> Result<(), ErrorData> {
+    pub(crate) fn cancel(
+        &self,
+        id: &str,
+        caller: Option<&str>,
+        config: &McpTasks,
+    ) -> Result<(), ErrorData> {
         let mut tasks = lock(&self.tasks);
         let entry = tasks
             .get_mut(id)
-            .filter(|entry| entry.caller.as_deref() == caller)
+            .filter(|entry| entry.caller.as_deref() == caller && !expired(entry, config.ttl_of()))
             .ok_or_else(|| unknown(id))?;
         if entry.ended.is_none() {
             entry.ended = Some(McpTaskEnd::Cancelled);
@@ -217,12 +263,33 @@ impl TaskStore {
         Ok(())
     }
 
-    /// Drops task `id`, whose time to live ran out, cancelling its tool if
-    /// it still runs.
-    fn expire(&self, id: &str) {
-        if let Some(entry) = lock(&self.tasks).remove(id) {
-            entry.token.cancel();
+    /// Starts the sweeper, once: every [`SWEEP_EVERY`] it drops the tasks
+    /// whose time to live ran out, cancelling the tools that still run,
+    /// until the store is gone.
+    fn sweep(self: &Arc<Self>, ttl: Duration) {
+        if self
+            .sweeping
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return;
         }
+        let store = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(SWEEP_EVERY.min(ttl)).await;
+                let Some(store) = store.upgrade() else {
+                    return;
+                };
+                let mut tasks = lock(&store.tasks);
+                tasks.retain(|_, entry| {
+                    let keep = !expired(entry, ttl);
+                    if !keep {
+                        entry.token.cancel();
+                    }
+                    keep
+                });
+            }
+        });
     }
 
     /// Keeps a question of task `id`'s tool; false when the task is gone
@@ -334,14 +401,20 @@ pub(crate) fn wire_detailed(view: &McpTaskView, config: &McpTasks) -> GetTaskRes
     GetTaskResult::new(DetailedTask::new(wire_task(view, config), payload))
 }
 
-/// Drops the task that ended longest ago; false when none has ended.
-fn drop_oldest_ended(tasks: &mut HashMap<String, Entry>) -> bool {
+/// Drops, among the tasks `which` picks, the oldest (by creation) that
+/// has ended; false when none of them has.
+fn drop_oldest_ended(tasks: &mut HashMap<String, Entry>, which: impl Fn(&Entry) -> bool) -> bool {
     let oldest = tasks
         .iter()
-        .filter(|(_, entry)| entry.ended.is_some())
+        .filter(|(_, entry)| entry.ended.is_some() && which(entry))
         .min_by_key(|(_, entry)| entry.created)
         .map(|(id, _)| id.clone());
     oldest.is_some_and(|id| tasks.remove(&id).is_some())
+}
+
+/// Whether `entry`'s time to live ran out.
+fn expired(entry: &Entry, ttl: Duration) -> bool {
+    entry.created.elapsed() >= ttl
 }
 
 /// Whole milliseconds, at least one.
@@ -476,7 +549,7 @@ mod tests {
         for other in [Some("bob"), None] {
             let refused = store.get(&id, other, &config()).unwrap_err();
             assert_eq!(refused.code, rmcp::model::ErrorCode::INVALID_PARAMS);
-            assert!(store.cancel(&id, other).is_err());
+            assert!(store.cancel(&id, other, &config()).is_err());
         }
         let ended = settled(&store, &id, Some("ada")).await;
         let TaskPayload::Completed { result } = ended.task.payload else {
@@ -502,7 +575,7 @@ mod tests {
             (keys[0].clone(), accept("Ada")),
             ("no-such-key".to_owned(), accept("nobody")),
         ]);
-        store.update(&id, None, first).unwrap();
+        store.update(&id, None, first, &config()).unwrap();
         let left = input_required(&store, &id, 1).await;
         assert_eq!(left, [keys[1].clone()]);
         store
@@ -510,6 +583,7 @@ mod tests {
                 &id,
                 None,
                 InputResponses::from([(keys[1].clone(), accept("Bob"))]),
+                &config(),
             )
             .unwrap();
         let TaskPayload::Completed { result } = settled(&store, &id, None).await.task.payload
@@ -532,13 +606,13 @@ mod tests {
             .task
             .task_id;
         input_required(&store, &id, 1).await;
-        store.cancel(&id, None).unwrap();
+        store.cancel(&id, None, &config()).unwrap();
         assert_eq!(
             store.get(&id, None, &config()).unwrap().task.status(),
             TaskStatus::Cancelled
         );
         heard.await.unwrap();
-        store.cancel(&id, None).unwrap();
+        store.cancel(&id, None, &config()).unwrap();
         tokio::time::sleep(Duration::from_millis(20)).await;
         let after = store.get(&id, None, &config()).unwrap();
         assert!(matches!(after.task.payload, TaskPayload::Cancelled));
@@ -607,6 +681,78 @@ mod tests {
         );
         heard.await.unwrap();
         assert_eq!(store.len(), 2);
+    }
+
+    /// One caller past its share makes room among its own ended tasks, or
+    /// is refused, while another caller still starts tasks.
+    #[tokio::test]
+    async fn one_caller_cannot_keep_the_others_out() {
+        let store = Arc::new(TaskStore::default());
+        let config = config().most_tasks_per_caller(2);
+        let ada = || Some("ada".to_owned());
+        let ended = store
+            .start(
+                giving(Duration::ZERO, || said("quick")),
+                "job",
+                ada(),
+                &config,
+            )
+            .unwrap()
+            .task
+            .task_id;
+        settled(&store, &ended, Some("ada")).await;
+        store.start(asking(1, None), "job", ada(), &config).unwrap();
+        store.start(asking(1, None), "job", ada(), &config).unwrap();
+        assert!(
+            store.get(&ended, Some("ada"), &config).is_err(),
+            "made room"
+        );
+        let refused = store
+            .start(asking(1, None), "job", ada(), &config)
+            .unwrap_err();
+        assert!(
+            refused.message.contains("most one caller may"),
+            "{}",
+            refused.message
+        );
+        store
+            .start(asking(1, None), "job", Some("bob".to_owned()), &config)
+            .unwrap();
+    }
+
+    /// A question its tool stopped waiting for is no longer asked.
+    #[tokio::test]
+    async fn a_question_the_tool_gave_up_on_is_no_longer_asked() {
+        let store = Arc::new(TaskStore::default());
+        let token = CancellationToken::new();
+        let call = InFlight::start(
+            |asker| {
+                Box::pin(async move {
+                    let gave_up =
+                        tokio::time::timeout(Duration::from_millis(50), asker.ask(question()))
+                            .await;
+                    assert!(gave_up.is_err());
+                    tokio::time::sleep(Duration::from_secs(600)).await;
+                    said("never")
+                })
+            },
+            token,
+            Arc::new(ClientLog::default()),
+        );
+        let id = store
+            .start(call, "job", None, &config())
+            .unwrap()
+            .task
+            .task_id;
+        input_required(&store, &id, 1).await;
+        for _ in 0..200 {
+            let got = store.get(&id, None, &config()).unwrap();
+            if got.task.status() == TaskStatus::Working {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the stale question is still asked");
     }
 
     /// A task is dropped when its time to live runs out, and a tool still

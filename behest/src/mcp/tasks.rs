@@ -69,6 +69,7 @@ pub struct McpTasks {
     ttl: Duration,
     poll_interval: Duration,
     most: usize,
+    most_per_caller: usize,
     backend: Option<Arc<dyn McpTaskBackend>>,
 }
 
@@ -79,6 +80,7 @@ impl std::fmt::Debug for McpTasks {
             .field("ttl", &self.ttl)
             .field("poll_interval", &self.poll_interval)
             .field("most", &self.most)
+            .field("most_per_caller", &self.most_per_caller)
             .field("backend", &self.backend.is_some())
             .finish()
     }
@@ -92,13 +94,14 @@ impl Default for McpTasks {
 
 impl McpTasks {
     /// No task tools; tasks kept an hour, polled each second, at most
-    /// 1024 at once.
+    /// 1024 at once, 64 of one caller.
     pub fn new() -> Self {
         Self {
             tools: HashMap::new(),
             ttl: Duration::from_secs(3600),
             poll_interval: Duration::from_secs(1),
             most: 1024,
+            most_per_caller: 64,
             backend: None,
         }
     }
@@ -153,14 +156,26 @@ impl McpTasks {
 
     /// Runs and keeps the tasks in `backend` instead of the server's own
     /// process (behest-restate's durable tasks: a task outlives a
-    /// restart, and every replica answers for it). The tools then run
-    /// where the backend runs them; [`ttl`](Self::ttl) and
-    /// [`most_tasks`](Self::most_tasks) are the backend's to keep. A
-    /// [`deferred_tool`](Self::deferred_tool), whose call starts in the
+    /// restart, and every replica answers for it). A task's call runs
+    /// where the backend runs it (a client that does not take tasks still
+    /// gets an `Optional` tool's result in its request, from this
+    /// server's runtime). How long a task is kept, and how many, is the
+    /// backend's to say; [`ttl`](Self::ttl) is only what clients are told.
+    /// A [`deferred_tool`](Self::deferred_tool), whose call starts in the
     /// server's process, cannot be given with one.
     #[must_use]
     pub fn backend(mut self, backend: impl McpTaskBackend) -> Self {
         self.backend = Some(Arc::new(backend));
+        self
+    }
+
+    /// How many tasks one caller may have at once (default 64): past it,
+    /// the caller's oldest finished task is dropped for a new one; when
+    /// none of theirs has finished, their new call is refused, and other
+    /// callers are not kept out.
+    #[must_use]
+    pub fn most_tasks_per_caller(mut self, most: usize) -> Self {
+        self.most_per_caller = most.max(1);
         self
     }
 
@@ -204,6 +219,10 @@ impl McpTasks {
 
     pub(crate) fn most(&self) -> usize {
         self.most
+    }
+
+    pub(crate) fn most_per_caller(&self) -> usize {
+        self.most_per_caller
     }
 }
 
