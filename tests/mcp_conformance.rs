@@ -1,12 +1,20 @@
 //! The MCP conformance kit (`@modelcontextprotocol/conformance`, the
-//! protocol's own test suite) against `examples/mcp_conformance_server.rs`
-//! (every active server scenario of the newest stable kit and of the
-//! newest prerelease, at each protocol version the kit tests that behest
-//! serves) and `examples/mcp_conformance_client.rs` (the client scenarios
-//! that need no authorization), with no expected failures; and the
-//! scenarios any server must pass against `examples/mcp_server.rs`. The kits and a Node to run them are
-//! installed by `.ci/test-all` (`BEHEST_NODE`, `BEHEST_CONFORMANCE`,
-//! `BEHEST_CONFORMANCE_NEXT`); without them the tests say "skipped".
+//! protocol's own test suite), the newest stable kit and the newest
+//! prerelease, with no expected failures:
+//! - against `examples/mcp_conformance_server.rs`: every server scenario
+//!   of each protocol version the kit tests that behest serves (the
+//!   stable kit's pending ones too), and the tasks extension;
+//! - against `examples/mcp_conformance_client.rs`: every client scenario
+//!   of each version, authorization included;
+//! - against the quickstart's `examples/mcp_server.rs`: the scenarios any
+//!   server must pass.
+//!
+//! The counts go into the MCP chapter's table (`behest/src/docs/mcp.md`,
+//! between its `conformance` markers), which the test checks: run it with
+//! `BEHEST_BLESS=1` to write the table anew. The kits and a Node to run
+//! them are installed by `.ci/test-all` (`BEHEST_NODE`,
+//! `BEHEST_CONFORMANCE`, `BEHEST_CONFORMANCE_NEXT`); without them the test
+//! says "skipped".
 #![cfg(feature = "mcp")]
 
 use std::io::{BufRead, BufReader};
@@ -20,7 +28,7 @@ fn example(name: &str) -> Option<PathBuf> {
     path.exists().then_some(path)
 }
 
-/// The example, serving on a free port; killed when dropped.
+/// An example server on a free port; killed when dropped.
 struct Server {
     child: Child,
     url: String,
@@ -33,27 +41,65 @@ impl Drop for Server {
     }
 }
 
-fn start(binary: &PathBuf) -> Server {
-    let mut child = Command::new(binary)
-        .arg("0")
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the example starts");
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .expect("the example says where it serves");
-    let url = first
-        .trim()
-        .strip_prefix("serving MCP at ")
-        .unwrap_or_else(|| panic!("the example said {first:?}"))
-        .to_owned();
-    Server { child, url }
+impl Server {
+    /// The conformance server, which names its URL on its first line.
+    fn fixtures(binary: &Path) -> Self {
+        // `protocol_error_job` panics on purpose: its message is enough.
+        let mut child = Command::new(binary)
+            .arg("0")
+            .env("RUST_BACKTRACE", "0")
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the example starts");
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .expect("the example says where it serves");
+        let url = first
+            .trim()
+            .strip_prefix("serving MCP at ")
+            .unwrap_or_else(|| panic!("the example said {first:?}"))
+            .to_owned();
+        Self { child, url }
+    }
+
+    /// The quickstart's server over HTTP, which names its URL in its log.
+    fn quickstart(binary: &Path) -> Self {
+        let mut child = Command::new(binary)
+            .args(["--http", "0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the example starts");
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut url = None;
+        let mut line = String::new();
+        while url.is_none() && stderr.read_line(&mut line).is_ok_and(|read| read > 0) {
+            url = line
+                .trim()
+                .strip_prefix("serving MCP at ")
+                .map(str::to_owned);
+            line.clear();
+        }
+        // Its log goes on: read, so that a full pipe never holds it up.
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        Self {
+            child,
+            url: url.expect("the example says where it serves"),
+        }
+    }
 }
 
-/// Node, the kit named by `kit_variable` and the example `name`, or why
-/// the test is skipped.
-fn kit(kit_variable: &str, name: &str) -> Result<(PathBuf, PathBuf, PathBuf), String> {
+/// A kit: Node, the kit's script and its version.
+struct Kit {
+    node: PathBuf,
+    script: PathBuf,
+    version: String,
+    scratch: PathBuf,
+}
+
+/// The binaries and kits, or why the test is skipped.
+fn found() -> Result<(Kit, Kit), String> {
     let from = |variable: &str| {
         std::env::var_os(variable)
             .map(PathBuf::from)
@@ -62,9 +108,15 @@ fn kit(kit_variable: &str, name: &str) -> Result<(PathBuf, PathBuf, PathBuf), St
                 format!("skipped: {variable} does not name a file (.ci/run installs it)")
             })
     };
-    let binary = example(name).ok_or_else(|| {
-        format!("skipped: the {name} example is not built (cargo test builds it)")
-    })?;
+    for name in [
+        "mcp_conformance_server",
+        "mcp_conformance_client",
+        "mcp_server",
+    ] {
+        example(name).ok_or_else(|| {
+            format!("skipped: the {name} example is not built (cargo test builds it)")
+        })?;
+    }
     let node = from("BEHEST_NODE")?;
     // A Node built for another machine is there but does not run.
     let runs = Command::new(&node)
@@ -74,292 +126,314 @@ fn kit(kit_variable: &str, name: &str) -> Result<(PathBuf, PathBuf, PathBuf), St
     if !runs {
         return Err(format!("skipped: {} does not run here", node.display()));
     }
-    Ok((node, from(kit_variable)?, binary))
+    let kit = |variable: &str| -> Result<Kit, String> {
+        let script = from(variable)?;
+        let scratch = std::env::temp_dir().join(format!(
+            "behest-conformance-{}-{variable}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&scratch).unwrap();
+        let mut kit = Kit {
+            node: node.clone(),
+            script,
+            version: String::new(),
+            scratch,
+        };
+        let (ran, printed) = kit.run(&["--version"]);
+        assert!(ran, "{variable} tells its version: {printed}");
+        kit.version = printed.trim().to_owned();
+        Ok(kit)
+    };
+    Ok((kit("BEHEST_CONFORMANCE")?, kit("BEHEST_CONFORMANCE_NEXT")?))
 }
 
-/// Runs the kit's server `suite` (`active`, or `all`: the pending
-/// scenarios too) at each of `versions`, each against a server of its
-/// own; every scenario must pass, and at least `least` of them run at
-/// each version.
-fn passes(kit_variable: &str, suite: &str, versions: &[(&str, usize)]) {
-    let (node, kit, binary) = match kit(kit_variable, "mcp_conformance_server") {
-        Ok(found) => found,
-        Err(skipped) => {
-            eprintln!("{skipped}");
-            return;
-        }
-    };
-    for (version, least) in versions {
-        let server = start(&binary);
-        let scratch = scratch_dir(&format!("{kit_variable}-server-{version}"));
-        let (success, printed) = run_kit(
-            &node,
-            &kit,
-            &[
-                "server",
-                "--url",
-                &server.url,
-                "--suite",
-                suite,
-                "--spec-version",
-                version,
-            ],
-            &scratch,
+impl Drop for Kit {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.scratch);
+    }
+}
+
+/// One row of the chapter's table: what ran, and what the kit counted.
+struct Row {
+    kit: String,
+    what: String,
+    version: String,
+    scenarios: usize,
+    passed: usize,
+    failed: usize,
+}
+
+impl Kit {
+    /// Runs the kit with `args` in a folder of its own: whether it
+    /// passed, and what it printed.
+    fn run(&self, args: &[&str]) -> (bool, String) {
+        let output = Command::new(&self.node)
+            .arg(&self.script)
+            .args(args)
+            .current_dir(&self.scratch)
+            .output()
+            .expect("the kit runs");
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
         );
+        (output.status.success(), printed)
+    }
+
+    /// The scenarios `list` names (`--server` or `--client`) at `version`
+    /// (every version without one), extensions and drafts left out unless
+    /// `extension` names the extension's prefix.
+    fn listed(&self, side: &str, version: Option<&str>, extension: Option<&str>) -> Vec<String> {
+        let mut args = vec!["list", side];
+        args.extend(
+            version
+                .map(|version| ["--spec-version", version])
+                .into_iter()
+                .flatten(),
+        );
+        let (listed, printed) = self.run(&args);
+        assert!(listed, "the kit lists its scenarios:\n{printed}");
+        printed
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix("- "))
+            .filter(|line| match extension {
+                Some(prefix) => line.starts_with(prefix) && line.ends_with("[extension]"),
+                None => !line.contains("[extension]") && !line.contains("[draft]"),
+            })
+            .filter_map(|line| line.split_whitespace().next())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Runs the server `suite` at `version` against `url`: every scenario
+    /// must pass, and at least `least` run.
+    fn server_suite(&self, url: &str, suite: &str, version: &str, least: usize) -> Row {
+        let (success, printed) = self.run(&[
+            "server",
+            "--url",
+            url,
+            "--suite",
+            suite,
+            "--spec-version",
+            version,
+        ]);
         let summary = printed
             .split("=== SUMMARY ===")
             .nth(1)
             .unwrap_or_else(|| panic!("{version}: the kit printed no summary:\n{printed}"));
-        eprintln!("{kit_variable} at {version}:{summary}");
-        let passed = summary.lines().filter(|line| line.starts_with('✓')).count();
-        let failed: Vec<&str> = summary
+        let failing: Vec<&str> = summary
             .lines()
             .filter(|line| line.starts_with('✗'))
             .collect();
         assert!(
-            success && failed.is_empty(),
-            "{version}: failing scenarios {failed:?}\n{printed}"
+            success && failing.is_empty(),
+            "{} at {version}: failing scenarios {failing:?}\n{printed}",
+            self.version
         );
+        let scenarios = summary.lines().filter(|line| line.starts_with('✓')).count();
         assert!(
-            passed >= *least,
-            "{version}: {passed} scenarios ran, at least {least} expected:\n{summary}"
+            scenarios >= least,
+            "{version}: {scenarios} scenarios ran, at least {least} expected:\n{summary}"
         );
-        let _ = std::fs::remove_dir_all(&scratch);
+        let (passed, failed) = total(summary);
+        Row {
+            kit: self.version.clone(),
+            what: format!("server, {suite} scenarios"),
+            version: version.to_owned(),
+            scenarios,
+            passed,
+            failed,
+        }
+    }
+
+    /// Runs each of `scenarios` alone with `args` before `--scenario`
+    /// (a server's URL, or a client's command and version): each must
+    /// pass every check.
+    fn each(&self, what: &str, version: &str, args: &[&str], scenarios: &[String]) -> Row {
+        let (mut passed, mut failed) = (0, 0);
+        for scenario in scenarios {
+            let mut all = args.to_vec();
+            all.extend(["--scenario", scenario]);
+            let (success, printed) = self.run(&all);
+            let line = printed
+                .lines()
+                .find(|line| line.starts_with("Passed: "))
+                .unwrap_or_else(|| panic!("{scenario}: the kit printed no result:\n{printed}"));
+            let checks = (|| {
+                let (counted, rest) = line.strip_prefix("Passed: ")?.split_once('/')?;
+                let failing = rest.split_once(", ")?.1.split_whitespace().next()?;
+                Some((
+                    counted.parse::<usize>().ok()?,
+                    failing.parse::<usize>().ok()?,
+                ))
+            })()
+            .unwrap_or_else(|| panic!("{scenario}: unreadable result {line:?}"));
+            assert!(
+                success && checks.1 == 0,
+                "{} {what} {scenario} at {version}: {line}\n{printed}",
+                self.version
+            );
+            passed += checks.0;
+            failed += checks.1;
+        }
+        Row {
+            kit: self.version.clone(),
+            what: what.to_owned(),
+            version: version.to_owned(),
+            scenarios: scenarios.len(),
+            passed,
+            failed,
+        }
+    }
+
+    /// Every client scenario listed at `version`, against the client
+    /// example: at least `least`.
+    fn client_suite(&self, client: &Path, version: &str, least: usize) -> Row {
+        let scenarios = self.listed("--client", Some(version), None);
+        assert!(
+            scenarios.len() >= least,
+            "{} at {version}: {} client scenarios, at least {least} expected: {scenarios:?}",
+            self.version,
+            scenarios.len()
+        );
+        let command = client.to_string_lossy();
+        let args = ["client", "--spec-version", version, "--command", &command];
+        self.each("client, every scenario", version, &args, &scenarios)
     }
 }
 
-/// Runs the kit with `args` in `scratch` (it writes nothing, but may
-/// look for a home): whether it passed, and what it printed.
-fn run_kit(node: &Path, kit: &Path, args: &[&str], scratch: &Path) -> (bool, String) {
-    let output = Command::new(node)
-        .arg(kit)
-        .args(args)
-        .current_dir(scratch)
-        .output()
-        .expect("the kit runs");
-    let printed = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), printed)
-}
-
-/// Asserts that the kit's run of one scenario, said as `what`, passed
-/// every check: it succeeded, and its `Passed:` line counts no failure.
-fn every_check_passed(what: &str, success: bool, printed: &str) {
-    let passed = printed
+/// The checks a kit's summary counts in all: passed and failed.
+fn total(summary: &str) -> (usize, usize) {
+    let line = summary
         .lines()
-        .find(|line| line.starts_with("Passed: "))
-        .unwrap_or_else(|| panic!("{what}: the kit printed no result:\n{printed}"));
-    eprintln!("{what}: {passed}");
-    assert!(
-        success && passed.contains(" 0 failed"),
-        "{what}: {passed}\n{printed}"
-    );
-}
-
-/// A folder of the test's own for the kit to run in.
-fn scratch_dir(version: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "behest-conformance-{}-{version}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Kit 0.1.16: all its server scenarios, the pending ones included: 32 at
-/// 2025-11-25, 26 at 2025-06-18.
-#[test]
-fn the_stable_kit_passes_every_server_scenario() {
-    passes(
-        "BEHEST_CONFORMANCE",
-        "all",
-        &[("2025-06-18", 26), ("2025-11-25", 32)],
-    );
-}
-
-/// Kit 0.2.0-alpha.12, which checks every message against the protocol's
-/// schema too: its active scenarios at each version, 2026-07-28 included.
-#[test]
-fn the_prerelease_kit_passes_every_active_server_scenario() {
-    passes(
-        "BEHEST_CONFORMANCE_NEXT",
-        "active",
-        &[("2025-06-18", 26), ("2025-11-25", 31), ("2026-07-28", 10)],
-    );
-}
-
-/// Kit 0.2.0-alpha.12's tasks extension (`io.modelcontextprotocol/tasks`,
-/// over protocol 2026-07-28): every scenario the kit lists for it, each
-/// against the server's task tools; at least the ten it has now.
-#[test]
-fn the_prerelease_kit_passes_the_tasks_extension() {
-    let (node, kit, binary) = match kit("BEHEST_CONFORMANCE_NEXT", "mcp_conformance_server") {
-        Ok(found) => found,
-        Err(skipped) => {
-            eprintln!("{skipped}");
-            return;
-        }
-    };
-    let scratch = scratch_dir("tasks");
-    let (listed, printed) = run_kit(&node, &kit, &["list", "--server"], &scratch);
-    assert!(listed, "the kit lists its scenarios:\n{printed}");
-    let scenarios: Vec<&str> = printed
-        .lines()
-        .filter_map(|line| line.trim().strip_prefix("- "))
-        .filter(|line| line.starts_with("tasks-") && line.ends_with("[extension]"))
-        .filter_map(|line| line.split_whitespace().next())
+        .find_map(|line| line.strip_prefix("Total: "))
+        .unwrap_or_else(|| panic!("no total in {summary}"));
+    let numbers: Vec<usize> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|number| number.parse().ok())
         .collect();
-    assert!(
-        scenarios.len() >= 10,
-        "the kit's tasks scenarios: {scenarios:?}"
+    (numbers[0], numbers[1])
+}
+
+/// The rows as the chapter's table.
+fn table(rows: &[Row]) -> String {
+    let mut table = String::from(
+        "| Kit | What runs | Spec version | Scenarios | Checks |\n|---|---|---|---|---|\n",
     );
-    let server = start(&binary);
-    for scenario in scenarios {
-        let (success, printed) = run_kit(
-            &node,
-            &kit,
-            &["server", "--url", &server.url, "--scenario", scenario],
-            &scratch,
-        );
-        every_check_passed(&format!("tasks {scenario}"), success, &printed);
+    for row in rows {
+        table.push_str(&format!(
+            "| {} | {} | {} | {} | {} passed, {} failed |\n",
+            row.kit, row.what, row.version, row.scenarios, row.passed, row.failed
+        ));
     }
-    let _ = std::fs::remove_dir_all(&scratch);
+    table
 }
 
-/// The names `list` prints for the kit's scenarios (`--server` or
-/// `--client`) at `version`, extensions and drafts left out.
-fn listed(node: &Path, kit: &Path, side: &str, version: &str, scratch: &Path) -> Vec<String> {
-    let (listed, printed) = run_kit(
-        node,
-        kit,
-        &["list", side, "--spec-version", version],
-        scratch,
-    );
-    assert!(listed, "the kit lists its scenarios:\n{printed}");
-    printed
-        .lines()
-        .filter_map(|line| line.trim().strip_prefix("- "))
-        .filter(|line| !line.contains("[extension]") && !line.contains("[draft]"))
-        .filter_map(|line| line.split_whitespace().next())
-        .map(str::to_owned)
-        .collect()
-}
+const BEGIN: &str = "<!-- conformance: written by tests/mcp_conformance.rs -->\n";
+const END: &str = "<!-- conformance: end -->";
 
-/// Runs the kit named by `kit_variable` in client mode for every client
-/// scenario it lists at protocol `version` (authorization included),
-/// against `examples/mcp_conformance_client.rs`, asking for that version:
-/// every check must pass, and at least `least` scenarios run.
-fn client_passes(kit_variable: &str, version: &str, least: usize) {
-    let (node, kit, binary) = match kit(kit_variable, "mcp_conformance_client") {
+/// Both kits, every suite, every version behest serves; the chapter's
+/// table says what they counted.
+#[test]
+fn the_kits_pass_and_the_chapter_tells_their_counts() {
+    let (stable, next) = match found() {
         Ok(found) => found,
         Err(skipped) => {
             eprintln!("{skipped}");
             return;
         }
     };
-    let scratch = scratch_dir(&format!("{kit_variable}-client-{version}"));
-    let scenarios = listed(&node, &kit, "--client", version, &scratch);
-    assert!(
-        scenarios.len() >= least,
-        "{kit_variable} at {version}: {} client scenarios listed, at least {least} expected: {scenarios:?}",
-        scenarios.len()
-    );
-    let command = binary.to_string_lossy();
-    for scenario in &scenarios {
-        let (success, printed) = run_kit(
-            &node,
-            &kit,
+    let fixtures = example("mcp_conformance_server").unwrap();
+    let client = example("mcp_conformance_client").unwrap();
+    let mut rows = Vec::new();
+    // Each version against a server of its own.
+    for (kit, suite, versions) in [
+        (
+            &stable,
+            "all",
+            &[("2025-06-18", 26), ("2025-11-25", 32)][..],
+        ),
+        (
+            &next,
+            "active",
             &[
-                "client",
-                "--scenario",
-                scenario,
-                "--spec-version",
-                version,
-                "--command",
-                &command,
-            ],
-            &scratch,
-        );
-        every_check_passed(
-            &format!("{kit_variable} client {scenario} at {version}"),
-            success,
-            &printed,
-        );
-    }
-    let _ = std::fs::remove_dir_all(&scratch);
-}
-
-/// Kit 0.1.16: its 18 client scenarios at 2025-11-25, the 14 of
-/// authorization (OAuth with `McpOAuth`) included.
-#[test]
-fn the_stable_kit_passes_every_client_scenario() {
-    client_passes("BEHEST_CONFORMANCE", "2025-11-25", 18);
-}
-
-/// Kit 0.2.0-alpha.12: every client scenario it lists at 2025-11-25 and
-/// at 2026-07-28 (the client speaking 2026-07-28 there, as the kit asks
-/// through `MCP_CONFORMANCE_PROTOCOL_VERSION`), and the two of 2025-03-26
-/// (authorization servers of that version's discovery).
-#[test]
-fn the_prerelease_kit_passes_every_client_scenario() {
-    client_passes("BEHEST_CONFORMANCE_NEXT", "2025-03-26", 2);
-    client_passes("BEHEST_CONFORMANCE_NEXT", "2025-11-25", 19);
-    client_passes("BEHEST_CONFORMANCE_NEXT", "2026-07-28", 33);
-}
-
-/// The kit's scenarios that ask nothing of a server's own tools, against
-/// the quickstart's server (`examples/mcp_server.rs --http`): what any
-/// behest server answers, it answers as the kit wants.
-#[test]
-fn the_example_server_passes_the_scenarios_any_server_must() {
-    let (node, kit, binary) = match kit("BEHEST_CONFORMANCE_NEXT", "mcp_server") {
-        Ok(found) => found,
-        Err(skipped) => {
-            eprintln!("{skipped}");
-            return;
+                ("2025-03-26", 1),
+                ("2025-06-18", 26),
+                ("2025-11-25", 31),
+                ("2026-07-28", 20),
+            ][..],
+        ),
+    ] {
+        for (version, least) in versions {
+            let server = Server::fixtures(&fixtures);
+            rows.push(kit.server_suite(&server.url, suite, version, *least));
         }
-    };
-    let mut child = Command::new(&binary)
-        .args(["--http", "0"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the example starts");
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut url = None;
-    let mut line = String::new();
-    while url.is_none() && stderr.read_line(&mut line).is_ok_and(|read| read > 0) {
-        url = line
-            .trim()
-            .strip_prefix("serving MCP at ")
-            .map(str::to_owned);
-        line.clear();
     }
-    // Its log goes on: read, so that a full pipe never holds it up.
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    let server = Server {
-        child,
-        url: url.expect("the example says where it serves"),
-    };
-    let scratch = scratch_dir("example");
-    for scenario in [
+    // The tasks extension, over 2026-07-28.
+    let tasks = next.listed("--server", None, Some("tasks-"));
+    assert!(tasks.len() >= 10, "the kit's tasks scenarios: {tasks:?}");
+    let server = Server::fixtures(&fixtures);
+    let args = ["server", "--url", server.url.as_str()];
+    rows.push(next.each("server, tasks extension", "2026-07-28", &args, &tasks));
+    drop(server);
+    // The client, at each version it speaks.
+    for (kit, versions) in [
+        (&stable, &[("2025-06-18", 5), ("2025-11-25", 18)][..]),
+        (
+            &next,
+            &[
+                ("2025-03-26", 2),
+                ("2025-06-18", 5),
+                ("2025-11-25", 19),
+                ("2026-07-28", 33),
+            ][..],
+        ),
+    ] {
+        for (version, least) in versions {
+            rows.push(kit.client_suite(&client, version, *least));
+        }
+    }
+    // The quickstart's server: the scenarios that ask nothing of a
+    // server's own tools.
+    let quickstart = Server::quickstart(&example("mcp_server").unwrap());
+    let generic: Vec<String> = [
         "server-initialize",
         "ping",
         "logging-set-level",
         "tools-list",
         "server-sse-multiple-streams",
         "dns-rebinding-protection",
-    ] {
-        let (success, printed) = run_kit(
-            &node,
-            &kit,
-            &["server", "--url", &server.url, "--scenario", scenario],
-            &scratch,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let args = [
+        "server",
+        "--url",
+        quickstart.url.as_str(),
+        "--spec-version",
+        "2025-11-25",
+    ];
+    let what = "`mcp_server` example, any server's scenarios";
+    rows.push(next.each(what, "2025-11-25", &args, &generic));
+
+    let table = table(&rows);
+    eprintln!("{table}");
+    let chapter = Path::new(env!("CARGO_MANIFEST_DIR")).join("behest/src/docs/mcp.md");
+    let text = std::fs::read_to_string(&chapter).unwrap();
+    let start = text
+        .find(BEGIN)
+        .expect("the chapter has the table's markers")
+        + BEGIN.len();
+    let end = start + text[start..].find(END).expect("the table's end marker");
+    if std::env::var_os("BEHEST_BLESS").is_some() {
+        let written = format!("{}{table}{}", &text[..start], &text[end..]);
+        std::fs::write(&chapter, written).unwrap();
+    } else {
+        assert_eq!(
+            text[start..end],
+            table,
+            "the chapter's table is not what the kits counted: run this test with BEHEST_BLESS=1"
         );
-        every_check_passed(&format!("mcp_server {scenario}"), success, &printed);
     }
-    let _ = std::fs::remove_dir_all(&scratch);
 }
