@@ -458,13 +458,7 @@ impl ClientHandler for Handler {
                 serde_json::from_value(serde_json::json!({ "form": {} })).ok();
         }
         // Long-running tools' tasks are awaited (SEP-2663).
-        capabilities
-            .extensions
-            .get_or_insert_with(Default::default)
-            .insert(
-                rmcp::model::TASKS_EXTENSION_ID.to_owned(),
-                rmcp::model::JsonObject::new(),
-            );
+        super::tasks::declare_tasks(&mut capabilities.extensions);
         // 2025-11-25: the version whose `tools/list_changed` reaches
         // `on_tool_list_changed`.
         ClientConfig::new(

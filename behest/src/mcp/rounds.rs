@@ -377,18 +377,22 @@ pub(crate) fn fresh_handle() -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
+/// A form question, for tests of the calls that ask.
+#[cfg(test)]
+pub(crate) fn question() -> InputRequest {
+    serde_json::from_value(serde_json::json!({
+        "method": "elicitation/create",
+        "params": {"mode": "form", "message": "Who?", "requestedSchema": {"type": "object", "properties": {}}}
+    }))
+    .unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::runtime::ToolCallResult;
 
-    fn question() -> InputRequest {
-        serde_json::from_value(serde_json::json!({
-            "method": "elicitation/create",
-            "params": {"mode": "form", "message": "Who?", "requestedSchema": {"type": "object", "properties": {}}}
-        }))
-        .unwrap()
-    }
+    use super::question;
 
     fn said(text: String) -> ToolCallResult {
         ToolCallResult {

@@ -1052,13 +1052,7 @@ impl ServerHandler for McpServer {
             capabilities.completions = Some(rmcp::model::JsonObject::new());
         }
         if !self.tasks.is_empty() {
-            capabilities
-                .extensions
-                .get_or_insert_with(Default::default)
-                .insert(
-                    rmcp::model::TASKS_EXTENSION_ID.to_owned(),
-                    rmcp::model::JsonObject::new(),
-                );
+            super::tasks::declare_tasks(&mut capabilities.extensions);
         }
         let config = ServerConfig::new(capabilities)
             .with_server_info(self.implementation.clone())

@@ -164,10 +164,7 @@ impl TaskStore {
         config: &McpTasks,
     ) -> Result<GetTaskResult, ErrorData> {
         let mut tasks = lock(&self.tasks);
-        let entry = tasks
-            .get_mut(id)
-            .filter(|entry| entry.caller.as_deref() == caller && !expired(entry, config.ttl_of()))
-            .ok_or_else(|| unknown(id))?;
+        let entry = callers(&mut tasks, id, caller, config)?;
         // A question its tool stopped waiting for (it gave up, or asked
         // again) is no longer asked.
         let before = entry.pending.len();
@@ -215,10 +212,7 @@ impl TaskStore {
         config: &McpTasks,
     ) -> Result<(), ErrorData> {
         let mut tasks = lock(&self.tasks);
-        let entry = tasks
-            .get_mut(id)
-            .filter(|entry| entry.caller.as_deref() == caller && !expired(entry, config.ttl_of()))
-            .ok_or_else(|| unknown(id))?;
+        let entry = callers(&mut tasks, id, caller, config)?;
         let answered: Vec<String> = entry
             .pending
             .keys()
@@ -249,10 +243,7 @@ impl TaskStore {
         config: &McpTasks,
     ) -> Result<(), ErrorData> {
         let mut tasks = lock(&self.tasks);
-        let entry = tasks
-            .get_mut(id)
-            .filter(|entry| entry.caller.as_deref() == caller && !expired(entry, config.ttl_of()))
-            .ok_or_else(|| unknown(id))?;
+        let entry = callers(&mut tasks, id, caller, config)?;
         if entry.ended.is_none() {
             entry.ended = Some(McpTaskEnd::Cancelled);
             // Its questions go with it: the tool's waits end with an error.
@@ -412,6 +403,20 @@ fn drop_oldest_ended(tasks: &mut HashMap<String, Entry>, which: impl Fn(&Entry) 
     oldest.is_some_and(|id| tasks.remove(&id).is_some())
 }
 
+/// Task `id` of `caller`, alive: one unknown, expired or someone else's
+/// is the same error.
+fn callers<'a>(
+    tasks: &'a mut HashMap<String, Entry>,
+    id: &str,
+    caller: Option<&str>,
+    config: &McpTasks,
+) -> Result<&'a mut Entry, ErrorData> {
+    tasks
+        .get_mut(id)
+        .filter(|entry| entry.caller.as_deref() == caller && !expired(entry, config.ttl_of()))
+        .ok_or_else(|| unknown(id))
+}
+
 /// Whether `entry`'s time to live ran out.
 fn expired(entry: &Entry, ttl: Duration) -> bool {
     entry.created.elapsed() >= ttl
@@ -428,17 +433,10 @@ fn millis(duration: Duration) -> u64 {
 mod tests {
     use super::*;
     use crate::mcp::log::ClientLog;
+    use crate::mcp::rounds::question;
     use crate::mcp::tasks::TaskSupport;
     use crate::tool::ToolError;
     use crate::ToolOutput;
-
-    fn question() -> InputRequest {
-        serde_json::from_value(serde_json::json!({
-            "method": "elicitation/create",
-            "params": {"mode": "form", "message": "Who?", "requestedSchema": {"type": "object", "properties": {}}}
-        }))
-        .unwrap()
-    }
 
     fn said(text: &str) -> ToolCallResult {
         ToolCallResult {

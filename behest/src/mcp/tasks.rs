@@ -226,6 +226,15 @@ impl McpTasks {
     }
 }
 
+/// Declares the tasks extension (`io.modelcontextprotocol/tasks`) among
+/// a side's `extensions` capabilities.
+pub(crate) fn declare_tasks(extensions: &mut Option<rmcp::model::ExtensionCapabilities>) {
+    extensions.get_or_insert_with(Default::default).insert(
+        rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+        rmcp::model::JsonObject::new(),
+    );
+}
+
 /// What [`McpServer::tasks`](super::McpServer::tasks) refused.
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
