@@ -36,6 +36,16 @@
 //!   run it again), within the agent's approval deadline. No peer we know
 //!   of (the OpenAI Agents SDK, pydantic-ai, rig, the Vercel AI SDK) has
 //!   this state: a call cut mid-run is run again, or left to the tool.
+//! - **A call in two parts.** A tool that can be run in two parts
+//!   ([`Tool::keeps_checkpoints`](behest::Tool::keeps_checkpoints),
+//!   [`CallPart`](behest::CallPart)) has its start, which must happen
+//!   once, journaled in an entry of its own (`start part of call ID`) and
+//!   the rest in the call's entry. An imported MCP tool is one: its start
+//!   sends `tools/call` and keeps the task the server answered with; the
+//!   rest awaits that task. Played again after a crash while it awaited,
+//!   the run goes on awaiting the same task; the work is not started
+//!   again. (A crash in the moment between the server's answer and the
+//!   start's entry still sends the call again.)
 //! - **Agents run as tools** are journaled step by step, as the root is:
 //!   each nested model turn, call and decision is an entry of its own,
 //!   named under the path of the calls that lead to it

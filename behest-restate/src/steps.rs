@@ -357,6 +357,14 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
     /// Attempt `attempt` (from 0) at `step`'s call.
     async fn attempt(&self, at: &str, step: ToolStep, attempt: usize) -> Attempt {
         let name = format!("{at}{}", call_entry(&step.call.call_id, attempt));
+        if self
+            .agent
+            .runtime()
+            .registry()
+            .keeps_checkpoints(&step.call.tool_name)
+        {
+            return Attempt::Done(self.call_in_parts(at, step, name).await);
+        }
         if self.idempotent(&step.call.tool_name) {
             return Attempt::Done(self.journal_call(at, step, name).await);
         }
@@ -390,6 +398,45 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             },
             Err(error) => Attempt::Done(self.failed_step(&error)),
         }
+    }
+
+    /// Runs `step`, whose tool can be run in two parts
+    /// ([`CallPart`](behest::CallPart)): the start, which must happen once
+    /// (an imported MCP tool's `tools/call`), in an entry of its own, then
+    /// the rest (awaiting the server's task) in the call's entry `name`,
+    /// from what the start kept. Played again after a crash in the rest,
+    /// the call goes on from the same start.
+    async fn call_in_parts(
+        &self,
+        at: &str,
+        step: ToolStep,
+        name: String,
+    ) -> ToolResult<ToolOutput> {
+        let start_entry = format!("{at}start part of {}", &name[at.len()..]);
+        let starting = step.clone().extension(behest::CallPart::Start);
+        let max_step_bytes = self.max_step_bytes;
+        let started = self
+            .ctx
+            .run(move || async move {
+                let result = JournaledResult::from(starting.run().await);
+                Ok(Json(Self::bounded(result, max_step_bytes)))
+            })
+            .name(start_entry)
+            .await;
+        let kept = match started {
+            Ok(Json(result)) => match result.known() {
+                Some(Ok(output)) => output.text.unwrap_or_default(),
+                // A start that failed is the call's outcome.
+                Some(Err(error)) => return Err(error),
+                None => return Err(ToolError::Cancelled),
+            },
+            Err(error) => return self.failed_step(&error),
+        };
+        let kept: serde_json::Value = serde_json::from_str(&kept).map_err(|error| {
+            ToolError::execution(format!("the call's start kept what does not read: {error}"))
+        })?;
+        let rest = step.extension(behest::CallPart::Finish(kept));
+        self.journal_call(at, rest, name).await
     }
 
     /// Runs `step`, a call of the agent at `at`, in the journal entry

@@ -2,7 +2,9 @@
 //! (`BEHEST_RESTATE_SERVER`, installed by `.ci/run`): two replicas of a
 //! behest MCP server keep their tasks in Restate (`RestateTasks`), the
 //! tools run in the test service (`DurableTasks`), which is killed in the
-//! middle of a task and started again.
+//! middle of a task and started again; and a durable run whose tool,
+//! imported from an MCP server, answers with a task goes on awaiting the
+//! same task after its service dies.
 #![cfg(feature = "mcp")]
 
 #[path = "support/server.rs"]
@@ -25,8 +27,20 @@ use tokio::process::{Child, Command};
 
 /// The test service, serving the test agent's tools as durable tasks.
 async fn service(port: u16, counts: &Path) -> Child {
+    service_in(port, counts, &[]).await
+}
+
+/// The test service with `more` arguments and environment.
+async fn service_in(port: u16, counts: &Path, more: &[(&str, &str)]) -> Child {
+    let mode: Vec<&str> = more
+        .iter()
+        .filter(|(name, _)| *name == "mode")
+        .map(|(_, mode)| *mode)
+        .collect();
     let child = Command::new(env!("CARGO_BIN_EXE_behest-restate-test-service"))
         .args([port.to_string(), "600000".to_owned()])
+        .args(mode)
+        .envs(more.iter().filter(|(name, _)| *name != "mode").copied())
         .env("BEHEST_TEST_COUNTS", counts)
         .stdout(Stdio::null())
         .kill_on_drop(true)
@@ -215,4 +229,71 @@ async fn a_durable_task_cancelled_on_any_replica_stays_cancelled() {
     })
     .await;
     assert!(after["result"].get("result").is_none(), "{after}");
+}
+
+/// Render page `page` (slowly), as an MCP server's long-running tool.
+#[behest::tool]
+async fn render(page: u32) -> String {
+    RENDERS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    format!("page {page} rendered")
+}
+
+/// How many times `render` began.
+static RENDERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A durable run calls `render`, imported from an MCP server that answers
+/// with a task; its service dies while the run awaits the task and starts
+/// again: the run goes on awaiting the same task (its start is a journal
+/// entry of its own), the tool began once, and the run ends with its
+/// result.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_restate_server),
+    ignore = "skipped: BEHEST_RESTATE_SERVER does not name a restate-server binary (.ci/run installs it)"
+)]
+async fn a_durable_run_awaits_an_imported_tools_task_across_a_crash() {
+    let binary = std::env::var_os("BEHEST_RESTATE_SERVER").expect("BEHEST_RESTATE_SERVER");
+    let restate = start_server(&binary, "mcp-imported-task").await;
+    let counts = Scratch::new("mcp-imported-task-counts");
+    // The MCP server, in this process: `render` answers with a task.
+    let runtime = behest::ToolRuntime::new(behest::ToolRegistry::new().with(Render).unwrap());
+    let tasks = McpTasks::new()
+        .tool("render", TaskSupport::Optional)
+        .poll_interval(Duration::from_millis(100));
+    let server = McpServer::new(runtime).unwrap().tasks(tasks).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { behest::mcp::http::serve(listener, server).await });
+    let port = free_port();
+    let more = [("mode", "mcp-task"), ("BEHEST_TEST_MCP_URL", url.as_str())];
+    let mut first = service_in(port, &counts, &more).await;
+    restate.register(port).await;
+    let client = behest_restate::DurableClient::new(
+        format!("http://127.0.0.1:{}", restate.ingress),
+        format!("http://127.0.0.1:{}", restate.admin),
+    );
+    client
+        .start("render-7", &[behest::Message::user("render page 7")])
+        .await
+        .unwrap();
+    // The task runs on the MCP server: the service dies while the run
+    // awaits it, its start journaled.
+    until("the call's start to be journaled", || async {
+        let rows = restate
+            .query("SELECT j.name FROM sys_journal j JOIN sys_invocation i ON j.id = i.id WHERE i.target_service_key = 'render-7' AND j.name = 'start part of call c0'")
+            .await;
+        rows["rows"].as_array().is_some_and(|rows| !rows.is_empty()).then_some(())
+    })
+    .await;
+    assert_eq!(RENDERS.load(std::sync::atomic::Ordering::SeqCst), 1);
+    first.kill().await.unwrap();
+    let _second = service_in(port, &counts, &more).await;
+    let outcome = client.outcome("render-7").await.unwrap();
+    assert_eq!(outcome.text(), Some("done: page 7 rendered"), "{outcome:?}");
+    assert_eq!(
+        RENDERS.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the tool began once"
+    );
 }

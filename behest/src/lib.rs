@@ -46,9 +46,9 @@ pub use usage::Usage;
 #[doc(inline)]
 pub use behest_macros::{data, external_tool, schema, tool, tool_spec, tools};
 pub use tool::{
-    ArgumentIssue, Attachment, ExternalTool, ExternalToolArgs, FromToolContext, IdempotencyKey,
-    IntoToolOutput, LimitKind, Progress, ProgressSink, SharedState, State, Tool, ToolAnnotations,
-    ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec,
+    ArgumentIssue, Attachment, CallPart, ExternalTool, ExternalToolArgs, FromToolContext,
+    IdempotencyKey, IntoToolOutput, LimitKind, Progress, ProgressSink, SharedState, State, Tool,
+    ToolAnnotations, ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec,
 };
 
 /// The JSON value type and `json!` macro, so tools need no `serde_json` of

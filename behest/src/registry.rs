@@ -83,6 +83,8 @@ pub(crate) struct Entry {
     pub strict: bool,
     pub external: bool,
     pub needs_approval: bool,
+    /// [`Tool::keeps_checkpoints`].
+    pub keeps_checkpoints: bool,
     /// The tool parses the model's text itself ([`Tool::__text_route`]):
     /// how deep its arguments nest, and whether they hold floats.
     pub text_route: Option<crate::tool::PlainArguments>,
@@ -141,6 +143,7 @@ impl ToolRegistry {
             strict: tool.strict(),
             external: tool.is_external(),
             needs_approval: tool.needs_approval(),
+            keeps_checkpoints: tool.keeps_checkpoints(),
             text_route: tool.__text_route(),
             tool,
             spec,
@@ -250,6 +253,13 @@ impl ToolRegistry {
     /// each call ([`Tool::needs_approval`]).
     pub fn needs_approval(&self, name: &str) -> bool {
         self.entry(name).is_some_and(|entry| entry.needs_approval)
+    }
+
+    /// Whether the tool registered under `name` keeps checkpoints
+    /// ([`Tool::keeps_checkpoints`]).
+    pub fn keeps_checkpoints(&self, name: &str) -> bool {
+        self.entry(name)
+            .is_some_and(|entry| entry.keeps_checkpoints)
     }
 }
 

@@ -442,3 +442,37 @@ async fn an_imported_call_that_times_out_cancels_its_task() {
     );
     watched_cancelled("timed out").await;
 }
+
+/// An imported task tool run in two parts, as an engine that plays calls
+/// again runs it: the start sends the call and keeps the task's id; the
+/// rest, given what the start kept (twice, as after a crash), awaits that
+/// same task each time.
+#[tokio::test]
+async fn an_imported_call_in_two_parts_awaits_the_task_its_start_made() {
+    let url = task_server().await;
+    let client = behest::mcp::McpClient::http(&url).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    client
+        .import_into(&mut registry, &behest::mcp::ImportOptions::default())
+        .await
+        .unwrap();
+    assert!(registry.keeps_checkpoints("work"));
+    let runtime = ToolRuntime::new(registry);
+    let part = |part: behest::CallPart| behest::CallOptions::default().extension(part);
+    let call = || behest::ToolCall::new("c1", "work", json!({"ms": 200}));
+    let started = runtime
+        .call_with(call(), part(behest::CallPart::Start))
+        .await
+        .outcome
+        .unwrap();
+    let kept: Value = serde_json::from_str(started.text.as_deref().unwrap()).unwrap();
+    assert!(kept["Task"]["id"].is_string(), "{kept}");
+    for _ in 0..2 {
+        let rest = runtime
+            .call_with(call(), part(behest::CallPart::Finish(kept.clone())))
+            .await
+            .outcome
+            .unwrap();
+        assert_eq!(rest.text.as_deref(), Some("worked 200 ms"));
+    }
+}

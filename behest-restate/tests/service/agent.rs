@@ -55,6 +55,9 @@ pub enum Mode {
     /// and an output guardrail that shouts the answer: a transcript changed
     /// in place.
     Guarded,
+    /// One call of `render`, a tool imported from an MCP server that
+    /// answers with a task, then the answer.
+    McpTask,
 }
 
 impl Mode {
@@ -69,6 +72,7 @@ impl Mode {
             Some("long") => Self::Long,
             Some("nested") => Self::Nested,
             Some("guarded") => Self::Guarded,
+            Some("mcp-task") => Self::McpTask,
             _ => Self::Plain,
         }
     }
@@ -109,6 +113,9 @@ impl Model for Steady {
             ]),
             (Mode::Slow, 0) => {
                 AssistantMessage::text("").with_tool_calls([call("work", json!({"step": 0}))])
+            }
+            (Mode::McpTask, 0) => {
+                AssistantMessage::text("").with_tool_calls([call("render", json!({"page": 7}))])
             }
             (Mode::Big, 0) => {
                 AssistantMessage::text("").with_tool_calls([call("big", json!({"bytes": 5 << 20}))])
@@ -254,6 +261,19 @@ fn big(bytes: usize) -> String {
 #[external_tool]
 pub struct AskPerson {
     question: String,
+}
+
+/// The agent of the `mcp-task` mode: `registry`'s tools (imported from
+/// an MCP server), called once.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub fn mcp_agent(registry: ToolRegistry) -> Agent {
+    Agent::new(
+        Steady {
+            mode: Mode::McpTask,
+        },
+        ToolRuntime::new(registry),
+    )
+    .max_steps(10)
 }
 
 /// The agent, its external deadline `external_deadline`, doing what

@@ -20,7 +20,25 @@ async fn main() {
         .and_then(|ms| ms.parse().ok())
         .map_or(Duration::from_secs(600), Duration::from_millis);
     let mode = args.next();
-    let agent = agent::agent(deadline, agent::Mode::parse(mode.as_deref()));
+    let agent = match agent::Mode::parse(mode.as_deref()) {
+        // Its tools are those of the MCP server `BEHEST_TEST_MCP_URL`.
+        #[cfg(feature = "mcp")]
+        agent::Mode::McpTask => {
+            let url = std::env::var("BEHEST_TEST_MCP_URL").expect("BEHEST_TEST_MCP_URL");
+            let client = behest::mcp::McpClient::http(&url)
+                .await
+                .expect("the MCP server answers");
+            let mut registry = behest::ToolRegistry::new();
+            client
+                .import_into(&mut registry, &behest::mcp::ImportOptions::default())
+                .await
+                .expect("its tools import");
+            // The imported tools keep the connection.
+            drop(client);
+            agent::mcp_agent(registry)
+        }
+        mode => agent::agent(deadline, mode),
+    };
     #[cfg(feature = "mcp")]
     let tasks = behest_restate::DurableTasks::new(agent.runtime().clone()).definition();
     let endpoint = restate_sdk::endpoint::Endpoint::builder()

@@ -20,7 +20,7 @@ use crate::model::Model;
 use crate::providers;
 use crate::registry::{RegistryError, ToolRegistry};
 use crate::sync::lock;
-use crate::tool::{MediaSource, Tool, ToolError, ToolOutput, ToolResult, ToolSpec};
+use crate::tool::{CallPart, MediaSource, Tool, ToolError, ToolOutput, ToolResult, ToolSpec};
 use crate::tool::{Progress, ToolContext};
 use crate::validation::ArgumentValidator;
 
@@ -682,7 +682,8 @@ impl McpClient {
                 rmcp::model::CallToolResponse::Task(created) => {
                     let never = tokio_util::sync::CancellationToken::new();
                     let peer = self.service.peer();
-                    return super::client_tasks::await_task(peer, answerers, created, &never)
+                    let (id, poll_ms) = (created.task.task_id, created.task.poll_interval_ms);
+                    return super::client_tasks::await_task(peer, answerers, id, poll_ms, &never)
                         .await
                         .map_err(|end| failed(end.to_string()));
                 }
@@ -897,6 +898,7 @@ where
 }
 
 /// One tool of a remote MCP server.
+#[derive(Clone)]
 pub struct McpTool {
     spec: ToolSpec,
     remote_name: String,
@@ -1046,14 +1048,78 @@ impl Tool for McpTool {
                 ))
             }
         };
+        // Starting the call is what must happen once: an engine that
+        // plays calls again after a crash (behest-restate) runs it as a
+        // part of its own and keeps what it gave, so that the rest goes on
+        // awaiting the same task instead of starting the work again.
+        let started = match context.call_part() {
+            Some(CallPart::Start) => {
+                let started = self.start(arguments, &context).await?;
+                let kept = serde_json::to_string(&started)
+                    .map_err(|error| ToolError::execution(error.to_string()))?;
+                return Ok(ToolOutput::text(kept));
+            }
+            Some(CallPart::Finish(kept)) => {
+                serde_json::from_value(kept.clone()).map_err(|error| {
+                    ToolError::execution(format!("the call's kept start does not read: {error}"))
+                })?
+            }
+            _ => self.start(arguments, &context).await?,
+        };
+        match started {
+            Started::Done(result) => self.output_of(result),
+            // A long-running tool: its task is awaited (its questions
+            // answered the same way), and cancelled with the call.
+            Started::Task { id, poll_ms } => {
+                let result = super::client_tasks::await_task(
+                    self.service.peer(),
+                    &self.service.service().1,
+                    id,
+                    poll_ms,
+                    context.cancellation(),
+                )
+                .await;
+                match result {
+                    Ok(result) => self.output_of(result),
+                    Err(super::client_tasks::TaskEnd::Cancelled) => Err(ToolError::Cancelled),
+                    Err(super::client_tasks::TaskEnd::Failed(reason)) => {
+                        Err(ToolError::execution(reason))
+                    }
+                }
+            }
+        }
+    }
+
+    fn keeps_checkpoints(&self) -> bool {
+        true
+    }
+}
+
+/// How a call started: its result, or the task the server made of it.
+#[derive(serde::Serialize, serde::Deserialize)]
+enum Started {
+    Done(rmcp::model::CallToolResult),
+    Task { id: String, poll_ms: Option<u64> },
+}
+
+/// How many input-required rounds an imported tool's call answers.
+const INPUT_ROUNDS: usize = 16;
+
+impl McpTool {
+    /// Sends the call until the server answers it with a result or a
+    /// task: under protocol 2026-07-28 a tool that asks its client answers
+    /// with an input-required round; each is answered and the call sent
+    /// again, a bounded number of times.
+    async fn start(
+        &self,
+        arguments: serde_json::Map<String, Value>,
+        context: &ToolContext,
+    ) -> ToolResult<Started> {
         let mut params =
             CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
-        // Under protocol 2026-07-28 a tool that asks its client answers
-        // with an input-required round; each is answered and the call sent
-        // again, a bounded number of times.
         for _round in 0..INPUT_ROUNDS {
-            match self.send_call(params.clone(), &context).await? {
-                ServerResult::CallToolResult(result) => return self.output_of(result),
+            match self.send_call(params.clone(), context).await? {
+                ServerResult::CallToolResult(result) => return Ok(Started::Done(result)),
                 ServerResult::InputRequiredResult(asked) => {
                     let answerers = &self.service.service().1;
                     let answers = answerers
@@ -1063,23 +1129,11 @@ impl Tool for McpTool {
                     params.input_responses = Some(answers);
                     params.request_state = asked.request_state;
                 }
-                // A long-running tool: its task is awaited (its questions
-                // answered the same way), and cancelled with the call.
                 ServerResult::CreateTaskResult(created) => {
-                    let result = super::client_tasks::await_task(
-                        self.service.peer(),
-                        &self.service.service().1,
-                        created,
-                        context.cancellation(),
-                    )
-                    .await;
-                    return match result {
-                        Ok(result) => self.output_of(result),
-                        Err(super::client_tasks::TaskEnd::Cancelled) => Err(ToolError::Cancelled),
-                        Err(super::client_tasks::TaskEnd::Failed(reason)) => {
-                            Err(ToolError::execution(reason))
-                        }
-                    };
+                    return Ok(Started::Task {
+                        id: created.task.task_id,
+                        poll_ms: created.task.poll_interval_ms,
+                    })
                 }
                 _ => {
                     return Err(ToolError::execution(
@@ -1092,12 +1146,7 @@ impl Tool for McpTool {
             "the MCP server asked for input {INPUT_ROUNDS} times without answering the call"
         )))
     }
-}
 
-/// How many input-required rounds an imported tool's call answers.
-const INPUT_ROUNDS: usize = 16;
-
-impl McpTool {
     /// Sends one `tools/call` and waits for the server's answer, with the
     /// call's progress going to `context`, and the call cancelled on the
     /// server when `context` is.

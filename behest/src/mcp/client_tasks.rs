@@ -5,10 +5,7 @@
 
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolResult, CancelTaskParams, CreateTaskResult, GetTaskParams, TaskPayload,
-    UpdateTaskParams,
-};
+use rmcp::model::{CallToolResult, CancelTaskParams, GetTaskParams, TaskPayload, UpdateTaskParams};
 use rmcp::{Peer, RoleClient};
 use tokio_util::sync::CancellationToken;
 
@@ -57,21 +54,22 @@ impl Drop for Unfinished {
     }
 }
 
-/// Waits for task `created` to end: its inlined result when it completes.
-/// A wait that ends first (`cancelled`, an error, the future dropped)
-/// cancels the task on the server.
+/// Waits for task `id` to end, polling at the `poll_ms` the server asked
+/// for: its inlined result when it completes. A wait that ends first
+/// (`cancelled`, an error, the future dropped) cancels the task on the
+/// server.
 pub(crate) async fn await_task(
     peer: &Peer<RoleClient>,
     answerers: &Answerers,
-    created: CreateTaskResult,
+    id: String,
+    poll_ms: Option<u64>,
     cancelled: &CancellationToken,
 ) -> Result<CallToolResult, TaskEnd> {
-    let id = created.task.task_id;
     let mut unfinished = Unfinished {
         peer: peer.clone(),
         id: Some(id.clone()),
     };
-    let mut wait = poll_interval(created.task.poll_interval_ms);
+    let mut wait = poll_interval(poll_ms);
     loop {
         let got = tokio::select! {
             biased;

@@ -153,7 +153,9 @@ pub enum StepKind {
 }
 
 /// One tool call of a run, as [`RunSteps::tool_call`] gets it: looked up,
-/// decoded and validated by the runtime, and routed.
+/// decoded and validated by the runtime, and routed. A clone runs the
+/// same call again (an engine running it in [parts](crate::CallPart)).
+#[derive(Clone)]
 pub struct ToolStep {
     /// The call, its arguments decoded and validated (as a person asked to
     /// approve it, or whoever answers it, should see them).
@@ -175,6 +177,15 @@ impl ToolStep {
     #[must_use]
     pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
         self.run = self.run.with_idempotency_key(key.into());
+        self
+    }
+
+    /// The call given `value` as an extension its tool reads with
+    /// [`ToolContext::extension`](crate::ToolContext::extension): the
+    /// [`CallPart`](crate::CallPart) an engine runs, say.
+    #[must_use]
+    pub fn extension<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
+        self.run = self.run.with_extension(value);
         self
     }
 

@@ -51,7 +51,7 @@ pub(crate) enum Route {
 /// A validated call, ready to run here under the runtime's limits (its
 /// timeout, cancellation, concurrency and output limits), owning what it
 /// needs: a durable engine may run it inside its journal's step.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct LocalRun {
     runtime: ToolRuntime,
     prepared: PreparedCall,
@@ -78,6 +78,12 @@ impl LocalRun {
     /// with [`ToolContext::idempotency_key`](crate::ToolContext::idempotency_key)).
     pub(crate) fn with_idempotency_key(mut self, key: String) -> Self {
         self.options.extensions.insert(IdempotencyKey(key));
+        self
+    }
+
+    /// The call given `value` as an extension of its own.
+    pub(crate) fn with_extension<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
+        self.options.extensions.insert(value);
         self
     }
 

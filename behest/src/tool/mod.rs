@@ -1,6 +1,7 @@
 //! The tool contract: what a tool is, what it returns and how it fails.
 
 mod call;
+mod checkpoint;
 mod context;
 mod error;
 mod external;
@@ -17,6 +18,7 @@ use serde_json::Value;
 use crate::limits::Limits;
 
 pub use call::{ToolCall, ToolCallResult};
+pub use checkpoint::CallPart;
 pub(crate) use context::CallCancellation;
 pub use context::{
     FromToolContext, IdempotencyKey, MissingState, Progress, ProgressSink, SharedState, State,
@@ -147,6 +149,15 @@ pub trait Tool: Send + Sync + 'static + erased::ErasedTool {
 
     /// Whether each call needs an approval before it runs, inside a run.
     fn needs_approval(&self) -> bool {
+        false
+    }
+
+    /// Whether the tool can be run in two parts ([`CallPart`]): first
+    /// what must happen once, whose value an engine that plays calls again
+    /// after a crash keeps, then the rest from that value. Such an engine
+    /// then plays the rest again after a crash, instead of treating the
+    /// call as cut in an unknown state.
+    fn keeps_checkpoints(&self) -> bool {
         false
     }
 
@@ -296,6 +307,10 @@ impl<T: Tool + ?Sized> Tool for std::sync::Arc<T> {
 
     fn needs_approval(&self) -> bool {
         (**self).needs_approval()
+    }
+
+    fn keeps_checkpoints(&self) -> bool {
+        (**self).keeps_checkpoints()
     }
 
     fn reveals_panics(&self) -> bool {
