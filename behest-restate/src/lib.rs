@@ -40,12 +40,17 @@
 //!   ([`Tool::keeps_checkpoints`](behest::Tool::keeps_checkpoints),
 //!   [`CallPart`](behest::CallPart)) has its start, which must happen
 //!   once, journaled in an entry of its own (`start part of call ID`) and
-//!   the rest in the call's entry. An imported MCP tool is one: its start
-//!   sends `tools/call` and keeps the task the server answered with; the
-//!   rest awaits that task. Played again after a crash while it awaited,
-//!   the run goes on awaiting the same task; the work is not started
-//!   again. (A crash in the moment between the server's answer and the
-//!   start's entry still sends the call again.)
+//!   the rest in the call's entry. An imported MCP tool reached over HTTP
+//!   is one: its start sends `tools/call` and keeps the result, or the
+//!   task the server answered with; the rest awaits that task. Played
+//!   again after a crash while it awaited (or an attempt Restate aborted),
+//!   the run goes on awaiting the same task, which is not cancelled; the
+//!   work is not started again. A start cut by a crash is what any call
+//!   cut by one is: run again for a tool marked idempotent, else of an
+//!   unknown outcome for a person to resolve. A server that no longer
+//!   knows the task (restarted, or past the task's time to live) makes the
+//!   call's outcome unknown, and the call says so. Each part has the
+//!   tool's timeout.
 //! - **Agents run as tools** are journaled step by step, as the root is:
 //!   each nested model turn, call and decision is an entry of its own,
 //!   named under the path of the calls that lead to it

@@ -357,13 +357,8 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
     /// Attempt `attempt` (from 0) at `step`'s call.
     async fn attempt(&self, at: &str, step: ToolStep, attempt: usize) -> Attempt {
         let name = format!("{at}{}", call_entry(&step.call.call_id, attempt));
-        if self
-            .agent
-            .runtime()
-            .registry()
-            .keeps_checkpoints(&step.call.tool_name)
-        {
-            return Attempt::Done(self.call_in_parts(at, step, name).await);
+        if step.keeps_checkpoints() {
+            return self.call_in_parts(at, step, name).await;
         }
         if self.idempotent(&step.call.tool_name) {
             return Attempt::Done(self.journal_call(at, step, name).await);
@@ -405,38 +400,65 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
     /// (an imported MCP tool's `tools/call`), in an entry of its own, then
     /// the rest (awaiting the server's task) in the call's entry `name`,
     /// from what the start kept. Played again after a crash in the rest,
-    /// the call goes on from the same start.
-    async fn call_in_parts(
-        &self,
-        at: &str,
-        step: ToolStep,
-        name: String,
-    ) -> ToolResult<ToolOutput> {
+    /// the call goes on from the same start. A start cut by a crash is
+    /// what any call cut by one is: run again for a tool marked
+    /// idempotent, else of an unknown outcome.
+    async fn call_in_parts(&self, at: &str, step: ToolStep, name: String) -> Attempt {
         let start_entry = format!("{at}start part of {}", &name[at.len()..]);
         let starting = step.clone().extension(behest::CallPart::Start);
         let max_step_bytes = self.max_step_bytes;
-        let started = self
-            .ctx
-            .run(move || async move {
-                let result = JournaledResult::from(starting.run().await);
-                Ok(Json(Self::bounded(result, max_step_bytes)))
-            })
-            .name(start_entry)
-            .await;
+        let run_start = move || async move {
+            let result = JournaledResult::from(starting.run().await);
+            Ok(Json(Self::bounded(result, max_step_bytes)))
+        };
+        let started = if self.idempotent(&step.call.tool_name) {
+            self.ctx.run(run_start).name(start_entry).await
+        } else {
+            // The start's beginning is journaled first, as any call's is.
+            let started_here = Arc::new(AtomicBool::new(false));
+            let flag = started_here.clone();
+            let marked = self
+                .ctx
+                .run(move || async move {
+                    flag.store(true, Ordering::SeqCst);
+                    Ok(())
+                })
+                .name(format!("begun {start_entry}"))
+                .await;
+            if let Err(error) = marked {
+                return Attempt::Done(self.failed_step(&error));
+            }
+            if started_here.load(Ordering::SeqCst) {
+                self.ctx.run(run_start).name(start_entry).await
+            } else {
+                // Begun by an earlier attempt: its entry says what it kept,
+                // or that a crash cut it.
+                self.ctx
+                    .run(|| async { Ok(Json(JournaledResult::Unknown)) })
+                    .name(start_entry)
+                    .await
+            }
+        };
         let kept = match started {
             Ok(Json(result)) => match result.known() {
                 Some(Ok(output)) => output.text.unwrap_or_default(),
                 // A start that failed is the call's outcome.
-                Some(Err(error)) => return Err(error),
-                None => return Err(ToolError::Cancelled),
+                Some(Err(error)) => return Attempt::Done(Err(error)),
+                None => return Attempt::Unknown(step),
             },
-            Err(error) => return self.failed_step(&error),
+            Err(error) => return Attempt::Done(self.failed_step(&error)),
         };
-        let kept: serde_json::Value = serde_json::from_str(&kept).map_err(|error| {
-            ToolError::execution(format!("the call's start kept what does not read: {error}"))
-        })?;
+        let kept: serde_json::Value = match serde_json::from_str(&kept) {
+            Ok(kept) => kept,
+            Err(error) => {
+                return Attempt::Done(Err(ToolError::execution(format!(
+                    "the engine could not read what the start of `{}` kept: {error}",
+                    step.call.tool_name
+                ))))
+            }
+        };
         let rest = step.extension(behest::CallPart::Finish(kept));
-        self.journal_call(at, rest, name).await
+        Attempt::Done(self.journal_call(at, rest, name).await)
     }
 
     /// Runs `step`, a call of the agent at `at`, in the journal entry

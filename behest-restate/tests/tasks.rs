@@ -236,8 +236,12 @@ async fn a_durable_task_cancelled_on_any_replica_stays_cancelled() {
 async fn render(page: u32) -> String {
     RENDERS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     tokio::time::sleep(Duration::from_millis(2500)).await;
+    RENDERED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     format!("page {page} rendered")
 }
+
+/// How many times `render` ended.
+static RENDERED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// How many times `render` began.
 static RENDERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -287,6 +291,8 @@ async fn a_durable_run_awaits_an_imported_tools_task_across_a_crash() {
     })
     .await;
     assert_eq!(RENDERS.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // The wait is not over: the task still renders.
+    assert_eq!(RENDERED.load(std::sync::atomic::Ordering::SeqCst), 0);
     first.kill().await.unwrap();
     let _second = service_in(port, &counts, &more).await;
     let outcome = client.outcome("render-7").await.unwrap();

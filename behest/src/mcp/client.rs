@@ -510,6 +510,9 @@ impl ClientHandler for Handler {
 #[derive(Clone)]
 pub struct McpClient {
     service: Arc<RunningService<RoleClient, Handler>>,
+    /// Whether the server is reached over HTTP: its tasks may outlive this
+    /// process (a child process's end with it).
+    remote: bool,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -598,13 +601,23 @@ impl McpClient {
             let client = super::oauth::OAuthHttp::new(url, oauth.clone());
             let transport =
                 rmcp::transport::StreamableHttpClientTransport::with_client(client, config);
-            return Self::started(Handler::new(options).start(transport, options), options).await;
+            let client = Self::started(Handler::new(options).start(transport, options), options);
+            return client.await.map(Self::over_http);
         }
         if let Some(token) = &options.bearer_token {
             config = config.auth_header(token.clone());
         }
         let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
-        Self::started(Handler::new(options).start(transport, options), options).await
+        Self::started(Handler::new(options).start(transport, options), options)
+            .await
+            .map(Self::over_http)
+    }
+
+    /// The connection, reaching its server over HTTP.
+    #[cfg(feature = "mcp-http")]
+    fn over_http(mut self) -> Self {
+        self.remote = true;
+        self
     }
 
     /// A connection once the handshake is done within `options`' timeout:
@@ -628,6 +641,7 @@ impl McpClient {
             .await;
         Ok(Self {
             service: Arc::new(service),
+            remote: false,
         })
     }
 
@@ -682,8 +696,12 @@ impl McpClient {
                 rmcp::model::CallToolResponse::Task(created) => {
                     let never = tokio_util::sync::CancellationToken::new();
                     let peer = self.service.peer();
-                    let (id, poll_ms) = (created.task.task_id, created.task.poll_interval_ms);
-                    return super::client_tasks::await_task(peer, answerers, id, poll_ms, &never)
+                    let awaited = super::client_tasks::Awaited {
+                        id: created.task.task_id,
+                        poll_ms: created.task.poll_interval_ms,
+                        cancel_on_drop: true,
+                    };
+                    return super::client_tasks::await_task(peer, answerers, awaited, &never)
                         .await
                         .map_err(|end| failed(end.to_string()));
                 }
@@ -793,6 +811,7 @@ impl McpClient {
                     remote_name,
                     output,
                     service: self.service.clone(),
+                    remote: self.remote,
                 })
             })
             .collect()
@@ -898,13 +917,14 @@ where
 }
 
 /// One tool of a remote MCP server.
-#[derive(Clone)]
 pub struct McpTool {
     spec: ToolSpec,
     remote_name: String,
     /// The declared output schema, compiled.
     output: Option<Arc<ArgumentValidator>>,
     service: Arc<RunningService<RoleClient, Handler>>,
+    /// Whether its server is reached over HTTP (see [`McpClient`]).
+    remote: bool,
 }
 
 impl std::fmt::Debug for McpTool {
@@ -1066,6 +1086,10 @@ impl Tool for McpTool {
             }
             _ => self.start(arguments, &context).await?,
         };
+        // Run as a part, the wait may be dropped with the process's
+        // attempt (an engine's abort, a restart) and played again: only
+        // the call's cancellation cancels the task then.
+        let durable = matches!(context.call_part(), Some(CallPart::Finish(_)));
         match started {
             Started::Done(result) => self.output_of(result),
             // A long-running tool: its task is awaited (its questions
@@ -1074,8 +1098,11 @@ impl Tool for McpTool {
                 let result = super::client_tasks::await_task(
                     self.service.peer(),
                     &self.service.service().1,
-                    id,
-                    poll_ms,
+                    super::client_tasks::Awaited {
+                        id,
+                        poll_ms,
+                        cancel_on_drop: !durable,
+                    },
                     context.cancellation(),
                 )
                 .await;
@@ -1090,8 +1117,11 @@ impl Tool for McpTool {
         }
     }
 
+    /// Over HTTP: a server's task may outlive this process, and an engine
+    /// that plays the call again goes on awaiting it. A server started as
+    /// a child process ends with it, and its tasks with it.
     fn keeps_checkpoints(&self) -> bool {
-        true
+        self.remote
     }
 }
 

@@ -54,29 +54,78 @@ impl Drop for Unfinished {
     }
 }
 
-/// Waits for task `id` to end, polling at the `poll_ms` the server asked
-/// for: its inlined result when it completes. A wait that ends first
-/// (`cancelled`, an error, the future dropped) cancels the task on the
-/// server.
+/// How many times in a row reading a task may fail (the server or the
+/// network away for a moment) before the wait gives up.
+const READS_TRIED: usize = 5;
+
+/// The task a wait is for.
+pub(crate) struct Awaited {
+    pub(crate) id: String,
+    /// The interval the server asked for.
+    pub(crate) poll_ms: Option<u64>,
+    /// Whether a wait dropped before the task ended cancels it: not when
+    /// an engine may play the wait again (the drop is its attempt's).
+    pub(crate) cancel_on_drop: bool,
+}
+
+/// Waits for a task to end: its inlined result when it completes. A wait
+/// that ends first (`cancelled`, an error, the future dropped when
+/// `cancel_on_drop`) cancels the task on the server.
 pub(crate) async fn await_task(
     peer: &Peer<RoleClient>,
     answerers: &Answerers,
-    id: String,
-    poll_ms: Option<u64>,
+    awaited: Awaited,
     cancelled: &CancellationToken,
 ) -> Result<CallToolResult, TaskEnd> {
+    let Awaited {
+        id,
+        poll_ms,
+        cancel_on_drop,
+    } = awaited;
     let mut unfinished = Unfinished {
         peer: peer.clone(),
-        id: Some(id.clone()),
+        id: cancel_on_drop.then(|| id.clone()),
     };
     let mut wait = poll_interval(poll_ms);
+    let mut failed_reads = 0;
     loop {
         let got = tokio::select! {
             biased;
-            () = cancelled.cancelled() => return Err(TaskEnd::Cancelled),
+            () = cancelled.cancelled() => {
+                // Cancelled on purpose: the task goes too, whoever runs
+                // the wait.
+                let _ = peer.cancel_task(CancelTaskParams::new(id.clone())).await;
+                unfinished.ended();
+                return Err(TaskEnd::Cancelled);
+            }
             got = peer.get_task(GetTaskParams::new(id.clone())) => got,
-        }
-        .map_err(|error| TaskEnd::Failed(format!("reading the server's task `{id}`: {error}")))?;
+        };
+        let got = match got {
+            Ok(got) => {
+                failed_reads = 0;
+                got
+            }
+            Err(rmcp::service::ServiceError::McpError(error))
+                if error.code == rmcp::model::ErrorCode::INVALID_PARAMS =>
+            {
+                unfinished.ended();
+                return Err(TaskEnd::Failed(format!(
+                    "the server no longer knows the call's task `{id}` (it restarted, or the task's time to live ran out): what the call did is unknown ({})",
+                    error.message
+                )));
+            }
+            Err(error) if failed_reads + 1 < READS_TRIED => {
+                failed_reads += 1;
+                tracing::debug!(task = %id, %error, "reading an MCP task failed; trying again");
+                tokio::time::sleep(wait).await;
+                continue;
+            }
+            Err(error) => {
+                return Err(TaskEnd::Failed(format!(
+                    "reading the server's task `{id}` failed {READS_TRIED} times: {error}"
+                )))
+            }
+        };
         // The server may change the interval as the task goes on.
         if let Some(asked) = got.task.task.poll_interval_ms {
             wait = poll_interval(Some(asked));
@@ -119,7 +168,11 @@ pub(crate) async fn await_task(
             _ => {}
         }
         tokio::select! {
-            () = cancelled.cancelled() => return Err(TaskEnd::Cancelled),
+            () = cancelled.cancelled() => {
+                let _ = peer.cancel_task(CancelTaskParams::new(id.clone())).await;
+                unfinished.ended();
+                return Err(TaskEnd::Cancelled);
+            }
             () = tokio::time::sleep(wait) => {}
         }
     }

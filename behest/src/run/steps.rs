@@ -180,6 +180,16 @@ impl ToolStep {
         self
     }
 
+    /// Whether the call's tool can be run in [parts](crate::CallPart)
+    /// ([`Tool::keeps_checkpoints`](crate::Tool::keeps_checkpoints)), as
+    /// the runtime that routed it (a nested agent's own) has it.
+    pub fn keeps_checkpoints(&self) -> bool {
+        self.run
+            .runtime()
+            .registry()
+            .keeps_checkpoints(&self.call.tool_name)
+    }
+
     /// The call given `value` as an extension its tool reads with
     /// [`ToolContext::extension`](crate::ToolContext::extension): the
     /// [`CallPart`](crate::CallPart) an engine runs, say.

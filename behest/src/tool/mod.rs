@@ -153,10 +153,10 @@ pub trait Tool: Send + Sync + 'static + erased::ErasedTool {
     }
 
     /// Whether the tool can be run in two parts ([`CallPart`]): first
-    /// what must happen once, whose value an engine that plays calls again
-    /// after a crash keeps, then the rest from that value. Such an engine
-    /// then plays the rest again after a crash, instead of treating the
-    /// call as cut in an unknown state.
+    /// what must happen once, answered as the output's text (the JSON of
+    /// the value to keep), then the rest from that value. An engine that
+    /// plays calls again after a crash keeps the start's value, and plays
+    /// only the rest again.
     fn keeps_checkpoints(&self) -> bool {
         false
     }
