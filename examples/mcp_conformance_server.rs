@@ -275,7 +275,8 @@ async fn test_tool_with_task(#[ctx] cx: ToolContext) -> Result<String, ToolError
 }
 
 /// A tool whose arguments' schema is written by hand in JSON Schema
-/// 2020-12 (`$defs`, `$ref`, no other properties), served as written.
+/// 2020-12 (`$defs` with an `$anchor`, `$ref`, `allOf`/`anyOf`,
+/// `if`/`then`/`else`, no other properties), served as written.
 struct JsonSchema202012Tool;
 
 impl Tool for JsonSchema202012Tool {
@@ -286,18 +287,32 @@ impl Tool for JsonSchema202012Tool {
     fn spec(&self) -> ToolSpec {
         ToolSpec::new(
             "json_schema_2020_12_tool",
-            "A tool whose schema uses JSON Schema 2020-12 ($defs, $ref)",
+            "Tool with JSON Schema 2020-12 features",
             json!({
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
                 "type": "object",
-                "$defs": {"address": {"type": "object", "properties": {
-                    "street": {"type": "string"},
-                    "city": {"type": "string"}
-                }}},
+                "$defs": {"address": {
+                    "$anchor": "addressDef",
+                    "type": "object",
+                    "properties": {
+                        "street": {"type": "string"},
+                        "city": {"type": "string"}
+                    }
+                }},
                 "properties": {
                     "name": {"type": "string"},
-                    "address": {"$ref": "#/$defs/address"}
+                    "address": {"$ref": "#/$defs/address"},
+                    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                    "phone": {"type": "string"},
+                    "email": {"type": "string"}
                 },
+                "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                "if": {
+                    "properties": {"contactMethod": {"const": "phone"}},
+                    "required": ["contactMethod"]
+                },
+                "then": {"required": ["phone"]},
+                "else": {"required": ["email"]},
                 "additionalProperties": false
             }),
         )
@@ -306,6 +321,39 @@ impl Tool for JsonSchema202012Tool {
     async fn execute(&self, arguments: serde_json::Value) -> ToolResult<ToolOutput> {
         Ok(ToolOutput::text(format!(
             "JSON Schema 2020-12 tool called with: {arguments}"
+        )))
+    }
+}
+
+/// A tool whose `region` travels as the `Mcp-Param-Region` header too
+/// (`x-mcp-header`, SEP-2243): the server checks that the header says
+/// what the body does.
+struct HeaderTool;
+
+impl Tool for HeaderTool {
+    fn name(&self) -> &str {
+        "test_custom_header"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            "test_custom_header",
+            "A tool whose region is mirrored in a request header",
+            json!({
+                "type": "object",
+                "properties": {
+                    "region": {"type": "string", "x-mcp-header": "Region"},
+                    "query": {"type": "string"}
+                },
+                "required": ["region"]
+            }),
+        )
+    }
+
+    async fn execute(&self, arguments: serde_json::Value) -> ToolResult<ToolOutput> {
+        Ok(ToolOutput::text(format!(
+            "searched {}",
+            arguments["region"].as_str().unwrap_or("nowhere")
         )))
     }
 }
@@ -456,6 +504,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with(TestElicitationSep1034Defaults)?
         .with(TestElicitationSep1330Enums)?
         .with(JsonSchema202012Tool)?
+        .with(HeaderTool)?
         .with(Greet)?
         .with(SlowCompute)?
         .with(FailingJob)?
