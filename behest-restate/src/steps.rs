@@ -363,28 +363,13 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
         if self.idempotent(&step.call.tool_name) {
             return Attempt::Done(self.journal_call(at, step, name).await);
         }
-        let started_here = Arc::new(AtomicBool::new(false));
-        let flag = started_here.clone();
-        let marked = self
-            .ctx
-            .run(move || async move {
-                flag.store(true, Ordering::SeqCst);
-                Ok(())
-            })
-            .name(format!("start {name}"))
-            .await;
-        if let Err(error) = marked {
-            return Attempt::Done(self.failed_step(&error));
-        }
-        if started_here.load(Ordering::SeqCst) {
-            return Attempt::Done(self.journal_call(at, step, name).await);
+        match self.begun_here(format!("start {name}")).await {
+            Err(error) => return Attempt::Done(self.failed_step(&error)),
+            Ok(true) => return Attempt::Done(self.journal_call(at, step, name).await),
+            Ok(false) => {}
         }
         // Started by an earlier attempt, never recorded: the entry says so.
-        let journaled = self
-            .ctx
-            .run(|| async { Ok(Json(JournaledResult::Unknown)) })
-            .name(name.clone())
-            .await;
+        let journaled = self.begun_before(name.clone()).await;
         self.journaled(at, &name, &journaled);
         match journaled {
             Ok(Json(result)) => match result.known() {
@@ -393,6 +378,32 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             },
             Err(error) => Attempt::Done(self.failed_step(&error)),
         }
+    }
+
+    /// Journals the entry `marker`, which says a step begins: whether this
+    /// attempt is the one that began it (false when an earlier attempt
+    /// did, and the journal gives the entry back).
+    async fn begun_here(&self, marker: String) -> Result<bool, TerminalError> {
+        let began = Arc::new(AtomicBool::new(false));
+        let flag = began.clone();
+        self.ctx
+            .run(move || async move {
+                flag.store(true, Ordering::SeqCst);
+                Ok(())
+            })
+            .name(marker)
+            .await?;
+        Ok(began.load(Ordering::SeqCst))
+    }
+
+    /// The entry `name` of a step an earlier attempt began: what the
+    /// journal holds, or, when a crash cut the step before it ended,
+    /// [`JournaledResult::Unknown`].
+    async fn begun_before(&self, name: String) -> Result<Json<JournaledResult>, TerminalError> {
+        self.ctx
+            .run(|| async { Ok(Json(JournaledResult::Unknown)) })
+            .name(name)
+            .await
     }
 
     /// Runs `step`, whose tool can be run in two parts
@@ -415,28 +426,12 @@ impl<'a, 'ctx> RestateSteps<'a, 'ctx> {
             self.ctx.run(run_start).name(start_entry).await
         } else {
             // The start's beginning is journaled first, as any call's is.
-            let started_here = Arc::new(AtomicBool::new(false));
-            let flag = started_here.clone();
-            let marked = self
-                .ctx
-                .run(move || async move {
-                    flag.store(true, Ordering::SeqCst);
-                    Ok(())
-                })
-                .name(format!("begun {start_entry}"))
-                .await;
-            if let Err(error) = marked {
-                return Attempt::Done(self.failed_step(&error));
-            }
-            if started_here.load(Ordering::SeqCst) {
-                self.ctx.run(run_start).name(start_entry).await
-            } else {
-                // Begun by an earlier attempt: its entry says what it kept,
-                // or that a crash cut it.
-                self.ctx
-                    .run(|| async { Ok(Json(JournaledResult::Unknown)) })
-                    .name(start_entry)
-                    .await
+            match self.begun_here(format!("begun {start_entry}")).await {
+                Err(error) => return Attempt::Done(self.failed_step(&error)),
+                Ok(true) => self.ctx.run(run_start).name(start_entry).await,
+                // Begun by an earlier attempt: its entry says what it
+                // kept, or that a crash cut it.
+                Ok(false) => self.begun_before(start_entry).await,
             }
         };
         let kept = match started {
