@@ -121,11 +121,7 @@ async fn an_imported_tool_answers_its_rounds_under_the_newest_protocol() {
         .newest_protocol()
         .sampling(ScriptedModel::new([ScriptedTurn::text("forty-two")]));
     let client = client(options).await;
-    let mut registry = ToolRegistry::new();
-    client
-        .import_into(&mut registry, &behest::mcp::ImportOptions::default())
-        .await
-        .unwrap();
+    let registry = crate::mcp_support::imported(&client).await;
     let runtime = ToolRuntime::new(registry);
     let result = runtime
         .call(behest::ToolCall::new(

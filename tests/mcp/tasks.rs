@@ -10,7 +10,7 @@ use std::time::Duration;
 use behest::mcp::http::{router, HttpOptions};
 use behest::mcp::{Elicitation, McpCaller, McpServer, McpTasks, TaskSupport};
 use behest::{tool, ToolContext, ToolError, ToolRegistry, ToolRuntime};
-use mcp_support::{http_client, serve_app};
+use mcp_support::{http_client, imported, serve_app};
 use serde_json::{json, Value};
 
 /// Work for `ms` milliseconds.
@@ -381,11 +381,7 @@ async fn the_client_awaits_a_task_and_answers_its_questions() {
         serde_json::to_value(&result).unwrap()["content"][0]["text"],
         "worked 30 ms"
     );
-    let mut registry = ToolRegistry::new();
-    client
-        .import_into(&mut registry, &behest::mcp::ImportOptions::default())
-        .await
-        .unwrap();
+    let registry = imported(&client).await;
     let runtime = ToolRuntime::new(registry);
     let call = behest::ToolCall::new("c1", "confirm_work", json!({"ms": 30}));
     let output = runtime.call(call).await.outcome.unwrap();
@@ -398,11 +394,7 @@ async fn the_client_awaits_a_task_and_answers_its_questions() {
 async fn cancelling_an_imported_call_cancels_its_task() {
     let url = task_server().await;
     let client = behest::mcp::McpClient::http(&url).await.unwrap();
-    let mut registry = ToolRegistry::new();
-    client
-        .import_into(&mut registry, &behest::mcp::ImportOptions::default())
-        .await
-        .unwrap();
+    let registry = imported(&client).await;
     let runtime = ToolRuntime::new(registry);
     let token = behest::CancellationToken::new();
     let options = behest::CallOptions::default().cancellation(token.clone());
@@ -427,11 +419,7 @@ async fn cancelling_an_imported_call_cancels_its_task() {
 async fn an_imported_call_that_times_out_cancels_its_task() {
     let url = task_server().await;
     let client = behest::mcp::McpClient::http(&url).await.unwrap();
-    let mut registry = ToolRegistry::new();
-    client
-        .import_into(&mut registry, &behest::mcp::ImportOptions::default())
-        .await
-        .unwrap();
+    let registry = imported(&client).await;
     let runtime = ToolRuntime::builder(registry)
         .tool_timeout("watched", Duration::from_millis(1000))
         .build();
@@ -453,11 +441,7 @@ async fn an_imported_call_that_times_out_cancels_its_task() {
 async fn an_imported_call_in_two_parts_awaits_the_task_its_start_made() {
     let url = task_server().await;
     let client = behest::mcp::McpClient::http(&url).await.unwrap();
-    let mut registry = ToolRegistry::new();
-    client
-        .import_into(&mut registry, &behest::mcp::ImportOptions::default())
-        .await
-        .unwrap();
+    let registry = imported(&client).await;
     assert!(registry.keeps_checkpoints("work"));
     let runtime = ToolRuntime::new(registry);
     let part = |part: behest::CallPart| behest::CallOptions::default().extension(part);

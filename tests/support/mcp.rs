@@ -1,5 +1,5 @@
-//! What the MCP tests over HTTP share: serving on 127.0.0.1 and a raw
-//! client.
+//! What the MCP tests over HTTP share: serving on 127.0.0.1, a raw
+//! client, and a server's tools imported.
 
 use std::net::SocketAddr;
 
@@ -16,4 +16,14 @@ pub async fn serve_app(app: axum::Router) -> SocketAddr {
 pub fn http_client() -> reqwest::Client {
     let _installed = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::new()
+}
+
+/// Every tool of `client`'s server, imported under its own name.
+pub async fn imported(client: &behest::mcp::McpClient) -> behest::ToolRegistry {
+    let mut registry = behest::ToolRegistry::new();
+    client
+        .import_into(&mut registry, &behest::mcp::ImportOptions::default())
+        .await
+        .unwrap();
+    registry
 }
