@@ -110,7 +110,7 @@ impl TaskStore {
         {
             let mut tasks = lock(&self.tasks);
             let ttl = config.ttl_of();
-            tasks.retain(|_, entry| !expired(entry, ttl));
+            drop_expired(&mut tasks, ttl);
             // A caller past its share makes room among its own tasks, so
             // that one caller cannot keep the others out.
             let theirs = |entry: &Entry| entry.caller == caller;
@@ -272,13 +272,7 @@ impl TaskStore {
                     return;
                 };
                 let mut tasks = lock(&store.tasks);
-                tasks.retain(|_, entry| {
-                    let keep = !expired(entry, ttl);
-                    if !keep {
-                        entry.token.cancel();
-                    }
-                    keep
-                });
+                drop_expired(&mut tasks, ttl);
             }
         });
     }
@@ -415,6 +409,18 @@ fn callers<'a>(
         .get_mut(id)
         .filter(|entry| entry.caller.as_deref() == caller && !expired(entry, config.ttl_of()))
         .ok_or_else(|| unknown(id))
+}
+
+/// Drops the tasks whose time to live ran out, cancelling the tools that
+/// still run.
+fn drop_expired(tasks: &mut HashMap<String, Entry>, ttl: Duration) {
+    tasks.retain(|_, entry| {
+        let keep = !expired(entry, ttl);
+        if !keep {
+            entry.token.cancel();
+        }
+        keep
+    });
 }
 
 /// Whether `entry`'s time to live ran out.
