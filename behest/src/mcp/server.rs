@@ -503,24 +503,10 @@ impl McpServer {
             }
             None => {
                 let (call, progress) = Self::tool_call(request, &context);
-                let token = CancellationToken::new();
                 let log = ClientLog::for_request(context.peer.clone(), level);
-                let options = CallOptions {
-                    cancellation: Some(token.clone()),
-                    progress: progress.as_ref().map(ProgressForwarder::sink),
-                    extensions: Default::default(),
-                };
+                let sink = progress.as_ref().map(ProgressForwarder::sink);
                 forwarder = progress;
-                let runtime = self.served().runtime.clone();
-                let scope = log.clone();
-                InFlight::start(
-                    |asker| {
-                        let options = options.extension(McpCaller::of(&context, Some(asker)));
-                        Box::pin(async move { scope.scope(runtime.call_with(call, options)).await })
-                    },
-                    token,
-                    log,
-                )
+                self.in_flight(call, &context, sink, log)
             }
         };
         let log = call.log.clone();
@@ -568,24 +554,7 @@ impl McpServer {
         // No progress: the request that could carry it ends with the
         // task's creation.
         let (call, _) = Self::tool_call(request, context);
-        let token = CancellationToken::new();
-        let options = CallOptions {
-            cancellation: Some(token.clone()),
-            progress: None,
-            extensions: Default::default(),
-        };
-        let runtime = self.served().runtime.clone();
-        let log = Arc::new(ClientLog::default());
-        let scope = log.clone();
-        let context = context.clone();
-        let in_flight = InFlight::start(
-            |asker| {
-                let options = options.extension(McpCaller::of(&context, Some(asker)));
-                Box::pin(async move { scope.scope(runtime.call_with(call, options)).await })
-            },
-            token,
-            log,
-        );
+        let in_flight = self.in_flight(call, context, None, Arc::new(ClientLog::default()));
         let created = self
             .task_store
             .start(in_flight, &tool, caller, &self.tasks)?;
@@ -610,6 +579,34 @@ impl McpServer {
         Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(
             super::task_store::wire_task(&view, &self.tasks),
         )))
+    }
+
+    /// `call` of the request `context` started in a task of its own, its
+    /// questions put through an asker (to a round or a task), its progress
+    /// to `progress`, its log messages to `log`.
+    fn in_flight(
+        &self,
+        call: ToolCall,
+        context: &RequestContext<RoleServer>,
+        progress: Option<ProgressSink>,
+        log: Arc<ClientLog>,
+    ) -> InFlight {
+        let token = CancellationToken::new();
+        let options = CallOptions {
+            cancellation: Some(token.clone()),
+            progress,
+            extensions: Default::default(),
+        };
+        let runtime = self.served().runtime.clone();
+        let scope = log.clone();
+        InFlight::start(
+            |asker| {
+                let options = options.extension(McpCaller::of(context, Some(asker)));
+                Box::pin(async move { scope.scope(runtime.call_with(call, options)).await })
+            },
+            token,
+            log,
+        )
     }
 
     /// The caller of a `tasks/*` request, as the task that request names
