@@ -510,7 +510,9 @@ impl DurableClient {
         Self::read(response).await
     }
 
-    async fn read<T: DeserializeOwned>(
+    /// A response of Restate's read as `T`, or the error that says why it
+    /// cannot be.
+    pub(crate) async fn read<T: DeserializeOwned>(
         response: Result<reqwest::Response, reqwest::Error>,
     ) -> Result<T, DurableClientError> {
         let response =

@@ -201,7 +201,7 @@ const START_WAIT: Duration = Duration::from_secs(10);
 /// How long one request to Restate's ingress may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How much of Restate's answer an error repeats to the MCP client.
+/// How much of Restate's error an MCP client is told.
 const SAID_AT_MOST: usize = 300;
 
 /// An MCP server's tasks in Restate's [`DurableTasks`] workflow: give it
@@ -242,26 +242,10 @@ impl RestateTasks {
         url: &str,
         body: &B,
     ) -> Result<T, String> {
-        let answer = self
-            .http
-            .post(url)
-            .json(body)
-            .send()
-            .await
-            .map_err(|error| format!("the task store (Restate) is unreachable: {error}"))?;
-        let status = answer.status();
-        let text = answer
-            .text()
-            .await
-            .map_err(|error| format!("the task store (Restate) broke off: {error}"))?;
-        if !status.is_success() {
-            let said: String = text.chars().take(SAID_AT_MOST).collect();
-            return Err(format!(
-                "the task store (Restate) answered {status}: {said}"
-            ));
-        }
-        serde_json::from_str(&text).map_err(|error| {
-            format!("the task store (Restate) answered what does not read ({error}): {text}")
+        let answer = self.http.post(url).json(body).send().await;
+        crate::DurableClient::read(answer).await.map_err(|error| {
+            let said: String = error.to_string().chars().take(SAID_AT_MOST).collect();
+            format!("the task store: {said}")
         })
     }
 }
