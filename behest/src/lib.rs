@@ -19,6 +19,8 @@ pub mod runtime;
 mod suggest;
 mod sync;
 pub mod tool;
+#[cfg(feature = "ui")]
+pub mod ui;
 mod usage;
 pub mod validation;
 

@@ -59,6 +59,11 @@ pub mod models {}
 #[doc = include_str!("mcp.md")]
 pub mod mcp {}
 
+#[cfg(feature = "ui")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ui")))]
+#[doc = include_str!("chat_ui.md")]
+pub mod chat_ui {}
+
 #[doc = include_str!("providers.md")]
 pub mod providers {}
 

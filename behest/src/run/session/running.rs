@@ -8,8 +8,11 @@ use std::time::{Duration, SystemTime};
 use super::id::check_id;
 use super::{Change, Commit, Loaded, PausedRun, RunChange, SessionError, SessionId, SessionStore};
 use crate::conversation::Message;
+use crate::run::events::Handler;
 use crate::run::handoff::Targets;
-use crate::run::{Agent, ControlError, RunOutcome, RunState};
+use crate::run::{
+    Agent, ControlError, Envelope, RunControl, RunOutcome, RunState, RuntimeInvocation,
+};
 use crate::tool::ToolOutput;
 
 /// How many times an answer is given again when another answer to the
@@ -24,6 +27,7 @@ impl Agent {
             store,
             id,
             lease: Duration::from_secs(600),
+            observer: None,
         }
     }
 }
@@ -74,6 +78,7 @@ pub struct Session {
     store: Arc<dyn SessionStore>,
     id: SessionId,
     lease: Duration,
+    observer: Option<Handler>,
 }
 
 impl std::fmt::Debug for Session {
@@ -81,6 +86,7 @@ impl std::fmt::Debug for Session {
         f.debug_struct("Session")
             .field("id", &self.id)
             .field("lease", &self.lease)
+            .field("observed", &self.observer.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -96,6 +102,28 @@ impl Session {
     pub fn lease(mut self, lease: Duration) -> Self {
         self.lease = lease;
         self
+    }
+
+    /// Subscribes `handler` to every run this session starts or goes on
+    /// with, as [`RuntimeInvocation::on`](crate::run::RuntimeInvocation::on)
+    /// does for one run: a chat front end streams a run's events as it
+    /// goes. A run paused here and finished by another process is
+    /// observed there, by that process's handler.
+    #[must_use]
+    pub fn on(mut self, handler: impl Fn(Envelope, RunControl) + Send + Sync + 'static) -> Self {
+        self.observer = Some(Arc::new(handler));
+        self
+    }
+
+    /// The invocation of a run with the session's observer subscribed,
+    /// stopping at its waits.
+    fn observed(&self, invocation: RuntimeInvocation) -> RuntimeInvocation {
+        let invocation = invocation.pause_at_waits();
+        if let Some(observer) = &self.observer {
+            let observer = observer.clone();
+            invocation.on(move |envelope, control| observer(envelope, control));
+        }
+        invocation
     }
 
     /// The session's id.
@@ -134,7 +162,7 @@ impl Session {
         }
         let mut conversation = loaded.messages.clone();
         conversation.extend(input);
-        let outcome = self.agent.invoke(conversation).pause_at_waits().await;
+        let outcome = self.observed(self.agent.invoke(conversation)).await;
         self.settle(&loaded.messages, loaded.version, None, outcome)
             .await
     }
@@ -289,7 +317,7 @@ impl Session {
         let version = Arc::new(tokio::sync::Mutex::new(claimed));
         let renewing = tokio::spawn(self.clone().renew(run.clone(), version.clone()));
         let run_id = run.run_id().to_owned();
-        let outcome = self.agent.resume(run.state).pause_at_waits().await;
+        let outcome = self.observed(self.agent.resume(run.state)).await;
         // Held from here: no renewal is half-written when it stops.
         let version = version.lock().await;
         renewing.abort();

@@ -1,0 +1,478 @@
+//! AG-UI: the events an AG-UI client (`@ag-ui/client`'s `HttpAgent`,
+//! CopilotKit) reads, and the `RunAgentInput` it posts.
+//!
+//! A run is `RUN_STARTED`, a `STATE_SNAPSHOT`, then per model turn a
+//! step with its text, reasoning and tool calls, each call's
+//! `TOOL_CALL_RESULT`, `STATE_DELTA`s as the run moves, and
+//! `RUN_FINISHED` (its outcome an `interrupt` while approvals wait) or
+//! `RUN_ERROR`.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::input::{approval_id, output_text, Answer, Turn, UiInputError};
+use crate::conversation::{AssistantMessage, ContentPart, Message, ModelDelta};
+use crate::run::{Envelope, EventKind, GuardrailAction, RunOutcome, RunPhase, ToolStreamEvent};
+use crate::tool::ToolCall;
+
+/// What an AG-UI client posts to run the agent.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct RunAgentInput {
+    /// The thread: the session it runs in.
+    pub thread_id: String,
+    /// The client's id for this run, said back in `RUN_STARTED`.
+    pub run_id: String,
+    /// The thread's messages as the client keeps them.
+    #[serde(default)]
+    pub messages: Vec<Value>,
+    /// Answers to the interrupts the last run ended with.
+    #[serde(default)]
+    pub resume: Vec<ResumeEntry>,
+}
+
+/// An answer to one interrupt.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ResumeEntry {
+    /// The interrupt's id.
+    pub interrupt_id: String,
+    /// `resolved` or `cancelled`.
+    pub status: String,
+    /// What the person answered: `{"approved": bool, "reason": "…"}`.
+    #[serde(default)]
+    pub payload: Value,
+}
+
+impl RunAgentInput {
+    /// What the input asks: answers to interrupts, else the user's last
+    /// message.
+    pub(super) fn turn(&self) -> Result<Turn, UiInputError> {
+        if !self.resume.is_empty() {
+            let answers = self.resume.iter().map(|entry| {
+                // A cancelled interrupt, or one resolved without a yes, is
+                // a denial: a call runs only on a clear approval.
+                let approved =
+                    entry.status == "resolved" && entry.payload["approved"] == Value::Bool(true);
+                let reason = entry.payload["reason"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .or_else(|| {
+                        (entry.status == "cancelled").then(|| "the person cancelled".to_owned())
+                    });
+                Answer {
+                    id: entry.interrupt_id.clone(),
+                    approved,
+                    reason,
+                }
+            });
+            return Ok(Turn::Answer(answers.collect()));
+        }
+        let last = self.messages.last().ok_or(UiInputError::NoMessage)?;
+        match last["role"].as_str() {
+            Some("user") => Ok(Turn::Say(user_message(&last["content"])?)),
+            Some(role) => Err(UiInputError::Role(role.to_owned())),
+            None => Err(UiInputError::Part("a message without its role")),
+        }
+    }
+}
+
+/// A user's message from its content: a string, or parts.
+fn user_message(content: &Value) -> Result<Message, UiInputError> {
+    if let Some(text) = content.as_str() {
+        return super::input::user_message(vec![ContentPart::text(text)]);
+    }
+    let parts = content
+        .as_array()
+        .ok_or(UiInputError::Part("a user's content is text or parts"))?;
+    let mut read = Vec::new();
+    for part in parts {
+        match part["type"].as_str() {
+            Some("text") => read.push(ContentPart::text(
+                part["text"]
+                    .as_str()
+                    .ok_or(UiInputError::Part("a text part without its text"))?,
+            )),
+            Some("image" | "document") => {
+                let source = &part["source"];
+                let media = source["mimeType"].as_str();
+                let url = match source["type"].as_str() {
+                    Some("data") => source["value"]
+                        .as_str()
+                        .map(|data| format!("data:{};base64,{data}", media.unwrap_or(""))),
+                    Some("url") => source["value"].as_str().map(str::to_owned),
+                    _ => None,
+                };
+                read.push(super::input::file_part(media, url.as_deref())?);
+            }
+            _ => return Err(UiInputError::Part("a part of a kind the agent cannot read")),
+        }
+    }
+    super::input::user_message(read)
+}
+
+/// Turns a run's events into AG-UI events, in the order the client
+/// verifies.
+#[derive(Debug)]
+pub struct AgUiStream {
+    thread_id: String,
+    run_id: String,
+    /// Ids made so far.
+    made: u64,
+    /// The model turn's message id.
+    message: Option<String>,
+    /// Whether the turn's text message is open.
+    text_open: bool,
+    /// Whether any text came as deltas this turn.
+    streamed_text: bool,
+    /// The open reasoning message's id.
+    reasoning: Option<String>,
+    /// The turn's streamed calls by index, and whether each ended.
+    streaming_calls: HashMap<usize, String>,
+    /// The open step's name.
+    step: Option<String>,
+    turns: u64,
+    /// Approvals asked this run, as interrupts.
+    interrupts: Vec<Value>,
+}
+
+impl AgUiStream {
+    /// A stream for the client's thread and run.
+    pub fn new(thread_id: impl Into<String>, run_id: impl Into<String>) -> Self {
+        Self {
+            thread_id: thread_id.into(),
+            run_id: run_id.into(),
+            made: 0,
+            message: None,
+            text_open: false,
+            streamed_text: false,
+            reasoning: None,
+            streaming_calls: HashMap::new(),
+            step: None,
+            turns: 0,
+            interrupts: Vec::new(),
+        }
+    }
+
+    /// The first events: the run started, and the state it starts in.
+    pub fn start(&self) -> Vec<Value> {
+        vec![
+            json!({ "type": "RUN_STARTED", "threadId": self.thread_id, "runId": self.run_id }),
+            json!({ "type": "STATE_SNAPSHOT", "snapshot": { "phase": "started", "waiting": [] } }),
+        ]
+    }
+
+    /// The events one of the run's events makes.
+    pub fn event(&mut self, envelope: &Envelope) -> Vec<Value> {
+        let (run_id, kind) = (&*envelope.run_id, &envelope.kind);
+        let mut out = Vec::new();
+        match kind {
+            EventKind::State(phase) => {
+                if *phase == RunPhase::AwaitingModel {
+                    self.close_step(&mut out);
+                    self.turns += 1;
+                    let name = format!("turn {}", self.turns);
+                    out.push(json!({ "type": "STEP_STARTED", "stepName": name }));
+                    self.step = Some(name);
+                    self.message = Some(self.id("message"));
+                } else if phase.is_final() || *phase == RunPhase::Paused {
+                    self.close_step(&mut out);
+                }
+                out.push(json!({
+                    "type": "STATE_DELTA",
+                    "delta": [{ "op": "replace", "path": "/phase", "value": phase }],
+                }));
+            }
+            EventKind::ModelDelta(delta) => self.delta(delta, &mut out),
+            EventKind::ModelMessage(message) => self.message(message, &mut out),
+            EventKind::Tool(ToolStreamEvent::Result { result }) => {
+                let content = match &result.outcome {
+                    Ok(output) => output_text(output),
+                    Err(error) => error.to_string(),
+                };
+                out.push(json!({
+                    "type": "TOOL_CALL_RESULT",
+                    "messageId": self.id("result"),
+                    "toolCallId": result.call_id,
+                    "content": content,
+                    "role": "tool",
+                }));
+            }
+            EventKind::Tool(ToolStreamEvent::Progress { call_id, progress }) => out.push(custom(
+                "behest.progress",
+                json!({ "toolCallId": call_id, "progress": progress }),
+            )),
+            EventKind::Guardrail(event) if event.action != GuardrailAction::Allowed => {
+                out.push(custom("behest.guardrail", json!(event)))
+            }
+            EventKind::Handoff { to } => out.push(custom("behest.handoff", json!({ "to": to }))),
+            EventKind::Compacted { before, after } => out.push(custom(
+                "behest.compacted",
+                json!({ "before": before, "after": after }),
+            )),
+            _ => {}
+        }
+        // An approval, the run's own or a nested agent's: the person answers
+        // it when the run has paused, as an interrupt.
+        if let (Some(path), Some(call)) = (kind.call_path(), approval(kind)) {
+            let id = approval_id(run_id, &path);
+            let waiting = json!({
+                "id": id,
+                "toolCallId": path,
+                "tool": call.tool_name,
+                "arguments": super::input::tool_value(&call.arguments),
+            });
+            out.push(json!({
+                "type": "STATE_DELTA",
+                "delta": [{ "op": "add", "path": "/waiting/-", "value": waiting }],
+            }));
+            let mut interrupt = json!({
+                "id": id,
+                "reason": "tool_approval",
+                "message": format!("Approve the call of `{}`?", call.tool_name),
+                "responseSchema": {
+                    "type": "object",
+                    "properties": {
+                        "approved": { "type": "boolean" },
+                        "reason": { "type": "string" },
+                    },
+                    "required": ["approved"],
+                },
+                "metadata": { "tool": call.tool_name, "arguments": super::input::tool_value(&call.arguments) },
+            });
+            if path == call.call_id {
+                interrupt["toolCallId"] = json!(call.call_id);
+            }
+            self.interrupts.push(interrupt);
+        }
+        out
+    }
+
+    /// The last events, for how the run ended.
+    pub fn finish(&mut self, outcome: &RunOutcome) -> Vec<Value> {
+        let mut out = Vec::new();
+        self.close_step(&mut out);
+        let finished = |outcome: Value| {
+            json!({
+                "type": "RUN_FINISHED",
+                "threadId": self.thread_id,
+                "runId": self.run_id,
+                "outcome": outcome,
+            })
+        };
+        match outcome {
+            RunOutcome::Completed { text, usage, .. } => {
+                let mut end = finished(json!({ "type": "success" }));
+                end["result"] = json!(text);
+                end["usage"] = json!([{
+                    "inputTokens": usage.tokens.input_tokens,
+                    "outputTokens": usage.tokens.output_tokens,
+                    "totalTokens": usage.tokens.input_tokens.saturating_add(usage.tokens.output_tokens),
+                    "reasoningTokens": usage.tokens.reasoning_tokens,
+                    "cachedInputTokens": usage.tokens.cached_tokens,
+                }]);
+                out.push(end);
+            }
+            RunOutcome::Paused { state } => {
+                // Approvals asked before this request (another client's)
+                // are waited for too: each is an interrupt.
+                let run_id = state.run_id();
+                for (path, wait) in state.waits_by_path() {
+                    let id = approval_id(run_id, &path);
+                    if !wait.is_answered() && !self.interrupts.iter().any(|i| i["id"] == id) {
+                        self.interrupts.push(json!({
+                            "id": id,
+                            "reason": "tool_approval",
+                            "message": format!("Approve the call of `{}`?", wait.call.tool_name),
+                        }));
+                    }
+                }
+                let interrupts = std::mem::take(&mut self.interrupts);
+                out.push(if interrupts.is_empty() {
+                    finished(json!({ "type": "success" }))
+                } else {
+                    finished(json!({ "type": "interrupt", "interrupts": interrupts }))
+                });
+            }
+            RunOutcome::Failed { error, .. } => out.push(json!({
+                "type": "RUN_ERROR",
+                "message": error.to_string(),
+            })),
+            RunOutcome::Cancelled { .. } => out.push(finished(json!({ "type": "cancelled" }))),
+        }
+        out
+    }
+
+    /// The end of a run whose answers were kept while others still wait:
+    /// the interrupts that remain.
+    pub fn kept(&mut self) -> Vec<Value> {
+        vec![json!({
+            "type": "RUN_FINISHED",
+            "threadId": self.thread_id,
+            "runId": self.run_id,
+            "outcome": { "type": "success" },
+        })]
+    }
+
+    /// The end of a request refused once the stream began.
+    pub fn refused(&mut self, error: &str) -> Vec<Value> {
+        let mut out = Vec::new();
+        self.close_step(&mut out);
+        out.push(json!({ "type": "RUN_ERROR", "message": error }));
+        out
+    }
+
+    fn delta(&mut self, delta: &ModelDelta, out: &mut Vec<Value>) {
+        let message = self.turn_message();
+        match delta {
+            ModelDelta::Text(text) => {
+                self.close_reasoning(out);
+                if !self.text_open {
+                    out.push(json!({ "type": "TEXT_MESSAGE_START", "messageId": message, "role": "assistant" }));
+                    self.text_open = true;
+                }
+                self.streamed_text = true;
+                out.push(
+                    json!({ "type": "TEXT_MESSAGE_CONTENT", "messageId": message, "delta": text }),
+                );
+            }
+            ModelDelta::Reasoning(text) => {
+                self.close_text(out);
+                let id = match &self.reasoning {
+                    Some(id) => id.clone(),
+                    None => {
+                        let id = self.id("reasoning");
+                        out.push(json!({ "type": "REASONING_START", "messageId": id }));
+                        out.push(json!({ "type": "REASONING_MESSAGE_START", "messageId": id, "role": "reasoning" }));
+                        self.reasoning = Some(id.clone());
+                        id
+                    }
+                };
+                out.push(
+                    json!({ "type": "REASONING_MESSAGE_CONTENT", "messageId": id, "delta": text }),
+                );
+            }
+            ModelDelta::ToolCall {
+                index,
+                id,
+                name,
+                arguments,
+            } => {
+                self.close_text(out);
+                self.close_reasoning(out);
+                if let (false, Some(id), Some(name)) =
+                    (self.streaming_calls.contains_key(index), id, name)
+                {
+                    out.push(json!({ "type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": name, "parentMessageId": message }));
+                    self.streaming_calls.insert(*index, id.clone());
+                }
+                if let Some(id) = self.streaming_calls.get(index) {
+                    if !arguments.is_empty() {
+                        out.push(json!({ "type": "TOOL_CALL_ARGS", "toolCallId": id, "delta": arguments }));
+                    }
+                }
+            }
+            ModelDelta::Restart => {
+                // AG-UI cannot take back what it showed: what streams next
+                // goes to a new message.
+                self.close_text(out);
+                self.close_reasoning(out);
+                for id in std::mem::take(&mut self.streaming_calls).into_values() {
+                    out.push(json!({ "type": "TOOL_CALL_END", "toolCallId": id }));
+                }
+                self.streamed_text = false;
+                self.message = Some(self.id("message"));
+            }
+        }
+    }
+
+    fn message(&mut self, message: &AssistantMessage, out: &mut Vec<Value>) {
+        let id = self.turn_message();
+        self.close_text(out);
+        self.close_reasoning(out);
+        if let (false, Some(text)) = (self.streamed_text, &message.text) {
+            if !text.is_empty() {
+                out.push(
+                    json!({ "type": "TEXT_MESSAGE_START", "messageId": id, "role": "assistant" }),
+                );
+                out.push(json!({ "type": "TEXT_MESSAGE_CONTENT", "messageId": id, "delta": text }));
+                out.push(json!({ "type": "TEXT_MESSAGE_END", "messageId": id }));
+            }
+        }
+        let streamed: Vec<String> = std::mem::take(&mut self.streaming_calls)
+            .into_values()
+            .collect();
+        for call in &message.tool_calls {
+            if !streamed.contains(&call.call_id) {
+                out.push(json!({ "type": "TOOL_CALL_START", "toolCallId": call.call_id, "toolCallName": call.tool_name, "parentMessageId": id }));
+                out.push(json!({ "type": "TOOL_CALL_ARGS", "toolCallId": call.call_id, "delta": super::input::arguments_text(&call.arguments) }));
+            }
+            out.push(json!({ "type": "TOOL_CALL_END", "toolCallId": call.call_id }));
+        }
+        // Calls streamed under ids the whole message does not keep.
+        for id in streamed {
+            if !message.tool_calls.iter().any(|call| call.call_id == id) {
+                out.push(json!({ "type": "TOOL_CALL_END", "toolCallId": id }));
+            }
+        }
+        self.streamed_text = false;
+    }
+
+    fn turn_message(&mut self) -> String {
+        match &self.message {
+            Some(id) => id.clone(),
+            None => {
+                let id = self.id("message");
+                self.message = Some(id.clone());
+                id
+            }
+        }
+    }
+
+    fn id(&mut self, kind: &str) -> String {
+        self.made += 1;
+        format!("{}-{kind}-{}", self.run_id, self.made)
+    }
+
+    fn close_text(&mut self, out: &mut Vec<Value>) {
+        if std::mem::take(&mut self.text_open) {
+            let id = self.turn_message();
+            out.push(json!({ "type": "TEXT_MESSAGE_END", "messageId": id }));
+        }
+    }
+
+    fn close_reasoning(&mut self, out: &mut Vec<Value>) {
+        if let Some(id) = self.reasoning.take() {
+            out.push(json!({ "type": "REASONING_MESSAGE_END", "messageId": id }));
+            out.push(json!({ "type": "REASONING_END", "messageId": id }));
+        }
+    }
+
+    fn close_step(&mut self, out: &mut Vec<Value>) {
+        self.close_text(out);
+        self.close_reasoning(out);
+        for id in std::mem::take(&mut self.streaming_calls).into_values() {
+            out.push(json!({ "type": "TOOL_CALL_END", "toolCallId": id }));
+        }
+        if let Some(name) = self.step.take() {
+            out.push(json!({ "type": "STEP_FINISHED", "stepName": name }));
+        }
+    }
+}
+
+fn custom(name: &str, value: Value) -> Value {
+    json!({ "type": "CUSTOM", "name": name, "value": value })
+}
+
+/// The call an approval event asks about, at any depth.
+fn approval(kind: &EventKind) -> Option<&ToolCall> {
+    match kind {
+        EventKind::Agent(event) => approval(&event.kind),
+        EventKind::Tool(ToolStreamEvent::ApprovalRequested { call }) => Some(call),
+        _ => None,
+    }
+}

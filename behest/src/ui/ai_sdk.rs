@@ -1,0 +1,454 @@
+//! The AI SDK's UI message stream: what `useChat` (the `ai` package's
+//! `DefaultChatTransport`) reads, and the request it sends.
+//!
+//! A run's events become the stream's chunks (`start`, `start-step`,
+//! `text-*`, `reasoning-*`, `tool-input-*`, `tool-approval-request`,
+//! `tool-output-*`, `data-*`, `finish-step`, `finish`, `error`, `abort`),
+//! each sent as `data: {json}` and the stream ended by `data: [DONE]`.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::input::{approval_id, tool_value, Answer, Turn, UiInputError};
+use crate::conversation::{AssistantMessage, ContentPart, Message, ModelDelta};
+use crate::run::{Envelope, EventKind, GuardrailAction, RunOutcome, RunPhase, ToolStreamEvent};
+use crate::tool::ToolCallResult;
+
+/// The header that tells a reader the body is a UI message stream.
+pub const STREAM_HEADER: (&str, &str) = ("x-vercel-ai-ui-message-stream", "v1");
+
+/// What `useChat` posts: the chat's id, its messages, and why it sends.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ChatRequest {
+    /// The chat's id: the session it runs in.
+    pub id: String,
+    /// The chat's messages as the front end keeps them.
+    pub messages: Vec<UiMessage>,
+    /// `submit-message` or `regenerate-message`.
+    #[serde(default)]
+    pub trigger: Option<String>,
+    /// The message the answer continues, when it goes on with one.
+    #[serde(default)]
+    pub message_id: Option<String>,
+}
+
+/// One message of the front end: its id, role and parts.
+#[derive(Debug, Clone, Deserialize)]
+#[non_exhaustive]
+pub struct UiMessage {
+    /// Its id.
+    pub id: String,
+    /// `system`, `user` or `assistant`.
+    pub role: String,
+    /// Its parts, as the `ai` package keeps them (`text`, `file`,
+    /// `tool-{name}`, …).
+    #[serde(default)]
+    pub parts: Vec<Value>,
+}
+
+impl ChatRequest {
+    /// What the request asks of the run: a user's new message, or the
+    /// answers to the approvals the last answer asked for.
+    pub(super) fn turn(&self) -> Result<Turn, UiInputError> {
+        if self.trigger.as_deref() == Some("regenerate-message") {
+            return Err(UiInputError::Unsupported(
+                "regenerating an answer: send the message again instead".to_owned(),
+            ));
+        }
+        let last = self.messages.last().ok_or(UiInputError::NoMessage)?;
+        match last.role.as_str() {
+            "user" => Ok(Turn::Say(user_message(last)?)),
+            "assistant" => {
+                let answers: Vec<Answer> = last.parts.iter().filter_map(answer).collect();
+                if answers.is_empty() {
+                    return Err(UiInputError::NothingNew);
+                }
+                Ok(Turn::Answer(answers))
+            }
+            role => Err(UiInputError::Role(role.to_owned())),
+        }
+    }
+}
+
+/// A user's message from its parts: text, and images or documents given
+/// as data URLs.
+fn user_message(message: &UiMessage) -> Result<Message, UiInputError> {
+    let mut parts = Vec::new();
+    for part in &message.parts {
+        match part["type"].as_str() {
+            Some("text") => {
+                let text = part["text"]
+                    .as_str()
+                    .ok_or(UiInputError::Part("a text part without its text"))?;
+                parts.push(ContentPart::text(text));
+            }
+            Some("file") => parts.push(super::input::file_part(
+                part["mediaType"].as_str(),
+                part["url"].as_str(),
+            )?),
+            // Steps, sources and data parts are the front end's own.
+            _ => {}
+        }
+    }
+    super::input::user_message(parts)
+}
+
+/// The answer an assistant message's tool part carries, once the user
+/// approved or denied it.
+fn answer(part: &Value) -> Option<Answer> {
+    if part["state"] != "approval-responded" {
+        return None;
+    }
+    let approval = &part["approval"];
+    Some(Answer {
+        id: approval["id"].as_str()?.to_owned(),
+        approved: approval["approved"].as_bool()?,
+        reason: approval["reason"].as_str().map(str::to_owned),
+    })
+}
+
+/// Turns a run's events into UI message chunks, in order.
+#[derive(Debug)]
+pub struct UiMessageStream {
+    message_id: String,
+    /// The open text part's id.
+    text: Option<String>,
+    /// The open reasoning part's id.
+    reasoning: Option<String>,
+    /// Whether a step was started and not finished.
+    in_step: bool,
+    /// Parts made so far, for their ids.
+    parts: u64,
+    /// The calls of the streaming turn, by their index: id and name.
+    streaming_calls: HashMap<usize, String>,
+    /// Whether the step's text came as deltas (the whole message then
+    /// repeats it).
+    streamed_text: bool,
+    /// The final answer's text as the step showed it.
+    shown: String,
+    /// Nested agents' calls shown to the user, by their paths.
+    nested: HashSet<String>,
+}
+
+impl UiMessageStream {
+    /// A stream for the assistant message `message_id`. A request that
+    /// goes on with an answer names its message again, so the front end
+    /// adds to it.
+    pub fn new(message_id: impl Into<String>) -> Self {
+        Self {
+            message_id: message_id.into(),
+            text: None,
+            reasoning: None,
+            in_step: false,
+            parts: 0,
+            streaming_calls: HashMap::new(),
+            streamed_text: false,
+            shown: String::new(),
+            nested: HashSet::new(),
+        }
+    }
+
+    /// The first chunk.
+    pub fn start(&self) -> Vec<Value> {
+        vec![json!({ "type": "start", "messageId": self.message_id })]
+    }
+
+    /// The chunks one event of the run makes (none for most of them).
+    pub fn event(&mut self, envelope: &Envelope) -> Vec<Value> {
+        let (run_id, kind) = (&*envelope.run_id, &envelope.kind);
+        let mut out = Vec::new();
+        match kind {
+            EventKind::State(RunPhase::AwaitingModel) => {
+                self.close_step(&mut out);
+                out.push(json!({ "type": "start-step" }));
+                self.in_step = true;
+            }
+            EventKind::State(phase) if phase.is_final() || *phase == RunPhase::Paused => {
+                self.close_step(&mut out)
+            }
+            EventKind::ModelDelta(delta) => self.delta(delta, &mut out),
+            EventKind::ModelMessage(message) => self.message(message, &mut out),
+            EventKind::Tool(event) => self.tool(run_id, event, None, &mut out),
+            EventKind::Agent(_) => {
+                // A nested agent's approvals and their calls are the user's
+                // to answer: they show as the root's calls, by their path.
+                if let (Some(path), Some(event)) = (kind.call_path(), nested_tool(kind)) {
+                    self.tool(run_id, event, Some(&path), &mut out);
+                } else if let Some(result) = nested_result(kind) {
+                    // Only a call the user saw ends in the message: the
+                    // reader knows no other.
+                    let path = result_path(kind);
+                    if self.nested.contains(&path) {
+                        out.push(self.result(&path, result));
+                    }
+                }
+            }
+            EventKind::Guardrail(event) if event.action != GuardrailAction::Allowed => {
+                out.push(self.data("guardrail", json!(event)));
+            }
+            EventKind::Handoff { to } => out.push(self.data("handoff", json!({ "to": to }))),
+            EventKind::Compacted { before, after } => {
+                out.push(self.data("compacted", json!({ "before": before, "after": after })))
+            }
+            EventKind::Output(output) if *output != self.shown => {
+                // A typed answer, or one a guardrail rewrote: the text the
+                // step showed is not the answer.
+                let value = serde_json::from_str(output).unwrap_or_else(|_| json!(output));
+                out.push(self.data("output", value));
+            }
+            _ => {}
+        }
+        out
+    }
+
+    /// The last chunks, for how the run ended.
+    pub fn finish(&mut self, outcome: &RunOutcome) -> Vec<Value> {
+        let mut out = Vec::new();
+        self.close_step(&mut out);
+        match outcome {
+            RunOutcome::Completed { usage, .. } => out.push(json!({
+                "type": "finish",
+                "finishReason": "stop",
+                "messageMetadata": { "usage": usage },
+            })),
+            RunOutcome::Paused { state } => out.push(json!({
+                "type": "finish",
+                "finishReason": "tool-calls",
+                "messageMetadata": { "runId": state.run_id() },
+            })),
+            RunOutcome::Failed { error, .. } => {
+                out.push(json!({ "type": "error", "errorText": error.to_string() }));
+                out.push(json!({ "type": "finish", "finishReason": "error" }));
+            }
+            RunOutcome::Cancelled { .. } => {
+                out.push(json!({ "type": "abort", "reason": "the run was cancelled" }))
+            }
+        }
+        out
+    }
+
+    /// The chunks for a request refused before any run: an error the
+    /// front end shows.
+    pub fn refused(&self, error: &str) -> Vec<Value> {
+        vec![
+            json!({ "type": "error", "errorText": error }),
+            json!({ "type": "finish", "finishReason": "error" }),
+        ]
+    }
+
+    fn delta(&mut self, delta: &ModelDelta, out: &mut Vec<Value>) {
+        match delta {
+            ModelDelta::Text(text) => {
+                self.close_reasoning(out);
+                let id = match &self.text {
+                    Some(id) => id.clone(),
+                    None => {
+                        let id = self.part_id("text");
+                        out.push(json!({ "type": "text-start", "id": id }));
+                        self.text = Some(id.clone());
+                        id
+                    }
+                };
+                self.streamed_text = true;
+                self.shown.push_str(text);
+                out.push(json!({ "type": "text-delta", "id": id, "delta": text }));
+            }
+            ModelDelta::Reasoning(text) => {
+                self.close_text(out);
+                let id = match &self.reasoning {
+                    Some(id) => id.clone(),
+                    None => {
+                        let id = self.part_id("reasoning");
+                        out.push(json!({ "type": "reasoning-start", "id": id }));
+                        self.reasoning = Some(id.clone());
+                        id
+                    }
+                };
+                out.push(json!({ "type": "reasoning-delta", "id": id, "delta": text }));
+            }
+            ModelDelta::ToolCall {
+                index,
+                id,
+                name,
+                arguments,
+            } => {
+                self.close_text(out);
+                self.close_reasoning(out);
+                if let (false, Some(id), Some(name)) =
+                    (self.streaming_calls.contains_key(index), id, name)
+                {
+                    out.push(
+                        json!({ "type": "tool-input-start", "toolCallId": id, "toolName": name }),
+                    );
+                    self.streaming_calls.insert(*index, id.clone());
+                }
+                if let Some(id) = self.streaming_calls.get(index) {
+                    if !arguments.is_empty() {
+                        out.push(json!({ "type": "tool-input-delta", "toolCallId": id, "inputTextDelta": arguments }));
+                    }
+                }
+            }
+            ModelDelta::Restart => {
+                // What the failed stream showed is void; the turn comes again.
+                self.text = None;
+                self.reasoning = None;
+                self.streaming_calls.clear();
+                self.streamed_text = false;
+                self.shown.clear();
+                out.push(json!({ "type": "reset-step" }));
+            }
+        }
+    }
+
+    fn message(&mut self, message: &AssistantMessage, out: &mut Vec<Value>) {
+        self.close_text(out);
+        self.close_reasoning(out);
+        if let (false, Some(text)) = (self.streamed_text, &message.text) {
+            if !text.is_empty() {
+                let id = self.part_id("text");
+                out.push(json!({ "type": "text-start", "id": id }));
+                out.push(json!({ "type": "text-delta", "id": id, "delta": text }));
+                out.push(json!({ "type": "text-end", "id": id }));
+                self.shown = text.clone();
+            }
+        }
+        for call in &message.tool_calls {
+            out.push(json!({
+                "type": "tool-input-available",
+                "toolCallId": call.call_id,
+                "toolName": call.tool_name,
+                "input": tool_value(&call.arguments),
+            }));
+        }
+        self.streaming_calls.clear();
+        self.streamed_text = false;
+    }
+
+    /// A call's life: `path` names a nested agent's call by its path.
+    fn tool(
+        &mut self,
+        run_id: &str,
+        event: &ToolStreamEvent,
+        path: Option<&str>,
+        out: &mut Vec<Value>,
+    ) {
+        match event {
+            ToolStreamEvent::ApprovalRequested { call } => {
+                let call_id = path.unwrap_or(&call.call_id);
+                if path.is_some() {
+                    self.nested.insert(call_id.to_owned());
+                    out.push(json!({
+                        "type": "tool-input-available",
+                        "toolCallId": call_id,
+                        "toolName": call.tool_name,
+                        "input": tool_value(&call.arguments),
+                    }));
+                }
+                out.push(json!({
+                    "type": "tool-approval-request",
+                    "approvalId": approval_id(run_id, call_id),
+                    "toolCallId": call_id,
+                }));
+            }
+            ToolStreamEvent::Progress { call_id, progress } if path.is_none() => {
+                out.push(json!({
+                    "type": "data-progress",
+                    "id": call_id,
+                    "data": { "toolCallId": call_id, "progress": progress },
+                }));
+            }
+            ToolStreamEvent::Result { result } if path.is_none() => {
+                out.push(self.result(&result.call_id, result))
+            }
+            _ => {}
+        }
+    }
+
+    fn result(&self, call_id: &str, result: &ToolCallResult) -> Value {
+        match &result.outcome {
+            Ok(output) => json!({
+                "type": "tool-output-available",
+                "toolCallId": call_id,
+                "output": super::input::output_value(output),
+            }),
+            Err(crate::tool::ToolError::ApprovalDenied { .. }) => {
+                json!({ "type": "tool-output-denied", "toolCallId": call_id })
+            }
+            Err(error) => json!({
+                "type": "tool-output-error",
+                "toolCallId": call_id,
+                "errorText": error.to_string(),
+            }),
+        }
+    }
+
+    fn data(&mut self, name: &str, data: Value) -> Value {
+        json!({ "type": format!("data-{name}"), "id": self.part_id(name), "data": data })
+    }
+
+    fn part_id(&mut self, kind: &str) -> String {
+        self.parts += 1;
+        format!("{}-{kind}-{}", self.message_id, self.parts)
+    }
+
+    fn close_text(&mut self, out: &mut Vec<Value>) {
+        if let Some(id) = self.text.take() {
+            out.push(json!({ "type": "text-end", "id": id }));
+        }
+    }
+
+    fn close_reasoning(&mut self, out: &mut Vec<Value>) {
+        if let Some(id) = self.reasoning.take() {
+            out.push(json!({ "type": "reasoning-end", "id": id }));
+        }
+    }
+
+    fn close_step(&mut self, out: &mut Vec<Value>) {
+        self.close_text(out);
+        self.close_reasoning(out);
+        if std::mem::take(&mut self.in_step) {
+            out.push(json!({ "type": "finish-step" }));
+        }
+    }
+}
+
+/// The tool event at the bottom of a nested agent's event, if it asks the
+/// user (an approval).
+fn nested_tool(kind: &EventKind) -> Option<&ToolStreamEvent> {
+    match kind {
+        EventKind::Agent(event) => nested_tool(&event.kind),
+        EventKind::Tool(event @ ToolStreamEvent::ApprovalRequested { .. }) => Some(event),
+        _ => None,
+    }
+}
+
+/// A nested agent's call result.
+fn nested_result(kind: &EventKind) -> Option<&ToolCallResult> {
+    match kind {
+        EventKind::Agent(event) => match &*event.kind {
+            EventKind::Tool(ToolStreamEvent::Result { result }) => Some(result),
+            nested @ EventKind::Agent(_) => nested_result(nested),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The path a nested call's result is shown by: the agents' calls above
+/// it, then the call (`billing#c3/refund#c1`), as its approval named it.
+fn result_path(kind: &EventKind) -> String {
+    let mut path = String::new();
+    let mut kind = kind;
+    while let EventKind::Agent(event) = kind {
+        path.push_str(&format!("{}#{}/", event.agent, event.call_id));
+        kind = &event.kind;
+    }
+    if let EventKind::Tool(ToolStreamEvent::Result { result }) = kind {
+        path.push_str(&format!("{}#{}", result.tool_name, result.call_id));
+    }
+    path
+}

@@ -1,0 +1,408 @@
+//! Runs streamed to chat front ends, read by the front ends' own packages
+//! under Node: the AI SDK's chat (`ai`) and AG-UI's client
+//! (`@ag-ui/client`, its events checked by `@ag-ui/core`'s schemas).
+//! `.ci/test-all` installs them (`BEHEST_UI_PACKAGES`); without them those
+//! tests say "skipped". Bad requests are checked without Node.
+#![cfg(feature = "ui")]
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use behest::prelude::*;
+use behest::run::{MemoryStore, ScriptedTurn};
+use behest::ui::ChatUi;
+use serde_json::{json, Value};
+
+/// Get the current weather for a city.
+#[tool(read_only)]
+fn get_weather(city: String) -> String {
+    format!("Sunny in {city}, 21 °C.")
+}
+
+/// Refund an order.
+#[tool]
+fn refund(order: u32) -> String {
+    format!("order {order} refunded")
+}
+
+/// The scripted chat both front ends have: a question answered with a
+/// tool, a refund that waits for a person, and what the model says after
+/// the person's answer (`after_refund`).
+fn agent(after_refund: ScriptedTurn) -> Agent {
+    let model = ScriptedModel::new([
+        ScriptedTurn::reply(AssistantMessage::text("Let me look.").with_tool_calls([
+            ToolCall::new("w1", "get_weather", json!({ "city": "Paris" })),
+        ])),
+        ScriptedTurn::text("It is sunny in Paris, 21 °C.").expect_ok("w1", "Sunny"),
+        ScriptedTurn::tool_calls([ToolCall::new("r1", "refund", json!({ "order": 42 }))]),
+        after_refund,
+    ])
+    .with_streaming(5);
+    let tools = ToolRegistry::new()
+        .with(GetWeather)
+        .unwrap()
+        .with(Refund)
+        .unwrap();
+    Agent::new(model, ToolRuntime::new(tools)).require_approval("refund")
+}
+
+async fn serve(ui: &ChatUi) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let app = ui.router();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    address
+}
+
+/// Node and the folder the front ends' packages are installed in, or why
+/// the test is skipped.
+fn packages() -> Result<(PathBuf, PathBuf), String> {
+    let dir = std::env::var_os("BEHEST_UI_PACKAGES")
+        .map(PathBuf::from)
+        .filter(|dir| dir.join("node_modules").is_dir())
+        .ok_or("skipped: BEHEST_UI_PACKAGES does not name the front ends' packages (.ci/run installs them)")?;
+    let node = std::env::var_os("BEHEST_NODE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("node"));
+    let runs = std::process::Command::new(&node)
+        .arg("--version")
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if !runs {
+        return Err(format!("skipped: {} does not run here", node.display()));
+    }
+    Ok((node, dir))
+}
+
+/// Runs one of `tests/ui`'s scripts beside the packages (so that its
+/// imports resolve there) and reads the JSON it prints.
+async fn run_script(node: &Path, dir: &Path, script: &str, args: &[&str]) -> Value {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/ui")
+        .join(script);
+    let copy = dir.join(script);
+    std::fs::copy(&source, &copy).unwrap();
+    let output = tokio::process::Command::new(node)
+        .arg(&copy)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{script} failed: {}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|error| panic!("{script} printed no JSON ({error}): {stdout}"))
+}
+
+fn types(chunks: &[Value]) -> Vec<&str> {
+    chunks
+        .iter()
+        .filter_map(|chunk| chunk["type"].as_str())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ai_sdk_chat_reads_the_run_and_its_approval() {
+    let (node, dir) = match packages() {
+        Ok(found) => found,
+        Err(skipped) => return eprintln!("{skipped}"),
+    };
+    let after = ScriptedTurn::text("Refunded order 42.").expect_ok("r1", "refunded");
+    let ui = ChatUi::new(agent(after));
+    let address = serve(&ui).await;
+    let out = run_script(
+        &node,
+        &dir,
+        "ai_sdk_chat.mjs",
+        &[&format!("http://{address}/api/chat")],
+    )
+    .await;
+
+    assert_eq!(out["errors"], json!([]), "{out:#}");
+    assert_eq!(out["status"], "ready");
+    assert!(out["headers"].as_array().unwrap().iter().all(|h| h == "v1"));
+    let chunks = out["chunks"].as_array().unwrap();
+    assert!(
+        chunks.iter().all(|chunk| chunk.get("invalid").is_none()),
+        "a chunk the package's schema refused: {chunks:#?}"
+    );
+    let kinds = types(chunks);
+    for kind in [
+        "start",
+        "start-step",
+        "text-start",
+        "text-delta",
+        "text-end",
+        "tool-input-start",
+        "tool-input-delta",
+        "tool-input-available",
+        "tool-output-available",
+        "tool-approval-request",
+        "finish-step",
+        "finish",
+    ] {
+        assert!(kinds.contains(&kind), "no `{kind}` chunk in {kinds:?}");
+    }
+
+    // The messages the package rebuilt: user, answer, user, answer.
+    let messages = out["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+    let first = &messages[1]["parts"];
+    let text: String = first
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|part| part["type"] == "text")
+        .map(|part| part["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "Let me look.It is sunny in Paris, 21 °C.");
+    let weather = first
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|part| part["type"] == "tool-get_weather")
+        .expect("the weather call shows");
+    assert_eq!(weather["state"], "output-available");
+    assert_eq!(weather["input"], json!({ "city": "Paris" }));
+    assert_eq!(weather["output"], "Sunny in Paris, 21 °C.");
+
+    // The refund asked, was approved in the same message, and ran.
+    assert_eq!(out["approvalAsked"]["state"], "approval-requested");
+    let refund = messages[3]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|part| part["type"] == "tool-refund")
+        .unwrap();
+    assert_eq!(refund["state"], "output-available", "{refund:#}");
+    assert_eq!(refund["approval"]["approved"], true);
+    assert_eq!(refund["output"], "order 42 refunded");
+    let last_text = messages[3]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|part| part["type"] == "text")
+        .unwrap();
+    assert_eq!(last_text["text"], "Refunded order 42.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ag_ui_client_verifies_the_run_and_resumes_its_interrupt() {
+    let (node, dir) = match packages() {
+        Ok(found) => found,
+        Err(skipped) => return eprintln!("{skipped}"),
+    };
+    for decision in ["approve", "deny"] {
+        let after = if decision == "approve" {
+            ScriptedTurn::text("Refunded order 42.").expect_ok("r1", "refunded")
+        } else {
+            ScriptedTurn::text("I cannot refund it without a receipt.")
+                .expect_error("r1", "not without a receipt")
+        };
+        let ui = ChatUi::new(agent(after));
+        let address = serve(&ui).await;
+        let out = run_script(
+            &node,
+            &dir,
+            "ag_ui_run.mjs",
+            &[&format!("http://{address}/ag-ui"), decision],
+        )
+        .await;
+        let runs = out["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 3);
+        for run in runs {
+            assert_eq!(run["error"], Value::Null, "{run:#}");
+            assert_eq!(run["invalid"], json!([]), "{run:#}");
+            assert_eq!(run["events"][0]["type"], "RUN_STARTED");
+        }
+        // The question: text, the call streamed and its result.
+        let first: Vec<&str> = runs[0]["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|event| event["type"].as_str().unwrap())
+            .collect();
+        for kind in [
+            "STATE_SNAPSHOT",
+            "STEP_STARTED",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TOOL_CALL_START",
+            "TOOL_CALL_ARGS",
+            "TOOL_CALL_END",
+            "TOOL_CALL_RESULT",
+            "STATE_DELTA",
+            "STEP_FINISHED",
+            "RUN_FINISHED",
+        ] {
+            assert!(first.contains(&kind), "no {kind} in {first:?}");
+        }
+        // The refund paused on an interrupt, seen in the state too.
+        let ended = |run: &Value| run["events"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(
+            ended(&runs[1])["outcome"]["type"],
+            "interrupt",
+            "{:#}",
+            runs[1]
+        );
+        assert_eq!(runs[1]["outcome"], "interrupt");
+        let interrupt = &runs[1]["pendingInterrupts"][0];
+        assert_eq!(interrupt["toolCallId"], "r1");
+        assert_eq!(interrupt["reason"], "tool_approval");
+        assert_eq!(runs[1]["state"]["waiting"][0]["tool"], "refund");
+        assert_eq!(runs[1]["state"]["phase"], "paused");
+        // Answered, the run went on to its end.
+        assert_eq!(ended(&runs[2])["outcome"]["type"], "success");
+        assert_eq!(runs[2]["outcome"], "success");
+        assert_eq!(runs[2]["state"]["phase"], "completed");
+        let messages = out["messages"].as_array().unwrap();
+        let last = messages.last().unwrap();
+        let expected = if decision == "approve" {
+            "Refunded order 42."
+        } else {
+            "I cannot refund it without a receipt."
+        };
+        assert_eq!(last["content"], expected, "{messages:#?}");
+        let result = messages
+            .iter()
+            .find(|m| m["role"] == "tool" && m["toolCallId"] == "r1")
+            .expect("the refund's result is a message");
+        if decision == "approve" {
+            assert_eq!(result["content"], "order 42 refunded");
+        } else {
+            assert!(result["content"]
+                .as_str()
+                .unwrap()
+                .contains("not without a receipt"));
+        }
+    }
+}
+
+/// Posts `body` raw and gives the status and the body's text.
+async fn post(url: &str, body: &str) -> (u16, String) {
+    let _installed = rustls::crypto::ring::default_provider().install_default();
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_owned())
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+/// The JSON of each `data:` frame of an SSE body, `[DONE]` left out.
+fn frames(body: &str) -> Vec<Value> {
+    body.split("\n\n")
+        .filter_map(|frame| frame.strip_prefix("data: "))
+        .filter(|data| *data != "[DONE]")
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_a_clear_error_and_no_run() {
+    let store = Arc::new(MemoryStore::new());
+    let model = ScriptedModel::new([]);
+    let ui =
+        ChatUi::new(Agent::new(model, ToolRuntime::new(ToolRegistry::new()))).store(store.clone());
+    let address = serve(&ui).await;
+    let chat = format!("http://{address}/api/chat");
+    let ag_ui = format!("http://{address}/ag-ui");
+    let cases = [
+        (&chat, "not json", "is not the AI SDK's chat request"),
+        (&chat, r#"{"id":"c","messages":[]}"#, "has no message"),
+        (
+            &chat,
+            r#"{"id":"c","messages":[{"id":"m","role":"assistant","parts":[{"type":"text","text":"hi"}]}]}"#,
+            "neither a user's message nor an answer",
+        ),
+        (
+            &chat,
+            r#"{"id":"c","messages":[{"id":"m","role":"user","parts":[]}]}"#,
+            "the user's message is empty",
+        ),
+        (
+            &chat,
+            r#"{"id":"c","messages":[{"id":"m","role":"user","parts":[{"type":"file","mediaType":"image/png","url":"file:///etc/passwd"}]}]}"#,
+            "must be a `data:` or `http(s):` URL",
+        ),
+        (
+            &chat,
+            r#"{"id":"c","trigger":"regenerate-message","messages":[{"id":"m","role":"user","parts":[{"type":"text","text":"hi"}]}]}"#,
+            "regenerating",
+        ),
+        (
+            &ag_ui,
+            r#"{"threadId":"t"}"#,
+            "is not AG-UI's RunAgentInput",
+        ),
+        (
+            &ag_ui,
+            r#"{"threadId":"t","runId":"r","messages":[{"id":"m","role":"assistant","content":"hi"}]}"#,
+            "a message of role `assistant` cannot start a run",
+        ),
+    ];
+    for (url, body, says) in cases {
+        let (status, text) = post(url, body).await;
+        assert_eq!(status, 400, "{body}: {text}");
+        let error: Value = serde_json::from_str(&text).unwrap();
+        assert!(
+            error["error"].as_str().unwrap().contains(says),
+            "{body}: {text}"
+        );
+    }
+
+    // A chat id no session can have, and an approval no run asked for:
+    // the stream says so, as the front end shows errors.
+    let (status, text) = post(
+        &chat,
+        r#"{"id":"","messages":[{"id":"m","role":"user","parts":[{"type":"text","text":"hi"}]}]}"#,
+    )
+    .await;
+    assert_eq!(status, 200);
+    let chunks = frames(&text);
+    assert_eq!(chunks[0]["type"], "start");
+    assert_eq!(chunks[1]["type"], "error", "{chunks:#?}");
+    assert_eq!(chunks.last().unwrap()["finishReason"], "error");
+    assert!(text.ends_with("data: [DONE]\n\n"));
+
+    let forged = json!({
+        "id": "c",
+        "messages": [{"id": "m", "role": "assistant", "parts": [{
+            "type": "tool-refund", "toolCallId": "r1", "state": "approval-responded",
+            "input": {"order": 42}, "approval": {"id": "run_0_0:r1", "approved": true},
+        }]}],
+    });
+    let (_, text) = post(&chat, &forged.to_string()).await;
+    let chunks = frames(&text);
+    let error = chunks.iter().find(|c| c["type"] == "error").unwrap();
+    assert!(
+        error["errorText"].as_str().unwrap().contains("run_0_0"),
+        "{chunks:#?}"
+    );
+    let (_, text) = post(
+        &ag_ui,
+        r#"{"threadId":"t","runId":"r","messages":[],"resume":[{"interruptId":"nonsense","status":"resolved","payload":{"approved":true}}]}"#,
+    )
+    .await;
+    let events = frames(&text);
+    assert_eq!(events[0]["type"], "RUN_STARTED");
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "RUN_ERROR", "{events:#?}");
+    assert!(last["message"]
+        .as_str()
+        .unwrap()
+        .contains("not an approval"));
+}
