@@ -406,3 +406,124 @@ async fn bad_requests_get_a_clear_error_and_no_run() {
         .unwrap()
         .contains("not an approval"));
 }
+
+/// Headless Chromium (Debian's package), or why the test is skipped.
+fn chromium() -> Result<PathBuf, String> {
+    let path = std::env::var_os("BEHEST_CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+    if path.exists() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "skipped: no Chromium at {} (.ci/run installs Debian's chromium)",
+            path.display()
+        ))
+    }
+}
+
+/// An example's binary, built beside this test by `cargo test`.
+fn example(name: &str) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let path = exe.parent()?.parent()?.join("examples").join(name);
+    path.exists().then_some(path)
+}
+
+/// Starts an example that prints `listening on URL` first, and gives the
+/// child (killed when dropped) and the URL.
+async fn start_example(binary: &Path) -> (tokio::process::Child, String) {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(binary)
+        .env("PORT", "0")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines
+        .next_line()
+        .await
+        .unwrap()
+        .expect("it says where it listens");
+    let url = first.strip_prefix("listening on ").unwrap().to_owned();
+    (child, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chat_example_works_in_a_browser() {
+    let found = packages().and_then(|(node, dir)| Ok((node, dir, chromium()?)));
+    let (node, dir, chromium) = match found {
+        Ok(found) => found,
+        Err(skipped) => return eprintln!("{skipped}"),
+    };
+    let Some(binary) = example("chat_ui") else {
+        return eprintln!("skipped: the chat_ui example is not built (cargo test builds it)");
+    };
+    let (_child, url) = start_example(&binary).await;
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let shot = shots.join("chat_ui.png");
+    let _ = std::fs::remove_file(&shot);
+    let out = run_script(
+        &node,
+        &dir,
+        "chat_page.mjs",
+        &[
+            &format!("{url}/"),
+            chromium.to_str().unwrap(),
+            shot.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert_eq!(out["error"], Value::Null, "{out:#}");
+    let problems: Vec<&Value> = out["console"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|line| {
+            let line = line.as_str().unwrap();
+            line.starts_with("error") || line.starts_with("pageerror")
+        })
+        .collect();
+    assert!(problems.is_empty(), "{problems:#?}");
+    for request in out["requests"].as_array().unwrap() {
+        assert!(
+            request.as_str().unwrap().starts_with(&url),
+            "the page reached beyond its server: {request}"
+        );
+    }
+    assert!(out["beforeApproval"]
+        .as_str()
+        .unwrap()
+        .contains("waits for your approval"));
+    let tools = out["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 2, "{tools:#?}");
+    assert_eq!(tools[0]["tool"], "get_weather");
+    assert!(tools[0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Sunny in Paris"));
+    assert_eq!(tools[1]["tool"], "refund");
+    assert_eq!(tools[1]["state"], "output-available");
+    assert!(tools[1]["text"]
+        .as_str()
+        .unwrap()
+        .contains("order 42 refunded"));
+    let messages = out["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+    assert!(messages[1]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Done: Sunny in Paris, 21 °C."));
+    assert!(messages[3]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Done: order 42 refunded."));
+    let png = std::fs::read(&shot).expect("the screenshot is kept");
+    assert!(png.starts_with(b"\x89PNG"), "a PNG at {}", shot.display());
+    eprintln!("screenshot: {}", shot.display());
+}

@@ -7,6 +7,7 @@
 //! each sent as `data: {json}` and the stream ended by `data: [DONE]`.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -115,6 +116,9 @@ fn answer(part: &Value) -> Option<Answer> {
 #[derive(Debug)]
 pub struct UiMessageStream {
     message_id: String,
+    /// This stream's number in the process: a message continued by a
+    /// later stream gets parts of new ids.
+    stream: u64,
     /// The open text part's id.
     text: Option<String>,
     /// The open reasoning part's id.
@@ -139,8 +143,10 @@ impl UiMessageStream {
     /// goes on with an answer names its message again, so the front end
     /// adds to it.
     pub fn new(message_id: impl Into<String>) -> Self {
+        static STREAMS: AtomicU64 = AtomicU64::new(0);
         Self {
             message_id: message_id.into(),
+            stream: STREAMS.fetch_add(1, Ordering::Relaxed),
             text: None,
             reasoning: None,
             in_step: false,
@@ -392,7 +398,7 @@ impl UiMessageStream {
 
     fn part_id(&mut self, kind: &str) -> String {
         self.parts += 1;
-        format!("{}-{kind}-{}", self.message_id, self.parts)
+        format!("{}-{}-{kind}-{}", self.message_id, self.stream, self.parts)
     }
 
     fn close_text(&mut self, out: &mut Vec<Value>) {
