@@ -512,13 +512,18 @@ fn without_generated_ids(mut message: behest::AssistantMessage) -> behest::Assis
 
 #[tokio::test]
 async fn usage_is_read_traced_and_summed_over_a_run() {
-    /// Field names and values of every `gen_ai.request` span.
+    /// Field names and values of every `chat` span.
     #[derive(Clone, Default)]
     struct Fields(Arc<Mutex<Vec<(String, String)>>>);
     struct Visit<'a>(&'a mut Vec<(String, String)>);
     impl tracing::field::Visit for Visit<'_> {
         fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
             self.0.push((field.name().to_owned(), format!("{value:?}")));
+        }
+        fn record_i64(&mut self, field: &tracing::field::Field, value: i64) {
+            self.0.push((field.name().to_owned(), value.to_string()));
+            self.0
+                .push((format!("{}: i64", field.name()), value.to_string()));
         }
     }
     impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Fields {
@@ -528,7 +533,7 @@ async fn usage_is_read_traced_and_summed_over_a_run() {
             _: &tracing::span::Id,
             _: tracing_subscriber::layer::Context<'_, S>,
         ) {
-            if attrs.metadata().name() == "gen_ai.request" {
+            if attrs.metadata().name() == "chat" {
                 attrs.record(&mut Visit(&mut self.0.lock().unwrap()));
             }
         }
@@ -575,6 +580,13 @@ async fn usage_is_read_traced_and_summed_over_a_run() {
         ("gen_ai.usage.input_tokens", "30"),
         ("gen_ai.usage.output_tokens", "5"),
         ("gen_ai.usage.cache_read.input_tokens", "1"),
+        // The conventions' names and types, as tracing-opentelemetry
+        // exports them: the span's name, its kind, counts as integers.
+        ("otel.name", "\"chat gpt-usage\""),
+        ("otel.kind", "\"client\""),
+        ("gen_ai.operation.name", "\"chat\""),
+        ("gen_ai.usage.input_tokens: i64", "30"),
+        ("gen_ai.usage.output_tokens: i64", "5"),
     ] {
         assert!(
             recorded.iter().any(|(n, v)| n == name && v == value),

@@ -67,6 +67,7 @@ async fn tools_agents_and_guardrails_have_genai_spans() {
         ]),
         ToolRuntime::new(tools),
     )
+    .name("lead_for_spans")
     .tool_guardrail("span_guard", |_call: ToolCall| async { Verdict::Allow });
     let outcome = lead.invoke([Message::user("a poem, please")]).await;
     assert_eq!(outcome.text(), Some("done"));
@@ -90,6 +91,18 @@ async fn tools_agents_and_guardrails_have_genai_spans() {
             "invoke_agent",
             "gen_ai.operation.name=invoke_agent",
             "gen_ai.agent.name=poet_for_spans",
+        ]),
+        "{seen:#?}"
+    );
+    // The agent the run starts on has its span too, named as the
+    // conventions name it, with the run's id as the conversation's.
+    assert!(
+        has(&[
+            "invoke_agent",
+            "otel.name=invoke_agent lead_for_spans",
+            "gen_ai.operation.name=invoke_agent",
+            "gen_ai.agent.name=lead_for_spans",
+            "gen_ai.conversation.id=run_",
         ]),
         "{seen:#?}"
     );

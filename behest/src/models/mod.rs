@@ -40,13 +40,16 @@ pub use config::{ApiKey, RetryPolicy, ToolChoice};
 #[doc(hidden)]
 pub use http::{sse_data, sse_events};
 
-/// Runs one model request in a span with the OpenTelemetry GenAI semantic
-/// names (`gen_ai.system` and its newer name `gen_ai.provider.name`,
-/// `gen_ai.request.model`, `gen_ai.usage.input_tokens`,
-/// `gen_ai.usage.cache_read.input_tokens`,
-/// `gen_ai.usage.reasoning.output_tokens`, …), recording the usage or the
-/// error. `system` is the conventions' value (`openai`, `anthropic`,
-/// `gcp.gemini`).
+/// Runs one model request in a span as the OpenTelemetry GenAI semantic
+/// conventions name it: `chat {model}` (the field `otel.name`, which
+/// `tracing-opentelemetry` takes as the span's name), of kind client,
+/// with `gen_ai.operation.name`, `gen_ai.provider.name` (`openai`,
+/// `anthropic`, `gcp.gemini`; its older name `gen_ai.system` too),
+/// `gen_ai.request.model`, the usage (`gen_ai.usage.input_tokens`,
+/// `gen_ai.usage.cache_read.input_tokens`, …, recorded as `i64`: the
+/// conventions' type, where `u64` would be exported as text),
+/// `gen_ai.response.model` and `error.type`. Prompts and answers are not
+/// recorded.
 pub(crate) async fn traced(
     system: &'static str,
     model: &str,
@@ -56,11 +59,14 @@ pub(crate) async fn traced(
     use tracing::Instrument;
 
     let span = tracing::info_span!(
-        "gen_ai.request",
+        "chat",
+        otel.name = format!("chat {model}"),
+        otel.kind = "client",
         gen_ai.system = system,
         gen_ai.provider.name = system,
         gen_ai.operation.name = "chat",
         gen_ai.request.model = model,
+        gen_ai.response.model = Empty,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
         gen_ai.usage.cache_read.input_tokens = Empty,
@@ -72,17 +78,24 @@ pub(crate) async fn traced(
     match &result {
         Ok(message) => {
             if let Some(usage) = message.usage {
-                span.record("gen_ai.usage.input_tokens", usage.input_tokens);
-                span.record("gen_ai.usage.output_tokens", usage.output_tokens);
-                span.record("gen_ai.usage.cache_read.input_tokens", usage.cached_tokens);
+                let count = |tokens: u64| i64::try_from(tokens).unwrap_or(i64::MAX);
+                span.record("gen_ai.usage.input_tokens", count(usage.input_tokens));
+                span.record("gen_ai.usage.output_tokens", count(usage.output_tokens));
+                span.record(
+                    "gen_ai.usage.cache_read.input_tokens",
+                    count(usage.cached_tokens),
+                );
                 span.record(
                     "gen_ai.usage.cache_creation.input_tokens",
-                    usage.cache_write_tokens,
+                    count(usage.cache_write_tokens),
                 );
                 span.record(
                     "gen_ai.usage.reasoning.output_tokens",
-                    usage.reasoning_tokens,
+                    count(usage.reasoning_tokens),
                 );
+            }
+            if let Some(model) = &message.model {
+                span.record("gen_ai.response.model", model.as_str());
             }
         }
         Err(error) => {

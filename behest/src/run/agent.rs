@@ -32,6 +32,9 @@ pub struct Agent {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RunOptions {
+    /// The agent's name, in its telemetry (`invoke_agent {name}`).
+    /// Default: `agent`.
+    pub name: Option<String>,
     /// How many rounds of tool calls a run may make, counted over the
     /// whole run: the bound of the agent a run starts on holds across
     /// handoffs. Default 16.
@@ -80,6 +83,7 @@ pub struct RunOptions {
 impl Default for RunOptions {
     fn default() -> Self {
         Self {
+            name: None,
             max_steps: 16,
             max_turns: None,
             external_deadline: Duration::from_secs(60),
@@ -155,6 +159,15 @@ impl Agent {
     #[must_use]
     pub fn approve_destructive(mut self, on: bool) -> Self {
         Arc::make_mut(&mut self.options).approve_destructive = on;
+        self
+    }
+
+    /// Names the agent in its telemetry: a run started on it is the span
+    /// `invoke_agent {name}` with `gen_ai.agent.name` (an agent called as
+    /// a tool is named by its tool's name). Default `agent`.
+    #[must_use]
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.options).name = Some(name.into());
         self
     }
 

@@ -248,11 +248,30 @@ impl RuntimeInvocation {
     /// [`RunSteps`]): the run a durable engine drives. Handlers, streams
     /// and [`control`](Self::control) work as in an awaited invocation.
     pub async fn drive_with(self, steps: &dyn RunSteps) -> RunOutcome {
-        self.run_on(Some(steps)).await
+        let span = self.root_span();
+        tracing::Instrument::instrument(self.run_on(Some(steps)), span).await
     }
 
     async fn run(self) -> RunOutcome {
-        self.run_on(None).await
+        let span = self.root_span();
+        tracing::Instrument::instrument(self.run_on(None), span).await
+    }
+
+    /// The OpenTelemetry GenAI span of the agent a run starts on; an agent
+    /// called as a tool has its own, made by its call.
+    fn root_span(&self) -> tracing::Span {
+        if self.lineage.is_some() {
+            return tracing::Span::none();
+        }
+        let name = self.agent.options.name.as_deref().unwrap_or("agent");
+        tracing::info_span!(
+            "invoke_agent",
+            otel.name = format!("invoke_agent {name}"),
+            gen_ai.operation.name = "invoke_agent",
+            gen_ai.agent.name = name,
+            gen_ai.conversation.id = &*self.emitter.run_id(),
+            behest.agent.depth = 0,
+        )
     }
 
     async fn run_on(mut self, steps: Option<&dyn RunSteps>) -> RunOutcome {
