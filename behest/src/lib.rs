@@ -18,6 +18,8 @@ pub mod run;
 pub mod runtime;
 mod suggest;
 mod sync;
+#[cfg(feature = "otel")]
+pub mod telemetry;
 pub mod tool;
 #[cfg(feature = "ui")]
 pub mod ui;

@@ -64,6 +64,11 @@ pub mod mcp {}
 #[doc = include_str!("chat_ui.md")]
 pub mod chat_ui {}
 
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+#[doc = include_str!("telemetry.md")]
+pub mod telemetry {}
+
 #[doc = include_str!("providers.md")]
 pub mod providers {}
 

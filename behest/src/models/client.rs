@@ -382,7 +382,13 @@ impl<F: NativeOutput> Client<F> {
 
 impl<F: Format> crate::Model for Client<F> {
     async fn complete(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
-        super::traced(F::SYSTEM, &self.config.model, self.turn(request)).await
+        super::traced(
+            F::SYSTEM,
+            &self.config.model,
+            &self.config.base_url,
+            self.turn(request),
+        )
+        .await
     }
 
     fn supports_structured_output(&self) -> bool {

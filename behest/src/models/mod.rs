@@ -24,6 +24,8 @@ mod client;
 mod config;
 mod exchange;
 mod http;
+#[cfg(feature = "otel")]
+mod metrics;
 mod sse;
 mod tools;
 
@@ -53,6 +55,7 @@ pub use http::{sse_data, sse_events};
 pub(crate) async fn traced(
     system: &'static str,
     model: &str,
+    base_url: &str,
     turn: impl std::future::Future<Output = Result<crate::AssistantMessage, crate::ModelError>>,
 ) -> Result<crate::AssistantMessage, crate::ModelError> {
     use tracing::field::Empty;
@@ -74,7 +77,9 @@ pub(crate) async fn traced(
         gen_ai.usage.reasoning.output_tokens = Empty,
         "error.type" = Empty,
     );
+    let started = std::time::Instant::now();
     let result = turn.instrument(span.clone()).await;
+    let mut error_type = None;
     match &result {
         Ok(message) => {
             if let Some(usage) = message.usage {
@@ -105,7 +110,28 @@ pub(crate) async fn traced(
                 .or_else(|| error.status.map(|status| status.to_string()))
                 .unwrap_or_else(|| "error".to_owned());
             span.record("error.type", kind.as_str());
+            error_type = Some(kind);
         }
     }
+    #[cfg(feature = "otel")]
+    metrics::record(
+        &metrics::Request {
+            provider: system,
+            model,
+            base_url,
+        },
+        started.elapsed(),
+        result
+            .as_ref()
+            .ok()
+            .and_then(|message| message.model.as_deref()),
+        result
+            .as_ref()
+            .ok()
+            .and_then(|message| message.usage.as_ref()),
+        error_type.as_deref(),
+    );
+    #[cfg(not(feature = "otel"))]
+    let _ = (started, error_type, base_url);
     result
 }
