@@ -921,6 +921,7 @@ async fn a_stream_cut_short_is_asked_again_and_observers_drop_what_they_showed()
             .map(|delta| match delta {
                 ModelDelta::Text(text) => text.clone(),
                 ModelDelta::Restart => "<restart>".to_owned(),
+                ModelDelta::Retry { attempt, .. } => format!("<retry {attempt}>"),
                 other => format!("{other:?}"),
             })
             .collect()
@@ -930,10 +931,13 @@ async fn a_stream_cut_short_is_asked_again_and_observers_drop_what_they_showed()
         [
             "Sunny ",
             "<restart>",
+            "<retry 1>",
             "Sunny ",
             "<restart>",
+            "<retry 2>",
             "Sunny ",
             "<restart>",
+            "<retry 3>",
             "Sunny ",
             "in Paris."
         ]
@@ -945,7 +949,10 @@ async fn a_stream_cut_short_is_asked_again_and_observers_drop_what_they_showed()
         .retry(policy);
     let turn = claude.respond_streaming(&hi, &[], &sink).await.unwrap();
     assert_eq!(turn.text.as_deref(), Some("Sunny."));
-    assert_eq!(text(&shown.lock().unwrap()), ["Sun", "<restart>", "Sunny."]);
+    assert_eq!(
+        text(&shown.lock().unwrap()),
+        ["Sun", "<restart>", "<retry 1>", "Sunny."]
+    );
     assert_eq!(server.received().len(), 6);
     // Out of retries, the cut is the error, and the stream is not taken
     // as whole.

@@ -122,8 +122,17 @@ async fn what_a_failed_model_streamed_is_voided_before_the_next_streams() {
         .collect()
         .await;
     assert_eq!(
-        deltas[..2],
-        [ModelDelta::Text("Hel".into()), ModelDelta::Restart],
+        deltas[..3],
+        [
+            ModelDelta::Text("Hel".into()),
+            ModelDelta::Restart,
+            // Told for a viewer: who failed, who is asked next, and why.
+            ModelDelta::Fallback {
+                from: "stutters".into(),
+                to: "spare".into(),
+                error: "connection reset".into(),
+            },
+        ],
         "{deltas:?}"
     );
 }

@@ -27,6 +27,27 @@ pub enum ModelDelta {
     /// The pieces shown so far are void: the stream failed and the turn is
     /// asked for again, from its start.
     Restart,
+    /// A request of the turn failed and is asked again after `wait_ms`
+    /// (the client's [`RetryPolicy`](crate::models::RetryPolicy) allowing):
+    /// told for a viewer, changing nothing shown.
+    Retry {
+        /// Which retry this is, from 1.
+        attempt: u32,
+        /// How long the client waits before it.
+        wait_ms: u64,
+        /// Why the request failed.
+        error: String,
+    },
+    /// A model of a [`FallbackModel`](crate::model::FallbackModel) failed
+    /// (or gave a turn to fall back on) and the next one is asked.
+    Fallback {
+        /// The model that failed.
+        from: String,
+        /// The model asked next.
+        to: String,
+        /// Why.
+        error: String,
+    },
 }
 
 /// Where a streaming model sends its [`ModelDelta`]s while a turn streams.

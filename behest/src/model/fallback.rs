@@ -179,6 +179,22 @@ impl FallbackModel {
         self.on.iter().any(|failure| failure.matches(error))
     }
 
+    /// Tells the run's deltas that the model at `index` failed and the
+    /// next is asked.
+    fn tell_fallback(&self, request: &ModelRequest<'_>, index: usize, error: String) {
+        if let (Some(sink), Some((from, _)), Some((to, _))) = (
+            request.deltas,
+            self.models.get(index),
+            self.models.get(index + 1),
+        ) {
+            sink.send(ModelDelta::Fallback {
+                from: from.clone(),
+                to: to.clone(),
+                error,
+            });
+        }
+    }
+
     fn falls_back_on_turn(&self, reply: &AssistantMessage) -> bool {
         self.on.iter().any(|failure| failure.matches_turn(reply))
     }
@@ -230,10 +246,12 @@ impl Model for FallbackModel {
                     }
                     let stop = reply.stop.map(|stop| stop.raw).unwrap_or_default();
                     tracing::warn!(model = %name, %stop, "the model's turn is a failure to fall back on; asking the next");
+                    self.tell_fallback(&request, index, format!("stopped with `{stop}`"));
                     tried.push(format!("{name} stopped with `{stop}`"));
                 }
                 Err(error) if falls_back => {
                     tracing::warn!(model = %name, %error, "the model failed; asking the next");
+                    self.tell_fallback(&request, index, error.to_string());
                     tried.push(format!("{name}: {error}"));
                 }
                 Err(mut error) => {

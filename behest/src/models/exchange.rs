@@ -27,11 +27,11 @@ pub(crate) async fn exchange<S: StreamAssembler>(
     deltas: Option<&DeltaSink>,
 ) -> Result<AssistantMessage, ModelError> {
     if !config.stream {
-        let response = http::post(config, url, headers, body).await?;
+        let response = http::post(config, url, headers, body, deltas).await?;
         let value = http::read_json(config, response).await?;
         return whole(&value).map_err(parse_error);
     }
-    let mut restarts = 0;
+    let mut restarts: u32 = 0;
     loop {
         let mut shown = false;
         // Every restart spends a retry of the one budget: the requests a
@@ -63,10 +63,15 @@ pub(crate) async fn exchange<S: StreamAssembler>(
             error = %error.error,
             "the model's stream failed; asking again"
         );
-        if shown {
-            if let Some(deltas) = deltas {
+        if let Some(deltas) = deltas {
+            if shown {
                 deltas.send(ModelDelta::Restart);
             }
+            deltas.send(ModelDelta::Retry {
+                attempt: restarts.saturating_add(1),
+                wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                error: error.error.to_string(),
+            });
         }
         tokio::time::sleep(wait).await;
         restarts += 1;
@@ -105,7 +110,7 @@ async fn stream_once<S: StreamAssembler>(
     deltas: Option<&DeltaSink>,
     shown: &mut bool,
 ) -> Result<AssistantMessage, Failed> {
-    let response = http::post_retrying(config, policy, url, headers, body)
+    let response = http::post_retrying(config, policy, url, headers, body, deltas)
         .await
         .map_err(Failed::before_stream)?;
     let mut stream = S::default();

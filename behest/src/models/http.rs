@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::config::Config;
 use super::sse;
+use crate::conversation::{DeltaSink, ModelDelta};
 use crate::model::ModelError;
 
 /// Statuses worth another attempt: timeouts, conflicts, rate limits and
@@ -54,8 +55,9 @@ pub(crate) async fn post(
     url: &str,
     headers: HeaderMap,
     body: &Value,
+    deltas: Option<&DeltaSink>,
 ) -> Result<Response, ModelError> {
-    post_retrying(config, &config.retry, url, headers, body).await
+    post_retrying(config, &config.retry, url, headers, body, deltas).await
 }
 
 /// [`post`] with retries out of `policy`: a stream asked for again spends
@@ -66,6 +68,7 @@ pub(crate) async fn post_retrying(
     url: &str,
     headers: HeaderMap,
     body: &Value,
+    deltas: Option<&DeltaSink>,
 ) -> Result<Response, ModelError> {
     let mut headers = with_config_headers(headers, config)?;
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -75,7 +78,7 @@ pub(crate) async fn post_retrying(
         Some(own) => own,
         None => client()?,
     };
-    retrying(policy, || async {
+    retrying(policy, deltas, || async {
         // The timeout covers the answer's head only: reqwest's own would
         // also cover the body, and so cut a long stream off.
         let sent = client
@@ -110,12 +113,16 @@ pub(crate) async fn post_retrying(
 /// retries run out; between attempts it waits as the server asked (the
 /// `Duration` beside the error) or backs off, never longer than the
 /// policy's longest wait.
-async fn retrying<T, F, Fut>(policy: &super::RetryPolicy, mut attempt: F) -> Result<T, ModelError>
+async fn retrying<T, F, Fut>(
+    policy: &super::RetryPolicy,
+    deltas: Option<&DeltaSink>,
+    mut attempt: F,
+) -> Result<T, ModelError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, (ModelError, Option<Duration>)>>,
 {
-    let mut retries = 0;
+    let mut retries: u32 = 0;
     loop {
         let (error, wait) = match attempt().await {
             Ok(answer) => return Ok(answer),
@@ -133,6 +140,13 @@ where
             wait_ms = wait.as_millis() as u64,
             "model request failed; trying again"
         );
+        if let Some(deltas) = deltas {
+            deltas.send(ModelDelta::Retry {
+                attempt: retries.saturating_add(1),
+                wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                error: error.to_string(),
+            });
+        }
         tokio::time::sleep(wait).await;
         retries += 1;
     }
@@ -514,7 +528,7 @@ mod tests {
         ];
         let started = Instant::now();
         let times = Mutex::new(Vec::new());
-        let answer = retrying(&policy, || {
+        let answer = retrying(&policy, None, || {
             let attempt = {
                 let mut times = times.lock().unwrap();
                 times.push(started.elapsed());
@@ -541,7 +555,7 @@ mod tests {
 
         // Retries run out: the last failure is the answer.
         let attempts = Mutex::new(0);
-        let exhausted: Result<(), _> = retrying(&policy, || {
+        let exhausted: Result<(), _> = retrying(&policy, None, || {
             *attempts.lock().unwrap() += 1;
             async { Err((limited(), Some(Duration::from_secs(1)))) }
         })
@@ -552,7 +566,7 @@ mod tests {
         // 401 is not retried: one attempt, no wait.
         let attempts = Mutex::new(0);
         let started = Instant::now();
-        let refused: Result<(), _> = retrying(&policy, || {
+        let refused: Result<(), _> = retrying(&policy, None, || {
             *attempts.lock().unwrap() += 1;
             async { Err((ModelError::new("bad key").with_status(401), None)) }
         })

@@ -387,6 +387,10 @@ impl AgUiStream {
                 self.streamed_text = false;
                 self.message = Some(self.id("message"));
             }
+            notice @ ModelDelta::Retry { .. } => out.push(custom("behest.retry", json!(notice))),
+            notice @ ModelDelta::Fallback { .. } => {
+                out.push(custom("behest.fallback", json!(notice)))
+            }
         }
     }
 

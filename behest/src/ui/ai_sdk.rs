@@ -307,6 +307,13 @@ impl UiMessageStream {
                 self.shown.clear();
                 out.push(json!({ "type": "reset-step" }));
             }
+            // A retry or a fallback: told to the page as it happens, not kept
+            // in the message.
+            notice @ (ModelDelta::Retry { .. } | ModelDelta::Fallback { .. }) => out.push(json!({
+                "type": "data-model-notice",
+                "data": notice,
+                "transient": true,
+            })),
         }
     }
 
