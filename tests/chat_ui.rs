@@ -5,9 +5,13 @@
 //! tests say "skipped". Bad requests are checked without Node.
 #![cfg(feature = "ui")]
 
+#[path = "support/browser.rs"]
+mod browser;
+
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use browser::{chromium, example, packages, run_script, start_example};
 
 use behest::prelude::*;
 use behest::run::{MemoryStore, ScriptedTurn};
@@ -53,51 +57,6 @@ async fn serve(ui: &ChatUi) -> SocketAddr {
     let app = ui.router();
     tokio::spawn(async move { axum::serve(listener, app).await });
     address
-}
-
-/// Node and the folder the front ends' packages are installed in, or why
-/// the test is skipped.
-fn packages() -> Result<(PathBuf, PathBuf), String> {
-    let dir = std::env::var_os("BEHEST_UI_PACKAGES")
-        .map(PathBuf::from)
-        .filter(|dir| dir.join("node_modules").is_dir())
-        .ok_or("skipped: BEHEST_UI_PACKAGES does not name the front ends' packages (.ci/run installs them)")?;
-    let node = std::env::var_os("BEHEST_NODE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("node"));
-    let runs = std::process::Command::new(&node)
-        .arg("--version")
-        .output()
-        .is_ok_and(|output| output.status.success());
-    if !runs {
-        return Err(format!("skipped: {} does not run here", node.display()));
-    }
-    Ok((node, dir))
-}
-
-/// Runs one of `tests/ui`'s scripts beside the packages (so that its
-/// imports resolve there) and reads the JSON it prints.
-async fn run_script(node: &Path, dir: &Path, script: &str, args: &[&str]) -> Value {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/ui")
-        .join(script);
-    let copy = dir.join(script);
-    std::fs::copy(&source, &copy).unwrap();
-    let output = tokio::process::Command::new(node)
-        .arg(&copy)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{script} failed: {}\n{stdout}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_str(stdout.lines().last().unwrap_or_default())
-        .unwrap_or_else(|error| panic!("{script} printed no JSON ({error}): {stdout}"))
 }
 
 fn types(chunks: &[Value]) -> Vec<&str> {
@@ -407,48 +366,6 @@ async fn bad_requests_get_a_clear_error_and_no_run() {
         .contains("not an approval"));
 }
 
-/// Headless Chromium (Debian's package), or why the test is skipped.
-fn chromium() -> Result<PathBuf, String> {
-    let path = std::env::var_os("BEHEST_CHROMIUM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
-    if path.exists() {
-        Ok(path)
-    } else {
-        Err(format!(
-            "skipped: no Chromium at {} (.ci/run installs Debian's chromium)",
-            path.display()
-        ))
-    }
-}
-
-/// An example's binary, built beside this test by `cargo test`.
-fn example(name: &str) -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let path = exe.parent()?.parent()?.join("examples").join(name);
-    path.exists().then_some(path)
-}
-
-/// Starts an example that prints `listening on URL` first, and gives the
-/// child (killed when dropped) and the URL.
-async fn start_example(binary: &Path) -> (tokio::process::Child, String) {
-    use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new(binary)
-        .env("PORT", "0")
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = lines
-        .next_line()
-        .await
-        .unwrap()
-        .expect("it says where it listens");
-    let url = first.strip_prefix("listening on ").unwrap().to_owned();
-    (child, url)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_chat_example_works_in_a_browser() {
     let found = packages().and_then(|(node, dir)| Ok((node, dir, chromium()?)));
@@ -459,10 +376,8 @@ async fn the_chat_example_works_in_a_browser() {
     let Some(binary) = example("chat_ui") else {
         return eprintln!("skipped: the chat_ui example is not built (cargo test builds it)");
     };
-    let (_child, url) = start_example(&binary).await;
-    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
-    std::fs::create_dir_all(&shots).unwrap();
-    let shot = shots.join("chat_ui.png");
+    let (_child, url) = start_example(&binary, &[]).await;
+    let shot = browser::screenshots().join("chat_ui.png");
     let _ = std::fs::remove_file(&shot);
     let out = run_script(
         &node,
@@ -476,22 +391,8 @@ async fn the_chat_example_works_in_a_browser() {
     )
     .await;
     assert_eq!(out["error"], Value::Null, "{out:#}");
-    let problems: Vec<&Value> = out["console"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|line| {
-            let line = line.as_str().unwrap();
-            line.starts_with("error") || line.starts_with("pageerror")
-        })
-        .collect();
-    assert!(problems.is_empty(), "{problems:#?}");
-    for request in out["requests"].as_array().unwrap() {
-        assert!(
-            request.as_str().unwrap().starts_with(&url),
-            "the page reached beyond its server: {request}"
-        );
-    }
+    let faults = browser::page_faults(&out, &url);
+    assert!(faults.is_empty(), "{faults:#?}");
     assert!(out["beforeApproval"]
         .as_str()
         .unwrap()

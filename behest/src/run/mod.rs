@@ -24,6 +24,7 @@ mod handoff;
 mod ids;
 mod invocation;
 mod limits;
+mod log;
 mod outcome;
 mod output;
 mod panics;
@@ -62,6 +63,7 @@ pub use crate::model::{
 pub use steps::{ModelTurn, RunSteps, StepKind, ToolStep};
 
 pub use agent::{Agent, RunOptions};
+pub use log::RunLog;
 pub use outcome::{Amount, RunError, RunOutcome};
 pub use prepare::StepState;
 pub use session::{MemoryStore, Session, SessionError, SessionId, SessionStore};

@@ -3,11 +3,15 @@
 //! ([`ChatUi`]). The encoders ([`ai_sdk::UiMessageStream`],
 //! [`ag_ui::AgUiStream`]) turn a run's events into either protocol for a
 //! server of your own. See the [chat front ends chapter](crate::docs::chat_ui).
+//!
+//! [`RunViewer`] serves a page that shows recorded and live runs.
 
 pub mod ag_ui;
 pub mod ai_sdk;
 mod input;
 mod serve;
+mod viewer;
 
 pub use input::UiInputError;
 pub use serve::ChatUi;
+pub use viewer::RunViewer;

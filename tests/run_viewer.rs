@@ -1,0 +1,259 @@
+//! The run viewer in headless Chromium: the view example's demo runs (one
+//! followed while it goes on; one with a nested agent, a refused call, a
+//! fallback and a guardrail's stop), and files it cannot fully read: a
+//! log cut short, a foreign file, binary bytes, a run of 10 000 steps and
+//! a 10 MiB tool answer. `.ci/test-all` installs Node's packages and
+//! Chromium; without them the test says "skipped".
+#![cfg(feature = "ui")]
+
+#[path = "support/browser.rs"]
+mod browser;
+
+use std::path::Path;
+
+use behest::prelude::*;
+use behest::run::{RunLog, ScriptedTurn};
+use serde_json::{json, Value};
+
+/// Count a step.
+#[tool(read_only)]
+fn step(number: u32) -> String {
+    format!("step {number}")
+}
+
+/// Read a very long document.
+#[tool(read_only)]
+fn long_read() -> String {
+    "0123456789abcdef".repeat(10 * 1024 * 1024 / 16)
+}
+
+/// Runs `agent` on one message with its events logged to `path`.
+async fn logged(agent: Agent, path: &Path) {
+    let log = RunLog::create(path).unwrap();
+    let run = agent.invoke([Message::user("go")]);
+    run.on(log.handler());
+    let id = run.run_id();
+    let outcome = run.await;
+    assert!(outcome.text().is_some(), "{outcome:?}");
+    log.outcome(&id, &outcome).unwrap();
+}
+
+/// Writes the files the viewer cannot fully read beside the demo's.
+async fn bad_files(dir: &Path) {
+    // A run of 10 000 steps, each a call.
+    let turns = (1..=10_000u32)
+        .map(|n| {
+            ScriptedTurn::tool_calls([ToolCall::new(
+                format!("s{n}"),
+                "step",
+                json!({ "number": n }),
+            )])
+        })
+        .chain([ScriptedTurn::text("all done")]);
+    let agent = Agent::new(
+        ScriptedModel::new(turns),
+        ToolRuntime::new(ToolRegistry::new().with(Step).unwrap()),
+    )
+    .max_steps(10_001);
+    logged(agent, &dir.join("steps_10000.jsonl")).await;
+
+    // A tool's answer of 10 MiB.
+    let agent = Agent::new(
+        ScriptedModel::new([
+            ScriptedTurn::tool_calls([ToolCall::new("r1", "long_read", json!({}))]),
+            ScriptedTurn::text("read it"),
+        ]),
+        // The runtime's limit on an answer (1 MiB by default) let past.
+        ToolRuntime::builder(ToolRegistry::new().with(LongRead).unwrap())
+            .max_output_bytes(16 * 1024 * 1024)
+            .build(),
+    );
+    logged(agent, &dir.join("answer_10mib.jsonl")).await;
+
+    // A log cut off in the middle of a line.
+    let whole = std::fs::read(dir.join("support.jsonl")).unwrap();
+    std::fs::write(dir.join("truncated.jsonl"), &whole[..whole.len() - 40]).unwrap();
+    // A file of another kind, and bytes that are no text at all.
+    std::fs::write(
+        dir.join("foreign.json"),
+        r#"{"name": "not-a-run", "version": "1.0.0", "dependencies": {}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("binary.jsonl"),
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe\x00\x01\n\x02\x03",
+    )
+    .unwrap();
+}
+
+fn texts(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| {
+            item.as_str()
+                .map_or_else(|| item.to_string(), str::to_owned)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_viewer_shows_runs_and_says_what_it_cannot_read() {
+    let found = browser::packages().and_then(|(node, dir)| Ok((node, dir, browser::chromium()?)));
+    let (node, packages, chromium) = match found {
+        Ok(found) => found,
+        Err(skipped) => return eprintln!("{skipped}"),
+    };
+    let Some(binary) = browser::example("view") else {
+        return eprintln!("skipped: the view example is not built (cargo test builds it)");
+    };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("viewer-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // The demo writes its runs, serves them, and goes on with the live one.
+    let (_child, url) = browser::start_example(&binary, &["--demo", dir.to_str().unwrap()]).await;
+    bad_files(&dir).await;
+    let shots = browser::screenshots();
+    let out = browser::run_script(
+        &node,
+        &packages,
+        "viewer_page.mjs",
+        &[
+            &format!("{url}/"),
+            chromium.to_str().unwrap(),
+            shots.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert_eq!(out["error"], Value::Null, "{out:#}");
+    let faults = browser::page_faults(&out, &url);
+    assert!(faults.is_empty(), "{faults:#?}");
+    let mut listed = texts(&out["list"]);
+    listed.sort();
+    assert_eq!(
+        listed,
+        [
+            "answer_10mib.jsonl",
+            "binary.jsonl",
+            "foreign.json",
+            "live.jsonl",
+            "steps_10000.jsonl",
+            "support.jsonl",
+            "truncated.jsonl"
+        ]
+    );
+    let files = &out["files"];
+
+    // Followed while it went on, to its end.
+    let live = &files["live"];
+    assert_eq!(live["last"]["status"], json!(["completed"]), "{live:#}");
+    assert_eq!(live["last"]["turns"], 7);
+    assert!(live["first"]["turns"].as_u64().unwrap() < 7, "{live:#}");
+
+    // The rich run: each part shows.
+    let support = &files["support"];
+    assert_eq!(support["status"], json!(["failed"]));
+    let error = texts(&support["error"]).concat();
+    assert!(
+        error.contains("transfer_limit") && error.contains("over the 1000 EUR limit"),
+        "{error}"
+    );
+    let agents = texts(&support["agents"]);
+    assert!(agents.contains(&"billing".to_owned()), "{agents:?}");
+    let calls = support["calls"].as_array().unwrap();
+    let call = |tool: &str| {
+        calls
+            .iter()
+            .find(|call| call["tool"] == tool)
+            .unwrap_or_else(|| panic!("no call of {tool} in {calls:#?}"))
+    };
+    assert_eq!(call("lookup_order")["state"], "error");
+    assert!(call("lookup_order")["text"]
+        .as_str()
+        .unwrap()
+        .contains("expected an integer"));
+    assert_eq!(call("billing")["state"], "ok");
+    assert!(call("billing")["text"]
+        .as_str()
+        .unwrap()
+        .contains("agent billing"));
+    assert_eq!(call("refund_policy")["state"], "ok");
+    let stopped = support["guardrails"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|verdict| verdict["action"] == "stopped")
+        .expect("the guardrail's stop shows");
+    assert!(stopped["text"].as_str().unwrap().contains("transfer_limit"));
+    let fallback = support["notices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|notice| notice["kind"] == "fallback")
+        .expect("the fallback shows");
+    let fallback = fallback["text"].as_str().unwrap();
+    assert!(
+        fallback.contains("gpt-4.1-mini failed") && fallback.contains("claude-haiku-4-5 asked"),
+        "{fallback}"
+    );
+    let summary = texts(&support["summary"]).concat();
+    assert!(summary.contains("2700 in / 120 out tokens"), "{summary}");
+    assert!(summary.contains('$'), "the turns are priced: {summary}");
+    assert!(support["bars"].as_u64().unwrap() >= 4);
+
+    // Cut short: said, and the rest shown.
+    let truncated = &files["truncated"];
+    assert!(
+        texts(&truncated["problems"])
+            .concat()
+            .contains("is cut short"),
+        "{truncated:#}"
+    );
+    assert_eq!(truncated["runs"], 1);
+    // Foreign and binary: said, nothing made up.
+    for name in ["foreign", "binary"] {
+        let file = &files[name];
+        assert!(
+            texts(&file["problems"])
+                .concat()
+                .contains("not a behest run log"),
+            "{file:#}"
+        );
+        assert_eq!(file["runs"], 0);
+    }
+
+    // 10 000 steps: shown a page at a time.
+    let steps = &files["steps"];
+    assert_eq!(steps["status"], json!(["completed"]));
+    assert!(
+        texts(&steps["summary"]).concat().contains("10001 turns"),
+        "{steps:#}"
+    );
+    assert_eq!(steps["turns"], 200);
+    assert_eq!(steps["afterMore"], 400);
+    eprintln!(
+        "10 000 steps: read and drawn in {} ms, {} ms from the click",
+        steps["renderedMs"], steps["clickToShownMs"]
+    );
+
+    // A 10 MiB answer: clipped, the rest a click away.
+    let huge = &files["huge"];
+    assert_eq!(huge["status"], json!(["completed"]));
+    assert!(
+        texts(&huge["all"])
+            .iter()
+            .any(|button| button.contains("show all (10.0 MiB)")),
+        "{:#}",
+        huge["all"]
+    );
+    // And the page still works.
+    assert!(out["files"]["again"].as_u64().unwrap() >= 4);
+    for shot in [
+        "viewer_support.png",
+        "viewer_10000_steps.png",
+        "viewer_10mib_answer.png",
+    ] {
+        let png = std::fs::read(shots.join(shot)).expect("the screenshot is kept");
+        assert!(png.starts_with(b"\x89PNG"));
+    }
+}
