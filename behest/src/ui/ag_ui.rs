@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::input::{approval_id, output_text, Answer, Turn, UiInputError};
@@ -115,6 +115,85 @@ fn user_message(content: &Value) -> Result<Message, UiInputError> {
     super::input::user_message(read)
 }
 
+/// One AG-UI event, serialized as `@ag-ui/core`'s schemas read it
+/// (`{"type": "TEXT_MESSAGE_CONTENT", "messageId": …, "delta": …}`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "SCREAMING_SNAKE_CASE",
+    rename_all_fields = "camelCase"
+)]
+#[non_exhaustive]
+#[allow(missing_docs)] // the fields are the protocol's, named by their variants
+pub enum AgUiEvent {
+    /// The run began.
+    RunStarted { thread_id: String, run_id: String },
+    /// The run ended: `outcome` is `success`, `interrupt` (with the
+    /// approvals it waits for) or `cancelled`.
+    RunFinished {
+        thread_id: String,
+        run_id: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
+        outcome: Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        usage: Option<Value>,
+    },
+    /// The run failed.
+    RunError { message: String },
+    /// A model turn began.
+    StepStarted { step_name: String },
+    /// A model turn, and its calls, ended.
+    StepFinished { step_name: String },
+    /// The assistant's text message begins.
+    TextMessageStart {
+        message_id: String,
+        role: &'static str,
+    },
+    /// More of it.
+    TextMessageContent { message_id: String, delta: String },
+    /// It ended.
+    TextMessageEnd { message_id: String },
+    /// A reasoning phase begins.
+    ReasoningStart { message_id: String },
+    /// Its message begins.
+    ReasoningMessageStart {
+        message_id: String,
+        role: &'static str,
+    },
+    /// More of it.
+    ReasoningMessageContent { message_id: String, delta: String },
+    /// Its message ended.
+    ReasoningMessageEnd { message_id: String },
+    /// The reasoning phase ended.
+    ReasoningEnd { message_id: String },
+    /// A tool call begins.
+    ToolCallStart {
+        tool_call_id: String,
+        tool_call_name: String,
+        parent_message_id: String,
+    },
+    /// More of its arguments, as JSON text.
+    ToolCallArgs { tool_call_id: String, delta: String },
+    /// Its arguments are whole.
+    ToolCallEnd { tool_call_id: String },
+    /// Its result (an error's text for a call that failed).
+    ToolCallResult {
+        message_id: String,
+        tool_call_id: String,
+        content: String,
+        role: &'static str,
+    },
+    /// The run's state: its `phase` and the calls `waiting` for approval.
+    StateSnapshot { snapshot: Value },
+    /// A change of the state, as a JSON Patch.
+    StateDelta { delta: Value },
+    /// behest's own events (`behest.progress`, `behest.guardrail`,
+    /// `behest.handoff`, `behest.compacted`, `behest.retry`,
+    /// `behest.fallback`).
+    Custom { name: &'static str, value: Value },
+}
+
 /// Turns a run's events into AG-UI events, in the order the client
 /// verifies.
 #[derive(Debug)]
@@ -131,7 +210,7 @@ pub struct AgUiStream {
     streamed_text: bool,
     /// The open reasoning message's id.
     reasoning: Option<String>,
-    /// The turn's streamed calls by index, and whether each ended.
+    /// The turn's streamed calls by index, not yet ended.
     streaming_calls: HashMap<usize, String>,
     /// The open step's name.
     step: Option<String>,
@@ -159,15 +238,20 @@ impl AgUiStream {
     }
 
     /// The first events: the run started, and the state it starts in.
-    pub fn start(&self) -> Vec<Value> {
+    pub fn start(&self) -> Vec<AgUiEvent> {
         vec![
-            json!({ "type": "RUN_STARTED", "threadId": self.thread_id, "runId": self.run_id }),
-            json!({ "type": "STATE_SNAPSHOT", "snapshot": { "phase": "started", "waiting": [] } }),
+            AgUiEvent::RunStarted {
+                thread_id: self.thread_id.clone(),
+                run_id: self.run_id.clone(),
+            },
+            AgUiEvent::StateSnapshot {
+                snapshot: json!({ "phase": "started", "waiting": [] }),
+            },
         ]
     }
 
     /// The events one of the run's events makes.
-    pub fn event(&mut self, envelope: &Envelope) -> Vec<Value> {
+    pub fn event(&mut self, envelope: &Envelope) -> Vec<AgUiEvent> {
         let (run_id, kind) = (&*envelope.run_id, &envelope.kind);
         let mut out = Vec::new();
         match kind {
@@ -176,16 +260,17 @@ impl AgUiStream {
                     self.close_step(&mut out);
                     self.turns += 1;
                     let name = format!("turn {}", self.turns);
-                    out.push(json!({ "type": "STEP_STARTED", "stepName": name }));
+                    out.push(AgUiEvent::StepStarted {
+                        step_name: name.clone(),
+                    });
                     self.step = Some(name);
                     self.message = Some(self.id("message"));
                 } else if phase.is_final() || *phase == RunPhase::Paused {
                     self.close_step(&mut out);
                 }
-                out.push(json!({
-                    "type": "STATE_DELTA",
-                    "delta": [{ "op": "replace", "path": "/phase", "value": phase }],
-                }));
+                out.push(AgUiEvent::StateDelta {
+                    delta: json!([{ "op": "replace", "path": "/phase", "value": phase }]),
+                });
             }
             EventKind::ModelDelta(delta) => self.delta(delta, &mut out),
             EventKind::ModelMessage(message) => self.message(message, &mut out),
@@ -194,13 +279,12 @@ impl AgUiStream {
                     Ok(output) => output_text(output),
                     Err(error) => error.to_string(),
                 };
-                out.push(json!({
-                    "type": "TOOL_CALL_RESULT",
-                    "messageId": self.id("result"),
-                    "toolCallId": result.call_id,
-                    "content": content,
-                    "role": "tool",
-                }));
+                out.push(AgUiEvent::ToolCallResult {
+                    message_id: self.id("result"),
+                    tool_call_id: result.call_id.clone(),
+                    content,
+                    role: "tool",
+                });
             }
             EventKind::Tool(ToolStreamEvent::Progress { call_id, progress }) => out.push(custom(
                 "behest.progress",
@@ -220,30 +304,17 @@ impl AgUiStream {
         // it when the run has paused, as an interrupt.
         if let (Some(path), Some(call)) = (kind.call_path(), approval(kind)) {
             let id = approval_id(run_id, &path);
-            let waiting = json!({
-                "id": id,
-                "toolCallId": path,
-                "tool": call.tool_name,
-                "arguments": super::input::tool_value(&call.arguments),
+            let arguments = super::input::tool_value(&call.arguments);
+            out.push(AgUiEvent::StateDelta {
+                delta: json!([{ "op": "add", "path": "/waiting/-", "value": {
+                    "id": id,
+                    "toolCallId": path,
+                    "tool": call.tool_name,
+                    "arguments": arguments,
+                }}]),
             });
-            out.push(json!({
-                "type": "STATE_DELTA",
-                "delta": [{ "op": "add", "path": "/waiting/-", "value": waiting }],
-            }));
-            let mut interrupt = json!({
-                "id": id,
-                "reason": "tool_approval",
-                "message": format!("Approve the call of `{}`?", call.tool_name),
-                "responseSchema": {
-                    "type": "object",
-                    "properties": {
-                        "approved": { "type": "boolean" },
-                        "reason": { "type": "string" },
-                    },
-                    "required": ["approved"],
-                },
-                "metadata": { "tool": call.tool_name, "arguments": super::input::tool_value(&call.arguments) },
-            });
+            let mut interrupt = interrupt(&id, &call.tool_name);
+            interrupt["metadata"] = json!({ "tool": call.tool_name, "arguments": arguments });
             if path == call.call_id {
                 interrupt["toolCallId"] = json!(call.call_id);
             }
@@ -253,29 +324,23 @@ impl AgUiStream {
     }
 
     /// The last events, for how the run ended.
-    pub fn finish(&mut self, outcome: &RunOutcome) -> Vec<Value> {
+    pub fn finish(&mut self, outcome: &RunOutcome) -> Vec<AgUiEvent> {
         let mut out = Vec::new();
         self.close_step(&mut out);
-        let finished = |outcome: Value| {
-            json!({
-                "type": "RUN_FINISHED",
-                "threadId": self.thread_id,
-                "runId": self.run_id,
-                "outcome": outcome,
-            })
-        };
         match outcome {
             RunOutcome::Completed { text, usage, .. } => {
-                let mut end = finished(json!({ "type": "success" }));
-                end["result"] = json!(text);
-                end["usage"] = json!([{
+                let usage = json!([{
                     "inputTokens": usage.tokens.input_tokens,
                     "outputTokens": usage.tokens.output_tokens,
                     "totalTokens": usage.tokens.input_tokens.saturating_add(usage.tokens.output_tokens),
                     "reasoningTokens": usage.tokens.reasoning_tokens,
                     "cachedInputTokens": usage.tokens.cached_tokens,
                 }]);
-                out.push(end);
+                out.push(self.finished(
+                    json!({ "type": "success" }),
+                    Some(json!(text)),
+                    Some(usage),
+                ));
             }
             RunOutcome::Paused { state } => {
                 // Approvals asked before this request (another client's)
@@ -284,61 +349,69 @@ impl AgUiStream {
                 for (path, wait) in state.waits_by_path() {
                     let id = approval_id(run_id, &path);
                     if !wait.is_answered() && !self.interrupts.iter().any(|i| i["id"] == id) {
-                        self.interrupts.push(json!({
-                            "id": id,
-                            "reason": "tool_approval",
-                            "message": format!("Approve the call of `{}`?", wait.call.tool_name),
-                        }));
+                        self.interrupts.push(interrupt(&id, &wait.call.tool_name));
                     }
                 }
                 let interrupts = std::mem::take(&mut self.interrupts);
-                out.push(if interrupts.is_empty() {
-                    finished(json!({ "type": "success" }))
+                let outcome = if interrupts.is_empty() {
+                    json!({ "type": "success" })
                 } else {
-                    finished(json!({ "type": "interrupt", "interrupts": interrupts }))
-                });
+                    json!({ "type": "interrupt", "interrupts": interrupts })
+                };
+                out.push(self.finished(outcome, None, None));
             }
-            RunOutcome::Failed { error, .. } => out.push(json!({
-                "type": "RUN_ERROR",
-                "message": error.to_string(),
-            })),
-            RunOutcome::Cancelled { .. } => out.push(finished(json!({ "type": "cancelled" }))),
+            RunOutcome::Failed { error, .. } => out.push(AgUiEvent::RunError {
+                message: error.to_string(),
+            }),
+            RunOutcome::Cancelled { .. } => {
+                out.push(self.finished(json!({ "type": "cancelled" }), None, None))
+            }
         }
         out
     }
 
-    /// The end of a run whose answers were kept while others still wait:
-    /// the interrupts that remain.
-    pub fn kept(&mut self) -> Vec<Value> {
-        vec![json!({
-            "type": "RUN_FINISHED",
-            "threadId": self.thread_id,
-            "runId": self.run_id,
-            "outcome": { "type": "success" },
-        })]
+    /// The end of a run whose answers were kept while others still wait.
+    pub fn kept(&mut self) -> Vec<AgUiEvent> {
+        vec![self.finished(json!({ "type": "success" }), None, None)]
     }
 
     /// The end of a request refused once the stream began.
-    pub fn refused(&mut self, error: &str) -> Vec<Value> {
+    pub fn refused(&mut self, error: &str) -> Vec<AgUiEvent> {
         let mut out = Vec::new();
         self.close_step(&mut out);
-        out.push(json!({ "type": "RUN_ERROR", "message": error }));
+        out.push(AgUiEvent::RunError {
+            message: error.to_owned(),
+        });
         out
     }
 
-    fn delta(&mut self, delta: &ModelDelta, out: &mut Vec<Value>) {
+    fn finished(&self, outcome: Value, result: Option<Value>, usage: Option<Value>) -> AgUiEvent {
+        AgUiEvent::RunFinished {
+            thread_id: self.thread_id.clone(),
+            run_id: self.run_id.clone(),
+            result,
+            outcome,
+            usage,
+        }
+    }
+
+    fn delta(&mut self, delta: &ModelDelta, out: &mut Vec<AgUiEvent>) {
         let message = self.turn_message();
         match delta {
             ModelDelta::Text(text) => {
                 self.close_reasoning(out);
                 if !self.text_open {
-                    out.push(json!({ "type": "TEXT_MESSAGE_START", "messageId": message, "role": "assistant" }));
+                    out.push(AgUiEvent::TextMessageStart {
+                        message_id: message.clone(),
+                        role: "assistant",
+                    });
                     self.text_open = true;
                 }
                 self.streamed_text = true;
-                out.push(
-                    json!({ "type": "TEXT_MESSAGE_CONTENT", "messageId": message, "delta": text }),
-                );
+                out.push(AgUiEvent::TextMessageContent {
+                    message_id: message,
+                    delta: text.clone(),
+                });
             }
             ModelDelta::Reasoning(text) => {
                 self.close_text(out);
@@ -346,15 +419,21 @@ impl AgUiStream {
                     Some(id) => id.clone(),
                     None => {
                         let id = self.id("reasoning");
-                        out.push(json!({ "type": "REASONING_START", "messageId": id }));
-                        out.push(json!({ "type": "REASONING_MESSAGE_START", "messageId": id, "role": "reasoning" }));
+                        out.push(AgUiEvent::ReasoningStart {
+                            message_id: id.clone(),
+                        });
+                        out.push(AgUiEvent::ReasoningMessageStart {
+                            message_id: id.clone(),
+                            role: "reasoning",
+                        });
                         self.reasoning = Some(id.clone());
                         id
                     }
                 };
-                out.push(
-                    json!({ "type": "REASONING_MESSAGE_CONTENT", "messageId": id, "delta": text }),
-                );
+                out.push(AgUiEvent::ReasoningMessageContent {
+                    message_id: id,
+                    delta: text.clone(),
+                });
             }
             ModelDelta::ToolCall {
                 index,
@@ -367,12 +446,19 @@ impl AgUiStream {
                 if let (false, Some(id), Some(name)) =
                     (self.streaming_calls.contains_key(index), id, name)
                 {
-                    out.push(json!({ "type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": name, "parentMessageId": message }));
+                    out.push(AgUiEvent::ToolCallStart {
+                        tool_call_id: id.clone(),
+                        tool_call_name: name.clone(),
+                        parent_message_id: message,
+                    });
                     self.streaming_calls.insert(*index, id.clone());
                 }
                 if let Some(id) = self.streaming_calls.get(index) {
                     if !arguments.is_empty() {
-                        out.push(json!({ "type": "TOOL_CALL_ARGS", "toolCallId": id, "delta": arguments }));
+                        out.push(AgUiEvent::ToolCallArgs {
+                            tool_call_id: id.clone(),
+                            delta: arguments.clone(),
+                        });
                     }
                 }
             }
@@ -381,9 +467,7 @@ impl AgUiStream {
                 // goes to a new message.
                 self.close_text(out);
                 self.close_reasoning(out);
-                for id in std::mem::take(&mut self.streaming_calls).into_values() {
-                    out.push(json!({ "type": "TOOL_CALL_END", "toolCallId": id }));
-                }
+                self.end_streaming_calls(out);
                 self.streamed_text = false;
                 self.message = Some(self.id("message"));
             }
@@ -394,17 +478,23 @@ impl AgUiStream {
         }
     }
 
-    fn message(&mut self, message: &AssistantMessage, out: &mut Vec<Value>) {
+    fn message(&mut self, message: &AssistantMessage, out: &mut Vec<AgUiEvent>) {
         let id = self.turn_message();
         self.close_text(out);
         self.close_reasoning(out);
         if let (false, Some(text)) = (self.streamed_text, &message.text) {
             if !text.is_empty() {
-                out.push(
-                    json!({ "type": "TEXT_MESSAGE_START", "messageId": id, "role": "assistant" }),
-                );
-                out.push(json!({ "type": "TEXT_MESSAGE_CONTENT", "messageId": id, "delta": text }));
-                out.push(json!({ "type": "TEXT_MESSAGE_END", "messageId": id }));
+                out.push(AgUiEvent::TextMessageStart {
+                    message_id: id.clone(),
+                    role: "assistant",
+                });
+                out.push(AgUiEvent::TextMessageContent {
+                    message_id: id.clone(),
+                    delta: text.clone(),
+                });
+                out.push(AgUiEvent::TextMessageEnd {
+                    message_id: id.clone(),
+                });
             }
         }
         let streamed: Vec<String> = std::mem::take(&mut self.streaming_calls)
@@ -412,15 +502,30 @@ impl AgUiStream {
             .collect();
         for call in &message.tool_calls {
             if !streamed.contains(&call.call_id) {
-                out.push(json!({ "type": "TOOL_CALL_START", "toolCallId": call.call_id, "toolCallName": call.tool_name, "parentMessageId": id }));
-                out.push(json!({ "type": "TOOL_CALL_ARGS", "toolCallId": call.call_id, "delta": super::input::arguments_text(&call.arguments) }));
+                out.push(AgUiEvent::ToolCallStart {
+                    tool_call_id: call.call_id.clone(),
+                    tool_call_name: call.tool_name.clone(),
+                    parent_message_id: id.clone(),
+                });
+                out.push(AgUiEvent::ToolCallArgs {
+                    tool_call_id: call.call_id.clone(),
+                    delta: super::input::arguments_text(&call.arguments),
+                });
             }
-            out.push(json!({ "type": "TOOL_CALL_END", "toolCallId": call.call_id }));
+            out.push(AgUiEvent::ToolCallEnd {
+                tool_call_id: call.call_id.clone(),
+            });
         }
         // Calls streamed under ids the whole message does not keep.
-        for id in streamed {
-            if !message.tool_calls.iter().any(|call| call.call_id == id) {
-                out.push(json!({ "type": "TOOL_CALL_END", "toolCallId": id }));
+        for streamed in streamed {
+            if !message
+                .tool_calls
+                .iter()
+                .any(|call| call.call_id == streamed)
+            {
+                out.push(AgUiEvent::ToolCallEnd {
+                    tool_call_id: streamed,
+                });
             }
         }
         self.streamed_text = false;
@@ -442,34 +547,62 @@ impl AgUiStream {
         format!("{}-{kind}-{}", self.run_id, self.made)
     }
 
-    fn close_text(&mut self, out: &mut Vec<Value>) {
+    fn close_text(&mut self, out: &mut Vec<AgUiEvent>) {
         if std::mem::take(&mut self.text_open) {
-            let id = self.turn_message();
-            out.push(json!({ "type": "TEXT_MESSAGE_END", "messageId": id }));
+            let message_id = self.turn_message();
+            out.push(AgUiEvent::TextMessageEnd { message_id });
         }
     }
 
-    fn close_reasoning(&mut self, out: &mut Vec<Value>) {
+    fn close_reasoning(&mut self, out: &mut Vec<AgUiEvent>) {
         if let Some(id) = self.reasoning.take() {
-            out.push(json!({ "type": "REASONING_MESSAGE_END", "messageId": id }));
-            out.push(json!({ "type": "REASONING_END", "messageId": id }));
+            out.push(AgUiEvent::ReasoningMessageEnd {
+                message_id: id.clone(),
+            });
+            out.push(AgUiEvent::ReasoningEnd { message_id: id });
         }
     }
 
-    fn close_step(&mut self, out: &mut Vec<Value>) {
+    /// Ends the calls that streamed, in the order they began.
+    fn end_streaming_calls(&mut self, out: &mut Vec<AgUiEvent>) {
+        let mut open: Vec<(usize, String)> = std::mem::take(&mut self.streaming_calls)
+            .into_iter()
+            .collect();
+        open.sort();
+        for (_, tool_call_id) in open {
+            out.push(AgUiEvent::ToolCallEnd { tool_call_id });
+        }
+    }
+
+    fn close_step(&mut self, out: &mut Vec<AgUiEvent>) {
         self.close_text(out);
         self.close_reasoning(out);
-        for id in std::mem::take(&mut self.streaming_calls).into_values() {
-            out.push(json!({ "type": "TOOL_CALL_END", "toolCallId": id }));
-        }
-        if let Some(name) = self.step.take() {
-            out.push(json!({ "type": "STEP_FINISHED", "stepName": name }));
+        self.end_streaming_calls(out);
+        if let Some(step_name) = self.step.take() {
+            out.push(AgUiEvent::StepFinished { step_name });
         }
     }
 }
 
-fn custom(name: &str, value: Value) -> Value {
-    json!({ "type": "CUSTOM", "name": name, "value": value })
+fn custom(name: &'static str, value: Value) -> AgUiEvent {
+    AgUiEvent::Custom { name, value }
+}
+
+/// An interrupt asking a person to approve the call of `tool`.
+fn interrupt(id: &str, tool: &str) -> Value {
+    json!({
+        "id": id,
+        "reason": "tool_approval",
+        "message": format!("Approve the call of `{tool}`?"),
+        "responseSchema": {
+            "type": "object",
+            "properties": {
+                "approved": { "type": "boolean" },
+                "reason": { "type": "string" },
+            },
+            "required": ["approved"],
+        },
+    })
 }
 
 /// The call an approval event asks about, at any depth.

@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::input::{approval_id, tool_value, Answer, Turn, UiInputError};
@@ -19,6 +19,113 @@ use crate::tool::ToolCallResult;
 
 /// The header that tells a reader the body is a UI message stream.
 pub const STREAM_HEADER: (&str, &str) = ("x-vercel-ai-ui-message-stream", "v1");
+
+/// One chunk of the UI message stream, serialized as the `ai` package's
+/// `uiMessageChunkSchema` reads it (`{"type": "text-delta", "id": …,
+/// "delta": …}`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
+#[non_exhaustive]
+#[allow(missing_docs)] // the fields are the protocol's, named by their variants
+pub enum UiChunk {
+    /// The answer's message begins (or goes on, when it names one).
+    Start { message_id: String },
+    /// A model turn begins.
+    StartStep,
+    /// A model turn, and its calls, ended.
+    FinishStep,
+    /// What the step showed is void: the turn is asked for again.
+    ResetStep,
+    /// A text part begins.
+    TextStart { id: String },
+    /// More of a text part.
+    TextDelta { id: String, delta: String },
+    /// A text part ended.
+    TextEnd { id: String },
+    /// A reasoning part begins.
+    ReasoningStart { id: String },
+    /// More of a reasoning part.
+    ReasoningDelta { id: String, delta: String },
+    /// A reasoning part ended.
+    ReasoningEnd { id: String },
+    /// A tool call's input begins to stream.
+    ToolInputStart {
+        tool_call_id: String,
+        tool_name: String,
+    },
+    /// More of a tool call's input, as JSON text.
+    ToolInputDelta {
+        tool_call_id: String,
+        input_text_delta: String,
+    },
+    /// A tool call's whole input.
+    ToolInputAvailable {
+        tool_call_id: String,
+        tool_name: String,
+        input: Value,
+    },
+    /// The call waits for a person's approval, answered by `approval_id`.
+    ToolApprovalRequest {
+        approval_id: String,
+        tool_call_id: String,
+    },
+    /// The call's output.
+    ToolOutputAvailable { tool_call_id: String, output: Value },
+    /// The call failed.
+    ToolOutputError {
+        tool_call_id: String,
+        error_text: String,
+    },
+    /// The person denied the call.
+    ToolOutputDenied { tool_call_id: String },
+    /// The answer's message ended.
+    Finish {
+        finish_reason: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message_metadata: Option<Value>,
+    },
+    /// The run failed: the front end shows `error_text`.
+    Error { error_text: String },
+    /// The run was stopped.
+    Abort { reason: String },
+    /// A `data-{name}` part (behest's `progress`, `guardrail`, `handoff`,
+    /// `compacted`, `output` and `model-notice`).
+    #[serde(untagged)]
+    Data(DataChunk),
+}
+
+/// A `data-{name}` chunk: a part of the front end's own kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DataChunk {
+    /// The part's kind, after `data-`.
+    pub name: &'static str,
+    /// Its id: a later chunk of the same id replaces its data.
+    pub id: Option<String>,
+    /// Its data.
+    pub data: Value,
+    /// Whether it is told to the page without being kept in the message.
+    pub transient: bool,
+}
+
+impl Serialize for DataChunk {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("type", &format_args!("data-{}", self.name))?;
+        if let Some(id) = &self.id {
+            map.serialize_entry("id", id)?;
+        }
+        map.serialize_entry("data", &self.data)?;
+        if self.transient {
+            map.serialize_entry("transient", &true)?;
+        }
+        map.end()
+    }
+}
 
 /// What `useChat` posts: the chat's id, its messages, and why it sends.
 #[derive(Debug, Clone, Deserialize)]
@@ -127,7 +234,7 @@ pub struct UiMessageStream {
     in_step: bool,
     /// Parts made so far, for their ids.
     parts: u64,
-    /// The calls of the streaming turn, by their index: id and name.
+    /// The calls of the streaming turn, by their index: their ids.
     streaming_calls: HashMap<usize, String>,
     /// Whether the step's text came as deltas (the whole message then
     /// repeats it).
@@ -159,18 +266,20 @@ impl UiMessageStream {
     }
 
     /// The first chunk.
-    pub fn start(&self) -> Vec<Value> {
-        vec![json!({ "type": "start", "messageId": self.message_id })]
+    pub fn start(&self) -> Vec<UiChunk> {
+        vec![UiChunk::Start {
+            message_id: self.message_id.clone(),
+        }]
     }
 
     /// The chunks one event of the run makes (none for most of them).
-    pub fn event(&mut self, envelope: &Envelope) -> Vec<Value> {
+    pub fn event(&mut self, envelope: &Envelope) -> Vec<UiChunk> {
         let (run_id, kind) = (&*envelope.run_id, &envelope.kind);
         let mut out = Vec::new();
         match kind {
             EventKind::State(RunPhase::AwaitingModel) => {
                 self.close_step(&mut out);
-                out.push(json!({ "type": "start-step" }));
+                out.push(UiChunk::StartStep);
                 self.in_step = true;
             }
             EventKind::State(phase) if phase.is_final() || *phase == RunPhase::Paused => {
@@ -212,41 +321,62 @@ impl UiMessageStream {
     }
 
     /// The last chunks, for how the run ended.
-    pub fn finish(&mut self, outcome: &RunOutcome) -> Vec<Value> {
+    pub fn finish(&mut self, outcome: &RunOutcome) -> Vec<UiChunk> {
         let mut out = Vec::new();
         self.close_step(&mut out);
         match outcome {
-            RunOutcome::Completed { usage, .. } => out.push(json!({
-                "type": "finish",
-                "finishReason": "stop",
-                "messageMetadata": { "usage": usage },
-            })),
-            RunOutcome::Paused { state } => out.push(json!({
-                "type": "finish",
-                "finishReason": "tool-calls",
-                "messageMetadata": { "runId": state.run_id() },
-            })),
+            RunOutcome::Completed { usage, .. } => out.push(UiChunk::Finish {
+                finish_reason: "stop",
+                message_metadata: Some(json!({ "usage": usage })),
+            }),
+            RunOutcome::Paused { state } => out.push(UiChunk::Finish {
+                finish_reason: "tool-calls",
+                message_metadata: Some(json!({ "runId": state.run_id() })),
+            }),
             RunOutcome::Failed { error, .. } => {
-                out.push(json!({ "type": "error", "errorText": error.to_string() }));
-                out.push(json!({ "type": "finish", "finishReason": "error" }));
+                out.push(UiChunk::Error {
+                    error_text: error.to_string(),
+                });
+                out.push(UiChunk::Finish {
+                    finish_reason: "error",
+                    message_metadata: None,
+                });
             }
-            RunOutcome::Cancelled { .. } => {
-                out.push(json!({ "type": "abort", "reason": "the run was cancelled" }))
-            }
+            RunOutcome::Cancelled { .. } => out.push(UiChunk::Abort {
+                reason: "the run was cancelled".to_owned(),
+            }),
         }
         out
     }
 
-    /// The chunks for a request refused before any run: an error the
-    /// front end shows.
-    pub fn refused(&self, error: &str) -> Vec<Value> {
-        vec![
-            json!({ "type": "error", "errorText": error }),
-            json!({ "type": "finish", "finishReason": "error" }),
-        ]
+    /// The end of a request whose answers were kept while the run waits
+    /// for others: nothing ran.
+    pub fn kept(&mut self) -> Vec<UiChunk> {
+        let mut out = Vec::new();
+        self.close_step(&mut out);
+        out.push(UiChunk::Finish {
+            finish_reason: "tool-calls",
+            message_metadata: None,
+        });
+        out
     }
 
-    fn delta(&mut self, delta: &ModelDelta, out: &mut Vec<Value>) {
+    /// The chunks for a request that failed once the stream began: an
+    /// error the front end shows.
+    pub fn refused(&mut self, error: &str) -> Vec<UiChunk> {
+        let mut out = Vec::new();
+        self.close_step(&mut out);
+        out.push(UiChunk::Error {
+            error_text: error.to_owned(),
+        });
+        out.push(UiChunk::Finish {
+            finish_reason: "error",
+            message_metadata: None,
+        });
+        out
+    }
+
+    fn delta(&mut self, delta: &ModelDelta, out: &mut Vec<UiChunk>) {
         match delta {
             ModelDelta::Text(text) => {
                 self.close_reasoning(out);
@@ -254,14 +384,17 @@ impl UiMessageStream {
                     Some(id) => id.clone(),
                     None => {
                         let id = self.part_id("text");
-                        out.push(json!({ "type": "text-start", "id": id }));
+                        out.push(UiChunk::TextStart { id: id.clone() });
                         self.text = Some(id.clone());
                         id
                     }
                 };
                 self.streamed_text = true;
                 self.shown.push_str(text);
-                out.push(json!({ "type": "text-delta", "id": id, "delta": text }));
+                out.push(UiChunk::TextDelta {
+                    id,
+                    delta: text.clone(),
+                });
             }
             ModelDelta::Reasoning(text) => {
                 self.close_text(out);
@@ -269,12 +402,15 @@ impl UiMessageStream {
                     Some(id) => id.clone(),
                     None => {
                         let id = self.part_id("reasoning");
-                        out.push(json!({ "type": "reasoning-start", "id": id }));
+                        out.push(UiChunk::ReasoningStart { id: id.clone() });
                         self.reasoning = Some(id.clone());
                         id
                     }
                 };
-                out.push(json!({ "type": "reasoning-delta", "id": id, "delta": text }));
+                out.push(UiChunk::ReasoningDelta {
+                    id,
+                    delta: text.clone(),
+                });
             }
             ModelDelta::ToolCall {
                 index,
@@ -287,14 +423,18 @@ impl UiMessageStream {
                 if let (false, Some(id), Some(name)) =
                     (self.streaming_calls.contains_key(index), id, name)
                 {
-                    out.push(
-                        json!({ "type": "tool-input-start", "toolCallId": id, "toolName": name }),
-                    );
+                    out.push(UiChunk::ToolInputStart {
+                        tool_call_id: id.clone(),
+                        tool_name: name.clone(),
+                    });
                     self.streaming_calls.insert(*index, id.clone());
                 }
                 if let Some(id) = self.streaming_calls.get(index) {
                     if !arguments.is_empty() {
-                        out.push(json!({ "type": "tool-input-delta", "toolCallId": id, "inputTextDelta": arguments }));
+                        out.push(UiChunk::ToolInputDelta {
+                            tool_call_id: id.clone(),
+                            input_text_delta: arguments.clone(),
+                        });
                     }
                 }
             }
@@ -305,37 +445,42 @@ impl UiMessageStream {
                 self.streaming_calls.clear();
                 self.streamed_text = false;
                 self.shown.clear();
-                out.push(json!({ "type": "reset-step" }));
+                out.push(UiChunk::ResetStep);
             }
             // A retry or a fallback: told to the page as it happens, not kept
             // in the message.
-            notice @ (ModelDelta::Retry { .. } | ModelDelta::Fallback { .. }) => out.push(json!({
-                "type": "data-model-notice",
-                "data": notice,
-                "transient": true,
-            })),
+            notice @ (ModelDelta::Retry { .. } | ModelDelta::Fallback { .. }) => {
+                out.push(UiChunk::Data(DataChunk {
+                    name: "model-notice",
+                    id: None,
+                    data: json!(notice),
+                    transient: true,
+                }))
+            }
         }
     }
 
-    fn message(&mut self, message: &AssistantMessage, out: &mut Vec<Value>) {
+    fn message(&mut self, message: &AssistantMessage, out: &mut Vec<UiChunk>) {
         self.close_text(out);
         self.close_reasoning(out);
         if let (false, Some(text)) = (self.streamed_text, &message.text) {
             if !text.is_empty() {
                 let id = self.part_id("text");
-                out.push(json!({ "type": "text-start", "id": id }));
-                out.push(json!({ "type": "text-delta", "id": id, "delta": text }));
-                out.push(json!({ "type": "text-end", "id": id }));
+                out.push(UiChunk::TextStart { id: id.clone() });
+                out.push(UiChunk::TextDelta {
+                    id: id.clone(),
+                    delta: text.clone(),
+                });
+                out.push(UiChunk::TextEnd { id });
                 self.shown = text.clone();
             }
         }
         for call in &message.tool_calls {
-            out.push(json!({
-                "type": "tool-input-available",
-                "toolCallId": call.call_id,
-                "toolName": call.tool_name,
-                "input": tool_value(&call.arguments),
-            }));
+            out.push(UiChunk::ToolInputAvailable {
+                tool_call_id: call.call_id.clone(),
+                tool_name: call.tool_name.clone(),
+                input: tool_value(&call.arguments),
+            });
         }
         self.streaming_calls.clear();
         self.streamed_text = false;
@@ -347,31 +492,30 @@ impl UiMessageStream {
         run_id: &str,
         event: &ToolStreamEvent,
         path: Option<&str>,
-        out: &mut Vec<Value>,
+        out: &mut Vec<UiChunk>,
     ) {
         match event {
             ToolStreamEvent::ApprovalRequested { call } => {
                 let call_id = path.unwrap_or(&call.call_id);
                 if path.is_some() {
                     self.nested.insert(call_id.to_owned());
-                    out.push(json!({
-                        "type": "tool-input-available",
-                        "toolCallId": call_id,
-                        "toolName": call.tool_name,
-                        "input": tool_value(&call.arguments),
-                    }));
+                    out.push(UiChunk::ToolInputAvailable {
+                        tool_call_id: call_id.to_owned(),
+                        tool_name: call.tool_name.clone(),
+                        input: tool_value(&call.arguments),
+                    });
                 }
-                out.push(json!({
-                    "type": "tool-approval-request",
-                    "approvalId": approval_id(run_id, call_id),
-                    "toolCallId": call_id,
-                }));
+                out.push(UiChunk::ToolApprovalRequest {
+                    approval_id: approval_id(run_id, call_id),
+                    tool_call_id: call_id.to_owned(),
+                });
             }
             ToolStreamEvent::Progress { call_id, progress } if path.is_none() => {
-                out.push(json!({
-                    "type": "data-progress",
-                    "id": call_id,
-                    "data": { "toolCallId": call_id, "progress": progress },
+                out.push(UiChunk::Data(DataChunk {
+                    name: "progress",
+                    id: Some(call_id.clone()),
+                    data: json!({ "toolCallId": call_id, "progress": progress }),
+                    transient: false,
                 }));
             }
             ToolStreamEvent::Result { result } if path.is_none() => {
@@ -381,26 +525,30 @@ impl UiMessageStream {
         }
     }
 
-    fn result(&self, call_id: &str, result: &ToolCallResult) -> Value {
+    fn result(&self, call_id: &str, result: &ToolCallResult) -> UiChunk {
+        let tool_call_id = call_id.to_owned();
         match &result.outcome {
-            Ok(output) => json!({
-                "type": "tool-output-available",
-                "toolCallId": call_id,
-                "output": super::input::output_value(output),
-            }),
+            Ok(output) => UiChunk::ToolOutputAvailable {
+                tool_call_id,
+                output: super::input::output_value(output),
+            },
             Err(crate::tool::ToolError::ApprovalDenied { .. }) => {
-                json!({ "type": "tool-output-denied", "toolCallId": call_id })
+                UiChunk::ToolOutputDenied { tool_call_id }
             }
-            Err(error) => json!({
-                "type": "tool-output-error",
-                "toolCallId": call_id,
-                "errorText": error.to_string(),
-            }),
+            Err(error) => UiChunk::ToolOutputError {
+                tool_call_id,
+                error_text: error.to_string(),
+            },
         }
     }
 
-    fn data(&mut self, name: &str, data: Value) -> Value {
-        json!({ "type": format!("data-{name}"), "id": self.part_id(name), "data": data })
+    fn data(&mut self, name: &'static str, data: Value) -> UiChunk {
+        UiChunk::Data(DataChunk {
+            name,
+            id: Some(self.part_id(name)),
+            data,
+            transient: false,
+        })
     }
 
     fn part_id(&mut self, kind: &str) -> String {
@@ -408,23 +556,23 @@ impl UiMessageStream {
         format!("{}-{}-{kind}-{}", self.message_id, self.stream, self.parts)
     }
 
-    fn close_text(&mut self, out: &mut Vec<Value>) {
+    fn close_text(&mut self, out: &mut Vec<UiChunk>) {
         if let Some(id) = self.text.take() {
-            out.push(json!({ "type": "text-end", "id": id }));
+            out.push(UiChunk::TextEnd { id });
         }
     }
 
-    fn close_reasoning(&mut self, out: &mut Vec<Value>) {
+    fn close_reasoning(&mut self, out: &mut Vec<UiChunk>) {
         if let Some(id) = self.reasoning.take() {
-            out.push(json!({ "type": "reasoning-end", "id": id }));
+            out.push(UiChunk::ReasoningEnd { id });
         }
     }
 
-    fn close_step(&mut self, out: &mut Vec<Value>) {
+    fn close_step(&mut self, out: &mut Vec<UiChunk>) {
         self.close_text(out);
         self.close_reasoning(out);
         if std::mem::take(&mut self.in_step) {
-            out.push(json!({ "type": "finish-step" }));
+            out.push(UiChunk::FinishStep);
         }
     }
 }

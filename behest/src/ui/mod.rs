@@ -13,5 +13,5 @@ mod serve;
 mod viewer;
 
 pub use input::UiInputError;
-pub use serve::ChatUi;
+pub use serve::{sse_frames, ChatUi};
 pub use viewer::RunViewer;

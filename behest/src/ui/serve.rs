@@ -14,7 +14,8 @@ use axum::routing::{post, MethodRouter};
 use axum::Router;
 use futures::channel::mpsc::{unbounded, UnboundedReceiver};
 use futures::{Stream, StreamExt};
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::json;
 
 use super::ag_ui::{AgUiStream, RunAgentInput};
 use super::ai_sdk::{ChatRequest, UiMessageStream, STREAM_HEADER};
@@ -191,7 +192,7 @@ async fn ai_sdk(State(ui): State<ChatUi>, body: Bytes) -> Response {
     let frames = frames(ui.drive(&request.id, turn), start, move |step| match step {
         Step::Event(envelope) => stream.event(&envelope),
         Step::End(Ok(Some(outcome))) => stream.finish(&outcome),
-        Step::End(Ok(None)) => vec![json!({ "type": "finish", "finishReason": "tool-calls" })],
+        Step::End(Ok(None)) => stream.kept(),
         Step::End(Err(error)) => stream.refused(&error),
     });
     let mut response = sse(frames.chain(futures::stream::once(async {
@@ -233,10 +234,10 @@ async fn ag_ui(State(ui): State<ChatUi>, body: Bytes) -> Response {
 
 /// The SSE frames of a run: `start`, then what each step makes, up to and
 /// with its end.
-fn frames(
+fn frames<T: Serialize + Send + 'static>(
     steps: UnboundedReceiver<Step>,
-    start: Vec<Value>,
-    mut encode: impl FnMut(Step) -> Vec<Value> + Send + 'static,
+    start: Vec<T>,
+    mut encode: impl FnMut(Step) -> Vec<T> + Send + 'static,
 ) -> impl Stream<Item = Bytes> + Send + 'static {
     let body = steps.scan(false, move |ended, step| {
         if *ended {
@@ -248,15 +249,31 @@ fn frames(
     futures::stream::once(async move { start })
         .chain(body)
         .filter(|values| futures::future::ready(!values.is_empty()))
-        .map(|values| {
-            let mut text = String::new();
-            for value in values {
-                text.push_str("data: ");
-                text.push_str(&value.to_string());
-                text.push_str("\n\n");
-            }
-            Bytes::from(text)
-        })
+        .map(|values| Bytes::from(sse_frames(&values)))
+}
+
+/// Each chunk or event as a server-sent event (`data: {json}` and a blank
+/// line), written straight into one buffer: the body's bytes for a server
+/// of your own that uses the encoders.
+///
+/// ```
+/// use behest::ui::ai_sdk::UiChunk;
+///
+/// let bytes = behest::ui::sse_frames(&[UiChunk::StartStep]);
+/// assert_eq!(bytes, b"data: {\"type\":\"start-step\"}\n\n");
+/// ```
+pub fn sse_frames<T: Serialize>(values: &[T]) -> Vec<u8> {
+    let mut text = Vec::with_capacity(96 * values.len());
+    for value in values {
+        text.extend_from_slice(b"data: ");
+        // A value of these types always serializes: its maps have string
+        // keys and its numbers are finite.
+        if serde_json::to_writer(&mut text, value).is_err() {
+            text.extend_from_slice(b"{}");
+        }
+        text.extend_from_slice(b"\n\n");
+    }
+    text
 }
 
 /// A streamed response of SSE frames.
