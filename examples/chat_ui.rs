@@ -68,18 +68,22 @@ fn answer(conversation: &[Message]) -> AssistantMessage {
         }
         Some(Message::User { text }) => {
             let lower = text.to_lowercase();
-            let number = text
+            let orders: Vec<u32> = text
                 .split(|c: char| !c.is_ascii_digit())
-                .find_map(|word| word.parse::<u32>().ok());
+                .filter_map(|word| word.parse().ok())
+                .collect();
             let turn = conversation.len();
-            if let (true, Some(order)) = (lower.contains("refund"), number) {
-                let call = ToolCall::new(
-                    format!("refund-{turn}"),
-                    "refund",
-                    json!({ "order": order }),
-                );
-                return AssistantMessage::text("I will refund it once you approve. ")
-                    .with_tool_calls([call]);
+            if lower.contains("refund") && !orders.is_empty() {
+                // One call per order, each waiting for its own approval.
+                let calls = orders.iter().enumerate().map(|(at, order)| {
+                    ToolCall::new(
+                        format!("refund-{turn}-{at}"),
+                        "refund",
+                        json!({ "order": order }),
+                    )
+                });
+                return AssistantMessage::text("I will refund once you approve. ")
+                    .with_tool_calls(calls);
             }
             if let Some(city) = lower.split("weather in ").nth(1) {
                 let city: String = city.trim_end_matches(['?', '.', '!']).to_owned();

@@ -146,6 +146,8 @@ async fn the_ai_sdk_chat_reads_the_run_and_its_approval() {
     assert_eq!(refund["state"], "output-available", "{refund:#}");
     assert_eq!(refund["approval"]["approved"], true);
     assert_eq!(refund["output"], "order 42 refunded");
+    // The answer is the text it showed: no part beside it repeats it.
+    assert!(!kinds.contains(&"data-output"), "{kinds:?}");
     let last_text = messages[3]["parts"]
         .as_array()
         .unwrap()
@@ -154,6 +156,69 @@ async fn the_ai_sdk_chat_reads_the_run_and_its_approval() {
         .find(|part| part["type"] == "text")
         .unwrap();
     assert_eq!(last_text["text"], "Refunded order 42.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nested_agents_approval_is_answered_from_the_ai_sdk_chat() {
+    let (node, dir) = match packages() {
+        Ok(found) => found,
+        Err(skipped) => return eprintln!("{skipped}"),
+    };
+    let billing = Agent::new(
+        ScriptedModel::new([
+            ScriptedTurn::tool_calls([ToolCall::new("r1", "refund", json!({ "order": 42 }))]),
+            ScriptedTurn::text("Refunded order 42.").expect_ok("r1", "refunded"),
+        ]),
+        ToolRuntime::new(ToolRegistry::new().with(Refund).unwrap()),
+    )
+    .require_approval("refund");
+    let lead = Agent::new(
+        ScriptedModel::new([
+            ScriptedTurn::tool_calls([ToolCall::new(
+                "c3",
+                "billing",
+                json!({ "input": "refund order 42" }),
+            )]),
+            ScriptedTurn::text("Billing refunded order 42.").expect_ok("c3", "Refunded"),
+        ]),
+        ToolRuntime::new(
+            ToolRegistry::new()
+                .with(billing.as_tool("billing", "Refunds orders."))
+                .unwrap(),
+        ),
+    );
+    let address = serve(&ChatUi::new(lead)).await;
+    let api = format!("http://{address}/api/chat");
+    let out = run_script(&node, &dir, "ai_sdk_chat.mjs", &[&api, "nested"]).await;
+    assert_eq!(out["errors"], json!([]), "{out:#}");
+    let chunks = out["chunks"].as_array().unwrap();
+    assert!(
+        chunks.iter().all(|chunk| chunk.get("invalid").is_none()),
+        "{chunks:#?}"
+    );
+    // Asked by its path, approved, and sent by the chat itself.
+    let asked = &out["approvalAsked"];
+    assert_eq!(asked["state"], "approval-requested", "{out:#}");
+    assert_eq!(asked["toolCallId"], "billing#c3/refund#r1");
+    let parts = out["messages"][1]["parts"].as_array().unwrap();
+    let part = |kind: &str| parts.iter().find(|part| part["type"] == kind).unwrap();
+    assert_eq!(
+        part("tool-refund")["state"],
+        "output-available",
+        "{parts:#?}"
+    );
+    assert_eq!(part("tool-refund")["output"], "order 42 refunded");
+    assert_eq!(
+        part("tool-billing")["state"],
+        "output-available",
+        "{parts:#?}"
+    );
+    let text: Vec<&str> = parts
+        .iter()
+        .filter(|part| part["type"] == "text")
+        .map(|part| part["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, ["Billing refunded order 42."]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -248,17 +313,87 @@ async fn the_ag_ui_client_verifies_the_run_and_resumes_its_interrupt() {
     }
 }
 
-/// Posts `body` raw and gives the status and the body's text.
+/// Posts `body` raw as JSON and gives the status and the body's text.
 async fn post(url: &str, body: &str) -> (u16, String) {
+    post_as(url, "application/json", &[], body).await
+}
+
+/// Posts `body` raw with the content type and headers given.
+async fn post_as(url: &str, kind: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
     let _installed = rustls::crypto::ring::default_provider().install_default();
-    let response = reqwest::Client::new()
+    let mut request = reqwest::Client::new()
         .post(url)
-        .header("content-type", "application/json")
-        .body(body.to_owned())
-        .send()
-        .await
-        .unwrap();
+        .header("content-type", kind)
+        .body(body.to_owned());
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap();
     (response.status().as_u16(), response.text().await.unwrap())
+}
+
+/// Wait a while, as a slow service does.
+#[tool(read_only)]
+async fn slow() -> String {
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    "done".to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_are_scoped_typed_and_one_at_a_time_per_chat() {
+    let agent = Agent::new(
+        ScriptedModel::new([
+            ScriptedTurn::tool_calls([ToolCall::new("s1", "slow", json!({}))]),
+            ScriptedTurn::text("Done."),
+        ]),
+        ToolRuntime::new(ToolRegistry::new().with(Slow).unwrap()),
+    );
+    // Each caller's chats are their own: the session is named by a header
+    // an authentication layer would set; without it, no run.
+    let ui = ChatUi::new(agent).session_for(|headers, chat| {
+        let user = headers.get("x-user")?.to_str().ok()?;
+        Some(format!("{user}.{chat}"))
+    });
+    let address = serve(&ui).await;
+    let chat = format!("http://{address}/api/chat");
+    let hello =
+        r#"{"id":"c","messages":[{"id":"m","role":"user","parts":[{"type":"text","text":"hi"}]}]}"#;
+
+    // A form or plain-text POST (another site's, which needs no
+    // preflight) starts nothing.
+    let (status, text) = post_as(&chat, "text/plain", &[("x-user", "ada")], hello).await;
+    assert_eq!(status, 415, "{text}");
+    assert!(text.contains("application/json"), "{text}");
+    let (status, text) = post(&chat, hello).await;
+    assert_eq!(status, 403, "{text}");
+    assert!(text.contains("not one this caller may use"), "{text}");
+
+    // A second message while the chat's run goes on is told so.
+    let first = tokio::spawn({
+        let chat = chat.clone();
+        async move { post_as(&chat, "application/json", &[("x-user", "ada")], hello).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let (status, text) = post_as(&chat, "application/json", &[("x-user", "ada")], hello).await;
+    assert_eq!(status, 200);
+    let error = frames(&text)
+        .into_iter()
+        .find(|chunk| chunk["type"] == "error")
+        .unwrap_or_else(|| panic!("no error in {text}"));
+    assert!(
+        error["errorText"]
+            .as_str()
+            .unwrap()
+            .contains("has a run going on"),
+        "{error}"
+    );
+    let (_, text) = first.await.unwrap();
+    let texts: String = frames(&text)
+        .iter()
+        .filter(|chunk| chunk["type"] == "text-delta")
+        .map(|chunk| chunk["delta"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(texts, "Done.");
 }
 
 /// The JSON of each `data:` frame of an SSE body, `[DONE]` left out.
@@ -398,7 +533,7 @@ async fn the_chat_example_works_in_a_browser() {
         .unwrap()
         .contains("waits for your approval"));
     let tools = out["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 2, "{tools:#?}");
+    assert_eq!(tools.len(), 4, "{tools:#?}");
     assert_eq!(tools[0]["tool"], "get_weather");
     assert!(tools[0]["text"]
         .as_str()
@@ -410,12 +545,33 @@ async fn the_chat_example_works_in_a_browser() {
         .as_str()
         .unwrap()
         .contains("order 42 refunded"));
+    // The two refunds: one approved and made, one denied and not.
+    assert_eq!(tools[2]["state"], "output-available", "{tools:#?}");
+    assert!(tools[2]["text"]
+        .as_str()
+        .unwrap()
+        .contains("order 7 refunded"));
+    assert_eq!(tools[3]["state"], "output-denied", "{tools:#?}");
     let messages = out["messages"].as_array().unwrap();
     let roles: Vec<&str> = messages
         .iter()
         .map(|m| m["role"].as_str().unwrap())
         .collect();
-    assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
+        ]
+    );
+    assert!(messages[5]["text"]
+        .as_str()
+        .unwrap()
+        .contains("the user said no"));
     assert!(messages[1]["text"]
         .as_str()
         .unwrap()

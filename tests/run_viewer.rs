@@ -8,18 +8,15 @@
 
 #[path = "support/browser.rs"]
 mod browser;
+#[path = "support/run_logs.rs"]
+mod run_logs;
 
 use std::path::Path;
 
 use behest::prelude::*;
-use behest::run::{RunLog, ScriptedTurn};
+use behest::run::ScriptedTurn;
+use run_logs::{log_steps, logged};
 use serde_json::{json, Value};
-
-/// Count a step.
-#[tool(read_only)]
-fn step(number: u32) -> String {
-    format!("step {number}")
-}
 
 /// Read a very long document.
 #[tool(read_only)]
@@ -27,35 +24,10 @@ fn long_read() -> String {
     "0123456789abcdef".repeat(10 * 1024 * 1024 / 16)
 }
 
-/// Runs `agent` on one message with its events logged to `path`.
-async fn logged(agent: Agent, path: &Path) {
-    let log = RunLog::create(path).unwrap();
-    let run = agent.invoke([Message::user("go")]);
-    run.on(log.handler());
-    let id = run.run_id();
-    let outcome = run.await;
-    assert!(outcome.text().is_some(), "{outcome:?}");
-    log.outcome(&id, &outcome).unwrap();
-}
-
 /// Writes the files the viewer cannot fully read beside the demo's.
 async fn bad_files(dir: &Path) {
     // A run of 10 000 steps, each a call.
-    let turns = (1..=10_000u32)
-        .map(|n| {
-            ScriptedTurn::tool_calls([ToolCall::new(
-                format!("s{n}"),
-                "step",
-                json!({ "number": n }),
-            )])
-        })
-        .chain([ScriptedTurn::text("all done")]);
-    let agent = Agent::new(
-        ScriptedModel::new(turns),
-        ToolRuntime::new(ToolRegistry::new().with(Step).unwrap()),
-    )
-    .max_steps(10_001);
-    logged(agent, &dir.join("steps_10000.jsonl")).await;
+    log_steps(10_000, &dir.join("steps_10000.jsonl")).await;
 
     // A tool's answer of 10 MiB.
     let agent = Agent::new(

@@ -31,7 +31,9 @@ use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use opentelemetry_sdk::Resource;
+use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::Layer as _;
 
 /// Why telemetry could not be set up or flushed.
 #[derive(Debug, thiserror::Error)]
@@ -119,26 +121,53 @@ impl Otlp {
                 .with_periodic_exporter(metrics)
                 .with_resource(resource)
                 .build(),
+            stopped: false,
         })
     }
 
-    /// Builds the exporters, makes the meter provider the global one and
-    /// installs a `tracing` subscriber that exports every span.
+    /// Builds the exporters, installs a `tracing` subscriber that exports
+    /// the spans of level `info` and above (the HTTP and OpenTelemetry
+    /// crates' own left out: they would nest in the model's spans, or
+    /// export the export) and makes the meter provider the global one.
     pub fn install(self) -> Result<Telemetry, TelemetryError> {
         let telemetry = self.build()?;
-        opentelemetry::global::set_meter_provider(telemetry.meter_provider.clone());
-        let subscriber = tracing_subscriber::registry().with(telemetry.layer());
+        let subscriber =
+            tracing_subscriber::registry().with(telemetry.layer().with_filter(default_filter()));
         tracing::subscriber::set_global_default(subscriber)
             .map_err(|error| TelemetryError::Subscriber(error.to_string()))?;
+        opentelemetry::global::set_meter_provider(telemetry.meter_provider.clone());
         Ok(telemetry)
     }
 }
 
-/// Exporting telemetry: shut it down (or drop it) to send what is left.
+/// Spans of level `info` and above, but those of the crates the export
+/// itself runs on.
+fn default_filter() -> Targets {
+    let mut filter = Targets::new().with_default(LevelFilter::INFO);
+    for quiet in [
+        "h2",
+        "hyper",
+        "hyper_util",
+        "reqwest",
+        "rustls",
+        "tower",
+        "opentelemetry",
+        "opentelemetry_sdk",
+        "opentelemetry_otlp",
+        "opentelemetry_http",
+    ] {
+        filter = filter.with_target(quiet, LevelFilter::OFF);
+    }
+    filter
+}
+
+/// Exporting telemetry: shut it down (or drop it) to send what is left
+/// before the process ends.
 #[derive(Debug)]
 pub struct Telemetry {
     tracer_provider: SdkTracerProvider,
     meter_provider: SdkMeterProvider,
+    stopped: bool,
 }
 
 impl Telemetry {
@@ -158,10 +187,27 @@ impl Telemetry {
     }
 
     /// Sends what is left and stops exporting.
-    pub fn shutdown(self) -> Result<(), TelemetryError> {
+    pub fn shutdown(mut self) -> Result<(), TelemetryError> {
+        self.stop()
+    }
+
+    fn stop(&mut self) -> Result<(), TelemetryError> {
+        if std::mem::replace(&mut self.stopped, true) {
+            return Ok(());
+        }
+        // The installed subscriber and the global meter provider hold the
+        // providers too: they are shut down here, not when dropped.
         let spans = self.tracer_provider.shutdown();
         let metrics = self.meter_provider.shutdown();
         spans.map_err(|error| TelemetryError::Shutdown(error.to_string()))?;
         metrics.map_err(|error| TelemetryError::Shutdown(error.to_string()))
+    }
+}
+
+impl Drop for Telemetry {
+    fn drop(&mut self) {
+        if let Err(error) = self.stop() {
+            tracing::warn!(%error, "telemetry could not be flushed");
+        }
     }
 }

@@ -95,14 +95,14 @@ async fn tools_agents_and_guardrails_have_genai_spans() {
         "{seen:#?}"
     );
     // The agent the run starts on has its span too, named as the
-    // conventions name it, with the run's id as the conversation's.
+    // conventions name it, with the run's id.
     assert!(
         has(&[
             "invoke_agent",
             "otel.name=invoke_agent lead_for_spans",
             "gen_ai.operation.name=invoke_agent",
             "gen_ai.agent.name=lead_for_spans",
-            "gen_ai.conversation.id=run_",
+            "behest.run.id=run_",
         ]),
         "{seen:#?}"
     );

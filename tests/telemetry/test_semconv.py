@@ -70,6 +70,9 @@ def test_model_requests_are_chat_spans(received):
         assert span.name == "chat gpt-semconv"
         assert span.kind.name == "CLIENT"
         assert span.attributes["gen_ai.provider.name"] == "openai"
+        assert span.attributes["server.address"] == "127.0.0.1"
+        assert isinstance(span.attributes["server.port"], int)
+        assert span.status.is_ok or span.status.status_code.name == "UNSET"
         assert isinstance(span.attributes["gen_ai.usage.input_tokens"], int)
         assert isinstance(span.attributes["gen_ai.usage.output_tokens"], int)
 

@@ -4,7 +4,11 @@
 // approves. Every chunk is read back through the package's
 // parseJsonEventStream and its uiMessageChunkSchema.
 //
-// Usage: node ai_sdk_chat.mjs <api url>; prints one JSON object.
+// With `nested`, the refund is asked by an agent the first one calls: its
+// approval shows, is given, and the chat sends it by itself
+// (`sendAutomaticallyWhen`).
+//
+// Usage: node ai_sdk_chat.mjs <api url> [nested]; prints one JSON object.
 import {
   AbstractChat,
   DefaultChatTransport,
@@ -51,7 +55,7 @@ class HeadlessChat extends AbstractChat {
 let finishes = 0;
 const errors = [];
 const chat = new HeadlessChat({
-  id: process.argv[3] ?? 'chat-1',
+  id: 'chat-1',
   transport: new DefaultChatTransport({ api, fetch: recordingFetch }),
   sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   onFinish: () => { finishes += 1; },
@@ -65,15 +69,19 @@ const settle = async (count) => {
   }
 };
 
-await chat.sendMessage({ text: "What's the weather in Paris?" });
-await settle(1);
+const nested = process.argv[3] === 'nested';
+let finished = 0;
+if (!nested) {
+  await chat.sendMessage({ text: "What's the weather in Paris?" });
+  await settle((finished += 1));
+}
 await chat.sendMessage({ text: 'Please refund order 42' });
-await settle(2);
+await settle((finished += 1));
 const asked = chat.messages.at(-1).parts.find((part) => part.type === 'tool-refund');
 const approvalAsked = structuredClone(asked);
 if (asked?.state === 'approval-requested') {
   await chat.addToolApprovalResponse({ id: asked.approval.id, approved: true });
-  await settle(3);
+  await settle((finished += 1));
 }
 await Promise.all(reading);
 console.log(JSON.stringify({ messages: chat.messages, approvalAsked, chunks, headers, errors, status: chat.status }));

@@ -39,6 +39,18 @@ try {
   await page.waitForSelector('.tool[data-tool="refund"][data-state="output-available"]');
   await page.waitForFunction(() => !document.querySelector('#submit').disabled);
 
+  // Two refunds in one answer, answered one at a time: the page sends
+  // each answer as it is given, the first again with the second.
+  await page.fill('#text', 'Please refund orders 7 and 8');
+  await page.click('#submit');
+  await page.waitForFunction(() => document.querySelectorAll('.tool[data-tool="refund"][data-state="approval-requested"]').length === 2);
+  await page.click('.tool[data-tool="refund"][data-state="approval-requested"] button.approve');
+  await page.waitForFunction(() => !document.querySelector('#submit').disabled
+    && document.querySelectorAll('.tool[data-tool="refund"][data-state="approval-requested"]').length === 1);
+  await page.click('.tool[data-tool="refund"][data-state="approval-requested"] button.deny');
+  await page.waitForSelector('.tool[data-tool="refund"][data-state="output-denied"]');
+  await page.waitForFunction(() => !document.querySelector('#submit').disabled);
+
   out.messages = await page.$$eval('#log .message', (nodes) => nodes.map((node) => ({
     role: node.dataset.role,
     text: node.innerText,

@@ -47,7 +47,7 @@ pub(crate) fn record(
         KeyValue::new("gen_ai.provider.name", request.provider),
         KeyValue::new("gen_ai.request.model", request.model.to_owned()),
     ];
-    if let Some((host, port)) = server(request.base_url) {
+    if let Some((host, port)) = super::server(request.base_url) {
         attributes.push(KeyValue::new("server.address", host.to_owned()));
         attributes.push(KeyValue::new("server.port", i64::from(port)));
     }
@@ -84,30 +84,9 @@ pub(crate) fn record(
     }
 }
 
-/// The host and port a base URL names (the scheme's port when it names
-/// none).
-fn server(base_url: &str) -> Option<(&str, u16)> {
-    let (scheme, rest) = base_url.split_once("://")?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let authority = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    let default = match scheme {
-        "https" => 443,
-        "http" => 80,
-        _ => return None,
-    };
-    // An IPv6 host is bracketed: its colons are not the port's.
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((host, port)) if !port.contains(']') => (host, port.parse().ok()?),
-        _ => (authority, default),
-    };
-    (!host.is_empty()).then_some((host, port))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::server;
+    use super::super::server;
 
     #[test]
     fn the_server_is_read_from_the_base_url() {

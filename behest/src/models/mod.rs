@@ -75,14 +75,21 @@ pub(crate) async fn traced(
         gen_ai.usage.cache_read.input_tokens = Empty,
         gen_ai.usage.cache_creation.input_tokens = Empty,
         gen_ai.usage.reasoning.output_tokens = Empty,
+        server.address = Empty,
+        server.port = Empty,
         "error.type" = Empty,
+        otel.status_code = Empty,
     );
+    if let Some((host, port)) = server(base_url) {
+        span.record("server.address", host);
+        span.record("server.port", i64::from(port));
+    }
     let started = std::time::Instant::now();
     let result = turn.instrument(span.clone()).await;
     let mut error_type = None;
     match &result {
         Ok(message) => {
-            if let Some(usage) = message.usage {
+            if let Some(usage) = message.usage.map(|usage| conventional(system, usage)) {
                 let count = |tokens: u64| i64::try_from(tokens).unwrap_or(i64::MAX);
                 span.record("gen_ai.usage.input_tokens", count(usage.input_tokens));
                 span.record("gen_ai.usage.output_tokens", count(usage.output_tokens));
@@ -108,8 +115,9 @@ pub(crate) async fn traced(
                 .kind
                 .clone()
                 .or_else(|| error.status.map(|status| status.to_string()))
-                .unwrap_or_else(|| "error".to_owned());
+                .unwrap_or_else(|| "_OTHER".to_owned());
             span.record("error.type", kind.as_str());
+            span.record("otel.status_code", "ERROR");
             error_type = Some(kind);
         }
     }
@@ -132,6 +140,40 @@ pub(crate) async fn traced(
         error_type.as_deref(),
     );
     #[cfg(not(feature = "otel"))]
-    let _ = (started, error_type, base_url);
+    let _ = (started, error_type);
     result
+}
+
+/// A turn's usage as the conventions count it: `gen_ai.usage.input_tokens`
+/// includes the tokens read from and written to a cache, which Anthropic
+/// counts apart from its `input_tokens`.
+fn conventional(system: &str, mut usage: crate::usage::Usage) -> crate::usage::Usage {
+    if system == "anthropic" {
+        usage.input_tokens = usage
+            .input_tokens
+            .saturating_add(usage.cached_tokens)
+            .saturating_add(usage.cache_write_tokens);
+    }
+    usage
+}
+
+/// The host and port a base URL names (the scheme's port when it names
+/// none), for `server.address` and `server.port`.
+pub(crate) fn server(base_url: &str) -> Option<(&str, u16)> {
+    let (scheme, rest) = base_url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let default = match scheme {
+        "https" => 443,
+        "http" => 80,
+        _ => return None,
+    };
+    // An IPv6 host is bracketed: its colons are not the port's.
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !port.contains(']') => (host, port.parse().ok()?),
+        _ => (authority, default),
+    };
+    (!host.is_empty()).then_some((host, port))
 }

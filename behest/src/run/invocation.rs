@@ -269,7 +269,7 @@ impl RuntimeInvocation {
             otel.name = format!("invoke_agent {name}"),
             gen_ai.operation.name = "invoke_agent",
             gen_ai.agent.name = name,
-            gen_ai.conversation.id = &*self.emitter.run_id(),
+            behest.run.id = &*self.emitter.run_id(),
             behest.agent.depth = 0,
         )
     }

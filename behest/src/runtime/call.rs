@@ -115,6 +115,7 @@ impl Future for CallFuture<'_> {
                 call_id = %call_id,
                 outcome = tracing::field::Empty,
                 "error.type" = tracing::field::Empty,
+                otel.status_code = tracing::field::Empty,
                 duration_us = tracing::field::Empty,
             );
             let started = (!span.is_disabled()).then(Instant::now);
@@ -208,6 +209,7 @@ fn record(span: &Span, started: Option<Instant>, outcome: &ToolResult<ToolOutput
         span.record("outcome", label);
         if outcome.is_err() {
             span.record("error.type", label);
+            span.record("otel.status_code", "ERROR");
         }
         span.record("duration_us", started.elapsed().as_micros() as u64);
     }

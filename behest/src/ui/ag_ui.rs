@@ -14,7 +14,9 @@ use serde_json::{json, Value};
 
 use super::input::{approval_id, output_text, Answer, Turn, UiInputError};
 use crate::conversation::{AssistantMessage, ContentPart, Message, ModelDelta};
-use crate::run::{Envelope, EventKind, GuardrailAction, RunOutcome, RunPhase, ToolStreamEvent};
+use crate::run::{
+    Envelope, EventKind, GuardrailAction, RunOutcome, RunPhase, RunState, ToolStreamEvent, WaitKind,
+};
 use crate::tool::ToolCall;
 
 /// What an AG-UI client posts to run the agent.
@@ -345,20 +347,8 @@ impl AgUiStream {
             RunOutcome::Paused { state } => {
                 // Approvals asked before this request (another client's)
                 // are waited for too: each is an interrupt.
-                let run_id = state.run_id();
-                for (path, wait) in state.waits_by_path() {
-                    let id = approval_id(run_id, &path);
-                    if !wait.is_answered() && !self.interrupts.iter().any(|i| i["id"] == id) {
-                        self.interrupts.push(interrupt(&id, &wait.call.tool_name));
-                    }
-                }
-                let interrupts = std::mem::take(&mut self.interrupts);
-                let outcome = if interrupts.is_empty() {
-                    json!({ "type": "success" })
-                } else {
-                    json!({ "type": "interrupt", "interrupts": interrupts })
-                };
-                out.push(self.finished(outcome, None, None));
+                self.remember_waits(state);
+                out.push(self.paused());
             }
             RunOutcome::Failed { error, .. } => out.push(AgUiEvent::RunError {
                 message: error.to_string(),
@@ -370,9 +360,47 @@ impl AgUiStream {
         out
     }
 
-    /// The end of a run whose answers were kept while others still wait.
-    pub fn kept(&mut self) -> Vec<AgUiEvent> {
-        vec![self.finished(json!({ "type": "success" }), None, None)]
+    /// The end of a request whose answers were kept while the run, as
+    /// `state` says, still waits for others: the interrupts that remain.
+    pub fn kept(&mut self, state: &RunState) -> Vec<AgUiEvent> {
+        self.remember_waits(state);
+        vec![self.paused()]
+    }
+
+    /// Adds the approvals `state` waits for that this stream did not see
+    /// asked (another request's) to its interrupts. Calls of external
+    /// tools are the service's to answer, not a person's: they are left
+    /// out.
+    fn remember_waits(&mut self, state: &RunState) {
+        let run_id = state.run_id();
+        for (path, wait) in state.waits_by_path() {
+            let id = approval_id(run_id, &path);
+            if wait.kind == WaitKind::Approval
+                && !wait.is_answered()
+                && !self.interrupts.iter().any(|asked| asked["id"] == id)
+            {
+                let mut asked = interrupt(&id, &wait.call.tool_name);
+                asked["metadata"] = json!({
+                    "tool": wait.call.tool_name,
+                    "arguments": super::input::tool_value(&wait.call.arguments),
+                });
+                if path == wait.call.call_id {
+                    asked["toolCallId"] = json!(wait.call.call_id);
+                }
+                self.interrupts.push(asked);
+            }
+        }
+    }
+
+    /// `RUN_FINISHED` of a paused run: its interrupts.
+    fn paused(&mut self) -> AgUiEvent {
+        let interrupts = std::mem::take(&mut self.interrupts);
+        let outcome = if interrupts.is_empty() {
+            json!({ "type": "success" })
+        } else {
+            json!({ "type": "interrupt", "interrupts": interrupts })
+        };
+        self.finished(outcome, None, None)
     }
 
     /// The end of a request refused once the stream began.

@@ -62,6 +62,14 @@ pub enum UiChunk {
         tool_call_id: String,
         input_text_delta: String,
     },
+    /// A call that streamed and then did not come in the whole message
+    /// (renamed, or dropped): its part ends with `error_text`.
+    ToolInputError {
+        tool_call_id: String,
+        tool_name: String,
+        input: Value,
+        error_text: String,
+    },
     /// A tool call's whole input.
     ToolInputAvailable {
         tool_call_id: String,
@@ -234,8 +242,9 @@ pub struct UiMessageStream {
     in_step: bool,
     /// Parts made so far, for their ids.
     parts: u64,
-    /// The calls of the streaming turn, by their index: their ids.
-    streaming_calls: HashMap<usize, String>,
+    /// The calls of the streaming turn, by their index: their ids and
+    /// tools.
+    streaming_calls: HashMap<usize, (String, String)>,
     /// Whether the step's text came as deltas (the whole message then
     /// repeats it).
     streamed_text: bool,
@@ -243,6 +252,8 @@ pub struct UiMessageStream {
     shown: String,
     /// Nested agents' calls shown to the user, by their paths.
     nested: HashSet<String>,
+    /// Whether the open step holds nested agents' approvals only.
+    nested_step: bool,
 }
 
 impl UiMessageStream {
@@ -262,6 +273,16 @@ impl UiMessageStream {
             streamed_text: false,
             shown: String::new(),
             nested: HashSet::new(),
+            nested_step: false,
+        }
+    }
+
+    /// Tells the stream that its request answers the call at `call_path`,
+    /// a nested agent's call an earlier stream of the same message showed:
+    /// its result then ends its part here.
+    pub fn answered(&mut self, call_path: &str) {
+        if call_path.contains('/') {
+            self.nested.insert(call_path.to_owned());
         }
     }
 
@@ -281,6 +302,9 @@ impl UiMessageStream {
                 self.close_step(&mut out);
                 out.push(UiChunk::StartStep);
                 self.in_step = true;
+                // The answer is what the last turn says.
+                self.shown.clear();
+                self.streamed_text = false;
             }
             EventKind::State(phase) if phase.is_final() || *phase == RunPhase::Paused => {
                 self.close_step(&mut out)
@@ -427,9 +451,10 @@ impl UiMessageStream {
                         tool_call_id: id.clone(),
                         tool_name: name.clone(),
                     });
-                    self.streaming_calls.insert(*index, id.clone());
+                    self.streaming_calls
+                        .insert(*index, (id.clone(), name.clone()));
                 }
-                if let Some(id) = self.streaming_calls.get(index) {
+                if let Some((id, _)) = self.streaming_calls.get(index) {
                     if !arguments.is_empty() {
                         out.push(UiChunk::ToolInputDelta {
                             tool_call_id: id.clone(),
@@ -482,7 +507,23 @@ impl UiMessageStream {
                 input: tool_value(&call.arguments),
             });
         }
-        self.streaming_calls.clear();
+        // A call streamed under an id the whole message does not keep (the
+        // run renames an id the model used before): its part ends here.
+        let mut streamed: Vec<(usize, (String, String))> =
+            std::mem::take(&mut self.streaming_calls)
+                .into_iter()
+                .collect();
+        streamed.sort();
+        for (_, (id, tool)) in streamed {
+            if !message.tool_calls.iter().any(|call| call.call_id == id) {
+                out.push(UiChunk::ToolInputError {
+                    tool_call_id: id,
+                    tool_name: tool,
+                    input: Value::Null,
+                    error_text: "the call came under another id".to_owned(),
+                });
+            }
+        }
         self.streamed_text = false;
     }
 
@@ -498,6 +539,17 @@ impl UiMessageStream {
             ToolStreamEvent::ApprovalRequested { call } => {
                 let call_id = path.unwrap_or(&call.call_id);
                 if path.is_some() {
+                    // In a step of their own, so that the step's parts are
+                    // all answered once they are (the AI SDK's
+                    // `lastAssistantMessageIsCompleteWithApprovalResponses`
+                    // looks at the last step), the calling agent's call
+                    // still going on in the step before.
+                    if !self.nested_step {
+                        self.close_step(out);
+                        out.push(UiChunk::StartStep);
+                        self.in_step = true;
+                        self.nested_step = true;
+                    }
                     self.nested.insert(call_id.to_owned());
                     out.push(UiChunk::ToolInputAvailable {
                         tool_call_id: call_id.to_owned(),
@@ -571,6 +623,7 @@ impl UiMessageStream {
     fn close_step(&mut self, out: &mut Vec<UiChunk>) {
         self.close_text(out);
         self.close_reasoning(out);
+        self.nested_step = false;
         if std::mem::take(&mut self.in_step) {
             out.push(UiChunk::FinishStep);
         }

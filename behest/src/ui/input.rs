@@ -62,7 +62,7 @@ pub enum UiInputError {
     #[error("not supported: {0}")]
     Unsupported(String),
     /// An approval's id that no run of this server made.
-    #[error("`{0}` is not an approval this server asked for")]
+    #[error("`{0}` is not an approval this chat waits for")]
     Approval(String),
 }
 

@@ -1,14 +1,15 @@
 //! The HTTP side: an axum router that runs an agent in sessions and
 //! streams each run to the front end in the protocol it speaks.
 
+use std::collections::HashSet;
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{post, MethodRouter};
 use axum::Router;
@@ -19,8 +20,10 @@ use serde_json::json;
 
 use super::ag_ui::{AgUiStream, RunAgentInput};
 use super::ai_sdk::{ChatRequest, UiMessageStream, STREAM_HEADER};
-use super::input::{parse_approval_id, Turn, UiInputError};
-use crate::run::{Agent, Envelope, MemoryStore, RunOutcome, Session, SessionId, SessionStore};
+use super::input::{parse_approval_id, Answer, Turn, UiInputError};
+use crate::run::{
+    Agent, Envelope, MemoryStore, RunOutcome, RunState, Session, SessionId, SessionStore, WaitKind,
+};
 
 /// Serves an agent to chat front ends: the AI SDK's `useChat` at
 /// `POST /api/chat` and AG-UI clients at `POST /ag-ui`
@@ -51,11 +54,22 @@ use crate::run::{Agent, Envelope, MemoryStore, RunOutcome, Session, SessionId, S
 pub struct ChatUi {
     agent: Agent,
     store: Arc<dyn SessionStore>,
+    /// The session a request's chat runs in, or `None` to refuse it.
+    session_for: Arc<SessionFor>,
+    /// The largest request body taken.
+    body_limit: usize,
+    /// The chats with a run going on in this process.
+    running: Arc<Mutex<HashSet<String>>>,
 }
+
+/// Maps a request's headers and chat id to the session it runs in.
+type SessionFor = dyn Fn(&HeaderMap, &str) -> Option<String> + Send + Sync;
 
 impl std::fmt::Debug for ChatUi {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ChatUi").finish_non_exhaustive()
+        f.debug_struct("ChatUi")
+            .field("body_limit", &self.body_limit)
+            .finish_non_exhaustive()
     }
 }
 
@@ -63,9 +77,17 @@ impl std::fmt::Debug for ChatUi {
 enum Step {
     /// An event of the run.
     Event(Envelope),
-    /// How it ended: its outcome, `None` when the answers were kept
-    /// while the run still waits for others, or why the request failed.
-    End(Result<Option<RunOutcome>, String>),
+    /// How it ended, or why the request failed.
+    End(Result<Ended, String>),
+}
+
+/// How a request's run ended.
+enum Ended {
+    /// The run ran (or went on) to this outcome.
+    Outcome(RunOutcome),
+    /// The answers were kept: the run still waits for others, as this
+    /// state says.
+    Kept(Box<RunState>),
 }
 
 impl ChatUi {
@@ -75,6 +97,9 @@ impl ChatUi {
         Self {
             agent,
             store: Arc::new(MemoryStore::new()),
+            session_for: Arc::new(|_: &HeaderMap, chat: &str| Some(chat.to_owned())),
+            body_limit: 32 * 1024 * 1024,
+            running: Arc::default(),
         }
     }
 
@@ -83,6 +108,37 @@ impl ChatUi {
     #[must_use]
     pub fn store(mut self, store: Arc<dyn SessionStore>) -> Self {
         self.store = store;
+        self
+    }
+
+    /// Which session a request's chat runs in: by default the chat's own
+    /// id, which anyone who knows it can use. Name a session of the
+    /// caller's (from a header your authentication layer set, say), or
+    /// `None` to refuse the request with `403`.
+    ///
+    /// ```
+    /// # use behest::ui::ChatUi;
+    /// # fn scoped(ui: ChatUi) -> ChatUi {
+    /// ui.session_for(|headers, chat| {
+    ///     let user = headers.get("x-user")?.to_str().ok()?;
+    ///     Some(format!("{user}.{chat}"))
+    /// })
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn session_for(
+        mut self,
+        map: impl Fn(&HeaderMap, &str) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.session_for = Arc::new(map);
+        self
+    }
+
+    /// The largest request body taken, in bytes (default 32 MiB): the AI
+    /// SDK sends the whole chat, images included, with every message.
+    #[must_use]
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
         self
     }
 
@@ -96,25 +152,40 @@ impl ChatUi {
 
     /// The AI SDK's UI message stream, for `useChat` (`DefaultChatTransport`).
     pub fn ai_sdk(&self) -> MethodRouter {
-        post(ai_sdk).with_state(self.clone())
+        post(ai_sdk)
+            .layer(DefaultBodyLimit::max(self.body_limit))
+            .with_state(self.clone())
     }
 
     /// AG-UI events, for an AG-UI client (`HttpAgent`).
     pub fn ag_ui(&self) -> MethodRouter {
-        post(ag_ui).with_state(self.clone())
+        post(ag_ui)
+            .layer(DefaultBodyLimit::max(self.body_limit))
+            .with_state(self.clone())
     }
 
-    /// Runs what `turn` asks in the session `chat`, on a task of its own
-    /// (a run the front end stops reading still ends and is written),
-    /// and gives its events, then its end.
-    fn drive(&self, chat: &str, turn: Turn) -> UnboundedReceiver<Step> {
+    /// Runs what `turn` asks in `session`, on a task of its own (a run
+    /// the front end stops reading still ends and is written), and gives
+    /// its events, then its end. One run per chat at a time in this
+    /// process: another request meanwhile is told so.
+    fn drive(&self, session: String, turn: Turn) -> UnboundedReceiver<Step> {
         let (steps, received) = unbounded();
-        let id = match SessionId::new(chat) {
+        let id = match SessionId::new(session.clone()) {
             Ok(id) => id,
             Err(error) => {
                 let _ = steps.unbounded_send(Step::End(Err(error.to_string())));
                 return received;
             }
+        };
+        if !crate::sync::lock(&self.running).insert(session.clone()) {
+            let _ = steps.unbounded_send(Step::End(Err(
+                "this chat has a run going on: wait for its answer, then send again".to_owned(),
+            )));
+            return received;
+        }
+        let running = Running {
+            chats: self.running.clone(),
+            chat: session,
         };
         let events = steps.clone();
         let session = self
@@ -123,47 +194,134 @@ impl ChatUi {
             .on(move |envelope, _| {
                 let _ = events.unbounded_send(Step::Event(envelope));
             });
-        tokio::spawn(async move {
+        let ending = steps.clone();
+        let run = tokio::spawn(async move {
+            let _running = running;
             let end = match turn {
                 Turn::Say(message) => session
                     .run([message])
                     .await
-                    .map(Some)
+                    .map(Ended::Outcome)
                     .map_err(|error| error.to_string()),
                 Turn::Answer(answers) => answer(&session, answers).await,
             };
             let _ = steps.unbounded_send(Step::End(end));
         });
+        // A run that panicked still ends its stream, with the reason.
+        tokio::spawn(async move {
+            if let Err(error) = run.await {
+                let _ = ending.unbounded_send(Step::End(Err(format!("the run stopped: {error}"))));
+            }
+        });
         received
+    }
+
+    /// The session a request's chat runs in, or why it is refused.
+    fn session(&self, headers: &HeaderMap, chat: &str) -> Result<String, Refusal> {
+        (self.session_for)(headers, chat).ok_or_else(|| Refusal {
+            status: StatusCode::FORBIDDEN,
+            error: format!("the chat `{chat}` is not one this caller may use"),
+        })
     }
 }
 
-/// Gives each answer to its paused run; the one that gives a run its last
-/// answer goes on with it.
-async fn answer(
-    session: &Session,
-    answers: Vec<super::input::Answer>,
-) -> Result<Option<RunOutcome>, String> {
-    let mut outcome = None;
-    for answer in answers {
-        let (run, call) = parse_approval_id(&answer.id).map_err(|error| error.to_string())?;
+/// A chat's mark as running, taken off when its run's task ends.
+struct Running {
+    chats: Arc<Mutex<HashSet<String>>>,
+    chat: String,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        crate::sync::lock(&self.chats).remove(&self.chat);
+    }
+}
+
+/// Gives the answers to the approvals the session's paused run still waits
+/// for; the one that gives the run its last answer goes on with it. A
+/// front end sends every approval of its last message again, answered or
+/// not: those already answered are passed over, and only a request that
+/// answers none is refused.
+async fn answer(session: &Session, answers: Vec<Answer>) -> Result<Ended, String> {
+    let paused = session.paused().await.map_err(|error| error.to_string())?;
+    let waiting = |id: &str| -> Option<(String, String)> {
+        let (run, path) = parse_approval_id(id).ok()?;
+        let state = &paused.iter().find(|paused| paused.run_id() == run)?.state;
+        state
+            .waits_by_path()
+            .into_iter()
+            .any(|(at, wait)| at == path && wait.kind == WaitKind::Approval && !wait.is_answered())
+            .then(|| (run.to_owned(), path.to_owned()))
+    };
+    let fresh: Vec<(String, String, Answer)> = answers
+        .iter()
+        .filter_map(|answer| waiting(&answer.id).map(|(run, path)| (run, path, answer.clone())))
+        .collect();
+    if fresh.is_empty() {
+        let ids: Vec<&str> = answers.iter().map(|answer| answer.id.as_str()).collect();
+        return Err(UiInputError::Approval(ids.join("`, `")).to_string());
+    }
+    let mut last_run = String::new();
+    for (run, path, answer) in fresh {
         let given = if answer.approved {
-            session.approve(run, call).await
+            session.approve(&run, &path).await
         } else {
             let reason = answer
                 .reason
                 .as_deref()
                 .unwrap_or("the person denied the call");
-            session.deny(run, call, reason).await
+            session.deny(&run, &path, reason).await
         };
-        if let Some(ended) = given.map_err(|error| error.to_string())? {
-            outcome = Some(ended);
+        if let Some(outcome) = given.map_err(|error| error.to_string())? {
+            return Ok(Ended::Outcome(outcome));
         }
+        last_run = run;
     }
-    Ok(outcome)
+    let paused = session.paused().await.map_err(|error| error.to_string())?;
+    paused
+        .into_iter()
+        .find(|paused| paused.run_id() == last_run)
+        .map(|paused| Ended::Kept(Box::new(paused.state)))
+        .ok_or_else(|| format!("the run `{last_run}` went on elsewhere"))
 }
 
-async fn ai_sdk(State(ui): State<ChatUi>, body: Bytes) -> Response {
+/// Refuses a body that is not JSON: a form or `text/plain` POST from
+/// another site (which needs no preflight) starts no run.
+fn json_only(headers: &HeaderMap) -> Result<(), Refusal> {
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|kind| kind.to_str().ok())
+        .is_some_and(|kind| {
+            kind.split(';')
+                .next()
+                .is_some_and(|kind| kind.trim().eq_ignore_ascii_case("application/json"))
+        });
+    if json {
+        Ok(())
+    } else {
+        Err(Refusal {
+            status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            error: "send the request as `content-type: application/json`".to_owned(),
+        })
+    }
+}
+
+/// A request refused before any run: its status and why.
+pub(super) struct Refusal {
+    pub status: StatusCode,
+    pub error: String,
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        failure(self.status, self.error)
+    }
+}
+
+async fn ai_sdk(State(ui): State<ChatUi>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Err(refused) = json_only(&headers) {
+        return refused.into_response();
+    }
     let request: ChatRequest = match serde_json::from_slice(&body) {
         Ok(request) => request,
         Err(error) => {
@@ -187,12 +345,25 @@ async fn ai_sdk(State(ui): State<ChatUi>, body: Bytes) -> Response {
             .unwrap_or_else(|| new_id("msg")),
         Turn::Say(_) => new_id("msg"),
     };
+    let session = match ui.session(&headers, &request.id) {
+        Ok(session) => session,
+        Err(refused) => return refused.into_response(),
+    };
     let mut stream = UiMessageStream::new(message_id);
+    if let Turn::Answer(answers) = &turn {
+        // Calls of nested agents an earlier stream showed: their results
+        // end their parts in this one.
+        for answer in answers {
+            if let Ok((_, path)) = parse_approval_id(&answer.id) {
+                stream.answered(path);
+            }
+        }
+    }
     let start = stream.start();
-    let frames = frames(ui.drive(&request.id, turn), start, move |step| match step {
+    let frames = frames(ui.drive(session, turn), start, move |step| match step {
         Step::Event(envelope) => stream.event(&envelope),
-        Step::End(Ok(Some(outcome))) => stream.finish(&outcome),
-        Step::End(Ok(None)) => stream.kept(),
+        Step::End(Ok(Ended::Outcome(outcome))) => stream.finish(&outcome),
+        Step::End(Ok(Ended::Kept(_))) => stream.kept(),
         Step::End(Err(error)) => stream.refused(&error),
     });
     let mut response = sse(frames.chain(futures::stream::once(async {
@@ -204,7 +375,10 @@ async fn ai_sdk(State(ui): State<ChatUi>, body: Bytes) -> Response {
     response
 }
 
-async fn ag_ui(State(ui): State<ChatUi>, body: Bytes) -> Response {
+async fn ag_ui(State(ui): State<ChatUi>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Err(refused) = json_only(&headers) {
+        return refused.into_response();
+    }
     let input: RunAgentInput = match serde_json::from_slice(&body) {
         Ok(input) => input,
         Err(error) => {
@@ -218,15 +392,19 @@ async fn ag_ui(State(ui): State<ChatUi>, body: Bytes) -> Response {
         Ok(turn) => turn,
         Err(error) => return refuse(error),
     };
+    let session = match ui.session(&headers, &input.thread_id) {
+        Ok(session) => session,
+        Err(refused) => return refused.into_response(),
+    };
     let mut stream = AgUiStream::new(&input.thread_id, &input.run_id);
     let start = stream.start();
     sse(frames(
-        ui.drive(&input.thread_id, turn),
+        ui.drive(session, turn),
         start,
         move |step| match step {
             Step::Event(envelope) => stream.event(&envelope),
-            Step::End(Ok(Some(outcome))) => stream.finish(&outcome),
-            Step::End(Ok(None)) => stream.kept(),
+            Step::End(Ok(Ended::Outcome(outcome))) => stream.finish(&outcome),
+            Step::End(Ok(Ended::Kept(state))) => stream.kept(&state),
             Step::End(Err(error)) => stream.refused(&error),
         },
     ))
@@ -292,10 +470,15 @@ fn sse(frames: impl Stream<Item = Bytes> + Send + 'static) -> Response {
 
 /// A request refused before any run: 400 with the reason as JSON.
 fn refuse(error: UiInputError) -> Response {
+    failure(StatusCode::BAD_REQUEST, error.to_string())
+}
+
+/// A request refused: `status`, and `{"error": why}`.
+pub(super) fn failure(status: StatusCode, error: String) -> Response {
     (
-        StatusCode::BAD_REQUEST,
+        status,
         [(header::CONTENT_TYPE, "application/json")],
-        json!({ "error": error.to_string() }).to_string(),
+        json!({ "error": error }).to_string(),
     )
         .into_response()
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use axum::extract::{Path as UrlPath, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -42,6 +42,8 @@ pub struct RunViewer {
     dir: PathBuf,
     prices: Prices,
     unnamed: Option<String>,
+    /// The host names the viewer answers at, beside the loopback ones.
+    hosts: Vec<String>,
 }
 
 impl RunViewer {
@@ -52,6 +54,43 @@ impl RunViewer {
             dir: dir.into(),
             prices: Prices::builtin(),
             unnamed: None,
+            hosts: Vec::new(),
+        }
+    }
+
+    /// Answers at `host` too (a name the viewer is reached by, without its
+    /// port). By default it answers only at `localhost`, `127.0.0.1` and
+    /// `[::1]`: the logs hold whole conversations, and another site's page
+    /// must not read them through a name that points at this machine.
+    #[must_use]
+    pub fn allow_host(mut self, host: impl Into<String>) -> Self {
+        self.hosts.push(host.into().to_ascii_lowercase());
+        self
+    }
+
+    /// Whether a request's `Host` is one the viewer answers at.
+    fn host_allowed(&self, headers: &HeaderMap) -> Result<(), Box<Response>> {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|host| host.to_str().ok())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        // The name without its port; an IPv6 address keeps its brackets.
+        let name = match host.rsplit_once(':') {
+            Some((name, port)) if !port.contains(']') => name,
+            _ => host.as_str(),
+        };
+        let allowed = matches!(name, "localhost" | "127.0.0.1" | "[::1]")
+            || self.hosts.iter().any(|allowed| allowed == name);
+        if allowed {
+            Ok(())
+        } else {
+            Err(Box::new(failure(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "the viewer does not answer at `{host}` (RunViewer::allow_host adds a name)"
+                ),
+            )))
         }
     }
 
@@ -74,7 +113,7 @@ impl RunViewer {
     /// `/api/runs/{name}`.
     pub fn router(&self) -> Router {
         Router::new()
-            .route("/", get(|| async { Html(PAGE) }))
+            .route("/", get(page))
             .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
             .route("/api/runs", get(list))
             .route("/api/runs/{name}", get(read))
@@ -145,8 +184,18 @@ impl RunViewer {
     }
 }
 
+async fn page(State(viewer): State<RunViewer>, headers: HeaderMap) -> Response {
+    match viewer.host_allowed(&headers) {
+        Ok(()) => Html(PAGE).into_response(),
+        Err(refused) => *refused,
+    }
+}
+
 /// The logs of the folder: name, size and when last written, newest first.
-async fn list(State(viewer): State<RunViewer>) -> Response {
+async fn list(State(viewer): State<RunViewer>, headers: HeaderMap) -> Response {
+    if let Err(refused) = viewer.host_allowed(&headers) {
+        return *refused;
+    }
     let mut entries = match tokio::fs::read_dir(&viewer.dir).await {
         Ok(entries) => entries,
         Err(error) => {
@@ -183,8 +232,15 @@ async fn list(State(viewer): State<RunViewer>) -> Response {
 }
 
 /// One log, annotated with costs.
-async fn read(State(viewer): State<RunViewer>, UrlPath(name): UrlPath<String>) -> Response {
-    if !is_log(&name) || name.contains(['/', '\\']) || name.starts_with('.') {
+async fn read(
+    State(viewer): State<RunViewer>,
+    headers: HeaderMap,
+    UrlPath(name): UrlPath<String>,
+) -> Response {
+    if let Err(refused) = viewer.host_allowed(&headers) {
+        return *refused;
+    }
+    if !is_log(&name) {
         return failure(
             StatusCode::NOT_FOUND,
             format!("`{name}` is not a run log of this folder"),
@@ -225,12 +281,21 @@ async fn read(State(viewer): State<RunViewer>, UrlPath(name): UrlPath<String>) -
         .into_response()
 }
 
+/// Whether `name` is a log's file name: one plain component (no folder,
+/// no drive, not hidden) ending `.jsonl` or `.json`.
 fn is_log(name: &str) -> bool {
     let path = Path::new(name);
-    matches!(
-        path.extension().and_then(|extension| extension.to_str()),
-        Some("jsonl" | "json")
-    )
+    let mut parts = path.components();
+    let plain = matches!(
+        (parts.next(), parts.next()),
+        (Some(std::path::Component::Normal(_)), None)
+    ) && !name.starts_with('.')
+        && !name.contains([':', '/', '\\']);
+    plain
+        && matches!(
+            path.extension().and_then(|extension| extension.to_str()),
+            Some("jsonl" | "json")
+        )
 }
 
 fn failure(status: StatusCode, message: String) -> Response {
@@ -246,6 +311,53 @@ fn failure(status: StatusCode, message: String) -> Response {
 mod tests {
     use super::*;
     use crate::run::Price;
+
+    #[test]
+    fn only_plain_log_names_are_read() {
+        for good in ["run.jsonl", "a b.json", "2026-12-06.jsonl"] {
+            assert!(is_log(good), "{good}");
+        }
+        for bad in [
+            "../etc/passwd.json",
+            "/etc/x.json",
+            "dir/run.jsonl",
+            "..\\x.json",
+            "C:x.json",
+            ".hidden.jsonl",
+            "run.txt",
+            "",
+        ] {
+            assert!(!is_log(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_the_loopback_names_are_answered_unless_allowed() {
+        let viewer = RunViewer::new(".").allow_host("runs.internal");
+        let host = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::HOST, value.parse().unwrap());
+            headers
+        };
+        for good in [
+            "localhost:4000",
+            "127.0.0.1",
+            "[::1]:80",
+            "LOCALHOST",
+            "runs.internal:8080",
+        ] {
+            assert!(viewer.host_allowed(&host(good)).is_ok(), "{good}");
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:4000",
+            "localhost.evil.example",
+            "127.0.0.1.nip.io",
+        ] {
+            assert!(viewer.host_allowed(&host(bad)).is_err(), "{bad}");
+        }
+        assert!(viewer.host_allowed(&HeaderMap::new()).is_err());
+    }
 
     #[test]
     fn turns_are_priced_and_other_lines_pass_as_they_are() {

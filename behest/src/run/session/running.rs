@@ -27,7 +27,7 @@ impl Agent {
             store,
             id,
             lease: Duration::from_secs(600),
-            observer: None,
+            observers: Vec::new(),
         }
     }
 }
@@ -78,7 +78,7 @@ pub struct Session {
     store: Arc<dyn SessionStore>,
     id: SessionId,
     lease: Duration,
-    observer: Option<Handler>,
+    observers: Vec<Handler>,
 }
 
 impl std::fmt::Debug for Session {
@@ -86,7 +86,7 @@ impl std::fmt::Debug for Session {
         f.debug_struct("Session")
             .field("id", &self.id)
             .field("lease", &self.lease)
-            .field("observed", &self.observer.is_some())
+            .field("observers", &self.observers.len())
             .finish_non_exhaustive()
     }
 }
@@ -106,12 +106,14 @@ impl Session {
 
     /// Subscribes `handler` to every run this session starts or goes on
     /// with, as [`RuntimeInvocation::on`](crate::run::RuntimeInvocation::on)
-    /// does for one run: a chat front end streams a run's events as it
-    /// goes. A run paused here and finished by another process is
-    /// observed there, by that process's handler.
+    /// does for one run (beside the handlers subscribed before): a chat
+    /// front end streams a run's events as it goes, a
+    /// [`RunLog`](crate::run::RunLog) writes them. A run paused here and
+    /// finished by another process is observed there, by that process's
+    /// handlers.
     #[must_use]
     pub fn on(mut self, handler: impl Fn(Envelope, RunControl) + Send + Sync + 'static) -> Self {
-        self.observer = Some(Arc::new(handler));
+        self.observers.push(Arc::new(handler));
         self
     }
 
@@ -119,7 +121,7 @@ impl Session {
     /// stopping at its waits.
     fn observed(&self, invocation: RuntimeInvocation) -> RuntimeInvocation {
         let invocation = invocation.pause_at_waits();
-        if let Some(observer) = &self.observer {
+        for observer in &self.observers {
             let observer = observer.clone();
             invocation.on(move |envelope, control| observer(envelope, control));
         }
