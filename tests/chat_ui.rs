@@ -16,6 +16,7 @@ use browser::{chromium, example, packages, run_script, start_example};
 use behest::prelude::*;
 use behest::run::{MemoryStore, ScriptedTurn};
 use behest::ui::ChatUi;
+use behest::ModelDelta;
 use serde_json::{json, Value};
 
 /// Get the current weather for a city.
@@ -310,6 +311,160 @@ async fn the_ag_ui_client_verifies_the_run_and_resumes_its_interrupt() {
                 .unwrap()
                 .contains("not without a receipt"));
         }
+    }
+}
+
+/// A model whose stream stutters: it reasons, writes, starts a call, fails
+/// and is asked again (the pieces shown void), is retried, then answers;
+/// its next turn reads the weather.
+struct Stutters;
+
+impl behest::run::Model for Stutters {
+    async fn complete(
+        &self,
+        request: behest::run::ModelRequest<'_>,
+    ) -> Result<AssistantMessage, behest::run::ModelError> {
+        if matches!(request.conversation.last(), Some(Message::ToolResult(_))) {
+            request.send_delta(ModelDelta::Text("It is ".into()));
+            request.send_delta(ModelDelta::Text("sunny.".into()));
+            return Ok(AssistantMessage::text("It is sunny."));
+        }
+        let call = |arguments: &str| ModelDelta::ToolCall {
+            index: 0,
+            id: Some("w1".into()),
+            name: Some("get_weather".into()),
+            arguments: arguments.into(),
+        };
+        for delta in [
+            ModelDelta::Reasoning("The user asks".into()),
+            ModelDelta::Text("Let me".into()),
+            call("{\"ci"),
+            ModelDelta::Restart,
+            ModelDelta::Retry {
+                attempt: 1,
+                wait_ms: 5,
+                error: "the stream broke off".into(),
+            },
+            ModelDelta::Fallback {
+                from: "main".into(),
+                to: "spare".into(),
+                error: "overloaded".into(),
+            },
+            ModelDelta::Reasoning("The user asks about Paris.".into()),
+            call("{\"city\":"),
+            ModelDelta::ToolCall {
+                index: 0,
+                id: None,
+                name: None,
+                arguments: "\"Paris\"}".into(),
+            },
+        ] {
+            request.send_delta(delta);
+        }
+        Ok(AssistantMessage::tool_calls([ToolCall::new(
+            "w1",
+            "get_weather",
+            json!({ "city": "Paris" }),
+        )]))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_that_restarts_reads_well_in_both_front_ends() {
+    let (node, dir) = match packages() {
+        Ok(found) => found,
+        Err(skipped) => return eprintln!("{skipped}"),
+    };
+    let agent = || {
+        Agent::new(
+            Stutters,
+            ToolRuntime::new(ToolRegistry::new().with(GetWeather).unwrap()),
+        )
+    };
+    let address = serve(&ChatUi::new(agent())).await;
+    let out = run_script(
+        &node,
+        &dir,
+        "ai_sdk_chat.mjs",
+        &[&format!("http://{address}/api/chat"), "once"],
+    )
+    .await;
+    assert_eq!(out["errors"], json!([]), "{out:#}");
+    let chunks = out["chunks"].as_array().unwrap();
+    assert!(
+        chunks.iter().all(|chunk| chunk.get("invalid").is_none()),
+        "{chunks:#?}"
+    );
+    let kinds = types(chunks);
+    for kind in [
+        "reasoning-start",
+        "reset-step",
+        "data-model-notice",
+        "tool-input-delta",
+    ] {
+        assert!(kinds.contains(&kind), "no `{kind}` in {kinds:?}");
+    }
+    // What the restart voided is gone; the call and the answer stand.
+    let parts = out["messages"][1]["parts"].as_array().unwrap();
+    let text: String = parts
+        .iter()
+        .filter(|part| part["type"] == "text")
+        .map(|part| part["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "It is sunny.", "{parts:#?}");
+    let weather = parts
+        .iter()
+        .find(|part| part["type"] == "tool-get_weather")
+        .unwrap();
+    assert_eq!(weather["state"], "output-available");
+    assert_eq!(weather["input"], json!({ "city": "Paris" }));
+
+    let address = serve(&ChatUi::new(agent())).await;
+    let out = run_script(
+        &node,
+        &dir,
+        "ag_ui_run.mjs",
+        &[&format!("http://{address}/ag-ui"), "once"],
+    )
+    .await;
+    let run = &out["runs"][0];
+    assert_eq!(run["error"], Value::Null, "{run:#}");
+    assert_eq!(run["invalid"], json!([]), "{run:#}");
+    let kinds: Vec<&str> = run["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|event| event["type"].as_str())
+        .collect();
+    for kind in [
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_END",
+        "TOOL_CALL_ARGS",
+        "CUSTOM",
+        "RUN_FINISHED",
+    ] {
+        assert!(kinds.contains(&kind), "no {kind} in {kinds:?}");
+    }
+    let messages = out["messages"].as_array().unwrap();
+    assert_eq!(
+        messages.last().unwrap()["content"],
+        "It is sunny.",
+        "{out:#}"
+    );
+    // The call as the client keeps it: its arguments whole, none of what
+    // the restart voided.
+    let calls: Vec<&Value> = messages
+        .iter()
+        .filter_map(|message| message["toolCalls"].as_array())
+        .flatten()
+        .filter(|call| call["id"] == "w1")
+        .collect();
+    assert!(!calls.is_empty(), "{messages:#?}");
+    for call in calls {
+        assert_eq!(
+            call["function"]["arguments"], "{\"city\":\"Paris\"}",
+            "{messages:#?}"
+        );
     }
 }
 

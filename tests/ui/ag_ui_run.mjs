@@ -3,7 +3,9 @@
 // then a refund that pauses on an interrupt, answered in a second run.
 // Every event is checked against @ag-ui/core's schemas.
 //
-// Usage: node ag_ui_run.mjs <url> <approve|deny>; prints one JSON object.
+// With `once`, only the question is asked.
+//
+// Usage: node ag_ui_run.mjs <url> <approve|deny|once>; prints one JSON object.
 import { HttpAgent, randomUUID, buildResumeArray } from '@ag-ui/client';
 import { EventSchemas } from '@ag-ui/core/schemas';
 
@@ -40,6 +42,10 @@ async function run(params) {
 
 agent.addMessage({ id: randomUUID(), role: 'user', content: "What's the weather in Paris?" });
 await run({});
+if (decision === 'once') {
+  console.log(JSON.stringify({ runs, messages: agent.messages, state: agent.state }));
+  process.exit(0);
+}
 agent.addMessage({ id: randomUUID(), role: 'user', content: 'Please refund order 42' });
 await run({});
 const answers = Object.fromEntries(agent.pendingInterrupts.map((interrupt) => [

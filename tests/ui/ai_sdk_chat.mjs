@@ -8,7 +8,9 @@
 // approval shows, is given, and the chat sends it by itself
 // (`sendAutomaticallyWhen`).
 //
-// Usage: node ai_sdk_chat.mjs <api url> [nested]; prints one JSON object.
+// With `once`, only the question is asked.
+//
+// Usage: node ai_sdk_chat.mjs <api url> [nested|once]; prints one JSON object.
 import {
   AbstractChat,
   DefaultChatTransport,
@@ -69,14 +71,16 @@ const settle = async (count) => {
   }
 };
 
-const nested = process.argv[3] === 'nested';
+const scenario = process.argv[3];
 let finished = 0;
-if (!nested) {
+if (scenario !== 'nested') {
   await chat.sendMessage({ text: "What's the weather in Paris?" });
   await settle((finished += 1));
 }
-await chat.sendMessage({ text: 'Please refund order 42' });
-await settle((finished += 1));
+if (scenario !== 'once') {
+  await chat.sendMessage({ text: 'Please refund order 42' });
+  await settle((finished += 1));
+}
 const asked = chat.messages.at(-1).parts.find((part) => part.type === 'tool-refund');
 const approvalAsked = structuredClone(asked);
 if (asked?.state === 'approval-requested') {

@@ -7,12 +7,11 @@
 //! `RUN_FINISHED` (its outcome an `interrupt` while approvals wait) or
 //! `RUN_ERROR`.
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::input::{approval_id, output_text, Answer, Turn, UiInputError};
+use super::parts::{Parts, Piece};
 use crate::conversation::{AssistantMessage, ContentPart, Message, ModelDelta};
 use crate::run::{
     Envelope, EventKind, GuardrailAction, RunOutcome, RunPhase, RunState, ToolStreamEvent, WaitKind,
@@ -206,14 +205,12 @@ pub struct AgUiStream {
     made: u64,
     /// The model turn's message id.
     message: Option<String>,
-    /// Whether the turn's text message is open.
-    text_open: bool,
-    /// Whether any text came as deltas this turn.
-    streamed_text: bool,
+    /// The streaming turn's parts.
+    parts: Parts,
+    /// The calls begun (`TOOL_CALL_START`) and not yet ended.
+    begun: Vec<String>,
     /// The open reasoning message's id.
     reasoning: Option<String>,
-    /// The turn's streamed calls by index, not yet ended.
-    streaming_calls: HashMap<usize, String>,
     /// The open step's name.
     step: Option<String>,
     turns: u64,
@@ -229,10 +226,9 @@ impl AgUiStream {
             run_id: run_id.into(),
             made: 0,
             message: None,
-            text_open: false,
-            streamed_text: false,
+            parts: Parts::default(),
+            begun: Vec::new(),
             reasoning: None,
-            streaming_calls: HashMap::new(),
             step: None,
             turns: 0,
             interrupts: Vec::new(),
@@ -424,93 +420,85 @@ impl AgUiStream {
     }
 
     fn delta(&mut self, delta: &ModelDelta, out: &mut Vec<AgUiEvent>) {
-        let message = self.turn_message();
-        match delta {
-            ModelDelta::Text(text) => {
-                self.close_reasoning(out);
-                if !self.text_open {
-                    out.push(AgUiEvent::TextMessageStart {
-                        message_id: message.clone(),
-                        role: "assistant",
+        for piece in self.parts.delta(delta) {
+            self.piece(piece, out);
+        }
+    }
+
+    /// The events of one piece of the streaming turn: its text is the
+    /// turn's message, its calls name that message as their parent.
+    fn piece(&mut self, piece: Piece<'_>, out: &mut Vec<AgUiEvent>) {
+        match piece {
+            Piece::TextStart => out.push(AgUiEvent::TextMessageStart {
+                message_id: self.turn_message(),
+                role: "assistant",
+            }),
+            Piece::Text(text) => out.push(AgUiEvent::TextMessageContent {
+                message_id: self.turn_message(),
+                delta: text.to_owned(),
+            }),
+            Piece::TextEnd => out.push(AgUiEvent::TextMessageEnd {
+                message_id: self.turn_message(),
+            }),
+            Piece::ReasoningStart => {
+                let id = self.id("reasoning");
+                out.push(AgUiEvent::ReasoningStart {
+                    message_id: id.clone(),
+                });
+                out.push(AgUiEvent::ReasoningMessageStart {
+                    message_id: id.clone(),
+                    role: "reasoning",
+                });
+                self.reasoning = Some(id);
+            }
+            Piece::Reasoning(text) => out.push(AgUiEvent::ReasoningMessageContent {
+                message_id: self.reasoning.clone().unwrap_or_default(),
+                delta: text.to_owned(),
+            }),
+            Piece::ReasoningEnd => {
+                if let Some(id) = self.reasoning.take() {
+                    out.push(AgUiEvent::ReasoningMessageEnd {
+                        message_id: id.clone(),
                     });
-                    self.text_open = true;
+                    out.push(AgUiEvent::ReasoningEnd { message_id: id });
                 }
-                self.streamed_text = true;
-                out.push(AgUiEvent::TextMessageContent {
-                    message_id: message,
-                    delta: text.clone(),
-                });
             }
-            ModelDelta::Reasoning(text) => {
-                self.close_text(out);
-                let id = match &self.reasoning {
-                    Some(id) => id.clone(),
-                    None => {
-                        let id = self.id("reasoning");
-                        out.push(AgUiEvent::ReasoningStart {
-                            message_id: id.clone(),
-                        });
-                        out.push(AgUiEvent::ReasoningMessageStart {
-                            message_id: id.clone(),
-                            role: "reasoning",
-                        });
-                        self.reasoning = Some(id.clone());
-                        id
-                    }
-                };
-                out.push(AgUiEvent::ReasoningMessageContent {
-                    message_id: id,
-                    delta: text.clone(),
-                });
-            }
-            ModelDelta::ToolCall {
-                index,
-                id,
-                name,
-                arguments,
-            } => {
-                self.close_text(out);
-                self.close_reasoning(out);
-                if let (false, Some(id), Some(name)) =
-                    (self.streaming_calls.contains_key(index), id, name)
-                {
+            // A call shows as it begins; its arguments come whole with the
+            // turn's message. AG-UI adds each piece of arguments to the
+            // call of that id and cannot take one back, and a stream the
+            // provider restarts sends the same call again.
+            Piece::CallStart { id, name } => {
+                if !self.begun.iter().any(|begun| begun == id) {
+                    self.begun.push(id.to_owned());
                     out.push(AgUiEvent::ToolCallStart {
-                        tool_call_id: id.clone(),
-                        tool_call_name: name.clone(),
-                        parent_message_id: message,
+                        tool_call_id: id.to_owned(),
+                        tool_call_name: name.to_owned(),
+                        parent_message_id: self.turn_message(),
                     });
-                    self.streaming_calls.insert(*index, id.clone());
-                }
-                if let Some(id) = self.streaming_calls.get(index) {
-                    if !arguments.is_empty() {
-                        out.push(AgUiEvent::ToolCallArgs {
-                            tool_call_id: id.clone(),
-                            delta: arguments.clone(),
-                        });
-                    }
                 }
             }
-            ModelDelta::Restart => {
-                // AG-UI cannot take back what it showed: what streams next
-                // goes to a new message.
-                self.close_text(out);
-                self.close_reasoning(out);
-                self.end_streaming_calls(out);
-                self.streamed_text = false;
+            Piece::CallArguments { .. } => {}
+            Piece::Restart => {
+                // What streamed stays shown: the rest goes to a new message.
+                for piece in self.parts.close() {
+                    self.piece(piece, out);
+                }
+                self.parts.reset();
                 self.message = Some(self.id("message"));
             }
-            notice @ ModelDelta::Retry { .. } => out.push(custom("behest.retry", json!(notice))),
-            notice @ ModelDelta::Fallback { .. } => {
+            Piece::Notice(notice @ ModelDelta::Fallback { .. }) => {
                 out.push(custom("behest.fallback", json!(notice)))
             }
+            Piece::Notice(notice) => out.push(custom("behest.retry", json!(notice))),
         }
     }
 
     fn message(&mut self, message: &AssistantMessage, out: &mut Vec<AgUiEvent>) {
         let id = self.turn_message();
-        self.close_text(out);
-        self.close_reasoning(out);
-        if let (false, Some(text)) = (self.streamed_text, &message.text) {
+        for piece in self.parts.close() {
+            self.piece(piece, out);
+        }
+        if let (false, Some(text)) = (self.parts.streamed_text(), &message.text) {
             if !text.is_empty() {
                 out.push(AgUiEvent::TextMessageStart {
                     message_id: id.clone(),
@@ -525,38 +513,32 @@ impl AgUiStream {
                 });
             }
         }
-        let streamed: Vec<String> = std::mem::take(&mut self.streaming_calls)
-            .into_values()
-            .collect();
+        let begun = std::mem::take(&mut self.begun);
         for call in &message.tool_calls {
-            if !streamed.contains(&call.call_id) {
+            if !begun.contains(&call.call_id) {
                 out.push(AgUiEvent::ToolCallStart {
                     tool_call_id: call.call_id.clone(),
                     tool_call_name: call.tool_name.clone(),
                     parent_message_id: id.clone(),
                 });
-                out.push(AgUiEvent::ToolCallArgs {
-                    tool_call_id: call.call_id.clone(),
-                    delta: super::input::arguments_text(&call.arguments),
-                });
             }
+            out.push(AgUiEvent::ToolCallArgs {
+                tool_call_id: call.call_id.clone(),
+                delta: super::input::arguments_text(&call.arguments),
+            });
             out.push(AgUiEvent::ToolCallEnd {
                 tool_call_id: call.call_id.clone(),
             });
         }
-        // Calls streamed under ids the whole message does not keep.
-        for streamed in streamed {
-            if !message
-                .tool_calls
-                .iter()
-                .any(|call| call.call_id == streamed)
-            {
+        // Calls begun under ids the whole message does not keep.
+        for begun in begun {
+            if !message.tool_calls.iter().any(|call| call.call_id == begun) {
                 out.push(AgUiEvent::ToolCallEnd {
-                    tool_call_id: streamed,
+                    tool_call_id: begun,
                 });
             }
         }
-        self.streamed_text = false;
+        self.parts.reset();
     }
 
     fn turn_message(&mut self) -> String {
@@ -575,37 +557,20 @@ impl AgUiStream {
         format!("{}-{kind}-{}", self.run_id, self.made)
     }
 
-    fn close_text(&mut self, out: &mut Vec<AgUiEvent>) {
-        if std::mem::take(&mut self.text_open) {
-            let message_id = self.turn_message();
-            out.push(AgUiEvent::TextMessageEnd { message_id });
+    /// Ends the open text or reasoning, and the calls begun (in the order
+    /// they began): the turn's parts are forgotten.
+    fn close_parts(&mut self, out: &mut Vec<AgUiEvent>) {
+        for piece in self.parts.close() {
+            self.piece(piece, out);
         }
-    }
-
-    fn close_reasoning(&mut self, out: &mut Vec<AgUiEvent>) {
-        if let Some(id) = self.reasoning.take() {
-            out.push(AgUiEvent::ReasoningMessageEnd {
-                message_id: id.clone(),
-            });
-            out.push(AgUiEvent::ReasoningEnd { message_id: id });
-        }
-    }
-
-    /// Ends the calls that streamed, in the order they began.
-    fn end_streaming_calls(&mut self, out: &mut Vec<AgUiEvent>) {
-        let mut open: Vec<(usize, String)> = std::mem::take(&mut self.streaming_calls)
-            .into_iter()
-            .collect();
-        open.sort();
-        for (_, tool_call_id) in open {
+        for tool_call_id in std::mem::take(&mut self.begun) {
             out.push(AgUiEvent::ToolCallEnd { tool_call_id });
         }
+        self.parts.reset();
     }
 
     fn close_step(&mut self, out: &mut Vec<AgUiEvent>) {
-        self.close_text(out);
-        self.close_reasoning(out);
-        self.end_streaming_calls(out);
+        self.close_parts(out);
         if let Some(step_name) = self.step.take() {
             out.push(AgUiEvent::StepFinished { step_name });
         }

@@ -6,13 +6,14 @@
 //! `tool-output-*`, `data-*`, `finish-step`, `finish`, `error`, `abort`),
 //! each sent as `data: {json}` and the stream ended by `data: [DONE]`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::input::{approval_id, tool_value, Answer, Turn, UiInputError};
+use super::parts::{Parts, Piece};
 use crate::conversation::{AssistantMessage, ContentPart, Message, ModelDelta};
 use crate::run::{Envelope, EventKind, GuardrailAction, RunOutcome, RunPhase, ToolStreamEvent};
 use crate::tool::ToolCallResult;
@@ -234,6 +235,8 @@ pub struct UiMessageStream {
     /// This stream's number in the process: a message continued by a
     /// later stream gets parts of new ids.
     stream: u64,
+    /// The streaming turn's parts.
+    parts: Parts,
     /// The open text part's id.
     text: Option<String>,
     /// The open reasoning part's id.
@@ -241,13 +244,7 @@ pub struct UiMessageStream {
     /// Whether a step was started and not finished.
     in_step: bool,
     /// Parts made so far, for their ids.
-    parts: u64,
-    /// The calls of the streaming turn, by their index: their ids and
-    /// tools.
-    streaming_calls: HashMap<usize, (String, String)>,
-    /// Whether the step's text came as deltas (the whole message then
-    /// repeats it).
-    streamed_text: bool,
+    made: u64,
     /// The final answer's text as the step showed it.
     shown: String,
     /// Nested agents' calls shown to the user, by their paths.
@@ -265,12 +262,11 @@ impl UiMessageStream {
         Self {
             message_id: message_id.into(),
             stream: STREAMS.fetch_add(1, Ordering::Relaxed),
+            parts: Parts::default(),
             text: None,
             reasoning: None,
             in_step: false,
-            parts: 0,
-            streaming_calls: HashMap::new(),
-            streamed_text: false,
+            made: 0,
             shown: String::new(),
             nested: HashSet::new(),
             nested_step: false,
@@ -304,7 +300,7 @@ impl UiMessageStream {
                 self.in_step = true;
                 // The answer is what the last turn says.
                 self.shown.clear();
-                self.streamed_text = false;
+                self.parts.reset();
             }
             EventKind::State(phase) if phase.is_final() || *phase == RunPhase::Paused => {
                 self.close_step(&mut out)
@@ -401,94 +397,75 @@ impl UiMessageStream {
     }
 
     fn delta(&mut self, delta: &ModelDelta, out: &mut Vec<UiChunk>) {
-        match delta {
-            ModelDelta::Text(text) => {
-                self.close_reasoning(out);
-                let id = match &self.text {
-                    Some(id) => id.clone(),
-                    None => {
-                        let id = self.part_id("text");
-                        out.push(UiChunk::TextStart { id: id.clone() });
-                        self.text = Some(id.clone());
-                        id
-                    }
-                };
-                self.streamed_text = true;
+        for piece in self.parts.delta(delta) {
+            self.piece(piece, out);
+        }
+    }
+
+    /// The chunks of one piece of the streaming turn.
+    fn piece(&mut self, piece: Piece<'_>, out: &mut Vec<UiChunk>) {
+        match piece {
+            Piece::TextStart => {
+                let id = self.part_id("text");
+                out.push(UiChunk::TextStart { id: id.clone() });
+                self.text = Some(id);
+            }
+            Piece::Text(text) => {
                 self.shown.push_str(text);
                 out.push(UiChunk::TextDelta {
-                    id,
-                    delta: text.clone(),
+                    id: self.text.clone().unwrap_or_default(),
+                    delta: text.to_owned(),
                 });
             }
-            ModelDelta::Reasoning(text) => {
-                self.close_text(out);
-                let id = match &self.reasoning {
-                    Some(id) => id.clone(),
-                    None => {
-                        let id = self.part_id("reasoning");
-                        out.push(UiChunk::ReasoningStart { id: id.clone() });
-                        self.reasoning = Some(id.clone());
-                        id
-                    }
-                };
-                out.push(UiChunk::ReasoningDelta {
-                    id,
-                    delta: text.clone(),
-                });
-            }
-            ModelDelta::ToolCall {
-                index,
-                id,
-                name,
-                arguments,
-            } => {
-                self.close_text(out);
-                self.close_reasoning(out);
-                if let (false, Some(id), Some(name)) =
-                    (self.streaming_calls.contains_key(index), id, name)
-                {
-                    out.push(UiChunk::ToolInputStart {
-                        tool_call_id: id.clone(),
-                        tool_name: name.clone(),
-                    });
-                    self.streaming_calls
-                        .insert(*index, (id.clone(), name.clone()));
-                }
-                if let Some((id, _)) = self.streaming_calls.get(index) {
-                    if !arguments.is_empty() {
-                        out.push(UiChunk::ToolInputDelta {
-                            tool_call_id: id.clone(),
-                            input_text_delta: arguments.clone(),
-                        });
-                    }
+            Piece::TextEnd => {
+                if let Some(id) = self.text.take() {
+                    out.push(UiChunk::TextEnd { id });
                 }
             }
-            ModelDelta::Restart => {
+            Piece::ReasoningStart => {
+                let id = self.part_id("reasoning");
+                out.push(UiChunk::ReasoningStart { id: id.clone() });
+                self.reasoning = Some(id);
+            }
+            Piece::Reasoning(text) => out.push(UiChunk::ReasoningDelta {
+                id: self.reasoning.clone().unwrap_or_default(),
+                delta: text.to_owned(),
+            }),
+            Piece::ReasoningEnd => {
+                if let Some(id) = self.reasoning.take() {
+                    out.push(UiChunk::ReasoningEnd { id });
+                }
+            }
+            Piece::CallStart { id, name } => out.push(UiChunk::ToolInputStart {
+                tool_call_id: id.to_owned(),
+                tool_name: name.to_owned(),
+            }),
+            Piece::CallArguments { index, arguments } => out.push(UiChunk::ToolInputDelta {
+                tool_call_id: self.parts.call_id(index).to_owned(),
+                input_text_delta: arguments.to_owned(),
+            }),
+            Piece::Restart => {
                 // What the failed stream showed is void; the turn comes again.
+                self.parts.reset();
                 self.text = None;
                 self.reasoning = None;
-                self.streaming_calls.clear();
-                self.streamed_text = false;
                 self.shown.clear();
                 out.push(UiChunk::ResetStep);
             }
             // A retry or a fallback: told to the page as it happens, not kept
             // in the message.
-            notice @ (ModelDelta::Retry { .. } | ModelDelta::Fallback { .. }) => {
-                out.push(UiChunk::Data(DataChunk {
-                    name: "model-notice",
-                    id: None,
-                    data: json!(notice),
-                    transient: true,
-                }))
-            }
+            Piece::Notice(notice) => out.push(UiChunk::Data(DataChunk {
+                name: "model-notice",
+                id: None,
+                data: json!(notice),
+                transient: true,
+            })),
         }
     }
 
     fn message(&mut self, message: &AssistantMessage, out: &mut Vec<UiChunk>) {
-        self.close_text(out);
-        self.close_reasoning(out);
-        if let (false, Some(text)) = (self.streamed_text, &message.text) {
+        self.close_parts(out);
+        if let (false, Some(text)) = (self.parts.streamed_text(), &message.text) {
             if !text.is_empty() {
                 let id = self.part_id("text");
                 out.push(UiChunk::TextStart { id: id.clone() });
@@ -509,12 +486,7 @@ impl UiMessageStream {
         }
         // A call streamed under an id the whole message does not keep (the
         // run renames an id the model used before): its part ends here.
-        let mut streamed: Vec<(usize, (String, String))> =
-            std::mem::take(&mut self.streaming_calls)
-                .into_iter()
-                .collect();
-        streamed.sort();
-        for (_, (id, tool)) in streamed {
+        for (id, tool) in self.parts.take_calls() {
             if !message.tool_calls.iter().any(|call| call.call_id == id) {
                 out.push(UiChunk::ToolInputError {
                     tool_call_id: id,
@@ -524,7 +496,7 @@ impl UiMessageStream {
                 });
             }
         }
-        self.streamed_text = false;
+        self.parts.reset();
     }
 
     /// A call's life: `path` names a nested agent's call by its path.
@@ -604,25 +576,19 @@ impl UiMessageStream {
     }
 
     fn part_id(&mut self, kind: &str) -> String {
-        self.parts += 1;
-        format!("{}-{}-{kind}-{}", self.message_id, self.stream, self.parts)
+        self.made += 1;
+        format!("{}-{}-{kind}-{}", self.message_id, self.stream, self.made)
     }
 
-    fn close_text(&mut self, out: &mut Vec<UiChunk>) {
-        if let Some(id) = self.text.take() {
-            out.push(UiChunk::TextEnd { id });
-        }
-    }
-
-    fn close_reasoning(&mut self, out: &mut Vec<UiChunk>) {
-        if let Some(id) = self.reasoning.take() {
-            out.push(UiChunk::ReasoningEnd { id });
+    /// Ends the open text or reasoning part.
+    fn close_parts(&mut self, out: &mut Vec<UiChunk>) {
+        for piece in self.parts.close() {
+            self.piece(piece, out);
         }
     }
 
     fn close_step(&mut self, out: &mut Vec<UiChunk>) {
-        self.close_text(out);
-        self.close_reasoning(out);
+        self.close_parts(out);
         self.nested_step = false;
         if std::mem::take(&mut self.in_step) {
             out.push(UiChunk::FinishStep);

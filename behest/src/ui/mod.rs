@@ -9,6 +9,7 @@
 pub mod ag_ui;
 pub mod ai_sdk;
 mod input;
+mod parts;
 mod serve;
 mod viewer;
 
