@@ -312,28 +312,75 @@ pub(super) struct Refusal {
     pub error: String,
 }
 
+impl Refusal {
+    /// A request that asks what cannot be done: `400`.
+    fn bad(error: UiInputError) -> Self {
+        Self {
+            status: StatusCode::BAD_REQUEST,
+            error: error.to_string(),
+        }
+    }
+}
+
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
         failure(self.status, self.error)
     }
 }
 
-async fn ai_sdk(State(ui): State<ChatUi>, headers: HeaderMap, body: Bytes) -> Response {
-    if let Err(refused) = json_only(&headers) {
-        return refused.into_response();
+/// A front end's request, in whichever protocol.
+trait UiRequest: serde::de::DeserializeOwned {
+    /// The request's name, for the error that it is not one.
+    const NAME: &'static str;
+    /// The chat (AI SDK) or thread (AG-UI) it belongs to.
+    fn chat(&self) -> &str;
+    /// What it asks of the run.
+    fn turn(&self) -> Result<Turn, UiInputError>;
+}
+
+impl UiRequest for ChatRequest {
+    const NAME: &'static str = "the AI SDK's chat request";
+    fn chat(&self) -> &str {
+        &self.id
     }
-    let request: ChatRequest = match serde_json::from_slice(&body) {
-        Ok(request) => request,
-        Err(error) => {
-            return refuse(UiInputError::Body {
-                protocol: "the AI SDK's chat request",
-                error,
-            })
-        }
-    };
-    let turn = match request.turn() {
-        Ok(turn) => turn,
-        Err(error) => return refuse(error),
+    fn turn(&self) -> Result<Turn, UiInputError> {
+        ChatRequest::turn(self)
+    }
+}
+
+impl UiRequest for RunAgentInput {
+    const NAME: &'static str = "AG-UI's RunAgentInput";
+    fn chat(&self) -> &str {
+        &self.thread_id
+    }
+    fn turn(&self) -> Result<Turn, UiInputError> {
+        RunAgentInput::turn(self)
+    }
+}
+
+/// Reads a request: JSON only, of the protocol's shape, asking something
+/// of a chat this caller may use; its turn and its session.
+fn read<R: UiRequest>(
+    ui: &ChatUi,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<(R, Turn, String), Refusal> {
+    json_only(headers)?;
+    let request: R = serde_json::from_slice(body).map_err(|error| {
+        Refusal::bad(UiInputError::Body {
+            protocol: R::NAME,
+            error,
+        })
+    })?;
+    let turn = request.turn().map_err(Refusal::bad)?;
+    let session = ui.session(headers, request.chat())?;
+    Ok((request, turn, session))
+}
+
+async fn ai_sdk(State(ui): State<ChatUi>, headers: HeaderMap, body: Bytes) -> Response {
+    let (request, turn, session) = match read::<ChatRequest>(&ui, &headers, &body) {
+        Ok(read) => read,
+        Err(refused) => return refused.into_response(),
     };
     // An answer goes on with the message that asked; a new message gets
     // a new answer.
@@ -344,10 +391,6 @@ async fn ai_sdk(State(ui): State<ChatUi>, headers: HeaderMap, body: Bytes) -> Re
             .or_else(|| request.messages.last().map(|message| message.id.clone()))
             .unwrap_or_else(|| new_id("msg")),
         Turn::Say(_) => new_id("msg"),
-    };
-    let session = match ui.session(&headers, &request.id) {
-        Ok(session) => session,
-        Err(refused) => return refused.into_response(),
     };
     let mut stream = UiMessageStream::new(message_id);
     if let Turn::Answer(answers) = &turn {
@@ -376,24 +419,8 @@ async fn ai_sdk(State(ui): State<ChatUi>, headers: HeaderMap, body: Bytes) -> Re
 }
 
 async fn ag_ui(State(ui): State<ChatUi>, headers: HeaderMap, body: Bytes) -> Response {
-    if let Err(refused) = json_only(&headers) {
-        return refused.into_response();
-    }
-    let input: RunAgentInput = match serde_json::from_slice(&body) {
-        Ok(input) => input,
-        Err(error) => {
-            return refuse(UiInputError::Body {
-                protocol: "AG-UI's RunAgentInput",
-                error,
-            })
-        }
-    };
-    let turn = match input.turn() {
-        Ok(turn) => turn,
-        Err(error) => return refuse(error),
-    };
-    let session = match ui.session(&headers, &input.thread_id) {
-        Ok(session) => session,
+    let (input, turn, session) = match read::<RunAgentInput>(&ui, &headers, &body) {
+        Ok(read) => read,
         Err(refused) => return refused.into_response(),
     };
     let mut stream = AgUiStream::new(&input.thread_id, &input.run_id);
@@ -466,11 +493,6 @@ fn sse(frames: impl Stream<Item = Bytes> + Send + 'static) -> Response {
         body,
     )
         .into_response()
-}
-
-/// A request refused before any run: 400 with the reason as JSON.
-fn refuse(error: UiInputError) -> Response {
-    failure(StatusCode::BAD_REQUEST, error.to_string())
 }
 
 /// A request refused: `status`, and `{"error": why}`.
