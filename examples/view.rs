@@ -4,10 +4,11 @@
 //! `cargo run --example view --features ui -- runs/` serves the logs of
 //! `runs/` (files a `RunLog` writes, `*.jsonl`, and `Recorder`
 //! recordings, `*.json`) at <http://127.0.0.1:4000>. Without a folder it
-//! writes two demo runs into a fresh one and serves that: a run with a
+//! writes three demo runs into a fresh one and serves that: a run with a
 //! nested agent, a call refused for its arguments, a model that falls
-//! back to a spare and a transfer a guardrail stops; and a run that is
-//! still going, which the page follows as it grows. `PORT` sets the port.
+//! back to a spare and a transfer a guardrail stops; a handoff to the agent
+//! `billing`, whose refund a person approves; and a run that is still
+//! going, which the page follows as it grows. `PORT` sets the port.
 //!
 //! It is an example rather than a binary of its own: the viewer is
 //! [`behest::ui::RunViewer`], a router to mount in any service (an admin
@@ -76,7 +77,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Writes the demo runs into `dir`: one ended, one still going.
+/// Writes the demo runs into `dir`: two ended, one still going.
 async fn demo(dir: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(dir)?;
     let log = RunLog::create(dir.join("support.jsonl"))?;
@@ -84,6 +85,23 @@ async fn demo(dir: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
         "Refund order 42, then move 5000 EUR to my savings.",
     )]);
     run.on(log.handler());
+    let id = run.run_id();
+    let outcome = run.await;
+    log.outcome(&id, &outcome)?;
+
+    // A handoff, and a refund a person approves while the run waits.
+    let log = RunLog::create(dir.join("refund.jsonl"))?;
+    let run = triage().invoke([Message::user("I want my money back for order 42.")]);
+    run.on(log.handler());
+    run.on(|envelope, control| {
+        if let behest::run::EventKind::Tool(behest::run::ToolStreamEvent::ApprovalRequested {
+            call,
+        }) = &envelope.kind
+        {
+            // Where a page would show Approve, the demo approves.
+            let _ = control.approve(&call.call_id);
+        }
+    });
     let id = run.run_id();
     let outcome = run.await;
     log.outcome(&id, &outcome)?;
@@ -108,6 +126,34 @@ async fn demo(dir: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
         let _ = live.outcome(&id, &outcome);
     });
     Ok(())
+}
+
+/// Refund an order.
+#[tool]
+fn refund(order: u32) -> String {
+    format!("order {order} refunded")
+}
+
+/// The agent `triage`, which hands a refund to `billing`, whose refunds a
+/// person approves.
+fn triage() -> Agent {
+    let billing = Agent::new(
+        ScriptedModel::new([
+            ScriptedTurn::tool_calls([ToolCall::new("r1", "refund", json!({ "order": 42 }))]),
+            ScriptedTurn::text("Order 42 is refunded."),
+        ]),
+        ToolRuntime::new(ToolRegistry::new().with(Refund).expect("one tool")),
+    )
+    .name("billing")
+    .require_approval("refund");
+    let model = ScriptedModel::new([ScriptedTurn::tool_calls([ToolCall::new(
+        "h1",
+        "transfer_to_billing",
+        json!({}),
+    )])]);
+    Agent::new(model, ToolRuntime::new(ToolRegistry::new()))
+        .name("triage")
+        .handoff("billing", "Refunds and payments.", billing)
 }
 
 fn tokens(input: u64, output: u64) -> behest::conversation::Usage {

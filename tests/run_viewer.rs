@@ -109,6 +109,7 @@ async fn the_viewer_shows_runs_and_says_what_it_cannot_read() {
             "binary.jsonl",
             "foreign.json",
             "live.jsonl",
+            "refund.jsonl",
             "steps_10000.jsonl",
             "support.jsonl",
             "truncated.jsonl"
@@ -172,6 +173,22 @@ async fn the_viewer_shows_runs_and_says_what_it_cannot_read() {
     assert!(summary.contains("2700 in / 120 out tokens"), "{summary}");
     assert!(summary.contains('$'), "the turns are priced: {summary}");
     assert!(support["bars"].as_u64().unwrap() >= 4);
+
+    // The handoff in the tree, the approval given on the call.
+    let refund = &files["refund"];
+    assert!(
+        refund["tree"]
+            .as_str()
+            .unwrap()
+            .contains("handed to billing"),
+        "{refund:#}"
+    );
+    assert_eq!(refund["approvals"], json!(["approved"]), "{refund:#}");
+    assert!(refund["notices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|notice| notice["kind"] == "handoff"));
 
     // Cut short: said, and the rest shown.
     let truncated = &files["truncated"];

@@ -64,6 +64,11 @@ try {
   out.files.support = await shown();
   await page.screenshot({ path: `${shots}/viewer_support.png`, fullPage: true });
 
+  await openFile('refund.jsonl', () => document.querySelector('.run .status')?.dataset.status === 'completed');
+  out.files.refund = await shown();
+  out.files.refund.approvals = await page.$$eval('.approval', (nodes) => nodes.map((node) => node.dataset.approval));
+  out.files.refund.tree = await page.$eval('.tree', (node) => node.innerText);
+
   await openFile('truncated.jsonl', () => document.querySelector('.problems'));
   out.files.truncated = await shown();
 

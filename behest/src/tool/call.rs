@@ -49,12 +49,18 @@ pub struct ToolCallResult {
 impl Serialize for ToolCallResult {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut result = serializer.serialize_struct("ToolCallResult", 3)?;
+        let fields = if self.outcome.is_ok() { 3 } else { 4 };
+        let mut result = serializer.serialize_struct("ToolCallResult", fields)?;
         result.serialize_field("call_id", &self.call_id)?;
         result.serialize_field("tool_name", &self.tool_name)?;
         match &self.outcome {
             Ok(output) => result.serialize_field("output", output)?,
-            Err(error) => result.serialize_field("error", &error.to_string())?,
+            Err(error) => {
+                result.serialize_field("error", &error.to_string())?;
+                // What kind of failure, for a reader that tells them apart
+                // (a validation error, a denied approval, a timeout).
+                result.serialize_field("error_kind", error.kind())?;
+            }
         }
         result.end()
     }
