@@ -1337,3 +1337,40 @@ async fn one_call(
     };
     (result.clone(), outcome.transcript()[..3].to_vec())
 }
+
+/// A server of the OpenAI API that cannot stream a turn with tools answers
+/// 200 and closes the stream at once (llama.cpp's server in some
+/// versions): the run's error says what the server did and the setting
+/// that avoids it, and the request is not asked again for the same.
+#[tokio::test]
+async fn a_server_that_cannot_stream_tool_calls_is_named_with_the_setting_that_avoids_it() {
+    let server = Server::start([
+        Reply::sse(""),
+        Reply::json(&json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "model": "qwen2.5-0.5b",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "Sunny in Paris."}}],
+        })),
+    ])
+    .await;
+    let streaming = Chat::new("qwen2.5-0.5b").base_url(server.url());
+    let outcome = Agent::new(streaming, weather_runtime())
+        .invoke([Message::user("Weather in Paris?")])
+        .await;
+    let error = match &outcome {
+        behest::RunOutcome::Failed { error, .. } => error.to_string(),
+        other => panic!("the run did not fail: {other:?}"),
+    };
+    assert!(error.contains("without a single event"), "{error}");
+    assert!(error.contains("cannot stream a turn with tools"), "{error}");
+    assert!(error.contains(".stream(false)"), "{error}");
+    assert_eq!(server.received().len(), 1, "not asked again");
+    // With the setting the error names, the same server answers.
+    let whole = Chat::new("qwen2.5-0.5b")
+        .base_url(server.url())
+        .stream(false);
+    let outcome = Agent::new(whole, weather_runtime())
+        .invoke([Message::user("Weather in Paris?")])
+        .await;
+    assert_eq!(outcome.text(), Some("Sunny in Paris."), "{outcome:?}");
+}

@@ -80,6 +80,24 @@ fn conversations_round_trip() {
     assert_eq!(back, original);
 }
 
+/// A turn of calls without text goes out with `"content": ""`, which
+/// OpenAI and the servers of its API people run themselves (vLLM,
+/// llama.cpp's, LM Studio's, which refuse `null`) all take; and reads back
+/// as a turn without text.
+#[test]
+fn a_chat_turn_of_calls_sends_empty_content_not_null() {
+    let turn = Message::Assistant(AssistantMessage::tool_calls([ToolCall::new(
+        "c1",
+        "get_weather",
+        r#"{"city":"Paris"}"#,
+    )]));
+    let sent = openai::chat::messages(&[Message::user("Weather?"), turn.clone()]);
+    assert_eq!(sent[1]["content"], json!(""));
+    assert_eq!(sent[1]["tool_calls"][0]["function"]["name"], "get_weather");
+    let back = openai::chat::from_messages(&sent).unwrap();
+    assert_eq!(back[1], turn);
+}
+
 #[test]
 fn bad_payloads_are_errors_not_panics() {
     assert!(openai::chat::parse_response(&json!({})).is_err());

@@ -115,9 +115,11 @@ async fn stream_once<S: StreamAssembler>(
         .map_err(Failed::before_stream)?;
     let mut stream = S::default();
     let mut ended = false;
+    let mut events = 0usize;
     // Each event's pieces, in one buffer for the whole stream.
     let mut pieces = Vec::new();
     http::read_events(config, response, |_, data| {
+        events += 1;
         // One parse per event: straight into the format's types where it
         // reads the event's shape, else into a `Value`.
         pieces.clear();
@@ -141,6 +143,9 @@ async fn stream_once<S: StreamAssembler>(
     })
     .await
     .map_err(Failed::in_stream)?;
+    if !ended && events == 0 {
+        return Err(Failed::in_stream(empty_stream(body)));
+    }
     if !ended {
         return Err(Failed::in_stream(
             ModelError::new(format!("the model's stream ended before {}", S::END_MARKER))
@@ -148,6 +153,28 @@ async fn stream_once<S: StreamAssembler>(
         ));
     }
     Ok(stream.finish())
+}
+
+/// A stream that ended without a single event: what servers of the
+/// OpenAI API that cannot stream a turn with tools do (they answer 200 and
+/// close). Asking again would do the same; the setting that avoids it is
+/// named.
+fn empty_stream(body: &Value) -> ModelError {
+    let tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|tools| !tools.is_empty());
+    let why = if tools {
+        "a server that cannot stream a turn with tools does this (some versions of llama.cpp's \
+         server, Ollama and LM Studio)"
+    } else {
+        "the server may not stream at all"
+    };
+    ModelError::new(format!(
+        "the server answered the streamed request and ended its stream without a single event: \
+         {why}; turn streaming off for this client (`.stream(false)`) to read the answer whole"
+    ))
+    .with_kind("empty_stream")
 }
 
 /// An error the provider reported inside a stream.

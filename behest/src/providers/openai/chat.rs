@@ -335,13 +335,11 @@ fn chat_message(message: &Message) -> Value {
             json!({"role": "user", "content": parts.iter().map(part).collect::<Vec<_>>()})
         }
         Message::Assistant(assistant) => {
-            // `null` content is taken only beside tool calls: an empty turn
-            // (a model that said nothing) goes back as `""`.
-            let content = match (&assistant.text, assistant.tool_calls.is_empty()) {
-                (Some(text), _) => json!(text),
-                (None, true) => json!(""),
-                (None, false) => Value::Null,
-            };
+            // A turn without text goes back as `""`, beside tool calls too:
+            // OpenAI takes `null` there, but servers of the same API (vLLM,
+            // llama.cpp's, LM Studio's) take only a string, and `""` is
+            // taken by all.
+            let content = json!(assistant.text.as_deref().unwrap_or_default());
             let mut value = json!({"role": "assistant", "content": content});
             assistant.add_turn_fields(&mut value, WireFormat::OpenAiChat);
             if !assistant.tool_calls.is_empty() {
