@@ -1374,3 +1374,43 @@ async fn a_server_that_cannot_stream_tool_calls_is_named_with_the_setting_that_a
         .await;
     assert_eq!(outcome.text(), Some("Sunny in Paris."), "{outcome:?}");
 }
+
+/// OpenAI's prompt cache: the key and the retention go on every request of
+/// both APIs, and the cached tokens the answer reports are read apart.
+#[tokio::test]
+async fn openai_prompt_caching_is_asked_and_its_tokens_read() {
+    use behest::models::openai::CacheRetention;
+
+    let usage = json!({"prompt_tokens": 2048, "completion_tokens": 5,
+        "prompt_tokens_details": {"cached_tokens": 1920}});
+    let server = Server::start([
+        Reply::json(&json!({"choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "Hi."}}], "usage": usage})),
+        Reply::json(&json!({"id": "resp_1", "object": "response", "status": "completed",
+            "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": "Hi.", "annotations": []}]}],
+            "usage": {"input_tokens": 2048, "output_tokens": 5,
+                "input_tokens_details": {"cached_tokens": 1920}}})),
+    ])
+    .await;
+    let hi = [Message::user("Hi")];
+    let chat = Chat::new("gpt-4.1-mini")
+        .base_url(server.url())
+        .stream(false)
+        .prompt_cache_key("conversation-7")
+        .prompt_cache_retention(CacheRetention::Day);
+    let turn = chat.respond(&hi, &[]).await.unwrap();
+    assert_eq!(turn.usage.unwrap().cached_tokens, 1920);
+    let responses = Responses::new("gpt-5-mini")
+        .base_url(server.url())
+        .stream(false)
+        .prompt_cache_key("conversation-7")
+        .prompt_cache_retention(CacheRetention::InMemory);
+    let turn = responses.respond(&hi, &[]).await.unwrap();
+    assert_eq!(turn.usage.unwrap().cached_tokens, 1920);
+    let received = server.received();
+    assert_eq!(received[0].body["prompt_cache_key"], "conversation-7");
+    assert_eq!(received[0].body["prompt_cache_retention"], "24h");
+    assert_eq!(received[1].body["prompt_cache_key"], "conversation-7");
+    assert_eq!(received[1].body["prompt_cache_retention"], "in_memory");
+}

@@ -224,6 +224,44 @@ fn reasons(model: &str) -> bool {
     o_series || gpt5 || model.starts_with("codex-")
 }
 
+/// How long OpenAI keeps a prompt's cached prefix
+/// ([`prompt_cache_retention`](Client::prompt_cache_retention)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CacheRetention {
+    /// In memory, for minutes of inactivity (up to an hour): OpenAI's
+    /// default.
+    InMemory,
+    /// Up to 24 hours, on the models that offer it.
+    Day,
+}
+
+/// The two OpenAI wire formats, for the options they share.
+pub trait OpenAiApi: Format {}
+impl OpenAiApi for ChatApi {}
+impl OpenAiApi for ResponsesApi {}
+
+impl<F: OpenAiApi> Client<F> {
+    /// Names the prompts that share a prefix (`prompt_cache_key`), so that
+    /// OpenAI routes them to the same cache: a conversation's id, a
+    /// tenant's. Cached input tokens come back in the turn's usage
+    /// (`Usage::cached_tokens`) and are priced apart.
+    #[must_use]
+    pub fn prompt_cache_key(self, key: impl Into<String>) -> Self {
+        self.body_field("prompt_cache_key", json!(key.into()))
+    }
+
+    /// How long the cached prefix is kept (`prompt_cache_retention`).
+    #[must_use]
+    pub fn prompt_cache_retention(self, retention: CacheRetention) -> Self {
+        let value = match retention {
+            CacheRetention::InMemory => "in_memory",
+            CacheRetention::Day => "24h",
+        };
+        self.body_field("prompt_cache_retention", json!(value))
+    }
+}
+
 impl Client<ResponsesApi> {
     /// Whether requests ask for reasoning items with their
     /// `encrypted_content` (`include: ["reasoning.encrypted_content"]`), so
