@@ -8,7 +8,9 @@
 //!   OPENAI_MODEL=llama3.2`, no key);
 //! - `ANTHROPIC_API_KEY` (and `ANTHROPIC_MODEL`, `ANTHROPIC_BASE_URL` for a
 //!   proxy): Anthropic Messages;
-//! - `GEMINI_API_KEY` or `GOOGLE_API_KEY` (and `GEMINI_MODEL`): Gemini.
+//! - `GEMINI_API_KEY` or `GOOGLE_API_KEY` (and `GEMINI_MODEL`): Gemini;
+//! - `AZURE_OPENAI_ENDPOINT` with `AZURE_OPENAI_API_KEY` and
+//!   `AZURE_OPENAI_DEPLOYMENT`: a deployment on Azure OpenAI (v1 API).
 //!
 //! These are the official SDKs' variables: the environment's key goes to
 //! the provider's API or to the base URL the environment names, nowhere
@@ -49,6 +51,14 @@ fn env(name: &str) -> Option<String> {
 
 /// The model the environment names, and what it is.
 fn model_from_env() -> Option<(Arc<dyn Model>, String)> {
+    if let (Some(endpoint), Some(deployment)) =
+        (env("AZURE_OPENAI_ENDPOINT"), env("AZURE_OPENAI_DEPLOYMENT"))
+    {
+        return Some((
+            Arc::new(behest::models::azure::AzureChat::new(deployment.clone())),
+            format!("Azure OpenAI {deployment} at {endpoint}"),
+        ));
+    }
     if env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some() {
         let model = env("OPENAI_MODEL").unwrap_or_else(|| "gpt-4.1-mini".into());
         let at = env("OPENAI_BASE_URL").unwrap_or_else(|| "OpenAI".into());

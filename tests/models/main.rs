@@ -7,6 +7,7 @@ mod models_support;
 #[path = "../support/tracing.rs"]
 mod tracing_support;
 
+mod azure;
 mod clients;
 mod services;
 mod streams;

@@ -182,7 +182,8 @@ impl<F: Format> Client<F> {
         for (name, value) in F::HEADERS {
             headers.insert(*name, HeaderValue::from_static(value));
         }
-        if let Some(key) = self.config.key() {
+        // A token source's bearer token goes in place of any key.
+        if let Some(key) = self.config.key().filter(|_| self.config.tokens.is_none()) {
             match F::KEY_HEADER {
                 KeyHeader::Bearer => headers.insert(
                     AUTHORIZATION,
@@ -196,16 +197,30 @@ impl<F: Format> Client<F> {
 
     async fn turn(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
         let body = self.request_body(&request)?;
+        if self.config.base_url.trim().is_empty() {
+            return Err(ModelError::new(format!(
+                "the client has no base URL: set {} or give one with `.base_url(..)`",
+                F::BASE_URL_VARIABLES.join(" or ")
+            )));
+        }
         let url = self.config.url(&F::path(&self.config));
-        exchange::<F::Stream>(
-            &self.config,
-            &url,
-            self.headers()?,
-            &body,
-            F::parse,
-            request.deltas,
-        )
-        .await
+        let mut headers = self.headers()?;
+        if let Some(tokens) = &self.config.tokens {
+            let bearer = tokens.bearer().await?;
+            headers.insert(
+                AUTHORIZATION,
+                http::secret_header(&format!("Bearer {bearer}"))?,
+            );
+        }
+        exchange::<F::Stream>(&self.config, &url, headers, &body, F::parse, request.deltas).await
+    }
+
+    /// Sends a bearer token from `source` (Microsoft Entra ID, Google's
+    /// OAuth) in place of a key, asked again before it expires.
+    #[must_use]
+    pub fn token_source(mut self, source: impl crate::models::TokenSource) -> Self {
+        self.config.tokens = Some(crate::models::tokens::Tokens::new(source));
+        self
     }
 
     /// Uses this API key instead of the environment's.

@@ -1,5 +1,6 @@
 //! What every model client is configured with.
 
+use super::tokens::Tokens;
 use std::fmt;
 use std::time::Duration;
 
@@ -165,6 +166,11 @@ pub struct Config {
     pub encrypted_reasoning: Option<bool>,
     /// Whether Anthropic requests mark what may be cached (`cache_control`).
     pub prompt_caching: bool,
+    /// Azure OpenAI's `api-version`, where a client names one.
+    pub api_version: Option<String>,
+    /// Where bearer tokens come from (Microsoft Entra ID, Google's OAuth),
+    /// sent in place of a key.
+    pub tokens: Option<Tokens>,
 }
 
 impl Config {
@@ -198,6 +204,8 @@ impl Config {
             structured_output: None,
             encrypted_reasoning: None,
             prompt_caching: false,
+            api_version: None,
+            tokens: None,
         }
     }
 

@@ -317,12 +317,12 @@ async fn failure(config: &Config, response: Response) -> (ModelError, Option<Dur
         .and_then(Value::as_str)
         .map(str::to_owned)
         .unwrap_or_else(|| body.chars().take(500).collect());
+    // The first of these that is text: Azure sends `"type": null` beside
+    // its `code`.
     let kind = detail.and_then(|error| {
-        error
-            .get("type")
-            .or_else(|| error.get("status"))
-            .or_else(|| error.get("code"))
-            .and_then(Value::as_str)
+        ["type", "status", "code"]
+            .iter()
+            .find_map(|name| error.get(*name).and_then(Value::as_str))
             .map(str::to_owned)
     });
     // A key held back from another server is the likely cause: say so.

@@ -27,10 +27,13 @@ mod http;
 #[cfg(feature = "otel")]
 mod metrics;
 mod sse;
+pub(crate) mod tokens;
 mod tools;
 
 #[cfg(feature = "anthropic")]
 pub mod anthropic;
+#[cfg(feature = "azure")]
+pub mod azure;
 #[cfg(feature = "gemini")]
 pub mod gemini;
 #[cfg(feature = "openai")]
@@ -41,6 +44,7 @@ pub(crate) use config::Config;
 pub use config::{ApiKey, RetryPolicy, ToolChoice};
 #[doc(hidden)]
 pub use http::{sse_data, sse_events};
+pub use tokens::{AccessToken, TokenSource};
 
 /// Runs one model request in a span as the OpenTelemetry GenAI semantic
 /// conventions name it: `chat {model}` (the field `otel.name`, which

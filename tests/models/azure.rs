@@ -1,0 +1,189 @@
+//! Azure OpenAI against a local server that answers as Azure does: the v1
+//! API and a deployment's own path by `api-version`, the `api-key` header,
+//! Microsoft Entra ID tokens asked again before they expire, and Azure's
+//! error bodies.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use behest::models::azure::AzureChat;
+use behest::models::{AccessToken, TokenSource};
+use behest::{Agent, Message, Model, ModelError, ModelSettings, ToolRegistry, ToolRuntime};
+use serde_json::{json, Value};
+
+use crate::models_support::{Reply, Server};
+
+/// The server as an Azure resource's endpoint (its origin).
+fn endpoint(server: &Server) -> String {
+    server.url().trim_end_matches("/v1").to_owned()
+}
+
+/// A chat completion as Azure answers it: OpenAI's shape with Azure's
+/// content-filter results beside it.
+fn azure_answer(text: &str) -> Value {
+    json!({
+        "id": "chatcmpl-AZ1", "object": "chat.completion", "created": 1_765_000_000,
+        "model": "gpt-4.1-2025-04-14",
+        "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": {
+            "hate": {"filtered": false, "severity": "safe"},
+            "self_harm": {"filtered": false, "severity": "safe"}}}],
+        "choices": [{"index": 0, "finish_reason": "stop", "logprobs": null,
+            "content_filter_results": {"hate": {"filtered": false, "severity": "safe"}},
+            "message": {"role": "assistant", "content": text, "refusal": null, "annotations": []}}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15,
+            "prompt_tokens_details": {"cached_tokens": 0}},
+        "system_fingerprint": "fp_azure"
+    })
+}
+
+#[tokio::test]
+async fn a_deployment_is_asked_on_the_v1_api_or_by_its_api_version_with_its_key() {
+    let server = Server::start([
+        Reply::json(&azure_answer("Hello from v1.")),
+        Reply::json(&azure_answer("Hello by api-version.")),
+    ])
+    .await;
+    let hi = [Message::user("Hi")];
+    let settings = ModelSettings::new().max_tokens(64);
+    let v1 = AzureChat::new("gpt41-prod")
+        .base_url(endpoint(&server))
+        .api_key("azure-key")
+        .settings(settings.clone())
+        .stream(false);
+    let turn = v1.respond(&hi, &[]).await.unwrap();
+    assert_eq!(turn.text.as_deref(), Some("Hello from v1."));
+    assert_eq!(turn.usage.unwrap().input_tokens, 12);
+    let dated = AzureChat::new("gpt41-prod")
+        .base_url(endpoint(&server))
+        .api_key("azure-key")
+        .api_version("2024-10-21")
+        .stream(false);
+    let turn = dated.respond(&hi, &[]).await.unwrap();
+    assert_eq!(turn.text.as_deref(), Some("Hello by api-version."));
+
+    let received = server.received();
+    assert_eq!(received[0].path, "/openai/v1/chat/completions");
+    assert_eq!(
+        received[1].path,
+        "/openai/deployments/gpt41-prod/chat/completions?api-version=2024-10-21"
+    );
+    for request in &received {
+        assert_eq!(request.headers["api-key"], "azure-key");
+        assert!(request.headers.get("authorization").is_none());
+        assert_eq!(request.body["model"], "gpt41-prod");
+    }
+    // Azure's name for the limit, whatever the deployment is called.
+    assert_eq!(received[0].body["max_completion_tokens"], 64);
+    assert!(received[0].body.get("max_tokens").is_none());
+}
+
+/// Entra ID tokens from a source that counts how often it is asked.
+struct Entra {
+    asked: Arc<AtomicUsize>,
+    lasts: Duration,
+}
+
+impl TokenSource for Entra {
+    fn token(&self) -> futures::future::BoxFuture<'_, Result<AccessToken, ModelError>> {
+        Box::pin(async move {
+            let n = self.asked.fetch_add(1, Ordering::SeqCst) + 1;
+            Ok(AccessToken {
+                token: format!("entra-{n}"),
+                expires_at: SystemTime::now() + self.lasts,
+            })
+        })
+    }
+}
+
+#[tokio::test]
+async fn entra_tokens_go_in_place_of_the_key_and_are_asked_again_before_they_expire() {
+    let server = Server::start((0..4).map(|_| Reply::json(&azure_answer("ok")))).await;
+    let hi = [Message::user("Hi")];
+    let asked = Arc::new(AtomicUsize::new(0));
+    let client = |lasts| {
+        AzureChat::new("gpt41-prod")
+            .base_url(endpoint(&server))
+            .api_key("not-sent")
+            .token_source(Entra {
+                asked: asked.clone(),
+                lasts,
+            })
+            .stream(false)
+    };
+    // An hour left: one token serves both requests.
+    let hour = client(Duration::from_secs(3600));
+    hour.respond(&hi, &[]).await.unwrap();
+    hour.respond(&hi, &[]).await.unwrap();
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    // Two minutes left: too near its end, asked again each time.
+    let short = client(Duration::from_secs(120));
+    short.respond(&hi, &[]).await.unwrap();
+    short.respond(&hi, &[]).await.unwrap();
+    assert_eq!(asked.load(Ordering::SeqCst), 3);
+    let received = server.received();
+    let bearers: Vec<&str> = received
+        .iter()
+        .map(|request| request.headers["authorization"].to_str().unwrap())
+        .collect();
+    assert_eq!(
+        bearers,
+        [
+            "Bearer entra-1",
+            "Bearer entra-1",
+            "Bearer entra-2",
+            "Bearer entra-3"
+        ]
+    );
+    assert!(received
+        .iter()
+        .all(|request| request.headers.get("api-key").is_none()));
+}
+
+#[tokio::test]
+async fn azure_errors_become_model_errors_of_their_kind() {
+    let server = Server::start([
+        Reply::error(404, &json!({"error": {"code": "DeploymentNotFound",
+            "message": "The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again."}})),
+        Reply::error(400, &json!({"error": {
+            "message": "The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry.",
+            "type": null, "param": "prompt", "code": "content_filter", "status": 400,
+            "innererror": {"code": "ResponsibleAIPolicyViolation",
+                "content_filter_result": {"violence": {"filtered": true, "severity": "medium"}}}}})),
+    ])
+    .await;
+    let client = AzureChat::new("gone")
+        .base_url(endpoint(&server))
+        .api_key("k")
+        .stream(false)
+        .retry(behest::models::RetryPolicy::none());
+    let hi = [Message::user("Hi")];
+    let missing = client.respond(&hi, &[]).await.unwrap_err();
+    assert_eq!(missing.status, Some(404));
+    assert_eq!(missing.kind.as_deref(), Some("DeploymentNotFound"));
+    assert!(missing.message.contains("does not exist"), "{missing}");
+    let filtered = client.respond(&hi, &[]).await.unwrap_err();
+    assert_eq!(
+        filtered.kind.as_deref(),
+        Some("content_filter"),
+        "{filtered}"
+    );
+    assert!(!filtered.retryable);
+}
+
+#[tokio::test]
+async fn a_client_without_an_endpoint_says_where_to_give_one() {
+    if std::env::var_os("AZURE_OPENAI_ENDPOINT").is_some() {
+        return eprintln!("skipped: AZURE_OPENAI_ENDPOINT is set here");
+    }
+    let agent = Agent::new(
+        AzureChat::new("gpt41-prod").api_key("k"),
+        ToolRuntime::new(ToolRegistry::new()),
+    );
+    let outcome = agent.invoke([Message::user("Hi")]).await;
+    let error = match outcome {
+        behest::RunOutcome::Failed { error, .. } => error.to_string(),
+        other => panic!("{other:?}"),
+    };
+    assert!(error.contains("AZURE_OPENAI_ENDPOINT"), "{error}");
+}
