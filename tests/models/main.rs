@@ -9,5 +9,6 @@ mod tracing_support;
 
 mod azure;
 mod clients;
+mod compat_servers;
 mod services;
 mod streams;

@@ -1414,3 +1414,107 @@ async fn openai_prompt_caching_is_asked_and_its_tokens_read() {
     assert_eq!(received[1].body["prompt_cache_key"], "conversation-7");
     assert_eq!(received[1].body["prompt_cache_retention"], "in_memory");
 }
+
+/// Gemini's explicit cache: created from a conversation's first messages
+/// and the tools, used by requests that begin with them (which then leave
+/// them out), its time changed, and deleted; a prompt too small for a
+/// cache is Gemini's error of its kind.
+#[tokio::test]
+async fn a_gemini_cache_is_made_used_kept_longer_and_deleted() {
+    let answer = json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Chapter 2."}]},
+            "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": 4300, "cachedContentTokenCount": 4213,
+            "candidatesTokenCount": 5, "totalTokenCount": 4305}});
+    let server = Server::start([
+        Reply::json(&json!({"name": "cachedContents/abc123", "model": "models/gemini-2.5-flash",
+            "createTime": "2026-12-06T15:00:00Z", "updateTime": "2026-12-06T15:00:00Z",
+            "expireTime": "2026-12-06T15:10:00Z", "usageMetadata": {"totalTokenCount": 4213}})),
+        Reply::json(&answer),
+        Reply::json(&answer),
+        Reply::json(&json!({"name": "cachedContents/abc123", "expireTime": "2026-12-06T15:30:00Z"})),
+        Reply::json(&json!({})),
+        Reply::error(400, &json!({"error": {"code": 400,
+            "message": "Cached content is too small. total_token_count=12, min_total_token_count=1024",
+            "status": "INVALID_ARGUMENT"}})),
+    ])
+    .await;
+    let gemini = Gemini::new("gemini-2.5-flash")
+        .api_key("g-key")
+        .base_url(server.url())
+        .stream(false);
+    let prefix = [
+        Message::system("Answer from the manual."),
+        Message::user("THE MANUAL: …"),
+    ];
+    let tools = [GetWeather.spec()];
+    let cache = gemini
+        .create_cache(&prefix, &tools, Duration::from_secs(600))
+        .await
+        .unwrap();
+    assert_eq!(cache.name, "cachedContents/abc123");
+    assert_eq!(cache.tokens, Some(4213));
+
+    let cached = gemini.clone().cached_content(&cache);
+    let mut asked = prefix.to_vec();
+    asked.push(Message::user("Which chapter is on the weather?"));
+    let turn = cached.respond(&asked, &tools).await.unwrap();
+    assert_eq!(turn.usage.unwrap().cached_tokens, 4213);
+    // A conversation that does not begin with what the cache holds goes
+    // whole, without it.
+    cached
+        .respond(&[Message::user("Something else")], &tools)
+        .await
+        .unwrap();
+    let longer = gemini
+        .update_cache_ttl(&cache, Duration::from_secs(1800))
+        .await
+        .unwrap();
+    assert_eq!(longer.expire_time.as_deref(), Some("2026-12-06T15:30:00Z"));
+    gemini.delete_cache(&cache).await.unwrap();
+    let small = gemini
+        .create_cache(&[Message::user("tiny")], &[], Duration::from_secs(60))
+        .await
+        .unwrap_err();
+    assert_eq!(small.kind.as_deref(), Some("INVALID_ARGUMENT"));
+    assert!(small.message.contains("too small"), "{small}");
+
+    let received = server.received();
+    let made = &received[0];
+    assert_eq!(
+        (made.method.as_str(), made.path.as_str()),
+        ("POST", "/v1/cachedContents")
+    );
+    assert_eq!(made.headers["x-goog-api-key"], "g-key");
+    assert_eq!(made.body["model"], "models/gemini-2.5-flash");
+    assert_eq!(made.body["ttl"], "600s");
+    assert_eq!(
+        made.body["systemInstruction"]["parts"][0]["text"],
+        "Answer from the manual."
+    );
+    assert_eq!(made.body["contents"].as_array().unwrap().len(), 1);
+    assert!(made.body["tools"].is_array());
+    assert!(made.body.get("generationConfig").is_none());
+
+    let used = &received[1].body;
+    assert_eq!(used["cachedContent"], "cachedContents/abc123");
+    assert_eq!(used["contents"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        used["contents"][0]["parts"][0]["text"],
+        "Which chapter is on the weather?"
+    );
+    for left_out in ["systemInstruction", "tools", "toolConfig"] {
+        assert!(
+            used.get(left_out).is_none(),
+            "{left_out} sent beside the cache"
+        );
+    }
+    let whole = &received[2].body;
+    assert!(whole.get("cachedContent").is_none());
+    assert!(whole["tools"].is_array());
+
+    assert_eq!(received[3].method, "PATCH");
+    assert_eq!(received[3].path, "/v1/cachedContents/abc123?updateMask=ttl");
+    assert_eq!(received[3].body, json!({"ttl": "1800s"}));
+    assert_eq!(received[4].method, "DELETE");
+    assert_eq!(received[4].path, "/v1/cachedContents/abc123");
+}

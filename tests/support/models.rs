@@ -187,6 +187,7 @@ impl Reply {
 /// A request the server received.
 #[derive(Debug, Clone)]
 pub struct Received {
+    pub method: String,
     pub path: String,
     pub headers: HeaderMap,
     pub body: Value,
@@ -239,11 +240,13 @@ impl Server {
 
 async fn answer(
     State(shared): State<Shared>,
+    method: axum::http::Method,
     uri: Uri,
     headers: HeaderMap,
     body: String,
 ) -> Response {
     shared.received.lock().unwrap().push(Received {
+        method: method.to_string(),
         path: uri.to_string(),
         headers,
         body: serde_json::from_str(&body).unwrap_or(Value::Null),

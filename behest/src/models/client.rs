@@ -137,6 +137,18 @@ pub struct Client<F: Format> {
     format: PhantomData<fn() -> F>,
 }
 
+/// A copy with the same settings, credentials and token source; its
+/// declarations are exported anew.
+impl<F: Format> Clone for Client<F> {
+    fn clone(&self) -> Self {
+        Self {
+            config: self.config.clone(),
+            tools: ExportCache::default(),
+            format: PhantomData,
+        }
+    }
+}
+
 impl<F: Format> fmt::Debug for Client<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
@@ -175,6 +187,20 @@ impl<F: Format> Client<F> {
         Ok(self.config.finish_body(F::body(&turn)?))
     }
 
+    /// The headers of a request with its credential: a token source's
+    /// bearer token, else the key.
+    pub(super) async fn request_headers(&self) -> Result<HeaderMap, ModelError> {
+        let mut headers = self.headers()?;
+        if let Some(tokens) = &self.config.tokens {
+            let bearer = tokens.bearer().await?;
+            headers.insert(
+                AUTHORIZATION,
+                http::secret_header(&format!("Bearer {bearer}"))?,
+            );
+        }
+        Ok(headers)
+    }
+
     /// The headers of a request: the format's own, and the key where it
     /// goes.
     fn headers(&self) -> Result<HeaderMap, ModelError> {
@@ -204,14 +230,7 @@ impl<F: Format> Client<F> {
             )));
         }
         let url = self.config.url(&F::path(&self.config));
-        let mut headers = self.headers()?;
-        if let Some(tokens) = &self.config.tokens {
-            let bearer = tokens.bearer().await?;
-            headers.insert(
-                AUTHORIZATION,
-                http::secret_header(&format!("Bearer {bearer}"))?,
-            );
-        }
+        let headers = self.request_headers().await?;
         exchange::<F::Stream>(&self.config, &url, headers, &body, F::parse, request.deltas).await
     }
 

@@ -171,6 +171,8 @@ pub struct Config {
     /// Where bearer tokens come from (Microsoft Entra ID, Google's OAuth),
     /// sent in place of a key.
     pub tokens: Option<Tokens>,
+    /// A Gemini cache the requests use, with what it holds.
+    pub cached: Option<crate::models::CachedPrefix>,
 }
 
 impl Config {
@@ -206,6 +208,7 @@ impl Config {
             prompt_caching: false,
             api_version: None,
             tokens: None,
+            cached: None,
         }
     }
 

@@ -55,13 +55,34 @@ impl Format for GeminiApi {
     /// back on the parts they came on.
     fn body(turn: &Turn<'_>) -> Result<Value, ModelError> {
         let (config, request) = (turn.config, turn.request);
-        let (system, contents) = gemini::messages(request.conversation);
+        // A cache holding the conversation's first messages (its system
+        // instruction with them) and perhaps the tools: those are not sent
+        // again. A conversation that does not begin with them is sent
+        // whole, without the cache.
+        let cache = config
+            .cached
+            .as_ref()
+            .filter(|cache| request.conversation.starts_with(&cache.messages));
+        if let (Some(cached), None) = (&config.cached, cache) {
+            tracing::warn!(cache = %cached.name, "the conversation does not begin with what the cache holds; sent whole");
+        }
+        let rest = &request.conversation[cache.map_or(0, |cache| cache.messages.len())..];
+        let (system, contents) = gemini::messages(rest);
         let mut body = json!({ "contents": contents });
         let object = body.as_object_mut().expect("an object");
+        if let Some(cache) = cache {
+            object.insert("cachedContent".into(), json!(cache.name));
+        }
         if let Some(system) = system {
             object.insert("systemInstruction".into(), system);
         }
-        if let Some(declarations) = turn.declarations(WireFormat::Gemini)? {
+        let declarations = match cache {
+            // Gemini refuses tools and their config beside a cache that
+            // holds them.
+            Some(cache) if cache.tools => None,
+            _ => turn.declarations(WireFormat::Gemini)?,
+        };
+        if let Some(declarations) = declarations {
             object.insert("tools".into(), Value::Array(declarations));
             let calling = match &config.tool_choice {
                 ToolChoice::Auto => json!({"mode": "AUTO"}),
@@ -127,6 +148,131 @@ impl Format for GeminiApi {
 }
 
 /// The model's name without the `models/` the API's own names carry.
+/// An explicit context cache of Gemini (`cachedContents`): a
+/// conversation's first messages (its system instruction with them) and
+/// perhaps its tools, kept by Gemini for a while and billed at the cached
+/// rate each time a request uses them.
+///
+/// ```no_run
+/// # async fn demo(manual: String) -> Result<(), behest::ModelError> {
+/// use std::time::Duration;
+/// use behest::models::gemini::Gemini;
+/// use behest::Message;
+///
+/// let gemini = Gemini::new("gemini-2.5-flash");
+/// let prefix = [Message::system("Answer from this manual."), Message::user(manual)];
+/// let cache = gemini.create_cache(&prefix, &[], Duration::from_secs(600)).await?;
+/// // Every request that begins with the prefix sends only what follows it.
+/// let cached = gemini.clone().cached_content(&cache);
+/// # let _ = cached;
+/// gemini.delete_cache(&cache).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct GeminiCache {
+    /// Its name (`cachedContents/…`).
+    pub name: String,
+    /// When Gemini drops it, as Gemini says (RFC 3339).
+    pub expire_time: Option<String>,
+    /// The tokens it holds, as Gemini counted them.
+    pub tokens: Option<u64>,
+    prefix: crate::models::CachedPrefix,
+}
+
+impl Client<GeminiApi> {
+    /// Creates a cache of `conversation` (its system instruction with it)
+    /// and, when given, the declarations of `tools`, kept for `ttl`.
+    /// Gemini caches a prompt of at least its model's least (1 024 or
+    /// 4 096 tokens, by model); a smaller one is refused with its error.
+    pub async fn create_cache(
+        &self,
+        conversation: &[crate::Message],
+        tools: &[crate::ToolSpec],
+        ttl: std::time::Duration,
+    ) -> Result<GeminiCache, ModelError> {
+        let request = crate::model::ModelRequest::new(conversation, tools);
+        let mut written = self.request_body(&request)?;
+        let body = written.as_object_mut().expect("an object");
+        let mut cache = serde_json::Map::new();
+        cache.insert(
+            "model".into(),
+            json!(format!("models/{}", model_name(&self.config))),
+        );
+        for field in ["contents", "systemInstruction", "tools", "toolConfig"] {
+            if let Some(value) = body.remove(field) {
+                cache.insert(field.into(), value);
+            }
+        }
+        cache.insert("ttl".into(), json!(format!("{}s", ttl.as_secs().max(1))));
+        let url = self.config.url("cachedContents");
+        let headers = self.request_headers().await?;
+        let made = super::http::call(
+            &self.config,
+            reqwest::Method::POST,
+            &url,
+            headers,
+            Some(&Value::Object(cache)),
+        )
+        .await?;
+        let name = made["name"]
+            .as_str()
+            .ok_or_else(|| ModelError::new(format!("Gemini named no cache: {made}")))?;
+        Ok(GeminiCache {
+            name: name.to_owned(),
+            expire_time: made["expireTime"].as_str().map(str::to_owned),
+            tokens: made
+                .pointer("/usageMetadata/totalTokenCount")
+                .and_then(Value::as_u64),
+            prefix: crate::models::CachedPrefix {
+                name: name.to_owned(),
+                messages: conversation.to_vec(),
+                tools: !tools.is_empty(),
+            },
+        })
+    }
+
+    /// Uses `cache` in every request whose conversation begins with what
+    /// it holds: that is not sent again, only what follows (and the tools
+    /// only if it holds none).
+    #[must_use]
+    pub fn cached_content(mut self, cache: &GeminiCache) -> Self {
+        self.config.cached = Some(cache.prefix.clone());
+        self
+    }
+
+    /// Keeps `cache` for `ttl` from now.
+    pub async fn update_cache_ttl(
+        &self,
+        cache: &GeminiCache,
+        ttl: std::time::Duration,
+    ) -> Result<GeminiCache, ModelError> {
+        let url = self.config.url(&format!("{}?updateMask=ttl", cache.name));
+        let headers = self.request_headers().await?;
+        let body = json!({ "ttl": format!("{}s", ttl.as_secs().max(1)) });
+        let changed = super::http::call(
+            &self.config,
+            reqwest::Method::PATCH,
+            &url,
+            headers,
+            Some(&body),
+        )
+        .await?;
+        Ok(GeminiCache {
+            expire_time: changed["expireTime"].as_str().map(str::to_owned),
+            ..cache.clone()
+        })
+    }
+
+    /// Deletes `cache`.
+    pub async fn delete_cache(&self, cache: &GeminiCache) -> Result<(), ModelError> {
+        let url = self.config.url(&cache.name);
+        let headers = self.request_headers().await?;
+        super::http::call(&self.config, reqwest::Method::DELETE, &url, headers, None)
+            .await
+            .map(drop)
+    }
+}
+
 fn model_name(config: &Config) -> &str {
     config.model.trim_start_matches("models/")
 }

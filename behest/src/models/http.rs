@@ -109,6 +109,61 @@ pub(crate) async fn post_retrying(
     .await
 }
 
+/// One request of a resource's API besides turns (a Gemini cache created,
+/// changed or deleted): `method` to `url` with `body`, retried as a turn's
+/// request is before its answer; the answer's JSON (`null` for an empty
+/// body).
+#[cfg(feature = "gemini")]
+pub(crate) async fn call(
+    config: &Config,
+    method: reqwest::Method,
+    url: &str,
+    headers: HeaderMap,
+    body: Option<&Value>,
+) -> Result<Value, ModelError> {
+    let mut headers = with_config_headers(headers, config)?;
+    let body = match body {
+        Some(body) => {
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            serde_json::to_vec(body).map_err(|error| {
+                ModelError::new("the request could not be encoded").with_source(error)
+            })?
+        }
+        None => Vec::new(),
+    };
+    let client = match &config.http {
+        Some(own) => own,
+        None => client()?,
+    };
+    let response = retrying(&config.retry, None, || async {
+        let sent = client
+            .request(method.clone(), url)
+            .headers(headers.clone())
+            .body(body.clone())
+            .send();
+        match tokio::time::timeout(config.time_limit(), sent).await {
+            Err(_elapsed) => Err((not_in_time(config), None)),
+            Ok(Ok(response)) if response.status().is_success() => Ok(response),
+            Ok(Ok(response)) => {
+                let wait = retry_after(response.headers());
+                let (error, body_wait) = failure(config, response).await;
+                Err((error, wait.or(body_wait)))
+            }
+            Ok(Err(error)) => Err((connection_error(&error), None)),
+        }
+    })
+    .await?;
+    let text = tokio::time::timeout(config.time_limit(), response.text())
+        .await
+        .map_err(|_| not_in_time(config))?
+        .map_err(|error| connection_error(&error))?;
+    if text.trim().is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_json::from_str(&text)
+        .map_err(|error| ModelError::new(format!("the answer is not JSON: {error}")))
+}
+
 /// Runs `attempt` until it succeeds, fails for good, or the policy's
 /// retries run out; between attempts it waits as the server asked (the
 /// `Duration` beside the error) or backs off, never longer than the

@@ -46,6 +46,19 @@ pub use config::{ApiKey, RetryPolicy, ToolChoice};
 pub use http::{sse_data, sse_events};
 pub use tokens::{AccessToken, TokenSource};
 
+/// What a provider's explicit cache holds, for the requests that use it
+/// to leave out ([`gemini::GeminiCache`](crate::models::gemini::GeminiCache)).
+#[doc(hidden)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct CachedPrefix {
+    /// The cache's name.
+    pub name: String,
+    /// The conversation's first messages it holds.
+    pub messages: Vec<crate::Message>,
+    /// Whether it holds the tools' declarations.
+    pub tools: bool,
+}
+
 /// Runs one model request in a span as the OpenTelemetry GenAI semantic
 /// conventions name it: `chat {model}` (the field `otel.name`, which
 /// `tracing-opentelemetry` takes as the span's name), of kind client,

@@ -408,6 +408,10 @@ pub(crate) fn content_text(content: &Value) -> String {
 /// Arguments as JSON text, as OpenAI sends them.
 pub(crate) fn arguments_text(arguments: &Value) -> String {
     match arguments {
+        // A call without arguments goes back as an empty object: Ollama
+        // refuses `""` when a turn is sent again.
+        Value::String(text) if text.trim().is_empty() => "{}".to_owned(),
+        Value::Null => "{}".to_owned(),
         Value::String(text) => text.clone(),
         other => other.to_string(),
     }
