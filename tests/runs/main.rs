@@ -20,4 +20,5 @@ mod resume;
 mod runs;
 mod spans;
 mod steps;
+mod tool_search;
 mod tree;

@@ -36,6 +36,7 @@ mod stage;
 mod stages;
 mod state;
 mod steps;
+mod tool_search;
 
 pub use crate::conversation::{
     AssistantMessage, DeltaSink, Message, ModelDelta, Reasoning, ReasoningPlace, StopKind,
@@ -68,3 +69,4 @@ pub use outcome::{Amount, RunError, RunOutcome};
 pub use prepare::StepState;
 pub use session::{MemoryStore, Session, SessionError, SessionId, SessionStore};
 pub use state::{RunState, Wait, WaitKind};
+pub use tool_search::{SearchTools, ToolSearch, SEARCH_TOOLS};
