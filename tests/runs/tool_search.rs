@@ -47,7 +47,10 @@ fn get_weather(city: String) -> String {
 /// A model that searches, calls what it found, and answers; it keeps the
 /// names and the JSON size of the tools each request offered.
 #[derive(Clone, Default)]
-struct Searcher(Arc<Mutex<Vec<(Vec<String>, usize)>>>);
+struct Searcher(Arc<Mutex<Vec<Offered>>>);
+
+/// The names of the tools a request offered, and their JSON's size.
+type Offered = (Vec<String>, usize);
 
 impl Model for Searcher {
     async fn complete(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
@@ -74,7 +77,7 @@ impl Model for Searcher {
     }
 }
 
-async fn run_with(archives: usize) -> Vec<(Vec<String>, usize)> {
+async fn run_with(archives: usize) -> Vec<Offered> {
     let mut registry = ToolRegistry::new().with(GetWeather).unwrap();
     for n in 0..archives {
         registry = registry.with(Archive(n)).unwrap();
