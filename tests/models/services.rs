@@ -1518,3 +1518,72 @@ async fn a_gemini_cache_is_made_used_kept_longer_and_deleted() {
     assert_eq!(received[4].method, "DELETE");
     assert_eq!(received[4].path, "/v1/cachedContents/abc123");
 }
+
+/// A plan, as a typed answer.
+#[derive(serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
+struct Trip {
+    /// Where to.
+    city: String,
+    /// For how many days.
+    days: u32,
+}
+
+/// Anthropic's structured outputs: a typed run asks for the answer's
+/// schema in `output_config.format` (its objects closed) instead of the
+/// `final_answer` tool, reads the answer from the text, and a strict tool
+/// is declared `strict: true`.
+#[tokio::test]
+async fn anthropic_structured_output_and_strict_tools_go_on_the_wire() {
+    let server = Server::start([Reply::json(&json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "{\"city\": \"Lisbon\", \"days\": 3}"}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 120, "output_tokens": 14}
+    }))])
+    .await;
+    let claude = Messages::new("claude-sonnet-4-5")
+        .api_key("k")
+        .base_url(server.url())
+        .structured_output(true)
+        .stream(false);
+    let agent = Agent::new(claude, weather_runtime());
+    let trip: Trip = agent
+        .output([Message::user("Plan three days in Lisbon.")])
+        .await
+        .unwrap();
+    assert_eq!(
+        trip,
+        Trip {
+            city: "Lisbon".into(),
+            days: 3
+        }
+    );
+    let body = &server.received()[0].body;
+    let format = &body["output_config"]["format"];
+    assert_eq!(format["type"], "json_schema");
+    assert_eq!(format["schema"]["additionalProperties"], false);
+    assert_eq!(format["schema"]["required"], json!(["city", "days"]));
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert!(!tools.contains(&"final_answer"), "{tools:?}");
+
+    // Strict tools, all of them by the export options.
+    let export =
+        behest::providers::ExportOptions::default().strict(behest::providers::Strictness::All);
+    let declared = behest::providers::export_specs(
+        &[&GetWeather.spec()],
+        &|_| true,
+        behest::providers::WireFormat::Anthropic,
+        &export,
+    )
+    .unwrap();
+    assert_eq!(declared.tools[0]["strict"], true);
+    assert_eq!(
+        declared.tools[0]["input_schema"]["additionalProperties"],
+        false
+    );
+}

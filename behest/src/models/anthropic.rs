@@ -2,7 +2,8 @@
 
 use serde_json::{json, Value};
 
-use super::client::{Client, Format, KeyHeader, Sealed, Turn};
+use super::client::{Client, Format, KeyHeader, NativeOutput, Sealed, Turn};
+use super::tools::answer_schema;
 use super::{Config, ToolChoice};
 use crate::conversation::AssistantMessage;
 use crate::model::ModelError;
@@ -107,6 +108,28 @@ pub type Messages = Client<MessagesApi>;
 pub enum MessagesApi {}
 
 impl Sealed for MessagesApi {}
+impl NativeOutput for MessagesApi {}
+
+/// Whether a model takes structured outputs (`output_config.format`,
+/// `strict` tools) on Anthropic's API: Claude Opus 4.1, and the 4.5
+/// models and later.
+fn structured_model(model: &str) -> bool {
+    let Some(rest) = ["claude-opus-", "claude-sonnet-", "claude-haiku-"]
+        .iter()
+        .find_map(|family| model.strip_prefix(family))
+    else {
+        return false;
+    };
+    let mut numbers = rest.split('-').map(|part| part.parse::<u32>().ok());
+    match (numbers.next().flatten(), numbers.next().flatten()) {
+        (Some(major), _) if major >= 5 => true,
+        // A date after the major (`claude-sonnet-4-20250514`) is no minor.
+        (Some(4), Some(minor)) if minor < 100 => {
+            minor >= 5 || (minor >= 1 && model.starts_with("claude-opus-"))
+        }
+        _ => false,
+    }
+}
 
 impl Format for MessagesApi {
     const SYSTEM: &'static str = "anthropic";
@@ -172,6 +195,13 @@ impl Format for MessagesApi {
         if config.stream {
             object.insert("stream".into(), Value::Bool(true));
         }
+        if let (Some(answer), true) = (request.output, Self::answers_natively(config)) {
+            let (schema, _) = answer_schema(answer, WireFormat::Anthropic, &config.export)?;
+            object.insert(
+                "output_config".into(),
+                json!({"format": {"type": "json_schema", "schema": schema}}),
+            );
+        }
         if config.prompt_caching {
             mark_cache_breakpoints(object);
         }
@@ -180,5 +210,41 @@ impl Format for MessagesApi {
 
     fn parse(response: &Value) -> Result<AssistantMessage, ParseError> {
         anthropic::parse_response(response)
+    }
+
+    /// Structured outputs (`output_config.format`) for typed runs: unless
+    /// set, from Anthropic's own API for the models that take them;
+    /// elsewhere (a proxy, another cloud) the `final_answer` tool.
+    fn answers_natively(config: &Config) -> bool {
+        config
+            .structured_output
+            .unwrap_or_else(|| config.is_own_api() && structured_model(&config.model))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn structured_models_by_name() {
+        for yes in [
+            "claude-sonnet-4-5",
+            "claude-sonnet-4-5-20250929",
+            "claude-opus-4-1",
+            "claude-haiku-4-5",
+            "claude-opus-4-7",
+            "claude-sonnet-5",
+        ] {
+            assert!(super::structured_model(yes), "{yes}");
+        }
+        for no in [
+            "claude-sonnet-4-20250514",
+            "claude-3-5-sonnet",
+            "claude-sonnet-4",
+            "claude-haiku-4-1",
+            "gpt-4.1",
+            "claude-opus-4-20250514",
+        ] {
+            assert!(!super::structured_model(no), "{no}");
+        }
     }
 }

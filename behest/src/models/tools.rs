@@ -62,7 +62,7 @@ impl ExportCache {
 /// same passes as a tool's parameters), and whether it could be made strict
 /// (OpenAI); a schema that cannot is sent non-strict rather than refused.
 /// Only the formats that answer in a schema's shape ask for one.
-#[cfg(any(feature = "openai", feature = "gemini"))]
+#[cfg(any(feature = "openai", feature = "gemini", feature = "anthropic"))]
 pub(crate) fn answer_schema(
     spec: &ToolSpec,
     provider: WireFormat,
@@ -77,7 +77,7 @@ pub(crate) fn answer_schema(
             ))
         })?;
     // Chat nests the declaration under `function`, Gemini under
-    // `functionDeclarations`; Responses has it flat.
+    // `functionDeclarations`; Responses and Anthropic have it flat.
     let declaration = export
         .tools
         .first()
@@ -87,8 +87,10 @@ pub(crate) fn answer_schema(
                 .unwrap_or(tool)
         })
         .ok_or_else(|| ModelError::new("the answer's schema was not exported"))?;
+    // Anthropic names it `input_schema`.
     let schema = declaration
         .get("parameters")
+        .or_else(|| declaration.get("input_schema"))
         .cloned()
         .unwrap_or_else(|| serde_json::json!({"type": "object"}));
     let strict = declaration.get("strict").and_then(Value::as_bool) == Some(true);

@@ -182,7 +182,7 @@ pub fn export_specs(
     match format {
         WireFormat::OpenAiChat => openai::chat::declare(specs, is_strict, options),
         WireFormat::OpenAiResponses => openai::responses::declare(specs, is_strict, options),
-        WireFormat::Anthropic => anthropic::declare(specs),
+        WireFormat::Anthropic => anthropic::declare(specs, is_strict, options),
         WireFormat::Gemini => gemini::declare(specs),
         WireFormat::Mcp => mcp::declare(specs),
     }

@@ -25,25 +25,78 @@ pub fn tools(registry: &ToolRegistry) -> Result<Export, ExportError> {
 pub use stream::Stream;
 
 /// Tools as declarations of this format.
-pub(crate) fn declare(specs: &[&ToolSpec]) -> Result<Export, ExportError> {
+pub(crate) fn declare(
+    specs: &[&ToolSpec],
+    is_strict: &dyn Fn(&str) -> bool,
+    options: &super::ExportOptions,
+) -> Result<Export, ExportError> {
     finish(
         specs
             .iter()
             .map(|spec| {
-                let (schema, lints) = convert(
-                    spec,
-                    WireFormat::Anthropic,
-                    &[super::schema::common, schema::anthropic],
-                );
-                let declaration = json!({
+                let (schema, strict, lints) = input_schema(spec, is_strict, options);
+                let mut declaration = json!({
                     "name": spec.name,
                     "description": spec.description,
                     "input_schema": schema,
                 });
+                if strict {
+                    declaration["strict"] = Value::Bool(true);
+                }
                 (declaration, lints)
             })
             .collect(),
     )
+}
+
+/// A tool's `input_schema`, and whether it is strict: asked for (per tool
+/// or for all), and made strict unless it cannot be (recursion, open
+/// objects), when it is sent as it is if the options allow, else refused.
+fn input_schema(
+    spec: &ToolSpec,
+    is_strict: &dyn Fn(&str) -> bool,
+    options: &super::ExportOptions,
+) -> (Value, bool, Vec<super::Lint>) {
+    let wants_strict = match options.strict {
+        super::Strictness::PerTool => is_strict(&spec.name),
+        super::Strictness::All => true,
+        super::Strictness::None => false,
+    };
+    let plain = || {
+        convert(
+            spec,
+            WireFormat::Anthropic,
+            &[super::schema::common, schema::anthropic],
+        )
+    };
+    if !wants_strict {
+        let (schema, lints) = plain();
+        return (schema, false, lints);
+    }
+    let (strict, lints) = convert(
+        spec,
+        WireFormat::Anthropic,
+        &[
+            super::schema::common,
+            schema::anthropic,
+            schema::anthropic_strict,
+        ],
+    );
+    if !lints.iter().any(super::Lint::is_error) || !options.allow_non_strict.contains(&spec.name) {
+        return (strict, true, lints);
+    }
+    let (schema, mut demoted) = plain();
+    demoted.extend(
+        lints
+            .into_iter()
+            .filter(super::Lint::is_error)
+            .map(|mut lint| {
+                lint.severity = super::Severity::Warning;
+                lint.reason = format!("{} (sent non-strict)", lint.reason);
+                lint
+            }),
+    );
+    (schema, false, demoted)
 }
 
 /// Tool declarations of a Messages request, as specs.
