@@ -413,9 +413,10 @@ async fn deadline_passing_while_the_service_is_down_on(cluster: bool) {
     let mut restate = Restate::on(cluster, tag).await;
     let counts = Scratch::new(&format!("{tag}-counts"));
     let port = free_port();
-    // Long enough to be seen waiting on a loaded machine, short enough to
-    // pass while the service is down.
-    let service = Service::start(port, &counts, 3_000).await;
+    // Long enough to be seen waiting on a loaded machine (a three-node
+    // cluster on two cores took over 3 s once), short enough to pass while
+    // the service is down.
+    let service = Service::start(port, &counts, 8_000).await;
     restate.register(port).await;
     let client = restate.client();
     client.start("run-3", &question()).await.unwrap();
@@ -427,7 +428,7 @@ async fn deadline_passing_while_the_service_is_down_on(cluster: bool) {
     } else {
         client
     };
-    tokio::time::sleep(Duration::from_millis(3_500)).await;
+    tokio::time::sleep(Duration::from_millis(8_500)).await;
 
     let _again = Service::start(port, &counts, 3_000).await;
     let outcome = client.outcome("run-3").await.unwrap();
