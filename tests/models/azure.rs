@@ -39,9 +39,15 @@ fn azure_answer(text: &str) -> Value {
 
 #[tokio::test]
 async fn a_deployment_is_asked_on_the_v1_api_or_by_its_api_version_with_its_key() {
+    let responses_answer = json!({"id": "resp_1", "object": "response", "status": "completed",
+        "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": "Hello from Responses.", "annotations": []}]}],
+        "usage": {"input_tokens": 10, "output_tokens": 4}});
     let server = Server::start([
         Reply::json(&azure_answer("Hello from v1.")),
         Reply::json(&azure_answer("Hello by api-version.")),
+        Reply::json(&responses_answer),
+        Reply::json(&responses_answer),
     ])
     .await;
     let hi = [Message::user("Hi")];
@@ -61,6 +67,17 @@ async fn a_deployment_is_asked_on_the_v1_api_or_by_its_api_version_with_its_key(
         .stream(false);
     let turn = dated.respond(&hi, &[]).await.unwrap();
     assert_eq!(turn.text.as_deref(), Some("Hello by api-version."));
+    for version in [None, Some("2025-04-01-preview")] {
+        let mut responses = behest::models::azure::AzureResponses::new("gpt5-prod")
+            .base_url(endpoint(&server))
+            .api_key("azure-key")
+            .stream(false);
+        if let Some(version) = version {
+            responses = responses.api_version(version);
+        }
+        let turn = responses.respond(&hi, &[]).await.unwrap();
+        assert_eq!(turn.text.as_deref(), Some("Hello from Responses."));
+    }
 
     let received = server.received();
     assert_eq!(received[0].path, "/openai/v1/chat/completions");
@@ -68,11 +85,19 @@ async fn a_deployment_is_asked_on_the_v1_api_or_by_its_api_version_with_its_key(
         received[1].path,
         "/openai/deployments/gpt41-prod/chat/completions?api-version=2024-10-21"
     );
+    // Responses: on v1, and on the dated API under `openai/`, the
+    // deployment as the body's model either way.
+    assert_eq!(received[2].path, "/openai/v1/responses");
+    assert_eq!(
+        received[3].path,
+        "/openai/responses?api-version=2025-04-01-preview"
+    );
     for request in &received {
         assert_eq!(request.headers["api-key"], "azure-key");
         assert!(request.headers.get("authorization").is_none());
-        assert_eq!(request.body["model"], "gpt41-prod");
     }
+    assert_eq!(received[0].body["model"], "gpt41-prod");
+    assert_eq!(received[3].body["model"], "gpt5-prod");
     // Azure's name for the limit, whatever the deployment is called.
     assert_eq!(received[0].body["max_completion_tokens"], 64);
     assert!(received[0].body.get("max_tokens").is_none());
@@ -98,7 +123,7 @@ impl TokenSource for Entra {
 
 #[tokio::test]
 async fn entra_tokens_go_in_place_of_the_key_and_are_asked_again_before_they_expire() {
-    let server = Server::start((0..4).map(|_| Reply::json(&azure_answer("ok")))).await;
+    let server = Server::start((0..5).map(|_| Reply::json(&azure_answer("ok")))).await;
     let hi = [Message::user("Hi")];
     let asked = Arc::new(AtomicUsize::new(0));
     let client = |lasts| {
@@ -116,10 +141,14 @@ async fn entra_tokens_go_in_place_of_the_key_and_are_asked_again_before_they_exp
     hour.respond(&hi, &[]).await.unwrap();
     hour.respond(&hi, &[]).await.unwrap();
     assert_eq!(asked.load(Ordering::SeqCst), 1);
-    // Two minutes left: too near its end, asked again each time.
+    // Given for two minutes: kept for its first half, then asked again.
     let short = client(Duration::from_secs(120));
     short.respond(&hi, &[]).await.unwrap();
     short.respond(&hi, &[]).await.unwrap();
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
+    // Already past its end when given: asked again each time.
+    let stale = client(Duration::ZERO);
+    stale.respond(&hi, &[]).await.unwrap();
     assert_eq!(asked.load(Ordering::SeqCst), 3);
     let received = server.received();
     let bearers: Vec<&str> = received
@@ -131,6 +160,7 @@ async fn entra_tokens_go_in_place_of_the_key_and_are_asked_again_before_they_exp
         [
             "Bearer entra-1",
             "Bearer entra-1",
+            "Bearer entra-2",
             "Bearer entra-2",
             "Bearer entra-3"
         ]

@@ -1361,7 +1361,7 @@ async fn a_server_that_cannot_stream_tool_calls_is_named_with_the_setting_that_a
         behest::RunOutcome::Failed { error, .. } => error.to_string(),
         other => panic!("the run did not fail: {other:?}"),
     };
-    assert!(error.contains("without a single event"), "{error}");
+    assert!(error.contains("without a single byte"), "{error}");
     assert!(error.contains("cannot stream a turn with tools"), "{error}");
     assert!(error.contains(".stream(false)"), "{error}");
     assert_eq!(server.received().len(), 1, "not asked again");
@@ -1373,6 +1373,16 @@ async fn a_server_that_cannot_stream_tool_calls_is_named_with_the_setting_that_a
         .invoke([Message::user("Weather in Paris?")])
         .await;
     assert_eq!(outcome.text(), Some("Sunny in Paris."), "{outcome:?}");
+
+    // A stream with something in it (a comment, the end marker) but no
+    // turn is a stream cut short, which may be asked again: not this.
+    let server = Server::start([Reply::sse(": OPENROUTER PROCESSING\n\ndata: [DONE]\n\n")]).await;
+    let once = Chat::new("m")
+        .base_url(server.url())
+        .retry(RetryPolicy::none());
+    let error = once.respond(&[Message::user("Hi")], &[]).await.unwrap_err();
+    assert!(error.message.contains("ended before"), "{error}");
+    assert!(error.retryable);
 }
 
 /// OpenAI's prompt cache: the key and the retention go on every request of
@@ -1431,6 +1441,7 @@ async fn a_gemini_cache_is_made_used_kept_longer_and_deleted() {
             "expireTime": "2026-12-06T15:10:00Z", "usageMetadata": {"totalTokenCount": 4213}})),
         Reply::json(&answer),
         Reply::json(&answer),
+        Reply::json(&answer),
         Reply::json(&json!({"name": "cachedContents/abc123", "expireTime": "2026-12-06T15:30:00Z"})),
         Reply::json(&json!({})),
         Reply::error(400, &json!({"error": {"code": 400,
@@ -1465,6 +1476,9 @@ async fn a_gemini_cache_is_made_used_kept_longer_and_deleted() {
         .respond(&[Message::user("Something else")], &tools)
         .await
         .unwrap();
+    // Nor does one that offers other tools: Gemini takes no tools beside
+    // a cache.
+    cached.respond(&asked, &[]).await.unwrap();
     let longer = gemini
         .update_cache_ttl(&cache, Duration::from_secs(1800))
         .await
@@ -1511,12 +1525,16 @@ async fn a_gemini_cache_is_made_used_kept_longer_and_deleted() {
     let whole = &received[2].body;
     assert!(whole.get("cachedContent").is_none());
     assert!(whole["tools"].is_array());
+    let other_tools = &received[3].body;
+    assert!(other_tools.get("cachedContent").is_none());
+    assert_eq!(other_tools["contents"].as_array().unwrap().len(), 2);
+    assert!(other_tools["systemInstruction"].is_object());
 
-    assert_eq!(received[3].method, "PATCH");
-    assert_eq!(received[3].path, "/v1/cachedContents/abc123?updateMask=ttl");
-    assert_eq!(received[3].body, json!({"ttl": "1800s"}));
-    assert_eq!(received[4].method, "DELETE");
-    assert_eq!(received[4].path, "/v1/cachedContents/abc123");
+    assert_eq!(received[4].method, "PATCH");
+    assert_eq!(received[4].path, "/v1/cachedContents/abc123?updateMask=ttl");
+    assert_eq!(received[4].body, json!({"ttl": "1800s"}));
+    assert_eq!(received[5].method, "DELETE");
+    assert_eq!(received[5].path, "/v1/cachedContents/abc123");
 }
 
 /// A plan, as a typed answer.
@@ -1586,4 +1604,40 @@ async fn anthropic_structured_output_and_strict_tools_go_on_the_wire() {
         declared.tools[0]["input_schema"]["additionalProperties"],
         false
     );
+}
+
+/// Look up a booking, strictly.
+#[tool(strict)]
+fn find_booking(
+    /// The booking's reference.
+    reference: String,
+) -> String {
+    format!("booking {reference}")
+}
+
+/// A strict tool is declared strict only to an Anthropic model that takes
+/// strict tools; another gets it as it is (it would refuse the request).
+#[tokio::test]
+async fn anthropic_strict_tools_go_only_to_models_that_take_them() {
+    let answer = json!({"id": "msg_1", "type": "message", "role": "assistant",
+        "model": "claude", "content": [{"type": "text", "text": "ok"}],
+        "stop_reason": "end_turn", "usage": {"input_tokens": 5, "output_tokens": 1}});
+    let server = Server::start([Reply::json(&answer), Reply::json(&answer)]).await;
+    let runtime = || ToolRuntime::new(ToolRegistry::new().with(FindBooking).unwrap());
+    for claude in [
+        Messages::new("claude-sonnet-4-20250514"),
+        Messages::new("claude-sonnet-4-5").structured_output(true),
+    ] {
+        let claude = claude.api_key("k").base_url(server.url()).stream(false);
+        let outcome = Agent::new(claude, runtime())
+            .invoke([Message::user("Find booking X1")])
+            .await;
+        assert_eq!(outcome.text(), Some("ok"), "{outcome:?}");
+    }
+    let received = server.received();
+    let declared = |at: usize| received[at].body["tools"][0].clone();
+    assert_eq!(declared(0)["name"], "find_booking");
+    assert!(declared(0).get("strict").is_none(), "{}", declared(0));
+    assert_eq!(declared(1)["strict"], true);
+    assert_eq!(declared(1)["input_schema"]["additionalProperties"], false);
 }

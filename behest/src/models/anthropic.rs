@@ -111,8 +111,7 @@ impl Sealed for MessagesApi {}
 impl NativeOutput for MessagesApi {}
 
 /// Whether a model takes structured outputs (`output_config.format`,
-/// `strict` tools) on Anthropic's API: Claude Opus 4.1, and the 4.5
-/// models and later.
+/// `strict` tools) on Anthropic's API: the 4.5 models and later.
 fn structured_model(model: &str) -> bool {
     let Some(rest) = ["claude-opus-", "claude-sonnet-", "claude-haiku-"]
         .iter()
@@ -124,9 +123,7 @@ fn structured_model(model: &str) -> bool {
     match (numbers.next().flatten(), numbers.next().flatten()) {
         (Some(major), _) if major >= 5 => true,
         // A date after the major (`claude-sonnet-4-20250514`) is no minor.
-        (Some(4), Some(minor)) if minor < 100 => {
-            minor >= 5 || (minor >= 1 && model.starts_with("claude-opus-"))
-        }
+        (Some(4), Some(minor)) if minor < 100 => minor >= 5,
         _ => false,
     }
 }
@@ -163,7 +160,14 @@ impl Format for MessagesApi {
         if let Some(system) = system {
             object.insert("system".into(), Value::String(system));
         }
-        if let Some(declarations) = turn.declarations(WireFormat::Anthropic)? {
+        // Strict tools only for the models that take them (others refuse
+        // the request); elsewhere the same tools, not strict.
+        let declarations = if Self::answers_natively(config) {
+            turn.declarations(WireFormat::Anthropic)?
+        } else {
+            turn.declarations_not_strict(WireFormat::Anthropic)?
+        };
+        if let Some(declarations) = declarations {
             object.insert("tools".into(), Value::Array(declarations));
             let mut choice = match &config.tool_choice {
                 ToolChoice::Auto => json!({"type": "auto"}),
@@ -196,7 +200,18 @@ impl Format for MessagesApi {
             object.insert("stream".into(), Value::Bool(true));
         }
         if let (Some(answer), true) = (request.output, Self::answers_natively(config)) {
-            let (schema, _) = answer_schema(answer, WireFormat::Anthropic, &config.export)?;
+            // Structured outputs take only a strict schema.
+            let mut export = config.export.clone();
+            export.strict = crate::providers::Strictness::All;
+            let (schema, strict) = answer_schema(answer, WireFormat::Anthropic, &export)?;
+            if !strict {
+                return Err(ModelError::new(format!(
+                    "the answer's type `{}` cannot be made strict for Anthropic's structured outputs \
+                     (a recursive type, or a map open to any key): build the client with \
+                     `.structured_output(false)` to have the answer through the `final_answer` tool",
+                    answer.name
+                )));
+            }
             object.insert(
                 "output_config".into(),
                 json!({"format": {"type": "json_schema", "schema": schema}}),
@@ -229,7 +244,6 @@ mod tests {
         for yes in [
             "claude-sonnet-4-5",
             "claude-sonnet-4-5-20250929",
-            "claude-opus-4-1",
             "claude-haiku-4-5",
             "claude-opus-4-7",
             "claude-sonnet-5",
@@ -243,6 +257,7 @@ mod tests {
             "claude-haiku-4-1",
             "gpt-4.1",
             "claude-opus-4-20250514",
+            "claude-opus-4-1",
         ] {
             assert!(!super::structured_model(no), "{no}");
         }

@@ -50,16 +50,36 @@ impl NativeOutput for AzureResponsesApi {}
 const KEY_VARIABLES: &[&str] = &["AZURE_OPENAI_API_KEY"];
 const ENDPOINT_VARIABLES: &[&str] = &["AZURE_OPENAI_ENDPOINT"];
 
-/// The path of `operation` for the client's deployment: the v1 API's, or
-/// the deployment's own with its `api-version`.
+/// The path of `operation` for the client's deployment: the v1 API's, or,
+/// with an `api-version`, the dated API's: Chat Completions under the
+/// deployment's own path, Responses under `openai/` (the deployment as the
+/// body's `model`, as on v1).
 fn path(config: &Config, operation: &str) -> String {
-    match &config.api_version {
-        None => format!("openai/v1/{operation}"),
-        Some(version) => format!(
+    let Some(version) = &config.api_version else {
+        return format!("openai/v1/{operation}");
+    };
+    let version = encode(version);
+    if operation == "responses" {
+        format!("openai/responses?api-version={version}")
+    } else {
+        format!(
             "openai/deployments/{}/{operation}?api-version={version}",
-            config.model
-        ),
+            encode(&config.model)
+        )
     }
+}
+
+/// `text` for a URL's path or query: what is not a letter, a digit or
+/// `-._~` as `%XX`.
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|byte| match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (byte as char).to_string()
+            }
+            other => format!("%{other:02X}"),
+        })
+        .collect()
 }
 
 impl Format for AzureChatApi {
@@ -126,6 +146,10 @@ impl Format for AzureResponsesApi {
 pub trait AzureApi: Format {}
 impl AzureApi for AzureChatApi {}
 impl AzureApi for AzureResponsesApi {}
+
+// Azure's deployments cache prompts as OpenAI does, with the same options.
+impl super::openai::OpenAiApi for AzureChatApi {}
+impl super::openai::OpenAiApi for AzureResponsesApi {}
 
 impl<F: AzureApi> Client<F> {
     /// Sends requests to the deployment's own path with this

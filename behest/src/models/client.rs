@@ -111,6 +111,27 @@ impl Turn<'_> {
         )?;
         Ok(Some(declarations.to_vec()))
     }
+
+    /// [`declarations`](Self::declarations), none strict: for a model that
+    /// refuses strict tools.
+    #[cfg(feature = "anthropic")]
+    pub(crate) fn declarations_not_strict(
+        &self,
+        format: WireFormat,
+    ) -> Result<Option<Vec<Value>>, ModelError> {
+        if self.request.tools.is_empty() {
+            return Ok(None);
+        }
+        let mut export = self.config.export.clone();
+        export.strict = crate::providers::Strictness::None;
+        let declarations = self.tools.declarations(
+            self.request.tools,
+            &std::collections::BTreeSet::new(),
+            format,
+            &export,
+        )?;
+        Ok(Some(declarations.to_vec()))
+    }
 }
 
 /// A format whose provider can answer in a JSON Schema's shape, so that

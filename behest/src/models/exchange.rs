@@ -115,11 +115,9 @@ async fn stream_once<S: StreamAssembler>(
         .map_err(Failed::before_stream)?;
     let mut stream = S::default();
     let mut ended = false;
-    let mut events = 0usize;
     // Each event's pieces, in one buffer for the whole stream.
     let mut pieces = Vec::new();
-    http::read_events(config, response, |_, data| {
-        events += 1;
+    let bytes = http::read_events(config, response, |_, data| {
         // One parse per event: straight into the format's types where it
         // reads the event's shape, else into a `Value`.
         pieces.clear();
@@ -143,7 +141,8 @@ async fn stream_once<S: StreamAssembler>(
     })
     .await
     .map_err(Failed::in_stream)?;
-    if !ended && events == 0 {
+    // A body with nothing in it, not even a comment or `[DONE]`.
+    if !ended && bytes == 0 {
         return Err(Failed::in_stream(empty_stream(body)));
     }
     if !ended {
@@ -155,9 +154,8 @@ async fn stream_once<S: StreamAssembler>(
     Ok(stream.finish())
 }
 
-/// A stream that ended without a single event: what servers of the
-/// OpenAI API that cannot stream a turn with tools do (they answer 200 and
-/// close). Asking again would do the same; the setting that avoids it is
+/// A stream that ended without a byte: what servers of the OpenAI API
+/// that cannot stream a turn with tools do (they answer 200 and close). Asking again would do the same; the setting that avoids it is
 /// named.
 fn empty_stream(body: &Value) -> ModelError {
     let tools = body
@@ -171,7 +169,7 @@ fn empty_stream(body: &Value) -> ModelError {
         "the server may not stream at all"
     };
     ModelError::new(format!(
-        "the server answered the streamed request and ended its stream without a single event: \
+        "the server answered the streamed request and ended its stream without a single byte: \
          {why}; turn streaming off for this client (`.stream(false)`) to read the answer whole"
     ))
     .with_kind("empty_stream")

@@ -55,33 +55,13 @@ impl Format for GeminiApi {
     /// back on the parts they came on.
     fn body(turn: &Turn<'_>) -> Result<Value, ModelError> {
         let (config, request) = (turn.config, turn.request);
-        // A cache holding the conversation's first messages (its system
-        // instruction with them) and perhaps the tools: those are not sent
-        // again. A conversation that does not begin with them is sent
-        // whole, without the cache.
-        let cache = config
-            .cached
-            .as_ref()
-            .filter(|cache| request.conversation.starts_with(&cache.messages));
-        if let (Some(cached), None) = (&config.cached, cache) {
-            tracing::warn!(cache = %cached.name, "the conversation does not begin with what the cache holds; sent whole");
-        }
-        let rest = &request.conversation[cache.map_or(0, |cache| cache.messages.len())..];
-        let (system, contents) = gemini::messages(rest);
+        let (system, contents) = gemini::messages(request.conversation);
         let mut body = json!({ "contents": contents });
         let object = body.as_object_mut().expect("an object");
-        if let Some(cache) = cache {
-            object.insert("cachedContent".into(), json!(cache.name));
-        }
         if let Some(system) = system {
             object.insert("systemInstruction".into(), system);
         }
-        let declarations = match cache {
-            // Gemini refuses tools and their config beside a cache that
-            // holds them.
-            Some(cache) if cache.tools => None,
-            _ => turn.declarations(WireFormat::Gemini)?,
-        };
+        let declarations = turn.declarations(WireFormat::Gemini)?;
         if let Some(declarations) = declarations {
             object.insert("tools".into(), Value::Array(declarations));
             let calling = match &config.tool_choice {
@@ -125,6 +105,9 @@ impl Format for GeminiApi {
         if !generation.is_empty() {
             object.insert("generationConfig".into(), Value::Object(generation));
         }
+        if let Some(cache) = &config.cached {
+            use_cache(object, cache, request.conversation);
+        }
         Ok(body)
     }
 
@@ -147,7 +130,35 @@ impl Format for GeminiApi {
     }
 }
 
-/// The model's name without the `models/` the API's own names carry.
+/// Uses `cache` in a request written whole, when it holds what the request
+/// would send: the conversation's first messages, the same tools and tool
+/// config, and no instruction of its own after them (Gemini refuses
+/// `systemInstruction`, `tools` and `toolConfig` beside a cache). The
+/// request then sends the rest of the conversation and the cache's name;
+/// otherwise it goes whole, without the cache.
+fn use_cache(
+    body: &mut serde_json::Map<String, Value>,
+    cache: &crate::models::CachedPrefix,
+    conversation: &[crate::Message],
+) {
+    let fits = conversation.starts_with(&cache.messages)
+        && !conversation[cache.messages.len()..]
+            .iter()
+            .any(|message| matches!(message, crate::Message::System { .. }))
+        && body.get("tools") == cache.tools.as_ref()
+        && body.get("toolConfig") == cache.tool_config.as_ref();
+    if !fits {
+        tracing::warn!(cache = %cache.name, "the request does not begin with what the cache holds, or offers other tools; sent whole");
+        return;
+    }
+    let (_, rest) = gemini::messages(&conversation[cache.messages.len()..]);
+    body.insert("contents".into(), Value::Array(rest));
+    for held in ["systemInstruction", "tools", "toolConfig"] {
+        body.remove(held);
+    }
+    body.insert("cachedContent".into(), json!(cache.name));
+}
+
 /// An explicit context cache of Gemini (`cachedContents`): a
 /// conversation's first messages (its system instruction with them) and
 /// perhaps its tools, kept by Gemini for a while and billed at the cached
@@ -191,7 +202,11 @@ impl Client<GeminiApi> {
         ttl: std::time::Duration,
     ) -> Result<GeminiCache, ModelError> {
         let request = crate::model::ModelRequest::new(conversation, tools);
-        let mut written = self.request_body(&request)?;
+        // Written as a request without a cache would be: the cache holds
+        // what such a request sends.
+        let mut plain = self.clone();
+        plain.config.cached = None;
+        let mut written = plain.request_body(&request)?;
         let body = written.as_object_mut().expect("an object");
         let mut cache = serde_json::Map::new();
         cache.insert(
@@ -206,8 +221,14 @@ impl Client<GeminiApi> {
         cache.insert("ttl".into(), json!(format!("{}s", ttl.as_secs().max(1))));
         let url = self.config.url("cachedContents");
         let headers = self.request_headers().await?;
+        let held_tools = cache.get("tools").cloned();
+        let held_config = cache.get("toolConfig").cloned();
+        // Not asked again: a create that timed out may have made a cache,
+        // and a second would be billed beside it.
+        let mut once = self.config.clone();
+        once.retry = super::RetryPolicy::none();
         let made = super::http::call(
-            &self.config,
+            &once,
             reqwest::Method::POST,
             &url,
             headers,
@@ -226,14 +247,16 @@ impl Client<GeminiApi> {
             prefix: crate::models::CachedPrefix {
                 name: name.to_owned(),
                 messages: conversation.to_vec(),
-                tools: !tools.is_empty(),
+                tools: held_tools,
+                tool_config: held_config,
             },
         })
     }
 
-    /// Uses `cache` in every request whose conversation begins with what
-    /// it holds: that is not sent again, only what follows (and the tools
-    /// only if it holds none).
+    /// Uses `cache` in every request that begins with what it holds (its
+    /// messages, and the same tools): that is not sent again, only what
+    /// follows. A request that differs (other tools, an instruction after
+    /// the prefix) goes whole, without the cache.
     #[must_use]
     pub fn cached_content(mut self, cache: &GeminiCache) -> Self {
         self.config.cached = Some(cache.prefix.clone());
@@ -273,6 +296,7 @@ impl Client<GeminiApi> {
     }
 }
 
+/// The model's name without the `models/` the API's own names carry.
 fn model_name(config: &Config) -> &str {
     config.model.trim_start_matches("models/")
 }

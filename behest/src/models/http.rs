@@ -210,16 +210,18 @@ where
 /// The events of a streamed response, each event's `data` handed to
 /// `on_event` as text with the event's type. Ends at the `data: [DONE]`
 /// marker or the end of the body. A pause longer than the timeout, a
-/// broken connection or a garbled line is an error.
+/// broken connection or a garbled line is an error. Gives how many bytes
+/// the body had.
 pub(crate) async fn read_events(
     config: &Config,
     mut response: Response,
     mut on_event: impl FnMut(&str, &str) -> Result<(), ModelError>,
-) -> Result<(), ModelError> {
+) -> Result<usize, ModelError> {
     let request_id = request_id(response.headers());
     let fail = |error: ModelError| with_request_id(error, request_id.as_deref());
     let mut decoder = sse::Decoder::default();
     let mut on_event = |event: &str, data: &str| data_event(event, data, &mut on_event);
+    let mut bytes = 0usize;
     loop {
         // The pause is timed on the bytes, not the events: comment lines
         // a server sends to keep a slow stream open count as signs of life.
@@ -235,15 +237,16 @@ pub(crate) async fn read_events(
                 ))
             }
             Ok(Err(error)) => return Err(fail(broke_off(&error.without_url_text()))),
-            Ok(Ok(None)) => return Ok(()),
+            Ok(Ok(None)) => return Ok(bytes),
             Ok(Ok(Some(chunk))) => chunk,
         };
+        bytes = bytes.saturating_add(chunk.len());
         if decoder
             .feed(&chunk, &mut on_event)
             .map_err(fail)?
             .is_break()
         {
-            return Ok(());
+            return Ok(bytes);
         }
     }
 }
@@ -381,7 +384,7 @@ async fn failure(config: &Config, response: Response) -> (ModelError, Option<Dur
             .map(str::to_owned)
     });
     // A key held back from another server is the likely cause: say so.
-    let held_back = config.key().is_none() && config.env_key.is_some();
+    let held_back = config.key().is_none() && config.env_key.is_some() && config.tokens.is_none();
     let hint = if matches!(status.as_u16(), 401 | 403) && held_back {
         " (the key from the provider's environment variable is sent only to the provider's own API; give this server its key with `.api_key(..)`)"
     } else {

@@ -49,14 +49,27 @@ pub use tokens::{AccessToken, TokenSource};
 /// What a provider's explicit cache holds, for the requests that use it
 /// to leave out ([`gemini::GeminiCache`](crate::models::gemini::GeminiCache)).
 #[doc(hidden)]
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct CachedPrefix {
     /// The cache's name.
     pub name: String,
     /// The conversation's first messages it holds.
     pub messages: Vec<crate::Message>,
-    /// Whether it holds the tools' declarations.
-    pub tools: bool,
+    /// The tools' declarations it holds, as sent (`tools`).
+    pub tools: Option<serde_json::Value>,
+    /// Their calling config, as sent (`toolConfig`).
+    pub tool_config: Option<serde_json::Value>,
+}
+
+/// Its name and size: the messages may hold what a log must not.
+impl std::fmt::Debug for CachedPrefix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CachedPrefix")
+            .field("name", &self.name)
+            .field("messages", &self.messages.len())
+            .field("tools", &self.tools.is_some())
+            .finish()
+    }
 }
 
 /// Runs one model request in a span as the OpenTelemetry GenAI semantic

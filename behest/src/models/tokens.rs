@@ -64,7 +64,8 @@ const REFRESH_BEFORE: Duration = Duration::from_secs(300);
 #[derive(Clone)]
 pub struct Tokens {
     source: Arc<dyn TokenSource>,
-    held: Arc<tokio::sync::Mutex<Option<AccessToken>>>,
+    /// The token held, and when it was had.
+    held: Arc<tokio::sync::Mutex<Option<(AccessToken, SystemTime)>>>,
 }
 
 impl fmt::Debug for Tokens {
@@ -85,11 +86,16 @@ impl Tokens {
     /// one (asked once, however many requests wait for it).
     pub(crate) async fn bearer(&self) -> Result<String, ModelError> {
         let mut held = self.held.lock().await;
-        let fresh = held.as_ref().is_some_and(|token| {
+        let now = SystemTime::now();
+        // Replaced five minutes before its end, or, for a token given for
+        // less than ten minutes, halfway through its life.
+        let fresh = held.as_ref().is_some_and(|(token, had)| {
+            let life = token.expires_at.duration_since(*had).unwrap_or_default();
+            let margin = REFRESH_BEFORE.min(life / 2);
             token
                 .expires_at
-                .duration_since(SystemTime::now())
-                .is_ok_and(|left| left > REFRESH_BEFORE)
+                .duration_since(now)
+                .is_ok_and(|left| left > margin)
         });
         if !fresh {
             let token = self.source.token().await.map_err(|error| {
@@ -97,11 +103,11 @@ impl Tokens {
                     .with_kind("token")
                     .retryable(error.retryable)
             })?;
-            *held = Some(token);
+            *held = Some((token, now));
         }
         Ok(held
             .as_ref()
-            .map(|token| token.token.clone())
+            .map(|(token, _)| token.token.clone())
             .unwrap_or_default())
     }
 }

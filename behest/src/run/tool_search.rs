@@ -142,12 +142,30 @@ const STOP_WORDS: &[&str] = &[
 ];
 
 /// The lowercase words of a text, split at anything not a letter or a
-/// digit (a tool's `get_weather` is `get` and `weather`).
+/// digit and where a lowercase letter meets a capital (a tool's
+/// `get_weather` and `getWeather` are both `get` and `weather`).
 fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|word| !word.is_empty())
-        .map(str::to_lowercase)
-        .collect()
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut last_lower = false;
+    for c in text.chars() {
+        if !c.is_alphanumeric() {
+            last_lower = false;
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            continue;
+        }
+        if c.is_uppercase() && last_lower && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        last_lower = c.is_lowercase();
+        word.extend(c.to_lowercase());
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
 }
 
 /// How well a tool matches the query's words: a word of its name counts
@@ -239,7 +257,8 @@ impl Tool for SearchTools {
         let limit = arguments["limit"]
             .as_u64()
             .and_then(|limit| usize::try_from(limit).ok())
-            .unwrap_or(self.0.limit);
+            .unwrap_or(self.0.limit)
+            .max(1);
         let tools: Vec<Value> = self
             .0
             .search(query, limit)
@@ -291,6 +310,10 @@ mod tests {
         assert!(names("").is_empty());
         assert!(names("kettle").is_empty());
         assert!(names("a tool for the").is_empty());
+        assert_eq!(
+            super::words("getWeather HTTPServer 東京"),
+            ["get", "weather", "httpserver", "東京"]
+        );
         assert_eq!(search.search("weather", 1).len(), 1);
     }
 }

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::providers::schema::{escape, visit_mut};
+use crate::providers::schema::{escape, is_object_schema, is_recursive, visit_mut};
 use crate::providers::Lint;
 
 /// Anthropic: the schema nearly as is, but no combinator at the root, and
@@ -76,9 +76,10 @@ pub fn anthropic_strict(schema: &mut Value, lints: &mut Vec<Lint>) {
         let Value::Object(object) = node else {
             return;
         };
-        let is_object = object.get("type") == Some(&Value::String("object".into()))
-            || object.contains_key("properties");
-        if is_object {
+        // A branch of `allOf` (a flattened struct) is not closed: closed
+        // apart, no value would match them all.
+        let in_all_of = path.rsplit('/').nth(1) == Some("allOf");
+        if is_object_schema(object) && !in_all_of {
             match object.get("additionalProperties") {
                 None | Some(Value::Bool(false)) => {}
                 Some(Value::Bool(true)) | Some(Value::Object(_)) | Some(_) => lints.push(Lint::error(
@@ -118,41 +119,24 @@ pub fn anthropic_strict(schema: &mut Value, lints: &mut Vec<Lint>) {
     });
 }
 
-/// A `$defs` entry that refers to itself, through others or not.
+/// A reference that leads back to itself, through others or not (`#`,
+/// `#/$defs/…`, `#/definitions/…`).
 fn recursion(schema: &Value) -> Option<String> {
-    let defs = schema.get("$defs").and_then(Value::as_object)?;
-    let refs_of = |value: &Value| {
-        let mut found = Vec::new();
-        collect_refs(value, &mut found);
-        found
-    };
-    for start in defs.keys() {
-        let mut stack = refs_of(&defs[start]);
-        let mut seen = std::collections::HashSet::new();
-        while let Some(name) = stack.pop() {
-            if name == *start {
-                return Some(start.clone());
-            }
-            if seen.insert(name.clone()) {
-                if let Some(def) = defs.get(&name) {
-                    stack.extend(refs_of(def));
-                }
-            }
-        }
-    }
-    None
+    let mut references = Vec::new();
+    collect_refs(schema, &mut references);
+    references
+        .into_iter()
+        .find(|reference| is_recursive(schema, reference))
 }
 
-/// The `$defs` names a schema refers to.
+/// Every `$ref` of a schema.
 fn collect_refs(value: &Value, found: &mut Vec<String>) {
     match value {
         Value::Object(object) => {
-            if let Some(name) = object
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(|reference| reference.strip_prefix("#/$defs/"))
-            {
-                found.push(name.replace("~1", "/").replace("~0", "~"));
+            if let Some(Value::String(reference)) = object.get("$ref") {
+                if !found.contains(reference) {
+                    found.push(reference.clone());
+                }
             }
             for child in object.values() {
                 collect_refs(child, found);
