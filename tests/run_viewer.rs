@@ -246,3 +246,71 @@ async fn the_viewer_shows_runs_and_says_what_it_cannot_read() {
         assert!(png.starts_with(b"\x89PNG"));
     }
 }
+
+/// A log that grows is read a piece at a time: whole at first, then only
+/// the complete lines added since (a line still being written waits until
+/// it is whole); a log replaced by a shorter one is read whole again. And
+/// the viewer answers only at the loopback names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_growing_log_is_read_a_piece_at_a_time() {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("viewer-grow-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("live.jsonl");
+    let line = |n: u64| {
+        format!(
+            r#"{{"run_id":"r","sequence":{n},"at_ms":{n},"event":{{"type":"state","value":"awaiting_model"}}}}"#
+        )
+    };
+    std::fs::write(
+        &log,
+        format!("{}\n{}\n{}", line(1), line(2), &line(3)[..20]),
+    )
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let app = behest::ui::RunViewer::new(&dir).router();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let _installed = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::new();
+    let get = |query: String| {
+        let client = client.clone();
+        async move {
+            let response = client
+                .get(format!("http://{address}/api/runs/live.jsonl{query}"))
+                .send()
+                .await
+                .unwrap();
+            let status = response.status().as_u16();
+            let next = response
+                .headers()
+                .get("x-behest-next")
+                .map(|next| next.to_str().unwrap().parse::<usize>().unwrap());
+            (status, next, response.text().await.unwrap())
+        }
+    };
+    let (status, next, whole) = get(String::new()).await;
+    assert_eq!(status, 200);
+    assert!(
+        whole.ends_with(&line(3)[..20]),
+        "the whole file, its last line as it is"
+    );
+    let next = next.unwrap();
+    assert_eq!(next, line(1).len() + line(2).len() + 2);
+    let (_, again, nothing) = get(format!("?from={next}")).await;
+    assert_eq!((again, nothing.as_str()), (Some(next), ""));
+    std::fs::write(&log, format!("{}\n{}\n{}\n", line(1), line(2), line(3))).unwrap();
+    let (_, later, added) = get(format!("?from={next}")).await;
+    assert_eq!(added.trim_end(), line(3));
+    assert_eq!(later, Some(next + line(3).len() + 1));
+    let (status, _, replaced) = get("?from=99999".to_owned()).await;
+    assert_eq!(status, 409, "{replaced}");
+    let foreign = client
+        .get(format!("http://{address}/api/runs"))
+        .header("host", "evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.status().as_u16(), 403);
+}

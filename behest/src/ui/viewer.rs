@@ -232,9 +232,14 @@ async fn list(State(viewer): State<RunViewer>, headers: HeaderMap) -> Response {
 }
 
 /// One log, annotated with costs.
+/// One log, annotated with costs: whole, or, with `?from=N`, its complete
+/// lines after byte `N` (a page following a log that grows asks for what
+/// was added). The `x-behest-next` header says where the complete lines
+/// end: the `from` of the next read.
 async fn read(
     State(viewer): State<RunViewer>,
     headers: HeaderMap,
+    uri: axum::http::Uri,
     UrlPath(name): UrlPath<String>,
 ) -> Response {
     if let Err(refused) = viewer.host_allowed(&headers) {
@@ -261,13 +266,36 @@ async fn read(
         Ok(_) => {}
         Err(error) => return failure(StatusCode::NOT_FOUND, format!("{name}: {error}")),
     }
-    let bytes = match tokio::fs::read(&path).await {
+    let from = uri
+        .query()
+        .into_iter()
+        .flat_map(|query| query.split('&'))
+        .find_map(|pair| pair.strip_prefix("from="))
+        .and_then(|from| from.parse::<usize>().ok());
+    let whole = match tokio::fs::read(&path).await {
         Ok(bytes) => bytes,
         Err(error) => return failure(StatusCode::NOT_FOUND, format!("{name}: {error}")),
     };
+    // Where the complete lines end: a line still being written is read
+    // when it is whole.
+    let complete = whole
+        .iter()
+        .rposition(|byte| *byte == b'\n')
+        .map_or(0, |last| last + 1);
+    let bytes = match from {
+        None => &whole[..],
+        // The file is shorter than what was read of it: it was replaced.
+        Some(from) if from > complete => {
+            return failure(
+                StatusCode::CONFLICT,
+                format!("{name} was replaced: read it whole again"),
+            )
+        }
+        Some(from) => &whole[from..complete],
+    };
     // A file of another kind (binary, another encoding) is shown as text
     // with its bad bytes replaced: the page says it is no run log.
-    let text = String::from_utf8_lossy(&bytes);
+    let text = String::from_utf8_lossy(bytes);
     let annotated = tokio::task::spawn_blocking({
         let text = text.into_owned();
         move || viewer.annotated(&text)
@@ -275,7 +303,13 @@ async fn read(
     .await
     .unwrap_or_default();
     (
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8".to_owned()),
+            (
+                header::HeaderName::from_static("x-behest-next"),
+                complete.to_string(),
+            ),
+        ],
         annotated,
     )
         .into_response()
