@@ -78,35 +78,44 @@ pub(crate) async fn post_retrying(
         Some(own) => own,
         None => client()?,
     };
-    retrying(policy, deltas, || async {
-        // The timeout covers the answer's head only: reqwest's own would
-        // also cover the body, and so cut a long stream off.
+    retrying(policy, deltas, || {
         let sent = client
             .post(url)
             .headers(headers.clone())
             .body(body.clone())
             .send();
-        match tokio::time::timeout(config.time_limit(), sent).await {
-            Err(_elapsed) => Err((not_in_time(config), None)),
-            Ok(Ok(response)) if response.status().is_success() => Ok(response),
-            Ok(Ok(response)) => {
-                let header_wait = retry_after(response.headers());
-                // OpenAI and Anthropic say themselves whether to retry.
-                let should_retry = response
-                    .headers()
-                    .get("x-should-retry")
-                    .and_then(|value| value.to_str().ok())
-                    .and_then(|value| value.parse::<bool>().ok());
-                let (mut error, body_wait) = failure(config, response).await;
-                if let Some(should_retry) = should_retry {
-                    error = error.retryable(should_retry);
-                }
-                Err((error, header_wait.or(body_wait)))
-            }
-            Ok(Err(error)) => Err((connection_error(&error), None)),
-        }
+        answered(config, sent)
     })
     .await
+}
+
+/// The answer to one attempt: its response when it succeeded, else the
+/// error and the wait the server asked for before another.
+async fn answered(
+    config: &Config,
+    sent: impl std::future::Future<Output = reqwest::Result<Response>>,
+) -> Result<Response, (ModelError, Option<Duration>)> {
+    // The timeout covers the answer's head only: reqwest's own would also
+    // cover the body, and so cut a long stream off.
+    match tokio::time::timeout(config.time_limit(), sent).await {
+        Err(_elapsed) => Err((not_in_time(config), None)),
+        Ok(Ok(response)) if response.status().is_success() => Ok(response),
+        Ok(Ok(response)) => {
+            let header_wait = retry_after(response.headers());
+            // OpenAI and Anthropic say themselves whether to retry.
+            let should_retry = response
+                .headers()
+                .get("x-should-retry")
+                .and_then(|value| value.to_str().ok())
+                .and_then(|value| value.parse::<bool>().ok());
+            let (mut error, body_wait) = failure(config, response).await;
+            if let Some(should_retry) = should_retry {
+                error = error.retryable(should_retry);
+            }
+            Err((error, header_wait.or(body_wait)))
+        }
+        Ok(Err(error)) => Err((connection_error(&error), None)),
+    }
 }
 
 /// One request of a resource's API besides turns (a Gemini cache created,
@@ -135,22 +144,13 @@ pub(crate) async fn call(
         Some(own) => own,
         None => client()?,
     };
-    let response = retrying(&config.retry, None, || async {
+    let response = retrying(&config.retry, None, || {
         let sent = client
             .request(method.clone(), url)
             .headers(headers.clone())
             .body(body.clone())
             .send();
-        match tokio::time::timeout(config.time_limit(), sent).await {
-            Err(_elapsed) => Err((not_in_time(config), None)),
-            Ok(Ok(response)) if response.status().is_success() => Ok(response),
-            Ok(Ok(response)) => {
-                let wait = retry_after(response.headers());
-                let (error, body_wait) = failure(config, response).await;
-                Err((error, wait.or(body_wait)))
-            }
-            Ok(Err(error)) => Err((connection_error(&error), None)),
-        }
+        answered(config, sent)
     })
     .await?;
     let text = tokio::time::timeout(config.time_limit(), response.text())
