@@ -70,17 +70,47 @@ pub(crate) async fn post_retrying(
     body: &Value,
     deltas: Option<&DeltaSink>,
 ) -> Result<Response, ModelError> {
+    send(
+        config,
+        policy,
+        reqwest::Method::POST,
+        url,
+        headers,
+        Some(body),
+        deltas,
+    )
+    .await
+}
+
+/// `method` to `url` with the client's headers and `body` as JSON, tried
+/// again under `policy` (told to `deltas`, when given); the first
+/// successful response, before its body is read.
+async fn send(
+    config: &Config,
+    policy: &super::RetryPolicy,
+    method: reqwest::Method,
+    url: &str,
+    headers: HeaderMap,
+    body: Option<&Value>,
+    deltas: Option<&DeltaSink>,
+) -> Result<Response, ModelError> {
     let mut headers = with_config_headers(headers, config)?;
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    let body = serde_json::to_vec(body)
-        .map_err(|error| ModelError::new("the request could not be encoded").with_source(error))?;
+    let body = match body {
+        Some(body) => {
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            serde_json::to_vec(body).map_err(|error| {
+                ModelError::new("the request could not be encoded").with_source(error)
+            })?
+        }
+        None => Vec::new(),
+    };
     let client = match &config.http {
         Some(own) => own,
         None => client()?,
     };
     retrying(policy, deltas, || {
         let sent = client
-            .post(url)
+            .request(method.clone(), url)
             .headers(headers.clone())
             .body(body.clone())
             .send();
@@ -130,29 +160,7 @@ pub(crate) async fn call(
     headers: HeaderMap,
     body: Option<&Value>,
 ) -> Result<Value, ModelError> {
-    let mut headers = with_config_headers(headers, config)?;
-    let body = match body {
-        Some(body) => {
-            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-            serde_json::to_vec(body).map_err(|error| {
-                ModelError::new("the request could not be encoded").with_source(error)
-            })?
-        }
-        None => Vec::new(),
-    };
-    let client = match &config.http {
-        Some(own) => own,
-        None => client()?,
-    };
-    let response = retrying(&config.retry, None, || {
-        let sent = client
-            .request(method.clone(), url)
-            .headers(headers.clone())
-            .body(body.clone())
-            .send();
-        answered(config, sent)
-    })
-    .await?;
+    let response = send(config, &config.retry, method, url, headers, body, None).await?;
     let text = tokio::time::timeout(config.time_limit(), response.text())
         .await
         .map_err(|_| not_in_time(config))?

@@ -1,8 +1,23 @@
 //! The call ids of a run, kept unique.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
 
 use crate::conversation::{AssistantMessage, Message, ReasoningPlace};
+
+/// A new id, `{prefix}_{nanoseconds}_{count}`: unique in the process (the
+/// count) and unlikely to meet another process's (the clock).
+pub(crate) fn fresh_id(prefix: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos());
+    format!(
+        "{prefix}_{nanos:x}_{}",
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
 
 /// The call ids of a run, kept unique: answers and results are matched by
 /// id, and a model may repeat one (or leave it empty) within a turn or

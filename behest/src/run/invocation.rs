@@ -3,7 +3,6 @@
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -495,9 +494,5 @@ impl std::fmt::Debug for RuntimeInvocation {
 }
 
 fn new_run_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_nanos());
-    format!("run_{nanos:x}_{}", COUNTER.fetch_add(1, Ordering::Relaxed))
+    super::ids::fresh_id("run")
 }

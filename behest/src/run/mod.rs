@@ -64,6 +64,8 @@ pub use crate::model::{
 pub use steps::{ModelTurn, RunSteps, StepKind, ToolStep};
 
 pub use agent::{Agent, RunOptions};
+#[cfg(feature = "ui")]
+pub(crate) use ids::fresh_id;
 pub use log::RunLog;
 pub use outcome::{Amount, RunError, RunOutcome};
 pub use prepare::StepState;

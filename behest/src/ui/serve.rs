@@ -3,9 +3,7 @@
 
 use std::collections::HashSet;
 use std::convert::Infallible;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};
@@ -389,8 +387,8 @@ async fn ai_sdk(State(ui): State<ChatUi>, headers: HeaderMap, body: Bytes) -> Re
             .message_id
             .clone()
             .or_else(|| request.messages.last().map(|message| message.id.clone()))
-            .unwrap_or_else(|| new_id("msg")),
-        Turn::Say(_) => new_id("msg"),
+            .unwrap_or_else(|| crate::run::fresh_id("msg")),
+        Turn::Say(_) => crate::run::fresh_id("msg"),
     };
     let mut stream = UiMessageStream::new(message_id);
     if let Turn::Answer(answers) = &turn {
@@ -503,16 +501,4 @@ pub(super) fn failure(status: StatusCode, error: String) -> Response {
         json!({ "error": error }).to_string(),
     )
         .into_response()
-}
-
-/// A new message id, unique in the process and unlikely across processes.
-fn new_id(prefix: &str) -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_nanos());
-    format!(
-        "{prefix}_{nanos:x}_{}",
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
 }
