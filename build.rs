@@ -1,5 +1,6 @@
 //! Turns on the tests that run third-party validators and peers when they
-//! are there: `BEHEST_PYTHON` (google-genai, the official MCP SDK),
+//! are there: `BEHEST_PYTHON` (google-genai, the official MCP SDK,
+//! botocore's SigV4 signer, google-auth),
 //! `BEHEST_FASTMCP_PYTHON` (FastMCP 4, whose MCP SDK is another major
 //! version, so it has a Python of its own) and `BEHEST_INSPECTOR`; without
 //! them those tests are reported as ignored ("skipped"), so `cargo test`
@@ -15,6 +16,8 @@ mod spec_round_trip;
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(behest_python_mcp)");
     println!("cargo::rustc-check-cfg=cfg(behest_python_genai)");
+    println!("cargo::rustc-check-cfg=cfg(behest_python_botocore)");
+    println!("cargo::rustc-check-cfg=cfg(behest_python_google_auth)");
     println!("cargo::rerun-if-env-changed=BEHEST_PYTHON");
     // A Python with the third-party packages (`.ci/run` installs them):
     // each group of tests runs when its package imports.
@@ -39,6 +42,8 @@ fn main() {
         for (module, cfg) in [
             ("mcp", "behest_python_mcp"),
             ("google.genai", "behest_python_genai"),
+            ("botocore", "behest_python_botocore"),
+            ("google.auth", "behest_python_google_auth"),
         ] {
             let imports = std::process::Command::new(&python)
                 .args(["-c", &format!("import {module}")])

@@ -8,6 +8,7 @@ mod models_support;
 mod tracing_support;
 
 mod azure;
+mod bedrock;
 mod clients;
 mod compat_servers;
 mod services;

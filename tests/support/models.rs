@@ -45,6 +45,14 @@ pub enum Reply {
         cut: Option<usize>,
         after_cut: AfterCut,
     },
+    /// A binary stream (AWS event-stream frames) of this content type, sent
+    /// in pieces of `chunk` bytes; only its first `cut` bytes, when set.
+    Binary {
+        bytes: Vec<u8>,
+        content_type: &'static str,
+        chunk: usize,
+        cut: Option<usize>,
+    },
     /// No answer for this long.
     Silent(Duration),
     /// The reply the service would give to the request received: a stand-in
@@ -111,6 +119,16 @@ impl Reply {
         }
     }
 
+    /// AWS event-stream frames, whole.
+    pub fn frames(bytes: Vec<u8>) -> Self {
+        Self::Binary {
+            bytes,
+            content_type: "application/vnd.amazon.eventstream",
+            chunk: usize::MAX,
+            cut: None,
+        }
+    }
+
     /// A body of server-sent events as written.
     pub fn sse(text: &str) -> Self {
         let mut reply = Self::events(&[], false, false);
@@ -126,6 +144,22 @@ impl Reply {
             Self::Events { text, .. } => text,
             _ => "",
         }
+    }
+
+    /// A binary stream sent in pieces of `size` bytes.
+    pub fn binary_chunks(mut self, size: usize) -> Self {
+        if let Self::Binary { chunk, .. } = &mut self {
+            *chunk = size;
+        }
+        self
+    }
+
+    /// A binary stream that ends after its first `at` bytes.
+    pub fn binary_cut_at(mut self, at: usize) -> Self {
+        if let Self::Binary { cut, .. } = &mut self {
+            *cut = Some(at);
+        }
+        self
     }
 
     /// The same events with the lines ended by `\r\n`.
@@ -191,6 +225,8 @@ pub struct Received {
     pub path: String,
     pub headers: HeaderMap,
     pub body: Value,
+    /// The body's bytes, as sent (what a signature covers).
+    pub raw: Vec<u8>,
 }
 
 #[derive(Clone, Default)]
@@ -243,13 +279,14 @@ async fn answer(
     method: axum::http::Method,
     uri: Uri,
     headers: HeaderMap,
-    body: String,
+    body: axum::body::Bytes,
 ) -> Response {
     shared.received.lock().unwrap().push(Received {
         method: method.to_string(),
         path: uri.to_string(),
         headers,
-        body: serde_json::from_str(&body).unwrap_or(Value::Null),
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        raw: body.to_vec(),
     });
     let mut reply = shared.replies.lock().unwrap().pop_front();
     if let Some(Reply::Decide(answer)) = &reply {
@@ -331,6 +368,24 @@ async fn answer(
                 .status(200)
                 .header("content-type", "text/event-stream")
                 .body(Body::from_stream(body))
+                .unwrap()
+        }
+        Some(Reply::Binary {
+            bytes,
+            content_type,
+            chunk,
+            cut,
+        }) => {
+            let end = cut.unwrap_or(bytes.len()).min(bytes.len());
+            let pieces: Vec<Result<Vec<u8>, std::io::Error>> = bytes[..end]
+                .chunks(chunk.max(1))
+                .map(|piece| Ok(piece.to_vec()))
+                .collect();
+            Response::builder()
+                .status(200)
+                .header("content-type", content_type)
+                .header("x-amzn-requestid", "bedrock-req-1")
+                .body(Body::from_stream(futures::stream::iter(pieces)))
                 .unwrap()
         }
         Some(Reply::Silent(wait)) => {

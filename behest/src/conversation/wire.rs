@@ -17,17 +17,20 @@ pub enum WireFormat {
     Anthropic,
     /// Google Gemini.
     Gemini,
+    /// AWS Bedrock's Converse API.
+    Bedrock,
     /// Model Context Protocol, 2025-11-25.
     Mcp,
 }
 
 impl WireFormat {
     /// Every format.
-    pub const ALL: [WireFormat; 5] = [
+    pub const ALL: [WireFormat; 6] = [
         WireFormat::OpenAiChat,
         WireFormat::OpenAiResponses,
         WireFormat::Anthropic,
         WireFormat::Gemini,
+        WireFormat::Bedrock,
         WireFormat::Mcp,
     ];
 }

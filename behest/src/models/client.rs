@@ -49,6 +49,10 @@ pub trait Format: sealed::Sealed + Send + Sync + 'static {
     #[doc(hidden)]
     const KEY_HEADER: KeyHeader;
 
+    /// How a streamed answer's events are framed.
+    #[doc(hidden)]
+    const FRAMING: http::Framing = http::Framing::Sse;
+
     /// Headers every request carries (an API version).
     #[doc(hidden)]
     const HEADERS: &'static [(&'static str, &'static str)] = &[];
@@ -60,6 +64,22 @@ pub trait Format: sealed::Sealed + Send + Sync + 'static {
     /// The assistant message of a whole (not streamed) answer.
     #[doc(hidden)]
     fn parse(response: &Value) -> Result<AssistantMessage, ParseError>;
+
+    /// Settles what the environment says beyond a key and a base URL (a
+    /// cloud's region and credentials).
+    #[doc(hidden)]
+    fn configure(config: &mut Config) {
+        let _unused = config;
+    }
+
+    /// The error of a request with no base URL: what to set.
+    #[doc(hidden)]
+    fn missing_base_url() -> String {
+        format!(
+            "the client has no base URL: set {} or give one with `.base_url(..)`",
+            Self::BASE_URL_VARIABLES.join(" or ")
+        )
+    }
 
     /// Whether typed runs ask for the answer in the provider's structured
     /// output, as configured or as the format judges best.
@@ -114,7 +134,7 @@ impl Turn<'_> {
 
     /// [`declarations`](Self::declarations), none strict: for a model that
     /// refuses strict tools.
-    #[cfg(feature = "anthropic")]
+    #[cfg(any(feature = "anthropic", feature = "bedrock"))]
     pub(crate) fn declarations_not_strict(
         &self,
         format: WireFormat,
@@ -185,13 +205,15 @@ impl<F: Format> Client<F> {
     /// environment variable names (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`,
     /// `GOOGLE_GEMINI_BASE_URL`), where the environment's key goes too.
     pub fn new(model: impl Into<String>) -> Self {
+        let mut config = Config::new(
+            model.into(),
+            F::BASE_URL,
+            F::KEY_VARIABLES,
+            F::BASE_URL_VARIABLES,
+        );
+        F::configure(&mut config);
         Self {
-            config: Config::new(
-                model.into(),
-                F::BASE_URL,
-                F::KEY_VARIABLES,
-                F::BASE_URL_VARIABLES,
-            ),
+            config,
             tools: ExportCache::default(),
             format: PhantomData,
         }
@@ -245,14 +267,20 @@ impl<F: Format> Client<F> {
     async fn turn(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
         let body = self.request_body(&request)?;
         if self.config.base_url.trim().is_empty() {
-            return Err(ModelError::new(format!(
-                "the client has no base URL: set {} or give one with `.base_url(..)`",
-                F::BASE_URL_VARIABLES.join(" or ")
-            )));
+            return Err(ModelError::new(F::missing_base_url()));
         }
         let url = self.config.url(&F::path(&self.config));
         let headers = self.request_headers().await?;
-        exchange::<F::Stream>(&self.config, &url, headers, &body, F::parse, request.deltas).await
+        exchange::<F::Stream>(
+            &self.config,
+            F::FRAMING,
+            &url,
+            headers,
+            &body,
+            F::parse,
+            request.deltas,
+        )
+        .await
     }
 
     /// Sends a bearer token from `source` (Microsoft Entra ID, Google's

@@ -138,8 +138,8 @@ pub struct Config {
     /// or proxy must be given its key), so that an `OPENAI_API_KEY` set
     /// for OpenAI never reaches a third party.
     pub env_key: Option<ApiKey>,
-    /// The provider's own base URL.
-    pub default_base_url: &'static str,
+    /// The provider's own base URL (for Bedrock, its region's).
+    pub default_base_url: String,
     /// The base URL the environment named (`OPENAI_BASE_URL`, …), as the
     /// official SDKs read it: the environment's key may go there too.
     pub env_base_url: Option<String>,
@@ -173,6 +173,9 @@ pub struct Config {
     pub tokens: Option<Tokens>,
     /// A Gemini cache the requests use, with what it holds.
     pub cached: Option<crate::models::CachedPrefix>,
+    /// How requests are signed for AWS (Bedrock), when no key is sent.
+    #[cfg(feature = "bedrock")]
+    pub(crate) sigv4: Option<super::aws::SigV4>,
 }
 
 impl Config {
@@ -190,7 +193,7 @@ impl Config {
             model,
             api_key: None,
             env_key: ApiKey::from_env(key_variables),
-            default_base_url: base_url,
+            default_base_url: base_url.to_owned(),
             base_url: env_base_url.clone().unwrap_or_else(|| base_url.to_owned()),
             env_base_url,
             headers: Headers::default(),
@@ -209,6 +212,8 @@ impl Config {
             api_version: None,
             tokens: None,
             cached: None,
+            #[cfg(feature = "bedrock")]
+            sigv4: None,
         }
     }
 
@@ -245,7 +250,7 @@ impl Config {
     /// and port), whatever its path: another version of the API is still
     /// the provider's.
     pub fn is_own_api(&self) -> bool {
-        same_origin(self.default_base_url, &self.base_url)
+        same_origin(&self.default_base_url, &self.base_url)
     }
 
     /// `base_url` joined with `path`, one `/` between them. A query on

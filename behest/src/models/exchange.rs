@@ -20,6 +20,7 @@ use crate::providers::{ParseError, StreamAssembler};
 /// the sink told with [`ModelDelta::Restart`] to drop what it showed.
 pub(crate) async fn exchange<S: StreamAssembler>(
     config: &Config,
+    framing: http::Framing,
     url: &str,
     headers: HeaderMap,
     body: &Value,
@@ -40,6 +41,7 @@ pub(crate) async fn exchange<S: StreamAssembler>(
         left.max_retries = left.max_retries.saturating_sub(restarts);
         let attempt = stream_once::<S>(
             config,
+            framing,
             &left,
             url,
             headers.clone(),
@@ -101,8 +103,10 @@ impl Failed {
 }
 
 /// One streamed attempt: `shown` says whether a piece reached the sink.
+#[allow(clippy::too_many_arguments)]
 async fn stream_once<S: StreamAssembler>(
     config: &Config,
+    framing: http::Framing,
     policy: &super::RetryPolicy,
     url: &str,
     headers: HeaderMap,
@@ -117,7 +121,7 @@ async fn stream_once<S: StreamAssembler>(
     let mut ended = false;
     // Each event's pieces, in one buffer for the whole stream.
     let mut pieces = Vec::new();
-    let bytes = http::read_events(config, response, |_, data| {
+    let bytes = http::read_events(config, framing, response, |_, data| {
         // One parse per event: straight into the format's types where it
         // reads the event's shape, else into a `Value`.
         pieces.clear();
@@ -207,6 +211,11 @@ fn stream_error(event: &Value) -> ModelError {
                 | "RESOURCE_EXHAUSTED"
                 | "INTERNAL"
                 | "DEADLINE_EXCEEDED"
+                // Bedrock's exceptions in a stream.
+                | "throttlingException"
+                | "serviceUnavailableException"
+                | "internalServerException"
+                | "modelStreamErrorException"
         );
         model_error = model_error.with_kind(kind).retryable(retryable);
     }

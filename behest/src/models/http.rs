@@ -22,7 +22,12 @@ use crate::model::ModelError;
 const RETRYABLE: &[u16] = &[408, 409, 429, 500, 502, 503, 504, 529];
 
 /// Headers providers put their request id in.
-const REQUEST_ID_HEADERS: &[&str] = &["x-request-id", "request-id", "x-goog-request-id"];
+const REQUEST_ID_HEADERS: &[&str] = &[
+    "x-request-id",
+    "request-id",
+    "x-goog-request-id",
+    "x-amzn-requestid",
+];
 
 /// The process's HTTP client: one connection pool for every model client.
 /// Building it fails only when its TLS setup does; that is then every
@@ -109,14 +114,54 @@ async fn send(
         None => client()?,
     };
     retrying(policy, deltas, || {
-        let sent = client
-            .request(method.clone(), url)
-            .headers(headers.clone())
-            .body(body.clone())
-            .send();
-        answered(config, sent)
+        // Each attempt is signed anew (AWS): a signature is good for
+        // minutes, and a retry may come later.
+        let headers = signed(config, &method, url, headers.clone(), &body);
+        let sent = async {
+            match headers {
+                Ok(headers) => Ok(client
+                    .request(method.clone(), url)
+                    .headers(headers)
+                    .body(body.clone())
+                    .send()
+                    .await),
+                Err(error) => Err(error),
+            }
+        };
+        async {
+            match sent.await {
+                Ok(sent) => answered(config, async { sent }).await,
+                Err(error) => Err((error, None)),
+            }
+        }
     })
     .await
+}
+
+/// `headers` with the request's AWS signature, for a client that signs
+/// (Bedrock without an API key); as they are for the others.
+#[cfg_attr(not(feature = "bedrock"), allow(clippy::unnecessary_wraps))]
+fn signed(
+    config: &Config,
+    method: &reqwest::Method,
+    url: &str,
+    headers: HeaderMap,
+    body: &[u8],
+) -> Result<HeaderMap, ModelError> {
+    #[cfg(feature = "bedrock")]
+    if let Some(signer) = config.sigv4.as_ref().filter(|_| config.key().is_none()) {
+        let mut headers = headers;
+        signer.sign(
+            method.as_str(),
+            url,
+            &mut headers,
+            body,
+            std::time::SystemTime::now(),
+        )?;
+        return Ok(headers);
+    }
+    let _unused = (config, method, url, body);
+    Ok(headers)
 }
 
 /// The answer to one attempt: its response when it succeeded, else the
@@ -222,12 +267,13 @@ where
 /// the body had.
 pub(crate) async fn read_events(
     config: &Config,
+    framing: Framing,
     mut response: Response,
     mut on_event: impl FnMut(&str, &str) -> Result<(), ModelError>,
 ) -> Result<usize, ModelError> {
     let request_id = request_id(response.headers());
     let fail = |error: ModelError| with_request_id(error, request_id.as_deref());
-    let mut decoder = sse::Decoder::default();
+    let mut decoder = Frames::new(framing);
     let mut on_event = |event: &str, data: &str| data_event(event, data, &mut on_event);
     let mut bytes = 0usize;
     loop {
@@ -245,7 +291,7 @@ pub(crate) async fn read_events(
                 ))
             }
             Ok(Err(error)) => return Err(fail(broke_off(&error.without_url_text()))),
-            Ok(Ok(None)) => return Ok(bytes),
+            Ok(Ok(None)) => return decoder.finish().map(|()| bytes).map_err(fail),
             Ok(Ok(Some(chunk))) => chunk,
         };
         bytes = bytes.saturating_add(chunk.len());
@@ -255,6 +301,57 @@ pub(crate) async fn read_events(
             .is_break()
         {
             return Ok(bytes);
+        }
+    }
+}
+
+/// How a provider frames the events of a streamed answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[doc(hidden)]
+pub enum Framing {
+    /// Server-sent events, their `data` JSON.
+    Sse,
+    /// AWS event-stream frames, their payload JSON (Bedrock).
+    #[cfg(feature = "bedrock")]
+    EventStream,
+}
+
+/// The reader of one framing.
+enum Frames {
+    Sse(sse::Decoder),
+    #[cfg(feature = "bedrock")]
+    EventStream(Box<super::eventstream::Decoder>),
+}
+
+impl Frames {
+    fn new(framing: Framing) -> Self {
+        match framing {
+            Framing::Sse => Self::Sse(sse::Decoder::default()),
+            #[cfg(feature = "bedrock")]
+            Framing::EventStream => Self::EventStream(Box::default()),
+        }
+    }
+
+    /// At the end of the body: whether it ended where it may.
+    fn finish(&self) -> Result<(), ModelError> {
+        match self {
+            // An event not ended by a blank line is dropped, as the
+            // standard has it.
+            Self::Sse(_) => Ok(()),
+            #[cfg(feature = "bedrock")]
+            Self::EventStream(decoder) => decoder.finish(),
+        }
+    }
+
+    fn feed(
+        &mut self,
+        chunk: &[u8],
+        on_event: &mut impl FnMut(&str, &str) -> Result<ControlFlow<()>, ModelError>,
+    ) -> Result<ControlFlow<()>, ModelError> {
+        match self {
+            Self::Sse(decoder) => decoder.feed(chunk, on_event),
+            #[cfg(feature = "bedrock")]
+            Self::EventStream(decoder) => decoder.feed(chunk, on_event),
         }
     }
 }
@@ -370,6 +467,14 @@ pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, ModelError> {
 async fn failure(config: &Config, response: Response) -> (ModelError, Option<Duration>) {
     let status = response.status();
     let request_id = request_id(response.headers());
+    // AWS names the error in a header: `ValidationException:http://…`.
+    let aws_kind = response
+        .headers()
+        .get("x-amzn-errortype")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|kind| kind.split(':').next())
+        .filter(|kind| !kind.is_empty())
+        .map(str::to_owned);
     let body = tokio::time::timeout(config.time_limit(), response.text())
         .await
         .ok()
@@ -378,19 +483,27 @@ async fn failure(config: &Config, response: Response) -> (ModelError, Option<Dur
     let parsed: Option<Value> = serde_json::from_str(&body).ok();
     // OpenAI and Gemini: {"error": {...}}; Anthropic: {"type": "error", "error": {...}}.
     let detail = parsed.as_ref().and_then(|value| value.get("error"));
+    // AWS: {"message": "..."} (or `Message`) with the kind in a header.
+    let aws_message = || {
+        let parsed = parsed.as_ref()?;
+        parsed.get("message").or_else(|| parsed.get("Message"))
+    };
     let message = detail
         .and_then(|error| error.get("message"))
+        .or_else(aws_message)
         .and_then(Value::as_str)
         .map(str::to_owned)
         .unwrap_or_else(|| body.chars().take(500).collect());
     // The first of these that is text: Azure sends `"type": null` beside
     // its `code`.
-    let kind = detail.and_then(|error| {
-        ["type", "status", "code"]
-            .iter()
-            .find_map(|name| error.get(*name).and_then(Value::as_str))
-            .map(str::to_owned)
-    });
+    let kind = detail
+        .and_then(|error| {
+            ["type", "status", "code"]
+                .iter()
+                .find_map(|name| error.get(*name).and_then(Value::as_str))
+                .map(str::to_owned)
+        })
+        .or(aws_kind);
     // A key held back from another server is the likely cause: say so.
     let held_back = config.key().is_none() && config.env_key.is_some() && config.tokens.is_none();
     let hint = if matches!(status.as_u16(), 401 | 403) && held_back {

@@ -20,8 +20,14 @@
 //! Each client sits behind its cargo feature: `openai`, `anthropic`,
 //! `gemini`, or `models` for all.
 
+#[cfg(feature = "bedrock")]
+mod aws;
+#[cfg(any(feature = "anthropic", feature = "bedrock"))]
+mod claude;
 mod client;
 mod config;
+#[cfg(feature = "bedrock")]
+mod eventstream;
 mod exchange;
 mod http;
 #[cfg(feature = "otel")]
@@ -34,14 +40,21 @@ mod tools;
 pub mod anthropic;
 #[cfg(feature = "azure")]
 pub mod azure;
+#[cfg(feature = "bedrock")]
+pub mod bedrock;
 #[cfg(feature = "gemini")]
 pub mod gemini;
 #[cfg(feature = "openai")]
 pub mod openai;
 
+#[cfg(feature = "bedrock")]
+pub use aws::AwsCredentials;
 pub use client::{Client, Format, NativeOutput};
 pub(crate) use config::Config;
 pub use config::{ApiKey, RetryPolicy, ToolChoice};
+#[cfg(feature = "bedrock")]
+#[doc(hidden)]
+pub use eventstream::eventstream_events;
 #[doc(hidden)]
 pub use http::{sse_data, sse_events};
 pub use tokens::{AccessToken, TokenSource};

@@ -62,7 +62,12 @@ impl ExportCache {
 /// same passes as a tool's parameters), and whether it could be made strict
 /// (OpenAI); a schema that cannot is sent non-strict rather than refused.
 /// Only the formats that answer in a schema's shape ask for one.
-#[cfg(any(feature = "openai", feature = "gemini", feature = "anthropic"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "gemini",
+    feature = "anthropic",
+    feature = "bedrock"
+))]
 pub(crate) fn answer_schema(
     spec: &ToolSpec,
     provider: WireFormat,
@@ -77,20 +82,23 @@ pub(crate) fn answer_schema(
             ))
         })?;
     // Chat nests the declaration under `function`, Gemini under
-    // `functionDeclarations`; Responses and Anthropic have it flat.
+    // `functionDeclarations`, Bedrock under `toolSpec`; Responses and
+    // Anthropic have it flat.
     let declaration = export
         .tools
         .first()
         .map(|tool| {
             tool.get("function")
                 .or_else(|| tool.pointer("/functionDeclarations/0"))
+                .or_else(|| tool.get("toolSpec"))
                 .unwrap_or(tool)
         })
         .ok_or_else(|| ModelError::new("the answer's schema was not exported"))?;
-    // Anthropic names it `input_schema`.
+    // Anthropic names it `input_schema`, Bedrock `inputSchema.json`.
     let schema = declaration
         .get("parameters")
         .or_else(|| declaration.get("input_schema"))
+        .or_else(|| declaration.pointer("/inputSchema/json"))
         .cloned()
         .unwrap_or_else(|| serde_json::json!({"type": "object"}));
     let strict = declaration.get("strict").and_then(Value::as_bool) == Some(true);

@@ -1,9 +1,9 @@
 //! Provider wire formats: tool declarations, tool calls, tool results and
 //! conversations for OpenAI (Chat Completions and Responses), Anthropic,
-//! Gemini and MCP. Formats only: no HTTP.
+//! Gemini, Bedrock's Converse and MCP. Formats only: no HTTP.
 //!
 //! One folder per format ([`openai::chat`], [`openai::responses`],
-//! [`anthropic`], [`gemini`], [`mcp`]), each with the same names for the
+//! [`anthropic`], [`gemini`], [`bedrock`], [`mcp`]), each with the same names for the
 //! same jobs:
 //!
 //! | job | function |
@@ -28,6 +28,7 @@
 //! came from, and to no other.
 
 pub mod anthropic;
+pub mod bedrock;
 pub mod gemini;
 mod lint;
 pub mod mcp;
@@ -52,7 +53,10 @@ impl WireFormat {
     /// Checks a tool name against this provider's rule.
     pub fn check_name(self, name: &str) -> Result<(), Lint> {
         let fits = match self {
-            WireFormat::OpenAiChat | WireFormat::OpenAiResponses | WireFormat::Anthropic => {
+            WireFormat::OpenAiChat
+            | WireFormat::OpenAiResponses
+            | WireFormat::Anthropic
+            | WireFormat::Bedrock => {
                 name.len() <= 64
                     && name
                         .chars()
@@ -184,6 +188,7 @@ pub fn export_specs(
         WireFormat::OpenAiResponses => openai::responses::declare(specs, is_strict, options),
         WireFormat::Anthropic => anthropic::declare(specs, is_strict, options),
         WireFormat::Gemini => gemini::declare(specs),
+        WireFormat::Bedrock => bedrock::declare(specs, is_strict, options),
         WireFormat::Mcp => mcp::declare(specs),
     }
 }

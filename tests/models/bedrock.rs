@@ -1,0 +1,521 @@
+//! AWS Bedrock's Converse API against a local server that answers as
+//! Bedrock documents: ConverseStream in AWS event-stream frames (their
+//! payloads padded with `p`, as Bedrock pads them), Converse whole, errors
+//! named in `x-amzn-ErrorType`, exceptions inside a stream. Every signed
+//! request's signature is checked by botocore, AWS's own Python signer,
+//! when `BEHEST_PYTHON` has it (`.ci/run` installs it).
+
+use aws_smithy_types::event_stream::{Header, HeaderValue, Message as Frame};
+use behest::models::bedrock::Converse;
+use behest::models::{AwsCredentials, RetryPolicy};
+use behest::{Agent, Message, Model, ModelDelta, ModelSettings, ToolRegistry, ToolRuntime};
+use serde_json::{json, Value};
+
+use crate::models_support::{Received, Reply, Server};
+
+const MODEL: &str = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+
+/// One event-stream frame: a modelled event, or an exception.
+fn frame(message_type: &str, kind: &str, payload: &Value) -> Vec<u8> {
+    let type_header = if message_type == "exception" {
+        ":exception-type"
+    } else {
+        ":event-type"
+    };
+    let frame = Frame::new(payload.to_string().into_bytes())
+        .add_header(Header::new(
+            type_header,
+            HeaderValue::String(kind.to_owned().into()),
+        ))
+        .add_header(Header::new(
+            ":content-type",
+            HeaderValue::String("application/json".into()),
+        ))
+        .add_header(Header::new(
+            ":message-type",
+            HeaderValue::String(message_type.to_owned().into()),
+        ));
+    let mut bytes = Vec::new();
+    aws_smithy_eventstream::frame::write_message_to(&frame, &mut bytes).unwrap();
+    bytes
+}
+
+/// A stream of events, each payload padded as Bedrock pads it.
+fn stream(events: &[(&str, Value)]) -> Vec<u8> {
+    events
+        .iter()
+        .flat_map(|(kind, payload)| {
+            let mut payload = payload.clone();
+            payload["p"] = json!("abcdefghijklmnopqrstuvwxyzABCDEF");
+            frame("event", kind, &payload)
+        })
+        .collect()
+}
+
+/// A streamed turn with text and a tool call, as ConverseStream sends it.
+fn weather_call_stream() -> Vec<u8> {
+    stream(&[
+        ("messageStart", json!({"role": "assistant"})),
+        (
+            "contentBlockDelta",
+            json!({"contentBlockIndex": 0, "delta": {"text": "Let me "}}),
+        ),
+        (
+            "contentBlockDelta",
+            json!({"contentBlockIndex": 0, "delta": {"text": "check."}}),
+        ),
+        ("contentBlockStop", json!({"contentBlockIndex": 0})),
+        (
+            "contentBlockStart",
+            json!({"contentBlockIndex": 1, "start": {"toolUse": {"toolUseId": "tooluse_w1", "name": "get_weather"}}}),
+        ),
+        (
+            "contentBlockDelta",
+            json!({"contentBlockIndex": 1, "delta": {"toolUse": {"input": "{\"city\":"}}}),
+        ),
+        (
+            "contentBlockDelta",
+            json!({"contentBlockIndex": 1, "delta": {"toolUse": {"input": "\"Oslo\"}"}}}),
+        ),
+        ("contentBlockStop", json!({"contentBlockIndex": 1})),
+        ("messageStop", json!({"stopReason": "tool_use"})),
+        (
+            "metadata",
+            json!({"usage": {"inputTokens": 40, "outputTokens": 12, "totalTokens": 1252,
+                "cacheReadInputTokens": 1200, "cacheWriteInputTokens": 0},
+                "metrics": {"latencyMs": 311}}),
+        ),
+    ])
+}
+
+fn text_stream(text: &str) -> Vec<u8> {
+    stream(&[
+        ("messageStart", json!({"role": "assistant"})),
+        (
+            "contentBlockDelta",
+            json!({"contentBlockIndex": 0, "delta": {"text": text}}),
+        ),
+        ("contentBlockStop", json!({"contentBlockIndex": 0})),
+        ("messageStop", json!({"stopReason": "end_turn"})),
+        (
+            "metadata",
+            json!({"usage": {"inputTokens": 60, "outputTokens": 4, "totalTokens": 64}, "metrics": {"latencyMs": 90}}),
+        ),
+    ])
+}
+
+/// Get the weather of a city.
+#[behest::tool]
+fn get_weather(
+    /// The city.
+    city: String,
+) -> String {
+    format!("12 °C in {city}")
+}
+
+fn weather_runtime() -> ToolRuntime {
+    ToolRuntime::new(ToolRegistry::new().with(GetWeather).unwrap())
+}
+
+fn credentials() -> AwsCredentials {
+    AwsCredentials::new("AKIDBEHESTTEST", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
+        .session_token("FwoGZXIvYXdzEBYaDH7session")
+}
+
+/// The server as a Bedrock runtime endpoint (its origin).
+fn endpoint(server: &Server) -> String {
+    format!("http://{}", server.addr)
+}
+
+/// A whole run against ConverseStream: the stream's frames arrive in
+/// 7-byte pieces (frames split anywhere), the pieces show as they come,
+/// the call runs, and the second turn answers. Each request goes to the
+/// model's path, signed for its region with the session token; botocore
+/// computes the same signature for each.
+#[tokio::test]
+async fn a_run_streams_through_converse_stream_signed_for_its_region() {
+    let server = Server::start([
+        Reply::frames(weather_call_stream()).binary_chunks(7),
+        Reply::frames(text_stream("12 °C in Oslo.")).binary_chunks(7),
+    ])
+    .await;
+    let model = Converse::new(MODEL)
+        .region("eu-central-1")
+        .base_url(endpoint(&server))
+        .credentials(credentials())
+        .prompt_caching(true)
+        .settings(ModelSettings::new().max_tokens(512).temperature(0.2));
+    let pieces = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = pieces.clone();
+    let invocation = Agent::new(model, weather_runtime())
+        .instructions("Answer briefly.")
+        .invoke([Message::user("Weather in Oslo?")]);
+    invocation.on(move |envelope, _| {
+        if let behest::EventKind::ModelDelta(delta) = envelope.kind {
+            seen.lock().unwrap().push(delta);
+        }
+    });
+    let outcome = invocation.await;
+    assert_eq!(outcome.text(), Some("12 °C in Oslo."), "{outcome:?}");
+    let usage = outcome.usage();
+    assert_eq!(usage.cached_tokens, 1200);
+    assert_eq!(usage.input_tokens, 100);
+    let pieces = pieces.lock().unwrap().clone();
+    assert!(
+        pieces.contains(&ModelDelta::Text("Let me ".into())),
+        "{pieces:?}"
+    );
+
+    let received = server.received();
+    assert_eq!(received.len(), 2);
+    let first = &received[0];
+    assert_eq!(first.method, "POST");
+    assert_eq!(
+        first.path,
+        "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream"
+    );
+    let authorization = first.headers["authorization"].to_str().unwrap();
+    assert!(
+        authorization.starts_with("AWS4-HMAC-SHA256 Credential=AKIDBEHESTTEST/")
+            && authorization.contains("/eu-central-1/bedrock/aws4_request"),
+        "{authorization}"
+    );
+    assert_eq!(
+        first.headers["x-amz-security-token"],
+        "FwoGZXIvYXdzEBYaDH7session"
+    );
+    let body = &first.body;
+    assert_eq!(
+        body["system"],
+        json!([{"text": "Answer briefly."}, {"cachePoint": {"type": "default"}}])
+    );
+    assert_eq!(
+        body["messages"][0]["content"],
+        json!([{"text": "Weather in Oslo?"}, {"cachePoint": {"type": "default"}}])
+    );
+    assert_eq!(
+        body["inferenceConfig"],
+        json!({"maxTokens": 512, "temperature": 0.2})
+    );
+    let spec = &body["toolConfig"]["tools"][0]["toolSpec"];
+    assert_eq!(spec["name"], "get_weather");
+    assert_eq!(spec["inputSchema"]["json"]["required"], json!(["city"]));
+    assert_eq!(body["toolConfig"]["toolChoice"], json!({"auto": {}}));
+    // The second turn carries the call and its result.
+    let second = &received[1].body["messages"];
+    assert_eq!(
+        second[1]["content"][1]["toolUse"],
+        json!({"toolUseId": "tooluse_w1", "name": "get_weather", "input": {"city": "Oslo"}})
+    );
+    assert_eq!(
+        second[2]["content"][0]["toolResult"]["toolUseId"],
+        "tooluse_w1"
+    );
+    botocore_agrees(&server, &received, "eu-central-1");
+}
+
+/// botocore's SigV4 signer, given each request as the server received it
+/// (the headers it signed, the body's bytes) and the same credentials,
+/// computes the signature the request carries.
+fn botocore_agrees(server: &Server, received: &[Received], region: &str) {
+    if !cfg!(behest_python_botocore) {
+        eprintln!(
+            "skipped: BEHEST_PYTHON does not name a Python with botocore (.ci/run installs it)"
+        );
+        return;
+    }
+    let python = std::env::var_os("BEHEST_PYTHON").expect("BEHEST_PYTHON");
+    let requests: Vec<Value> = received
+        .iter()
+        .map(|request| {
+            let headers: serde_json::Map<String, Value> = request
+                .headers
+                .iter()
+                .map(|(name, value)| {
+                    (
+                        name.as_str().to_owned(),
+                        json!(value.to_str().unwrap_or_default()),
+                    )
+                })
+                .collect();
+            json!({
+                "method": request.method,
+                "url": format!("http://{}{}", server.addr, request.path),
+                "headers": headers,
+                "body_hex": request.raw.iter().map(|byte| format!("{byte:02x}")).collect::<String>(),
+            })
+        })
+        .collect();
+    let case = json!({
+        "key": "AKIDBEHESTTEST",
+        "secret": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+        "token": "FwoGZXIvYXdzEBYaDH7session",
+        "region": region,
+        "requests": requests,
+    });
+    let script = r#"
+import json, sys
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+
+case = json.load(sys.stdin)
+credentials = Credentials(case["key"], case["secret"], case["token"])
+for request in case["requests"]:
+    headers = request["headers"]
+    fields = headers["authorization"].split(" ", 1)[1]
+    parts = dict(part.strip().split("=", 1) for part in fields.split(","))
+    signed = parts["SignedHeaders"].split(";")
+    for wanted in ("host", "x-amz-date", "x-amz-security-token", "content-type"):
+        assert wanted in signed, (wanted, signed)
+    aws_request = AWSRequest(
+        method=request["method"],
+        url=request["url"],
+        data=bytes.fromhex(request["body_hex"]),
+        headers={name: headers[name] for name in signed},
+    )
+    aws_request.context["timestamp"] = headers["x-amz-date"]
+    signer = SigV4Auth(credentials, "bedrock", case["region"])
+    canonical = signer.canonical_request(aws_request)
+    expected = signer.signature(signer.string_to_sign(aws_request, canonical), aws_request)
+    assert expected == parts["Signature"], (expected, parts["Signature"], canonical)
+    scope = parts["Credential"].split("/", 1)[1]
+    assert scope == signer.scope(aws_request).split("/", 1)[1], (scope, signer.scope(aws_request))
+print(len(case["requests"]))
+"#;
+    let mut child = std::process::Command::new(&python)
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(case.to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "botocore does not agree: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        received.len().to_string()
+    );
+}
+
+/// Converse whole, with a Bedrock API key: a bearer token, no signature.
+/// A typed run of a Claude 4.5 model asks for the answer's schema in
+/// `outputConfig.textFormat` (the schema as JSON text) and reads it from
+/// the text.
+#[tokio::test]
+async fn a_whole_answer_with_an_api_key_and_structured_output() {
+    #[derive(serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
+    struct Trip {
+        city: String,
+        days: u32,
+    }
+    let server = Server::start([Reply::json(&json!({
+        "output": {"message": {"role": "assistant", "content": [
+            {"text": "{\"city\": \"Lisbon\", \"days\": 3}"}]}},
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 80, "outputTokens": 12, "totalTokens": 92},
+        "metrics": {"latencyMs": 500}
+    }))
+    .header("x-amzn-requestid", "a1b2c3")])
+    .await;
+    let model = Converse::new(MODEL)
+        .region("us-east-1")
+        .base_url(endpoint(&server))
+        .api_key("ABSKQmVkcm9ja0FQSUtleS1example")
+        .stream(false);
+    let trip: Trip = Agent::new(model, weather_runtime())
+        .output([Message::user("Plan three days in Lisbon.")])
+        .await
+        .unwrap();
+    assert_eq!(
+        trip,
+        Trip {
+            city: "Lisbon".into(),
+            days: 3
+        }
+    );
+    let request = &server.received()[0];
+    assert_eq!(
+        request.path,
+        "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse"
+    );
+    assert_eq!(
+        request.headers["authorization"],
+        "Bearer ABSKQmVkcm9ja0FQSUtleS1example"
+    );
+    assert!(request.headers.get("x-amz-date").is_none());
+    let format = &request.body["outputConfig"]["textFormat"];
+    assert_eq!(format["type"], "json_schema");
+    let schema: Value = serde_json::from_str(
+        format["structure"]["jsonSchema"]["schema"]
+            .as_str()
+            .expect("the schema as JSON text"),
+    )
+    .unwrap();
+    assert_eq!(schema["additionalProperties"], false);
+    assert_eq!(schema["required"], json!(["city", "days"]));
+}
+
+/// Bedrock's errors become the error's kind: the `x-amzn-ErrorType`
+/// header's name. A throttled request is asked again; a validation error
+/// is not. An exception inside a stream, and a frame whose checksum does
+/// not hold, end the attempt; the turn is asked again and answers.
+#[tokio::test]
+async fn errors_exceptions_and_garbled_frames() {
+    let throttled = Reply::error(
+        429,
+        &json!({"message": "Too many requests, please wait before trying again."}),
+    )
+    .header(
+        "x-amzn-errortype",
+        "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+    );
+    let invalid = Reply::error(
+        400,
+        &json!({"message": "The provided model identifier is invalid."}),
+    )
+    .header(
+        "x-amzn-errortype",
+        "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+    );
+    let mut exception = stream(&[("messageStart", json!({"role": "assistant"}))]);
+    exception.extend(frame(
+        "exception",
+        "throttlingException",
+        &json!({"message": "Too many tokens, please wait before trying again."}),
+    ));
+    let mut garbled = text_stream("never seen");
+    let last = garbled.len() - 1;
+    garbled[last] ^= 0xFF;
+    let server = Server::start([
+        invalid,
+        throttled,
+        Reply::frames(exception),
+        Reply::frames(garbled),
+        Reply::frames(text_stream("Fine.")),
+    ])
+    .await;
+    let mut fast = RetryPolicy::default();
+    fast.max_retries = 3;
+    fast.initial_backoff = std::time::Duration::from_millis(1);
+    fast.max_backoff = std::time::Duration::from_millis(5);
+    let model = Converse::new("amazon.nova-pro-v1:0")
+        .region("us-east-1")
+        .base_url(endpoint(&server))
+        .credentials(credentials())
+        .retry(fast);
+    let hi = [Message::user("Hi")];
+    let error = model.respond(&hi, &[]).await.unwrap_err();
+    assert_eq!(error.status, Some(400));
+    assert_eq!(error.kind.as_deref(), Some("ValidationException"));
+    assert!(
+        error.message.contains("model identifier is invalid"),
+        "{error}"
+    );
+    assert!(!error.retryable);
+    // Throttled, then an exception mid-stream, then a garbled frame, then
+    // the answer: three retries of one budget.
+    let turn = model.respond(&hi, &[]).await.unwrap();
+    assert_eq!(turn.text.as_deref(), Some("Fine."));
+    assert_eq!(server.received().len(), 5);
+
+    // Each failure alone, with no retry left, says what it was.
+    for (reply, says) in [
+        (
+            {
+                let mut bytes = stream(&[("messageStart", json!({"role": "assistant"}))]);
+                bytes.extend(frame(
+                    "exception",
+                    "validationException",
+                    &json!({"message": "The model returned an invalid tool input."}),
+                ));
+                Reply::frames(bytes)
+            },
+            "validationException",
+        ),
+        (
+            {
+                let mut bytes = text_stream("x");
+                bytes[10] ^= 0x01;
+                Reply::frames(bytes)
+            },
+            "could not be read",
+        ),
+        (
+            {
+                // Whole frames, up to the text's end: no `messageStop`.
+                let mut bytes = stream(&[("messageStart", json!({"role": "assistant"}))]);
+                bytes.extend(stream(&[(
+                    "contentBlockDelta",
+                    json!({"contentBlockIndex": 0, "delta": {"text": "cut"}}),
+                )]));
+                Reply::frames(bytes)
+            },
+            "`messageStop`",
+        ),
+        (
+            {
+                // Cut inside the last frame (the usage).
+                let bytes = text_stream("cut");
+                let at = bytes.len() - 20;
+                Reply::frames(bytes).binary_cut_at(at)
+            },
+            "ended inside a frame",
+        ),
+    ] {
+        server.push(reply);
+        let error = model
+            .clone()
+            .retry(RetryPolicy::none())
+            .respond(&hi, &[])
+            .await
+            .unwrap_err();
+        let shown = format!("{error} {:?}", error.kind);
+        assert!(shown.contains(says), "{shown}");
+    }
+}
+
+/// Without a region, or without credentials, the first request says what
+/// to set; nothing is sent.
+#[tokio::test]
+async fn a_missing_region_or_missing_credentials_say_what_to_set() {
+    let server = Server::start([]).await;
+    let no_region = Converse::new(MODEL).credentials(credentials());
+    // The environment of the test may name a region; a client without
+    // one has an empty base URL only when it names none.
+    if std::env::var_os("AWS_REGION").is_none()
+        && std::env::var_os("AWS_DEFAULT_REGION").is_none()
+        && std::env::var_os("AWS_ENDPOINT_URL").is_none()
+        && std::env::var_os("AWS_ENDPOINT_URL_BEDROCK_RUNTIME").is_none()
+    {
+        let error = no_region
+            .respond(&[Message::user("Hi")], &[])
+            .await
+            .unwrap_err();
+        assert!(error.message.contains("AWS_REGION"), "{error}");
+    }
+    let missing = Converse::new(MODEL)
+        .region("us-east-1")
+        .base_url(endpoint(&server))
+        .credentials(credentials());
+    // A profile that is in no file has no credentials.
+    let missing = missing.profile("behest-no-such-profile");
+    let error = missing
+        .respond(&[Message::user("Hi")], &[])
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind.as_deref(), Some("credentials"), "{error}");
+    assert!(error.message.contains("AWS_ACCESS_KEY_ID"), "{error}");
+    assert!(server.received().is_empty());
+}
