@@ -13,3 +13,4 @@ mod clients;
 mod compat_servers;
 mod services;
 mod streams;
+mod vertex;

@@ -118,6 +118,7 @@ impl Format for MessagesApi {
     const KEY_HEADER: KeyHeader = KeyHeader::Named("x-api-key");
     const HEADERS: &'static [(&'static str, &'static str)] = &[("anthropic-version", VERSION)];
     type Stream = anthropic::Stream;
+    const CACHE_APART: bool = true;
 
     fn path(_: &Config) -> String {
         "messages".to_owned()

@@ -143,6 +143,7 @@ impl Format for ConverseApi {
     const KEY_HEADER: KeyHeader = KeyHeader::Bearer;
     const FRAMING: Framing = Framing::EventStream;
     type Stream = bedrock::Stream;
+    const CACHE_APART: bool = true;
 
     /// The region and credentials as the AWS SDKs find them.
     fn configure(config: &mut Config) {

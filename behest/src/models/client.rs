@@ -49,6 +49,11 @@ pub trait Format: sealed::Sealed + Send + Sync + 'static {
     #[doc(hidden)]
     const KEY_HEADER: KeyHeader;
 
+    /// Whether the provider counts the tokens read from and written to a
+    /// cache apart from its input tokens (Anthropic, Bedrock).
+    #[doc(hidden)]
+    const CACHE_APART: bool = false;
+
     /// How a streamed answer's events are framed.
     #[doc(hidden)]
     const FRAMING: http::Framing = http::Framing::Sse;
@@ -467,6 +472,7 @@ impl<F: Format> crate::Model for Client<F> {
     async fn complete(&self, request: ModelRequest<'_>) -> Result<AssistantMessage, ModelError> {
         super::traced(
             F::SYSTEM,
+            F::CACHE_APART,
             &self.config.model,
             &self.config.base_url,
             self.turn(request),

@@ -176,6 +176,12 @@ pub struct Config {
     /// How requests are signed for AWS (Bedrock), when no key is sent.
     #[cfg(feature = "bedrock")]
     pub(crate) sigv4: Option<super::aws::SigV4>,
+    /// The Google Cloud project of a Vertex AI client.
+    #[cfg(feature = "vertex")]
+    pub project: Option<String>,
+    /// The location of a Vertex AI client.
+    #[cfg(feature = "vertex")]
+    pub location: String,
 }
 
 impl Config {
@@ -214,6 +220,10 @@ impl Config {
             cached: None,
             #[cfg(feature = "bedrock")]
             sigv4: None,
+            #[cfg(feature = "vertex")]
+            project: None,
+            #[cfg(feature = "vertex")]
+            location: String::new(),
         }
     }
 

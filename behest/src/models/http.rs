@@ -32,7 +32,7 @@ const REQUEST_ID_HEADERS: &[&str] = &[
 /// The process's HTTP client: one connection pool for every model client.
 /// Building it fails only when its TLS setup does; that is then every
 /// request's error, not a panic.
-fn client() -> Result<&'static reqwest::Client, ModelError> {
+pub(crate) fn client() -> Result<&'static reqwest::Client, ModelError> {
     static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {

@@ -44,8 +44,12 @@ pub mod azure;
 pub mod bedrock;
 #[cfg(feature = "gemini")]
 pub mod gemini;
+#[cfg(feature = "vertex")]
+pub mod google;
 #[cfg(feature = "openai")]
 pub mod openai;
+#[cfg(feature = "vertex")]
+pub mod vertex;
 
 #[cfg(feature = "bedrock")]
 pub use aws::AwsCredentials;
@@ -97,6 +101,7 @@ impl std::fmt::Debug for CachedPrefix {
 /// recorded.
 pub(crate) async fn traced(
     system: &'static str,
+    cache_apart: bool,
     model: &str,
     base_url: &str,
     turn: impl std::future::Future<Output = Result<crate::AssistantMessage, crate::ModelError>>,
@@ -132,7 +137,7 @@ pub(crate) async fn traced(
     let mut error_type = None;
     match &result {
         Ok(message) => {
-            if let Some(usage) = message.usage.map(|usage| conventional(system, usage)) {
+            if let Some(usage) = message.usage.map(|usage| conventional(cache_apart, usage)) {
                 let count = |tokens: u64| i64::try_from(tokens).unwrap_or(i64::MAX);
                 span.record("gen_ai.usage.input_tokens", count(usage.input_tokens));
                 span.record("gen_ai.usage.output_tokens", count(usage.output_tokens));
@@ -189,9 +194,10 @@ pub(crate) async fn traced(
 
 /// A turn's usage as the conventions count it: `gen_ai.usage.input_tokens`
 /// includes the tokens read from and written to a cache, which Anthropic
-/// counts apart from its `input_tokens`.
-fn conventional(system: &str, mut usage: crate::usage::Usage) -> crate::usage::Usage {
-    if system == "anthropic" {
+/// (wherever it is served) and Bedrock count apart from their input tokens
+/// (`cache_apart`).
+fn conventional(cache_apart: bool, mut usage: crate::usage::Usage) -> crate::usage::Usage {
+    if cache_apart {
         usage.input_tokens = usage
             .input_tokens
             .saturating_add(usage.cached_tokens)
