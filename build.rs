@@ -2,7 +2,8 @@
 //! are there: `BEHEST_PYTHON` (google-genai, the official MCP SDK,
 //! botocore's SigV4 signer, google-auth),
 //! `BEHEST_FASTMCP_PYTHON` (FastMCP 4, whose MCP SDK is another major
-//! version, so it has a Python of its own) and `BEHEST_INSPECTOR`; without
+//! version, so it has a Python of its own), `BEHEST_INSPECTOR` and
+//! `BEHEST_AIMOCK` (aimock's `llmock` script, run with `node`); without
 //! them those tests are reported as ignored ("skipped"), so `cargo test`
 //! passes on any clone.
 //!
@@ -80,6 +81,14 @@ fn main() {
         .is_some_and(|path| std::path::Path::new(&path).is_file())
     {
         println!("cargo::rustc-cfg=behest_inspector");
+    }
+    // aimock (npm), the model providers' stand-in nobody here wrote: its
+    // `llmock` command's script.
+    println!("cargo::rustc-check-cfg=cfg(behest_aimock)");
+    println!("cargo::rerun-if-env-changed=BEHEST_AIMOCK");
+    if std::env::var_os("BEHEST_AIMOCK").is_some_and(|path| std::path::Path::new(&path).is_file())
+    {
+        println!("cargo::rustc-cfg=behest_aimock");
     }
     // The vendored JSON-Schema-Test-Suite (tests/data/README.md).
     let manifest = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");

@@ -7,6 +7,7 @@ mod models_support;
 #[path = "../support/tracing.rs"]
 mod tracing_support;
 
+mod aimock;
 mod azure;
 mod bedrock;
 mod clients;
