@@ -1,6 +1,6 @@
 //! Turns on the tests that run third-party validators and peers when they
 //! are there: `BEHEST_PYTHON` (google-genai, the official MCP SDK,
-//! botocore's SigV4 signer, google-auth),
+//! botocore's SigV4 signer, google-auth, the openai and anthropic SDKs),
 //! `BEHEST_FASTMCP_PYTHON` (FastMCP 4, whose MCP SDK is another major
 //! version, so it has a Python of its own), `BEHEST_INSPECTOR` and
 //! `BEHEST_AIMOCK` (aimock's `llmock` script, run with `node`); without
@@ -19,6 +19,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(behest_python_genai)");
     println!("cargo::rustc-check-cfg=cfg(behest_python_botocore)");
     println!("cargo::rustc-check-cfg=cfg(behest_python_google_auth)");
+    println!("cargo::rustc-check-cfg=cfg(behest_python_sdks)");
     println!("cargo::rerun-if-env-changed=BEHEST_PYTHON");
     // A Python with the third-party packages (`.ci/run` installs them):
     // each group of tests runs when its package imports.
@@ -45,6 +46,7 @@ fn main() {
             ("google.genai", "behest_python_genai"),
             ("botocore", "behest_python_botocore"),
             ("google.auth", "behest_python_google_auth"),
+            ("openai, anthropic", "behest_python_sdks"),
         ] {
             let imports = std::process::Command::new(&python)
                 .args(["-c", &format!("import {module}")])
@@ -86,8 +88,7 @@ fn main() {
     // `llmock` command's script.
     println!("cargo::rustc-check-cfg=cfg(behest_aimock)");
     println!("cargo::rerun-if-env-changed=BEHEST_AIMOCK");
-    if std::env::var_os("BEHEST_AIMOCK").is_some_and(|path| std::path::Path::new(&path).is_file())
-    {
+    if std::env::var_os("BEHEST_AIMOCK").is_some_and(|path| std::path::Path::new(&path).is_file()) {
         println!("cargo::rustc-cfg=behest_aimock");
     }
     // The vendored JSON-Schema-Test-Suite (tests/data/README.md).

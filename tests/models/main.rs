@@ -12,6 +12,7 @@ mod azure;
 mod bedrock;
 mod clients;
 mod compat_servers;
+mod sdk_bodies;
 mod services;
 mod streams;
 mod vertex;

@@ -1137,7 +1137,7 @@ fn images_and_documents_go_as_each_provider_takes_them_and_come_back() {
     let responses = openai::responses::messages(&conversation);
     assert_eq!(
         responses[0]["content"][1],
-        json!({"type": "input_image", "image_url": "https://example.com/receipt.jpg"})
+        json!({"type": "input_image", "image_url": "https://example.com/receipt.jpg", "detail": "auto"})
     );
     assert_eq!(responses[0]["content"][3]["type"], "input_file");
     let (_, claude) = anthropic::messages(&conversation);
@@ -1201,7 +1201,7 @@ async fn a_tool_s_image_reaches_the_providers_that_take_one() {
     let responses = openai::responses::messages(&conversation);
     assert_eq!(
         responses[2]["output"][1],
-        json!({"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="})
+        json!({"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=", "detail": "auto"})
     );
     let (_, contents) = gemini::messages(&conversation);
     assert_eq!(

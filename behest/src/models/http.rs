@@ -116,23 +116,11 @@ async fn send(
     retrying(policy, deltas, || {
         // Each attempt is signed anew (AWS): a signature is good for
         // minutes, and a retry may come later.
-        let headers = signed(config, &method, url, headers.clone(), &body);
-        let sent = async {
-            match headers {
-                Ok(headers) => Ok(client
-                    .request(method.clone(), url)
-                    .headers(headers)
-                    .body(body.clone())
-                    .send()
-                    .await),
-                Err(error) => Err(error),
-            }
-        };
-        async {
-            match sent.await {
-                Ok(sent) => answered(config, async { sent }).await,
-                Err(error) => Err((error, None)),
-            }
+        let signed = signed(config, &method, url, headers.clone(), &body);
+        let request = client.request(method.clone(), url).body(body.clone());
+        async move {
+            let headers = signed.map_err(|error| (error, None))?;
+            answered(config, request.headers(headers).send()).await
         }
     })
     .await

@@ -292,8 +292,10 @@ impl StreamAssembler for Stream {
 fn part(part: &ContentPart) -> Value {
     match part {
         ContentPart::Text { text } => json!({"type": "input_text", "text": text}),
+        // `detail` is required (the API's reference, the SDK's type):
+        // `auto` is what the API takes when it is left out.
         ContentPart::Image { source } => {
-            json!({"type": "input_image", "image_url": source.as_url()})
+            json!({"type": "input_image", "image_url": source.as_url(), "detail": "auto"})
         }
         ContentPart::Document { source } => match source {
             MediaSource::Url { url, .. } => json!({"type": "input_file", "file_url": url}),

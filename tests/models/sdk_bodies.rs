@@ -1,0 +1,210 @@
+//! behest's request bodies cross-checked with the official Python SDKs
+//! (`openai`, `anthropic` on PyPI), when `BEHEST_PYTHON` has them (`.ci/run`
+//! installs them): each body of a turn with everything a run sends (a
+//! system prompt, an image, a tool call and its result, tools, sampling
+//! settings, streaming) is
+//!
+//! - valid against the SDK's own type of the request's parameters
+//!   (`CompletionCreateParamsStreaming`, `ResponseCreateParamsStreaming`,
+//!   `MessageCreateParamsStreaming`), read by pydantic;
+//! - taken by the SDK's method as its keyword arguments (an unknown field
+//!   is a `TypeError` there);
+//! - sent by the SDK as behest sends it: the same path, the same body, and
+//!   the headers behest sets with the values the SDK gives them.
+
+use behest::conversation::{ContentPart, MediaSource, ToolResultMessage};
+use behest::models::anthropic::Messages;
+use behest::models::openai::{Chat, Responses};
+use behest::{AssistantMessage, Message, ModelRequest, ModelSettings, Tool, ToolCall};
+use serde_json::{json, Value};
+
+/// Get the weather of a city.
+#[behest::tool]
+fn get_weather(
+    /// The city.
+    city: String,
+    /// Celsius or Fahrenheit.
+    unit: Option<String>,
+) -> String {
+    format!("12 °C in {city} ({unit:?})")
+}
+
+/// A turn's conversation with every kind of message a run sends.
+fn conversation() -> Vec<Message> {
+    vec![
+        Message::system("Answer briefly."),
+        Message::UserParts {
+            parts: vec![
+                ContentPart::text("What is the weather where this photo was taken?"),
+                ContentPart::Image {
+                    source: MediaSource::base64("image/png", "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="),
+                },
+            ],
+        },
+        Message::Assistant(
+            AssistantMessage::text("Looks like Oslo. Checking.").with_tool_calls([ToolCall::new(
+                "call_1",
+                "get_weather",
+                json!({"city": "Oslo"}),
+            )]),
+        ),
+        Message::ToolResult(ToolResultMessage::new("call_1", "get_weather", "12 °C")),
+        Message::user("And tomorrow?"),
+    ]
+}
+
+/// The SDKs' check, for one body of each kind.
+const SCRIPT: &str = r#"
+import json, sys
+import httpx, pydantic
+
+case = json.load(sys.stdin)
+kind, body, headers = case["kind"], case["body"], case["headers"]
+sent = []
+
+def answer(request):
+    sent.append(request)
+    if kind == "messages":
+        events = 'event: message_stop\ndata: {"type": "message_stop"}\n\n'
+    else:
+        events = "data: [DONE]\n\n"
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, text=events)
+
+http = httpx.Client(transport=httpx.MockTransport(answer))
+
+def force(value):
+    # pydantic checks an iterable's items as they are read.
+    if isinstance(value, dict):
+        return {key: force(item) for key, item in value.items()}
+    if isinstance(value, (str, bytes)):
+        return value
+    if hasattr(value, "__iter__"):
+        return [force(item) for item in value]
+    return value
+
+if kind == "chat":
+    import openai
+    from openai.types.chat import completion_create_params as params
+    kind_type = params.CompletionCreateParamsStreaming
+    client = openai.OpenAI(api_key="k", base_url="http://sdk.test/v1", http_client=http)
+    call = client.chat.completions.create
+elif kind == "responses":
+    import openai
+    from openai.types.responses import response_create_params as params
+    kind_type = params.ResponseCreateParamsStreaming
+    client = openai.OpenAI(api_key="k", base_url="http://sdk.test/v1", http_client=http)
+    call = client.responses.create
+else:
+    import anthropic
+    from anthropic.types import message_create_params as params
+    kind_type = params.MessageCreateParamsStreaming
+    client = anthropic.Anthropic(api_key="k", base_url="http://sdk.test", http_client=http)
+    call = client.messages.create
+
+# The adapter lives while the items are read: they are checked lazily.
+adapter = pydantic.TypeAdapter(kind_type)
+force(adapter.validate_python(body))
+known = set(kind_type.__annotations__)
+unknown = sorted(set(body) - known)
+assert not unknown, f"fields the SDK does not know: {unknown}"
+stream = call(**body)
+list(stream)
+request = sent[0]
+assert request.method == "POST"
+assert request.url.path == case["path"], (request.url.path, case["path"])
+assert json.loads(request.content) == body, json.loads(request.content)
+for name, value in headers.items():
+    assert request.headers.get(name) == value, (name, request.headers.get(name), value)
+print("agreed")
+"#;
+
+fn sdks_agree(kind: &str, path: &str, body: &Value, headers: Value) {
+    if !cfg!(behest_python_sdks) {
+        eprintln!("skipped: BEHEST_PYTHON does not name a Python with the openai and anthropic SDKs (.ci/run installs them)");
+        return;
+    }
+    let python = std::env::var_os("BEHEST_PYTHON").expect("BEHEST_PYTHON");
+    let case = json!({"kind": kind, "path": path, "body": body, "headers": headers});
+    let mut child = std::process::Command::new(python)
+        .args(["-c", SCRIPT])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(case.to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{kind}: the SDK disagrees: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "agreed");
+}
+
+fn request_parts() -> (Vec<Message>, Vec<behest::ToolSpec>, ModelSettings) {
+    let settings = ModelSettings::new()
+        .max_tokens(256)
+        .temperature(0.3)
+        .top_p(0.9);
+    (conversation(), vec![GetWeather.spec()], settings)
+}
+
+#[test]
+fn chat_bodies_are_what_the_openai_sdk_sends() {
+    let (conversation, tools, settings) = request_parts();
+    let mut request = ModelRequest::new(&conversation, &tools);
+    request.settings = Some(&settings);
+    let body = Chat::new("gpt-4.1")
+        .stop(["END"])
+        .seed(7)
+        .request_body(&request)
+        .unwrap();
+    sdks_agree(
+        "chat",
+        "/v1/chat/completions",
+        &body,
+        json!({"content-type": "application/json"}),
+    );
+}
+
+#[test]
+fn responses_bodies_are_what_the_openai_sdk_sends() {
+    let (conversation, tools, settings) = request_parts();
+    let mut request = ModelRequest::new(&conversation, &tools);
+    request.settings = Some(&settings);
+    let body = Responses::new("gpt-4.1")
+        .prompt_cache_key("behest-cross-check")
+        .request_body(&request)
+        .unwrap();
+    sdks_agree(
+        "responses",
+        "/v1/responses",
+        &body,
+        json!({"content-type": "application/json"}),
+    );
+}
+
+#[test]
+fn messages_bodies_are_what_the_anthropic_sdk_sends() {
+    let (conversation, tools, settings) = request_parts();
+    let mut request = ModelRequest::new(&conversation, &tools);
+    request.settings = Some(&settings);
+    let body = Messages::new("claude-sonnet-4-5")
+        .stop(["END"])
+        .prompt_caching(true)
+        .request_body(&request)
+        .unwrap();
+    sdks_agree(
+        "messages",
+        "/v1/messages",
+        &body,
+        json!({"content-type": "application/json", "anthropic-version": "2023-06-01"}),
+    );
+}
