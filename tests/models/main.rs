@@ -15,4 +15,5 @@ mod compat_servers;
 mod sdk_bodies;
 mod services;
 mod streams;
+mod tool_search;
 mod vertex;

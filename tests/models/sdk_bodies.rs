@@ -1,8 +1,8 @@
 //! behest's request bodies cross-checked with the official Python SDKs
 //! (`openai`, `anthropic` on PyPI), when `BEHEST_PYTHON` has them (`.ci/run`
 //! installs them): each body of a turn with everything a run sends (a
-//! system prompt, an image, a tool call and its result, tools, sampling
-//! settings, streaming) is
+//! system prompt, an image, a tool call and its result, tools, deferred
+//! ones and the provider's tool search, sampling settings, streaming) is
 //!
 //! - valid against the SDK's own type of the request's parameters
 //!   (`CompletionCreateParamsStreaming`, `ResponseCreateParamsStreaming`,
@@ -179,10 +179,14 @@ fn responses_bodies_are_what_the_openai_sdk_sends() {
     let (conversation, tools, settings) = request_parts();
     let mut request = ModelRequest::new(&conversation, &tools);
     request.settings = Some(&settings);
+    let registry = behest::ToolRegistry::new().with(GetWeather).unwrap();
+    let search = behest::run::ToolSearch::new(&registry, |_| true);
     let body = Responses::new("gpt-4.1")
         .prompt_cache_key("behest-cross-check")
+        .tool_search(&search)
         .request_body(&request)
         .unwrap();
+    assert_eq!(body["tools"][1], json!({"type": "tool_search"}));
     sdks_agree(
         "responses",
         "/v1/responses",
@@ -196,11 +200,15 @@ fn messages_bodies_are_what_the_anthropic_sdk_sends() {
     let (conversation, tools, settings) = request_parts();
     let mut request = ModelRequest::new(&conversation, &tools);
     request.settings = Some(&settings);
+    let registry = behest::ToolRegistry::new().with(GetWeather).unwrap();
+    let search = behest::run::ToolSearch::new(&registry, |_| true);
     let body = Messages::new("claude-sonnet-4-5")
         .stop(["END"])
         .prompt_caching(true)
+        .tool_search(&search)
         .request_body(&request)
         .unwrap();
+    assert_eq!(body["tools"][0]["defer_loading"], true);
     sdks_agree(
         "messages",
         "/v1/messages",

@@ -82,6 +82,17 @@ fn mark_cache_breakpoints(body: &mut serde_json::Map<String, Value>) {
 }
 
 impl Client<MessagesApi> {
+    /// Lets Anthropic's tool search (`tool_search_tool_bm25`) find the
+    /// tools `search` defers: they are declared with `defer_loading`, and
+    /// the model sees only those the search loads. Use it in place of the
+    /// run's own search (leave out `search.tool()` and `search.prepare()`);
+    /// the search's blocks go back on the next turn as they came.
+    #[must_use]
+    pub fn tool_search(mut self, search: &crate::run::ToolSearch) -> Self {
+        self.config.deferred = Some(search.deferred_names());
+        self
+    }
+
     /// Whether requests mark the tools, the system prompt and the
     /// conversation so far as cacheable (`cache_control`), so that the
     /// next turn reads them from Anthropic's prompt cache: cheaper and
@@ -150,7 +161,14 @@ impl Format for MessagesApi {
         } else {
             turn.declarations_not_strict(WireFormat::Anthropic)?
         };
-        if let Some(declarations) = declarations {
+        if let Some(mut declarations) = declarations {
+            // Anthropic's tool search (BM25) loads the deferred tools it
+            // finds.
+            if super::tools::defer(&mut declarations, config.deferred.as_deref()) {
+                declarations.push(
+                    json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}),
+                );
+            }
             object.insert("tools".into(), Value::Array(declarations));
             let mut choice = match &config.tool_choice {
                 ToolChoice::Auto => json!({"type": "auto"}),

@@ -173,6 +173,9 @@ pub struct Config {
     pub tokens: Option<Tokens>,
     /// A Gemini cache the requests use, with what it holds.
     pub cached: Option<crate::models::CachedPrefix>,
+    /// The tools a provider's own tool search loads when it finds them
+    /// (`defer_loading`).
+    pub deferred: Option<std::sync::Arc<std::collections::HashSet<String>>>,
     /// How requests are signed for AWS (Bedrock), when no key is sent.
     #[cfg(feature = "bedrock")]
     pub(crate) sigv4: Option<super::aws::SigV4>,
@@ -218,6 +221,7 @@ impl Config {
             api_version: None,
             tokens: None,
             cached: None,
+            deferred: None,
             #[cfg(feature = "bedrock")]
             sigv4: None,
             #[cfg(feature = "vertex")]

@@ -167,7 +167,11 @@ impl Format for ResponsesApi {
         {
             object.insert("include".into(), json!(["reasoning.encrypted_content"]));
         }
-        if let Some(declarations) = turn.declarations(WireFormat::OpenAiResponses)? {
+        if let Some(mut declarations) = turn.declarations(WireFormat::OpenAiResponses)? {
+            // The hosted tool search loads the deferred tools it finds.
+            if super::tools::defer(&mut declarations, config.deferred.as_deref()) {
+                declarations.push(json!({"type": "tool_search"}));
+            }
             object.insert("tools".into(), Value::Array(declarations));
             object.insert(
                 "tool_choice".into(),
@@ -263,6 +267,18 @@ impl<F: OpenAiApi> Client<F> {
 }
 
 impl Client<ResponsesApi> {
+    /// Lets OpenAI's hosted tool search find the tools `search` defers:
+    /// they are declared with `defer_loading`, beside a `tool_search`
+    /// tool, and the model sees only those the search loads. Use it in
+    /// place of the run's own search (leave out `search.tool()` and
+    /// `search.prepare()`); the search's call and the tools it loaded go
+    /// back on the next turn as they came.
+    #[must_use]
+    pub fn tool_search(mut self, search: &crate::run::ToolSearch) -> Self {
+        self.config.deferred = Some(search.deferred_names());
+        self
+    }
+
     /// Whether requests ask for reasoning items with their
     /// `encrypted_content` (`include: ["reasoning.encrypted_content"]`), so
     /// that reasoning can go back on the next turn without `store`. Unset,

@@ -58,6 +58,31 @@ impl ExportCache {
     }
 }
 
+/// Marks the declarations of the tools named in `deferred` with
+/// `defer_loading: true` (Responses and Messages name a tool at its top);
+/// whether any was marked.
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+pub(crate) fn defer(
+    declarations: &mut [Value],
+    deferred: Option<&std::collections::HashSet<String>>,
+) -> bool {
+    let Some(deferred) = deferred else {
+        return false;
+    };
+    let mut any = false;
+    for declaration in declarations {
+        let named = declaration
+            .get("name")
+            .and_then(Value::as_str)
+            .is_some_and(|name| deferred.contains(name));
+        if named {
+            declaration["defer_loading"] = Value::Bool(true);
+            any = true;
+        }
+    }
+    any
+}
+
 /// The schema a typed run's answer must match, in `provider`'s dialect (the
 /// same passes as a tool's parameters), and whether it could be made strict
 /// (OpenAI); a schema that cannot is sent non-strict rather than refused.

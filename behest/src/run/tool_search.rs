@@ -90,6 +90,12 @@ impl ToolSearch {
         self
     }
 
+    /// The names of the deferred tools, for a provider's own tool search
+    /// (`Responses::tool_search`, `Messages::tool_search`).
+    pub fn deferred_names(&self) -> Arc<HashSet<String>> {
+        self.names.clone()
+    }
+
     /// The `search_tools` tool, to add to the registry.
     pub fn tool(&self) -> SearchTools {
         SearchTools(self.clone())

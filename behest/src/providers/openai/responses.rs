@@ -17,6 +17,10 @@ use crate::providers::{
 use crate::registry::ToolRegistry;
 use crate::tool::{ToolCall, ToolCallResult, ToolSpec};
 
+/// Output items that go back on the next turn as they came: reasoning, and
+/// the hosted tool search's call and the tools it loaded.
+const KEPT_ITEMS: [&str; 3] = ["reasoning", "tool_search_call", "tool_search_output"];
+
 /// The registry as Responses `tools`; `strict` is always sent, since it
 /// defaults to true there.
 pub fn tools(registry: &ToolRegistry, options: &ExportOptions) -> Result<Export, ExportError> {
@@ -101,7 +105,7 @@ fn parse_response_message(response: &Value) -> Result<AssistantMessage, ParseErr
                     message.stop = Some(StopReason::openai_refusal());
                 }
             }
-            Some("reasoning") => {
+            Some(kind) if KEPT_ITEMS.contains(&kind) => {
                 message.push_reasoning_entry(WireFormat::OpenAiResponses, item.clone())
             }
             _ => {}
@@ -213,7 +217,7 @@ impl StreamAssembler for Stream {
                         }
                     }
                     // The done item is whole (summary, encrypted content).
-                    Some("reasoning") => {
+                    Some(kind) if KEPT_ITEMS.contains(&kind) => {
                         self.reasoning.insert(index, item.clone());
                     }
                     _ => {}
@@ -398,7 +402,7 @@ pub fn from_messages(items: &[Value]) -> Result<Vec<Message>, ParseError> {
             (Some("function_call"), _) => {
                 push_function_call(current_turn(&mut conversation), item)?;
             }
-            (Some("reasoning"), _) => {
+            (Some(kind), _) if KEPT_ITEMS.contains(&kind) => {
                 let turn = current_turn(&mut conversation);
                 turn.push_reasoning_entry(WireFormat::OpenAiResponses, item.clone());
             }
