@@ -10,7 +10,15 @@
 //!   proxy): Anthropic Messages;
 //! - `GEMINI_API_KEY` or `GOOGLE_API_KEY` (and `GEMINI_MODEL`): Gemini;
 //! - `AZURE_OPENAI_ENDPOINT` with `AZURE_OPENAI_API_KEY` and
-//!   `AZURE_OPENAI_DEPLOYMENT`: a deployment on Azure OpenAI (v1 API).
+//!   `AZURE_OPENAI_DEPLOYMENT`: a deployment on Azure OpenAI (v1 API);
+//! - `BEDROCK_MODEL` (a model id or inference profile) with `AWS_REGION` and
+//!   AWS credentials as the AWS SDKs find them (`AWS_ACCESS_KEY_ID`, a
+//!   profile of `~/.aws`, or a Bedrock API key in `AWS_BEARER_TOKEN_BEDROCK`):
+//!   AWS Bedrock's Converse API;
+//! - `VERTEX_MODEL` with `GOOGLE_CLOUD_PROJECT` (and `GOOGLE_CLOUD_LOCATION`)
+//!   and Google's credentials (`GOOGLE_APPLICATION_CREDENTIALS`, or
+//!   `gcloud auth application-default login`): Gemini on Vertex AI, or
+//!   Anthropic's model when the name starts with `claude`.
 //!
 //! These are the official SDKs' variables: the environment's key goes to
 //! the provider's API or to the base URL the environment names, nowhere
@@ -51,6 +59,24 @@ fn env(name: &str) -> Option<String> {
 
 /// The model the environment names, and what it is.
 fn model_from_env() -> Option<(Arc<dyn Model>, String)> {
+    if let Some(model) = env("BEDROCK_MODEL") {
+        let region = env("AWS_REGION")
+            .or_else(|| env("AWS_DEFAULT_REGION"))
+            .unwrap_or_else(|| "(region from ~/.aws/config)".into());
+        return Some((
+            Arc::new(behest::models::bedrock::Converse::new(model.clone())),
+            format!("Bedrock {model} in {region}"),
+        ));
+    }
+    if let (Some(model), Some(project)) = (env("VERTEX_MODEL"), env("GOOGLE_CLOUD_PROJECT")) {
+        let label = format!("Vertex AI {model} in {project}");
+        let client: Arc<dyn Model> = if model.starts_with("claude") {
+            Arc::new(behest::models::vertex::VertexAnthropic::new(model))
+        } else {
+            Arc::new(behest::models::vertex::VertexGemini::new(model))
+        };
+        return Some((client, label));
+    }
     if let (Some(endpoint), Some(deployment)) =
         (env("AZURE_OPENAI_ENDPOINT"), env("AZURE_OPENAI_DEPLOYMENT"))
     {
@@ -95,6 +121,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
              \x20 OPENAI_API_KEY=...            (optionally OPENAI_MODEL)\n\
              \x20 ANTHROPIC_API_KEY=...         (optionally ANTHROPIC_MODEL)\n\
              \x20 GEMINI_API_KEY=...            (optionally GEMINI_MODEL)\n\
+             \x20 AZURE_OPENAI_ENDPOINT=... AZURE_OPENAI_API_KEY=... AZURE_OPENAI_DEPLOYMENT=...\n\
+             \x20 BEDROCK_MODEL=... AWS_REGION=...      (AWS credentials as the AWS CLI finds them)\n\
+             \x20 VERTEX_MODEL=... GOOGLE_CLOUD_PROJECT=... (Google credentials as gcloud finds them)\n\
              or, for a local Ollama (`ollama pull llama3.2`):\n\
              \x20 OPENAI_BASE_URL=http://127.0.0.1:11434/v1 OPENAI_MODEL=llama3.2\n\
              (another OpenAI-compatible server: add OPENAI_API_KEY=... if it wants a key)\n\

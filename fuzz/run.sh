@@ -16,7 +16,7 @@ seconds="${1:?usage: fuzz/run.sh SECONDS [TARGET...]}"
 shift
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(call_pipeline schemas providers sse mcp_messages partial_json stream_mutants session_rows)
+  targets=(call_pipeline schemas providers sse eventstream mcp_messages partial_json stream_mutants session_rows)
 fi
 crashed=()
 for target in "${targets[@]}"; do

@@ -53,6 +53,15 @@ fn sse() {
 }
 
 #[test]
+#[cfg(feature = "models")]
+fn eventstream() {
+    println!(
+        "{} inputs",
+        replay("eventstream", checks::eventstream::check)
+    );
+}
+
+#[test]
 #[cfg(feature = "mcp")]
 fn mcp_messages() {
     println!(

@@ -183,7 +183,7 @@ fn responses_bodies_are_what_the_openai_sdk_sends() {
     let search = behest::run::ToolSearch::new(&registry, |_| true);
     let body = Responses::new("gpt-4.1")
         .prompt_cache_key("behest-cross-check")
-        .tool_search(&search)
+        .tool_search(search.deferred_names().iter())
         .request_body(&request)
         .unwrap();
     assert_eq!(body["tools"][1], json!({"type": "tool_search"}));
@@ -205,7 +205,7 @@ fn messages_bodies_are_what_the_anthropic_sdk_sends() {
     let body = Messages::new("claude-sonnet-4-5")
         .stop(["END"])
         .prompt_caching(true)
-        .tool_search(&search)
+        .tool_search(search.deferred_names().iter())
         .request_body(&request)
         .unwrap();
     assert_eq!(body["tools"][0]["defer_loading"], true);

@@ -95,7 +95,7 @@ async fn openai_s_hosted_tool_search_loads_the_deferred_tools() {
         .api_key("k")
         .base_url(server.url())
         .stream(false)
-        .tool_search(&search);
+        .tool_search(search.deferred_names().iter());
     let outcome = Agent::new(model, ToolRuntime::new(registry))
         .invoke([Message::user("Weather in Oslo?")])
         .await;
@@ -156,7 +156,7 @@ async fn anthropic_s_tool_search_loads_the_deferred_tools() {
         .api_key("k")
         .base_url(server.url())
         .stream(false)
-        .tool_search(&search);
+        .tool_search(search.deferred_names().iter());
     let outcome = Agent::new(model, ToolRuntime::new(registry))
         .invoke([Message::user("Weather in Oslo?")])
         .await;

@@ -83,13 +83,19 @@ fn mark_cache_breakpoints(body: &mut serde_json::Map<String, Value>) {
 
 impl Client<MessagesApi> {
     /// Lets Anthropic's tool search (`tool_search_tool_bm25`) find the
-    /// tools `search` defers: they are declared with `defer_loading`, and
-    /// the model sees only those the search loads. Use it in place of the
-    /// run's own search (leave out `search.tool()` and `search.prepare()`);
-    /// the search's blocks go back on the next turn as they came.
+    /// tools named in `deferred` (a [`ToolSearch`](crate::run::ToolSearch)'s
+    /// `deferred_names()`, say): they are declared with `defer_loading`,
+    /// and the model sees only those the search loads. It takes the place
+    /// of the run's own search (leave out `search.tool()` and
+    /// `search.prepare()`); the search's blocks go back on the next turn as
+    /// they came.
     #[must_use]
-    pub fn tool_search(mut self, search: &crate::run::ToolSearch) -> Self {
-        self.config.deferred = Some(search.deferred_names());
+    pub fn tool_search<S: AsRef<str>>(mut self, deferred: impl IntoIterator<Item = S>) -> Self {
+        let names = deferred
+            .into_iter()
+            .map(|name| name.as_ref().to_owned())
+            .collect();
+        self.config.deferred = Some(std::sync::Arc::new(names));
         self
     }
 

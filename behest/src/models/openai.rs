@@ -267,15 +267,20 @@ impl<F: OpenAiApi> Client<F> {
 }
 
 impl Client<ResponsesApi> {
-    /// Lets OpenAI's hosted tool search find the tools `search` defers:
-    /// they are declared with `defer_loading`, beside a `tool_search`
-    /// tool, and the model sees only those the search loads. Use it in
-    /// place of the run's own search (leave out `search.tool()` and
-    /// `search.prepare()`); the search's call and the tools it loaded go
-    /// back on the next turn as they came.
+    /// Lets OpenAI's hosted tool search find the tools named in
+    /// `deferred` (a [`ToolSearch`](crate::run::ToolSearch)'s
+    /// `deferred_names()`, say): they are declared with `defer_loading`,
+    /// beside a `tool_search` tool, and the model sees only those the
+    /// search loads. It takes the place of the run's own search (leave out
+    /// `search.tool()` and `search.prepare()`); the search's call and the
+    /// tools it loaded go back on the next turn as they came.
     #[must_use]
-    pub fn tool_search(mut self, search: &crate::run::ToolSearch) -> Self {
-        self.config.deferred = Some(search.deferred_names());
+    pub fn tool_search<S: AsRef<str>>(mut self, deferred: impl IntoIterator<Item = S>) -> Self {
+        let names = deferred
+            .into_iter()
+            .map(|name| name.as_ref().to_owned())
+            .collect();
+        self.config.deferred = Some(std::sync::Arc::new(names));
         self
     }
 

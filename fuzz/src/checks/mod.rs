@@ -3,6 +3,8 @@
 //! a call without exactly one result, two routes that disagree).
 
 pub mod call_pipeline;
+#[cfg(feature = "models")]
+pub mod eventstream;
 #[cfg(feature = "mcp")]
 pub mod mcp_messages;
 pub mod partial_json;
@@ -14,10 +16,11 @@ pub mod sse;
 pub mod stream_mutants;
 
 /// `events` through every provider's stream assembler, each pushed to
-/// all four, then each assembler finished: each returns, none panics.
+/// all five, then each assembler finished: each returns, none panics.
 pub(crate) fn through_every_assembler<'a>(events: impl IntoIterator<Item = &'a serde_json::Value>) {
-    use behest::providers::{anthropic, gemini, openai, StreamAssembler};
+    use behest::providers::{anthropic, bedrock, gemini, openai, StreamAssembler};
 
+    let mut converse = bedrock::Stream::new();
     let mut chat = openai::chat::Stream::new();
     let mut responses = openai::responses::Stream::new();
     let mut messages = anthropic::Stream::new();
@@ -27,8 +30,10 @@ pub(crate) fn through_every_assembler<'a>(events: impl IntoIterator<Item = &'a s
         let _ = responses.push(event);
         let _ = messages.push(event);
         let _ = gemini_stream.push(event);
+        let _ = converse.push(event);
     }
     let _ = (
+        converse.finish(),
         chat.finish(),
         responses.finish(),
         messages.finish(),

@@ -93,6 +93,22 @@ impl StreamAssembler for Stream {
         Ok(Pushed::deltas(deltas))
     }
 
+    /// Reads a text delta (most of a stream's events) straight from its
+    /// text; any other event is left to [`push`](Self::push).
+    fn push_json(&mut self, data: &str) -> Option<Result<Pushed, ParseError>> {
+        let mut deltas = Vec::new();
+        let pushed = self.push_text_json(data, &mut deltas)?;
+        Some(pushed.map(|pushed| Pushed { deltas, ..pushed }))
+    }
+
+    fn __push_json_into(
+        &mut self,
+        data: &str,
+        deltas: &mut Vec<ModelDelta>,
+    ) -> Option<Result<Pushed, ParseError>> {
+        self.push_text_json(data, deltas)
+    }
+
     /// The assembled message. Tool input that reads as a JSON object is
     /// that object, as the whole answer has it; empty input is `{}`;
     /// anything else is left as text for the runtime to report.
@@ -141,7 +157,54 @@ impl StreamAssembler for Stream {
     }
 }
 
+/// `{"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": "…"}}}`,
+/// other fields (Bedrock's padding `p`) passed over.
+#[derive(serde::Deserialize)]
+struct TextDeltaEvent<'a> {
+    #[serde(rename = "contentBlockDelta", borrow)]
+    block: TextDeltaBlock<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct TextDeltaBlock<'a> {
+    #[serde(rename = "contentBlockIndex")]
+    index: u64,
+    #[serde(borrow)]
+    delta: TextDelta<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct TextDelta<'a> {
+    #[serde(borrow)]
+    text: std::borrow::Cow<'a, str>,
+}
+
 impl Stream {
+    /// A text delta read straight from its JSON; `None` for any other
+    /// event, which [`push`](StreamAssembler::push) reads.
+    fn push_text_json(
+        &mut self,
+        data: &str,
+        deltas: &mut Vec<ModelDelta>,
+    ) -> Option<Result<Pushed, ParseError>> {
+        let event: TextDeltaEvent<'_> = serde_json::from_str(data).ok()?;
+        let TextDeltaEvent {
+            block: TextDeltaBlock { index, delta },
+        } = event;
+        let block = self
+            .blocks
+            .entry(index)
+            .or_insert_with(|| Block::Text(String::new()));
+        // A text piece for a block that holds something else is left to
+        // the general reader, which says so.
+        let Block::Text(joined) = block else {
+            return None;
+        };
+        joined.push_str(&delta.text);
+        deltas.push(ModelDelta::Text(delta.text.into_owned()));
+        Some(Ok(Pushed::default()))
+    }
+
     /// Adds a block's delta; returns the piece it shows.
     fn delta(&mut self, index: u64, delta: &Value) -> Result<Option<ModelDelta>, ParseError> {
         if let Some(piece) = delta.get("text").and_then(Value::as_str) {
