@@ -4,7 +4,11 @@
 //! local server on 127.0.0.1, read by the `Chat` client: (a) whole, one
 //! JSON body; (b) streamed, the same text as ~12 000 server-sent events
 //! (each parsed and pushed into the stream assembler, each piece sent to
-//! a delta sink). Report (b)/(a).
+//! a delta sink). Report (b)/(a). The same for Bedrock: (c) Converse's
+//! whole answer; (d) ConverseStream's AWS event-stream frames, each checked
+//! and read. Report (d)/(c). `turn/c_*` and `turn/d_*`: a Bedrock turn of a
+//! 40-message conversation, signed with SigV4 (d) and with an API key (c).
+//! Report (d)/(c).
 //!
 //! `turn/*`: one turn against a local server on 127.0.0.1 that answers a
 //! short text: (a) a bare reqwest POST and the body read; (b) a whole run:
@@ -31,6 +35,20 @@ fn assemble(c: &mut Criterion) {
     });
     group.bench_function("b_streamed_1mb", |b| {
         b.to_async(&reads.rt).iter(|| reads.streamed())
+    });
+    group.bench_function("c_converse_whole_1mb", |b| {
+        b.to_async(&reads.rt).iter(|| reads.converse_whole())
+    });
+    group.bench_function("d_converse_streamed_1mb", |b| {
+        b.to_async(&reads.rt).iter(|| reads.converse_streamed())
+    });
+    group.finish();
+    let mut group = c.benchmark_group("turn");
+    group.bench_function("c_bedrock_api_key", |b| {
+        b.to_async(&reads.rt).iter(|| reads.short_turn(false))
+    });
+    group.bench_function("d_bedrock_signed", |b| {
+        b.to_async(&reads.rt).iter(|| reads.short_turn(true))
     });
     group.finish();
 }

@@ -29,6 +29,9 @@ use tokio::runtime::Runtime;
 /// Rounds run before those counted, to warm the connections and caches.
 const WARM_UP: usize = 20;
 
+/// One read, timed.
+type Read<'a> = &'a dyn Fn() -> f64;
+
 /// Milliseconds of one read of the answer.
 fn time(rt: &Runtime, read: impl Future<Output = ()>) -> f64 {
     let start = Instant::now();
@@ -52,7 +55,7 @@ fn main() {
         (0, 3)
     };
     let reads = Reads::new();
-    let pairs: [(&str, &dyn Fn() -> f64, &dyn Fn() -> f64); 3] = [
+    let pairs: [(&str, Read<'_>, Read<'_>); 3] = [
         (
             "4. 1 MB Chat answer streamed",
             &|| time(&reads.rt, reads.streamed()),

@@ -1,9 +1,9 @@
 //! AWS Bedrock's Converse API against a local server that answers as
 //! Bedrock documents: ConverseStream in AWS event-stream frames (their
 //! payloads padded with `p`, as Bedrock pads them), Converse whole, errors
-//! named in `x-amzn-ErrorType`, exceptions inside a stream. Every signed
-//! request's signature is checked by botocore, AWS's own Python signer,
-//! when `BEHEST_PYTHON` has it (`.ci/run` installs it).
+//! named in `x-amzn-ErrorType`, exceptions inside a stream. Signatures are
+//! checked by botocore, AWS's own Python signer, when `BEHEST_PYTHON` has it
+//! (`.ci/run` installs it; without it that test says "skipped").
 
 use aws_smithy_types::event_stream::{Header, HeaderValue, Message as Frame};
 use behest::models::bedrock::Converse;
@@ -211,6 +211,57 @@ async fn a_run_streams_through_converse_stream_signed_for_its_region() {
         second[2]["content"][0]["toolResult"]["toolUseId"],
         "tooluse_w1"
     );
+}
+
+/// botocore's SigV4 signer agrees with every signature: requests with a
+/// session token, a model id that must be percent-encoded in the path, a
+/// retry signed anew, whole and streamed.
+#[tokio::test]
+#[cfg_attr(
+    not(behest_python_botocore),
+    ignore = "skipped: BEHEST_PYTHON does not name a Python with botocore (.ci/run installs it)"
+)]
+async fn every_signature_is_the_one_botocore_computes() {
+    let throttled = Reply::error(
+        429,
+        &json!({"message": "Too many requests, please wait before trying again."}),
+    )
+    .header(
+        "x-amzn-errortype",
+        "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+    );
+    let whole = Reply::json(&json!({
+        "output": {"message": {"role": "assistant", "content": [{"text": "Whole."}]}},
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 8, "outputTokens": 1, "totalTokens": 9},
+        "metrics": {"latencyMs": 80}
+    }));
+    let server = Server::start([
+        Reply::frames(weather_call_stream()),
+        Reply::frames(text_stream("12 °C in Oslo.")),
+        throttled,
+        whole,
+    ])
+    .await;
+    let mut fast = RetryPolicy::default();
+    fast.initial_backoff = std::time::Duration::from_millis(1);
+    let model = Converse::new(MODEL)
+        .region("eu-central-1")
+        .base_url(endpoint(&server))
+        .credentials(credentials())
+        .retry(fast);
+    let outcome = Agent::new(model.clone(), weather_runtime())
+        .invoke([Message::user("Weather in Oslo?")])
+        .await;
+    assert_eq!(outcome.text(), Some("12 °C in Oslo."), "{outcome:?}");
+    let turn = model
+        .stream(false)
+        .respond(&[Message::user("Hi")], &[])
+        .await
+        .unwrap();
+    assert_eq!(turn.text.as_deref(), Some("Whole."));
+    let received = server.received();
+    assert_eq!(received.len(), 4);
     botocore_agrees(&server, &received, "eu-central-1");
 }
 
@@ -446,8 +497,9 @@ async fn errors_exceptions_and_garbled_frames() {
         ),
         (
             {
+                // A payload byte changed: the frame's own checksum fails.
                 let mut bytes = text_stream("x");
-                bytes[10] ^= 0x01;
+                bytes[60] ^= 0x01;
                 Reply::frames(bytes)
             },
             "could not be read",
@@ -463,6 +515,31 @@ async fn errors_exceptions_and_garbled_frames() {
                 Reply::frames(bytes)
             },
             "`messageStop`",
+        ),
+        (
+            {
+                // A prelude that says 64 MiB, its checksum right: refused
+                // at once, not waited for.
+                let mut prelude = (64u32 << 20).to_be_bytes().to_vec();
+                prelude.extend(0u32.to_be_bytes());
+                let crc = crc32(&prelude);
+                prelude.extend(crc.to_be_bytes());
+                let mut bytes = stream(&[("messageStart", json!({"role": "assistant"}))]);
+                bytes.extend(prelude);
+                Reply::frames(bytes)
+            },
+            "16 MiB",
+        ),
+        (
+            {
+                // A prelude whose checksum does not hold.
+                let mut bytes = stream(&[("messageStart", json!({"role": "assistant"}))]);
+                let mut next = text_stream("x");
+                next[1] ^= 0x40;
+                bytes.extend(next);
+                Reply::frames(bytes)
+            },
+            "prelude checksum",
         ),
         (
             {
@@ -518,4 +595,115 @@ async fn a_missing_region_or_missing_credentials_say_what_to_set() {
     assert_eq!(error.kind.as_deref(), Some("credentials"), "{error}");
     assert!(error.message.contains("AWS_ACCESS_KEY_ID"), "{error}");
     assert!(server.received().is_empty());
+}
+
+/// Bedrock's failures fall back as their kinds say: a throttled stream
+/// (an exception frame, no status) as a rate limit, "Input is too long"
+/// as a full context window.
+#[tokio::test]
+async fn bedrock_s_failures_are_classified_for_fallback() {
+    use behest::model::Failure;
+
+    let mut throttled = stream(&[("messageStart", json!({"role": "assistant"}))]);
+    throttled.extend(frame(
+        "exception",
+        "throttlingException",
+        &json!({"message": "Too many tokens, please wait before trying again."}),
+    ));
+    let too_long = Reply::error(
+        400,
+        &json!({"message": "Input is too long for requested model."}),
+    )
+    .header(
+        "x-amzn-errortype",
+        "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+    );
+    let server = Server::start([Reply::frames(throttled), too_long]).await;
+    let model = Converse::new(MODEL)
+        .region("us-east-1")
+        .base_url(endpoint(&server))
+        .credentials(credentials())
+        .retry(RetryPolicy::none());
+    let hi = [Message::user("Hi")];
+    let throttled = model.respond(&hi, &[]).await.unwrap_err();
+    assert_eq!(throttled.status, None);
+    assert!(Failure::RateLimit.matches(&throttled), "{throttled:?}");
+    let full = model.respond(&hi, &[]).await.unwrap_err();
+    assert!(Failure::ContextWindow.matches(&full), "{full:?}");
+    assert!(!Failure::RateLimit.matches(&full));
+}
+
+/// CRC-32 (IEEE), as the event-stream framing checksums its parts.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for byte in bytes {
+        crc ^= u32::from(*byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// `ToolChoice::None` leaves the tools out, unless the conversation holds
+/// calls (Converse then needs them declared); blank texts are left out and
+/// an empty result says so; documents are named uniquely in their message.
+#[test]
+fn request_bodies_keep_to_what_converse_takes() {
+    use behest::conversation::{ContentPart, MediaSource, ToolResultMessage};
+    use behest::models::ToolChoice;
+    use behest::{AssistantMessage, ModelRequest, Tool, ToolCall};
+
+    let tools = [GetWeather.spec()];
+    let model = Converse::new(MODEL)
+        .region("us-east-1")
+        .credentials(credentials())
+        .tool_choice(ToolChoice::None);
+    let fresh = [Message::user("Hi")];
+    let body = model
+        .request_body(&ModelRequest::new(&fresh, &tools))
+        .unwrap();
+    assert!(body.get("toolConfig").is_none(), "{body}");
+    let pdf = || ContentPart::Document {
+        source: MediaSource::base64("application/pdf", "JVBERi0="),
+    };
+    let with_calls = [
+        Message::UserParts {
+            parts: vec![ContentPart::text("Read this."), pdf()],
+        },
+        Message::Assistant(AssistantMessage::default().with_tool_calls([ToolCall::new(
+            "t1",
+            "get_weather",
+            json!({"city": "Oslo"}),
+        )])),
+        Message::ToolResult(ToolResultMessage::new("t1", "get_weather", "")),
+        Message::UserParts {
+            parts: vec![ContentPart::text("  "), pdf()],
+        },
+    ];
+    let body = model
+        .request_body(&ModelRequest::new(&with_calls, &tools))
+        .unwrap();
+    assert!(body["toolConfig"].get("toolChoice").is_none(), "{body}");
+    assert_eq!(
+        body["toolConfig"]["tools"][0]["toolSpec"]["name"],
+        "get_weather"
+    );
+    let last = &body["messages"][2]["content"];
+    assert_eq!(
+        last[0]["toolResult"]["content"],
+        json!([{"text": "(no output)"}])
+    );
+    // The result and the next user turn are one message: the blank text
+    // is left out, its document named apart from the first message's.
+    assert_eq!(last.as_array().unwrap().len(), 2, "{last}");
+    assert_eq!(last[1]["document"]["name"], "document-1");
+    assert_eq!(
+        body["messages"][0]["content"][1]["document"]["name"],
+        "document-1"
+    );
 }

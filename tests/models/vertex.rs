@@ -4,7 +4,7 @@
 //! a service account's key, a user's credentials and the metadata server.
 //! Each exchange is checked against google-auth, Google's own Python
 //! library, doing the same against the same server (when `BEHEST_PYTHON`
-//! has it; `.ci/run` installs it): the same request, and an assertion
+//! has it; `.ci/run` installs it; without it those tests say "skipped"): the same request, and an assertion
 //! whose signature google-auth verifies with the key's public half.
 
 use behest::models::google::GoogleCredentials;
@@ -80,14 +80,8 @@ fn decode(text: &str) -> String {
 }
 
 /// Runs `script` with google-auth, `case` on its standard input; what it
-/// printed, or `None` when no Python with google-auth is there.
-fn google_auth(script: &str, case: &Value, env: &[(&str, String)]) -> Option<String> {
-    if !cfg!(behest_python_google_auth) {
-        eprintln!(
-            "skipped: BEHEST_PYTHON does not name a Python with google-auth (.ci/run installs it)"
-        );
-        return None;
-    }
+/// printed.
+fn google_auth(script: &str, case: &Value, env: &[(&str, String)]) -> String {
     let python = std::env::var_os("BEHEST_PYTHON").expect("BEHEST_PYTHON");
     let mut child = std::process::Command::new(&python)
         .args(["-c", script])
@@ -110,7 +104,7 @@ fn google_auth(script: &str, case: &Value, env: &[(&str, String)]) -> Option<Str
         "google-auth disagrees: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    Some(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
 }
 
 /// google-auth's requests, recorded on their way out (the same server
@@ -134,6 +128,10 @@ class Recording(transport.Request):
 /// verifies with the key's public half.
 // google-auth's requests are answered while the test waits for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(behest_python_google_auth),
+    ignore = "skipped: BEHEST_PYTHON does not name a Python with google-auth (.ci/run installs it)"
+)]
 async fn gemini_streams_at_its_location_with_a_service_account_s_token() {
     let server = Server::start([token_answer("ya29.behest-sa"), gemini_stream()]).await;
     let gemini = VertexGemini::new("gemini-2.5-flash")
@@ -206,9 +204,7 @@ print("agreed")
         "token_uri": format!("http://{}/token", server.addr),
         "form": [["grant_type", fields[0].1], ["assertion", assertion]],
     });
-    if let Some(said) = google_auth(&script, &case, &[]) {
-        assert_eq!(said, "agreed");
-    }
+    assert_eq!(google_auth(&script, &case, &[]), "agreed");
 }
 
 /// Claude on Vertex: `rawPredict` whole and `streamRawPredict` streamed,
@@ -216,6 +212,10 @@ print("agreed")
 /// credentials (gcloud's) whose refresh is the one google-auth sends.
 // google-auth's requests are answered while the test waits for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(behest_python_google_auth),
+    ignore = "skipped: BEHEST_PYTHON does not name a Python with google-auth (.ci/run installs it)"
+)]
 async fn claude_answers_through_raw_predict_with_user_credentials() {
     let message = json!({"id": "msg_vrtx_1", "type": "message", "role": "assistant",
         "model": "claude-sonnet-4-5-20250929",
@@ -301,15 +301,17 @@ print("agreed")
 "#
     );
     let case = json!({"user": user, "form": refresh});
-    if let Some(said) = google_auth(&script, &case, &[]) {
-        assert_eq!(said, "agreed");
-    }
+    assert_eq!(google_auth(&script, &case, &[]), "agreed");
 }
 
 /// The metadata server: the token of the machine's service account, asked
 /// as google-auth asks it (its path, scopes and `Metadata-Flavor`).
 // google-auth's requests are answered while the test waits for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(behest_python_google_auth),
+    ignore = "skipped: BEHEST_PYTHON does not name a Python with google-auth (.ci/run installs it)"
+)]
 async fn the_metadata_server_gives_the_machine_s_token() {
     let answer = |request: &Received| {
         if request.path.contains("/token") {
@@ -361,13 +363,14 @@ print("agreed")
 "#
     );
     let case = json!({"url": format!("http://{}{}", server.addr, token.path)});
-    if let Some(said) = google_auth(
-        &script,
-        &case,
-        &[("GCE_METADATA_HOST", server.addr.to_string())],
-    ) {
-        assert_eq!(said, "agreed");
-    }
+    assert_eq!(
+        google_auth(
+            &script,
+            &case,
+            &[("GCE_METADATA_HOST", server.addr.to_string())],
+        ),
+        "agreed"
+    );
 }
 
 /// A refused refresh says what the token endpoint said; a client with no
@@ -413,4 +416,20 @@ async fn token_and_setup_errors_say_what_happened() {
     assert!(error.message.contains("PKCS #8"), "{error}");
     let error = GoogleCredentials::from_json(r#"{"type": "external_account"}"#).unwrap_err();
     assert!(error.message.contains("`external_account`"), "{error}");
+}
+
+/// The credentials found in the environment go to Google's own endpoints
+/// only: a client pointed elsewhere sends no token (and asks for none),
+/// as a key from the environment is held back.
+#[tokio::test]
+async fn found_credentials_are_not_sent_to_another_server() {
+    let server = Server::start([gemini_stream()]).await;
+    let gemini = VertexGemini::new("gemini-2.5-flash")
+        .project("behest-test")
+        .base_url(server.url());
+    let turn = gemini.respond(&[Message::user("Hi")], &[]).await.unwrap();
+    assert_eq!(turn.text.as_deref(), Some("Hello from Vertex."));
+    let received = server.received();
+    assert_eq!(received.len(), 1, "no token was asked for");
+    assert!(received[0].headers.get("authorization").is_none());
 }

@@ -14,23 +14,28 @@ use crate::conversation::{AssistantMessage, DeltaSink, ModelDelta, StopKind};
 #[non_exhaustive]
 pub enum Failure {
     /// Too many requests (HTTP 429; `rate_limit_error`,
-    /// `rate_limit_exceeded`, `RESOURCE_EXHAUSTED`).
+    /// `rate_limit_exceeded`, `RESOURCE_EXHAUSTED`, Bedrock's
+    /// `ThrottlingException`).
     RateLimit,
     /// The provider is overloaded or down for a while (HTTP 503 and 529;
-    /// `overloaded_error`, `UNAVAILABLE`).
+    /// `overloaded_error`, `UNAVAILABLE`, Bedrock's
+    /// `ServiceUnavailableException`).
     Overloaded,
     /// The request took too long (HTTP 408 and 504; `DEADLINE_EXCEEDED`;
     /// the client's own timeout, [`ModelError::timed_out`]). Decided from
     /// the status and the error's kind, never from the words of its
     /// message.
     Timeout,
-    /// Any other server error (HTTP 500 to 599).
+    /// Any other server error (HTTP 500 to 599; Bedrock's
+    /// `internalServerException` and `modelStreamErrorException` in a
+    /// stream).
     ServerError,
     /// The conversation does not fit the model's context window: an error
     /// of that kind (`context_length_exceeded`), a bad request (400 or 413)
     /// whose message says so where the provider has no kind for it
     /// (Anthropic's "prompt is too long", Gemini's "exceeds the maximum
-    /// number of tokens"), or a turn that stopped for it.
+    /// number of tokens", Bedrock's "Input is too long"), or a turn that
+    /// stopped for it.
     ContextWindow,
     /// The model refused, or the provider's filters withheld its turn: the
     /// turn came back, with a stop reason that says so.
@@ -49,16 +54,35 @@ impl Failure {
                 status == 429
                     || matches!(
                         kind,
-                        "rate_limit_error" | "rate_limit_exceeded" | "RESOURCE_EXHAUSTED"
+                        "rate_limit_error"
+                            | "rate_limit_exceeded"
+                            | "RESOURCE_EXHAUSTED"
+                            // Bedrock's, named in a header or in a stream.
+                            | "ThrottlingException"
+                            | "throttlingException"
                     )
             }
             Self::Overloaded => {
-                matches!(status, 503 | 529) || matches!(kind, "overloaded_error" | "UNAVAILABLE")
+                matches!(status, 503 | 529)
+                    || matches!(
+                        kind,
+                        "overloaded_error"
+                            | "UNAVAILABLE"
+                            | "ServiceUnavailableException"
+                            | "serviceUnavailableException"
+                    )
             }
             Self::Timeout => {
                 matches!(status, 408 | 504) || kind == "DEADLINE_EXCEEDED" || error.timed_out
             }
-            Self::ServerError => (500..600).contains(&status),
+            Self::ServerError => {
+                (500..600).contains(&status)
+                    // Bedrock's exceptions inside a stream carry no status.
+                    || matches!(
+                        kind,
+                        "internalServerException" | "modelStreamErrorException"
+                    )
+            }
             Self::ContextWindow => {
                 // Providers without a kind for it answer a bad request
                 // whose message says so.
@@ -68,6 +92,8 @@ impl Failure {
                         && (message.contains("context length")
                             || message.contains("context window")
                             || message.contains("prompt is too long")
+                            // Bedrock's `ValidationException`.
+                            || message.contains("input is too long")
                             || message.contains("exceeds the maximum number of tokens")))
             }
             Self::Refused => false,

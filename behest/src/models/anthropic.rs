@@ -127,23 +127,10 @@ pub enum MessagesApi {}
 impl Sealed for MessagesApi {}
 impl NativeOutput for MessagesApi {}
 
-impl Format for MessagesApi {
-    const SYSTEM: &'static str = "anthropic";
-    const BASE_URL: &'static str = BASE_URL;
-    const KEY_VARIABLES: &'static [&'static str] = KEY_VARIABLES;
-    const BASE_URL_VARIABLES: &'static [&'static str] = &["ANTHROPIC_BASE_URL"];
-    const KEY_HEADER: KeyHeader = KeyHeader::Named("x-api-key");
-    const HEADERS: &'static [(&'static str, &'static str)] = &[("anthropic-version", VERSION)];
-    type Stream = anthropic::Stream;
-    const CACHE_APART: bool = true;
-
-    fn path(_: &Config) -> String {
-        "messages".to_owned()
-    }
-
-    /// The request body of a turn. Thinking blocks of earlier turns go back
-    /// as they came (extended thinking with tools needs them).
-    fn body(turn: &Turn<'_>) -> Result<Value, ModelError> {
+impl MessagesApi {
+    /// A turn's body, typed runs answering in structured outputs and tools
+    /// strict when `native` (the API the body goes to takes them).
+    pub(crate) fn body_with(turn: &Turn<'_>, native: bool) -> Result<Value, ModelError> {
         let (config, request) = (turn.config, turn.request);
         let (system, messages) = anthropic::messages(request.conversation);
         let mut body = json!({
@@ -162,7 +149,7 @@ impl Format for MessagesApi {
         }
         // Strict tools only for the models that take them (others refuse
         // the request); elsewhere the same tools, not strict.
-        let declarations = if Self::answers_natively(config) {
+        let declarations = if native {
             turn.declarations(WireFormat::Anthropic)?
         } else {
             turn.declarations_not_strict(WireFormat::Anthropic)?
@@ -206,7 +193,7 @@ impl Format for MessagesApi {
         if config.stream {
             object.insert("stream".into(), Value::Bool(true));
         }
-        if let (Some(answer), true) = (request.output, Self::answers_natively(config)) {
+        if let (Some(answer), true) = (request.output, native) {
             // Structured outputs take only a strict schema.
             let mut export = config.export.clone();
             export.strict = crate::providers::Strictness::All;
@@ -228,6 +215,27 @@ impl Format for MessagesApi {
             mark_cache_breakpoints(object);
         }
         Ok(body)
+    }
+}
+
+impl Format for MessagesApi {
+    const SYSTEM: &'static str = "anthropic";
+    const BASE_URL: &'static str = BASE_URL;
+    const KEY_VARIABLES: &'static [&'static str] = KEY_VARIABLES;
+    const BASE_URL_VARIABLES: &'static [&'static str] = &["ANTHROPIC_BASE_URL"];
+    const KEY_HEADER: KeyHeader = KeyHeader::Named("x-api-key");
+    const HEADERS: &'static [(&'static str, &'static str)] = &[("anthropic-version", VERSION)];
+    type Stream = anthropic::Stream;
+    const CACHE_APART: bool = true;
+
+    fn path(_: &Config) -> String {
+        "messages".to_owned()
+    }
+
+    /// The request body of a turn. Thinking blocks of earlier turns go back
+    /// as they came (extended thinking with tools needs them).
+    fn body(turn: &Turn<'_>) -> Result<Value, ModelError> {
+        Self::body_with(turn, Self::answers_natively(turn.config))
     }
 
     fn parse(response: &Value) -> Result<AssistantMessage, ParseError> {

@@ -12,7 +12,8 @@
 //! The region comes from `AWS_REGION`, `AWS_DEFAULT_REGION`, or the
 //! profile's `region`. A profile that gets its credentials some other way
 //! (an assumed role, single sign-on, a credential process) is named in the
-//! error of the first request: give such credentials with
+//! error of the first request, and an instance's or container's role is
+//! not fetched: give such credentials with
 //! [`Converse::credentials`](super::bedrock::Converse::credentials).
 
 use std::collections::BTreeMap;
@@ -83,19 +84,20 @@ pub(crate) struct Found {
     pub region: Option<String>,
 }
 
+/// The region `AWS_REGION` or `AWS_DEFAULT_REGION` names.
+pub(crate) fn env_region() -> Option<String> {
+    var("AWS_REGION").or_else(|| var("AWS_DEFAULT_REGION"))
+}
+
 fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|value| !value.is_empty())
 }
 
 /// Credentials and region as the AWS SDKs find them.
 pub(crate) fn find() -> Found {
-    let profile_name = var("AWS_PROFILE")
-        .or_else(|| var("AWS_DEFAULT_PROFILE"))
-        .unwrap_or_else(|| "default".to_owned());
+    let profile_name = var("AWS_PROFILE").unwrap_or_else(|| "default".to_owned());
     let profile = Profile::load(&profile_name);
-    let region = var("AWS_REGION")
-        .or_else(|| var("AWS_DEFAULT_REGION"))
-        .or_else(|| profile.get("region").map(str::to_owned));
+    let region = env_region().or_else(|| profile.get("region").map(str::to_owned));
     let credentials = match AwsCredentials::from_env() {
         Some(credentials) => Ok(credentials),
         None => profile.credentials(&profile_name),
@@ -136,20 +138,29 @@ impl Profile {
             path.and_then(|path| std::fs::read_to_string(path).ok())
                 .unwrap_or_default()
         };
-        let config_section = if name == "default" {
-            "default".to_owned()
-        } else {
-            format!("profile {name}")
-        };
-        let mut settings = section(&read(file("AWS_CONFIG_FILE", "config")), &config_section);
-        // The config file's `[default]` may also be `[profile default]`.
-        if name == "default" && settings.is_empty() {
-            settings = section(&read(file("AWS_CONFIG_FILE", "config")), "profile default");
-        }
-        settings.extend(section(
+        Self::from_files(
+            &read(file("AWS_CONFIG_FILE", "config")),
             &read(file("AWS_SHARED_CREDENTIALS_FILE", "credentials")),
             name,
-        ));
+        )
+    }
+
+    /// Profile `name` of a config file's and a credentials file's texts:
+    /// the config file's `[profile NAME]` (`[default]` for the default),
+    /// with the credentials file's `[NAME]` over it.
+    fn from_files(config: &str, credentials: &str, name: &str) -> Self {
+        let mut settings = if name == "default" {
+            // The default profile may also be `[profile default]`.
+            let plain = section(config, "default");
+            if plain.is_empty() {
+                section(config, "profile default")
+            } else {
+                plain
+            }
+        } else {
+            section(config, &format!("profile {name}"))
+        };
+        settings.extend(section(credentials, name));
         Self(settings)
     }
 
@@ -198,11 +209,18 @@ impl Profile {
 fn section(text: &str, name: &str) -> BTreeMap<String, String> {
     let mut settings = BTreeMap::new();
     let mut inside = false;
-    for line in text.lines() {
-        let line = line.trim();
+    // Under a key with no value (`s3 =`), the indented lines are its
+    // nested settings, none of them the profile's own.
+    let mut nested = false;
+    for raw in text.lines() {
+        let line = raw.trim();
         if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
             continue;
         }
+        if nested && raw.starts_with(char::is_whitespace) {
+            continue;
+        }
+        nested = false;
         if let Some(header) = line
             .strip_prefix('[')
             .and_then(|rest| rest.strip_suffix(']'))
@@ -211,9 +229,12 @@ fn section(text: &str, name: &str) -> BTreeMap<String, String> {
             inside = header == name;
             continue;
         }
-        // A nested setting (`s3 =` then indented lines) is not one of ours.
-        if let (true, Some((key, value))) = (inside, line.split_once('=')) {
-            settings.insert(key.trim().to_owned(), value.trim().to_owned());
+        if let Some((key, value)) = line.split_once('=') {
+            if value.trim().is_empty() {
+                nested = true;
+            } else if inside {
+                settings.insert(key.trim().to_owned(), value.trim().to_owned());
+            }
         }
     }
     settings
@@ -224,6 +245,9 @@ fn section(text: &str, name: &str) -> BTreeMap<String, String> {
 pub(crate) struct SigV4 {
     pub service: &'static str,
     pub region: String,
+    /// Whether the region was given in code or by the environment's
+    /// variables (which a profile's region does not override).
+    pub region_set: bool,
     pub credentials: Result<AwsCredentials, String>,
 }
 
@@ -255,6 +279,12 @@ impl SigV4 {
             .credentials
             .as_ref()
             .map_err(|why| ModelError::new(why.clone()).with_kind("credentials"))?;
+        if self.region.is_empty() {
+            return Err(ModelError::new(
+                "the request cannot be signed without a region: set AWS_REGION or give one with \
+                 `.region(..)`",
+            ));
+        }
         // The signer takes the host from the URL and requires one.
         if reqwest::Url::parse(url)
             .ok()
@@ -342,13 +372,62 @@ aws_access_key_id = AKIDWORK
 aws_secret_access_key = secret/with=equals
 s3 =
   max_concurrent_requests = 2
+output = json
 ";
         let default = section(text, "default");
         assert_eq!(default["region"], "eu-west-1");
         let work = section(text, "profile work");
         assert_eq!(work["aws_secret_access_key"], "secret/with=equals");
         assert_eq!(work["region"], "us-east-2");
+        assert!(!work.contains_key("max_concurrent_requests"), "{work:?}");
+        assert!(!work.contains_key("s3"));
+        assert_eq!(work["output"], "json");
         assert!(section(text, "work").is_empty());
+    }
+
+    #[test]
+    fn profiles_are_read_from_both_files_the_credentials_file_winning() {
+        let config = "\
+[default]
+region = eu-west-1
+
+[profile work]
+region = us-east-2
+aws_access_key_id = AKIDFROMCONFIG
+aws_secret_access_key = from-config
+
+[work]
+region = ignored-here
+";
+        let credentials = "\
+[work]
+aws_access_key_id = AKIDWORK
+aws_secret_access_key = work-secret
+aws_session_token = work-token
+
+[default]
+aws_access_key_id = AKIDDEFAULT
+aws_secret_access_key = default-secret
+";
+        let work = Profile::from_files(config, credentials, "work");
+        assert_eq!(work.get("region"), Some("us-east-2"));
+        let keys = work.credentials("work").unwrap();
+        assert_eq!(keys.access_key_id(), "AKIDWORK");
+        assert_eq!(keys.session_token.as_deref(), Some("work-token"));
+        let default = Profile::from_files(config, credentials, "default");
+        assert_eq!(default.get("region"), Some("eu-west-1"));
+        assert_eq!(
+            default.credentials("default").unwrap().access_key_id(),
+            "AKIDDEFAULT"
+        );
+        // `[profile default]` in the config file is the default profile too.
+        let only_profile =
+            Profile::from_files("[profile default]\nregion = ap-south-1\n", "", "default");
+        assert_eq!(only_profile.get("region"), Some("ap-south-1"));
+        // A profile in neither file has nothing.
+        assert!(Profile::from_files(config, credentials, "other")
+            .0
+            .is_empty());
     }
 
     #[test]
@@ -377,6 +456,7 @@ s3 =
         let signer = SigV4 {
             service: "service",
             region: "us-east-1".to_owned(),
+            region_set: true,
             credentials: Ok(AwsCredentials::new(
                 "AKIDEXAMPLE",
                 "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",

@@ -82,7 +82,13 @@ impl Client<ConverseApi> {
     /// Sends requests to this AWS region's Bedrock runtime, signed for it.
     #[must_use]
     pub fn region(mut self, region: impl Into<String>) -> Self {
-        let region = region.into();
+        self.set_region(region.into(), true);
+        self
+    }
+
+    /// Sets the region (and its endpoint, unless one was chosen), `set`
+    /// saying whether a profile's region may still replace it.
+    fn set_region(&mut self, region: String, set: bool) {
         let endpoint = endpoint(&region);
         // A base URL given or named by the environment stays.
         let chosen = self.config.env_base_url.is_some()
@@ -94,8 +100,8 @@ impl Client<ConverseApi> {
         self.config.default_base_url = endpoint;
         if let Some(signer) = &mut self.config.sigv4 {
             signer.region = region;
+            signer.region_set |= set;
         }
-        self
     }
 
     /// Signs requests with these credentials instead of those the
@@ -109,18 +115,23 @@ impl Client<ConverseApi> {
     }
 
     /// Uses this profile of the shared config and credentials files, as
-    /// `AWS_PROFILE` would: its credentials, and its region unless one
-    /// was given.
+    /// `AWS_PROFILE` would: its credentials, and its region unless one was
+    /// given with `.region(..)` or by `AWS_REGION`.
     #[must_use]
     pub fn profile(mut self, name: &str) -> Self {
         let found = aws::find_profile(name);
+        let region_set = self
+            .config
+            .sigv4
+            .as_ref()
+            .is_some_and(|signer| signer.region_set);
         if let Some(signer) = &mut self.config.sigv4 {
             signer.credentials = found.credentials;
         }
-        match found.region {
-            Some(region) => self.region(region),
-            None => self,
+        if let (Some(region), false) = (found.region, region_set) {
+            self.set_region(region, false);
         }
+        self
     }
 
     /// Whether requests mark the tools, the system prompt and the
@@ -157,6 +168,7 @@ impl Format for ConverseApi {
         }
         config.sigv4 = Some(SigV4 {
             service: SERVICE,
+            region_set: aws::env_region().is_some(),
             region,
             credentials: found.credentials,
         });
@@ -193,10 +205,24 @@ impl Format for ConverseApi {
         } else {
             turn.declarations_not_strict(WireFormat::Bedrock)?
         };
+        // Converse has no choice of "none": the tools are left out, unless
+        // the conversation holds calls (then they must be declared, and go
+        // with no choice).
+        let holds_calls = || {
+            object["messages"].as_array().is_some_and(|messages| {
+                messages.iter().any(|message| {
+                    message["content"].as_array().is_some_and(|blocks| {
+                        blocks.iter().any(|block| {
+                            block.get("toolUse").is_some() || block.get("toolResult").is_some()
+                        })
+                    })
+                })
+            })
+        };
+        let declarations =
+            declarations.filter(|_| config.tool_choice != ToolChoice::None || holds_calls());
         if let Some(tools) = declarations {
             let mut tool_config = json!({ "tools": tools });
-            // Converse has no choice of "none": the tools go (a
-            // conversation with calls needs them declared) with no choice.
             let choice = match &config.tool_choice {
                 ToolChoice::Auto => Some(json!({"auto": {}})),
                 ToolChoice::Required => Some(json!({"any": {}})),

@@ -239,7 +239,7 @@ impl<F: Format> Client<F> {
     /// bearer token, else the key.
     pub(super) async fn request_headers(&self) -> Result<HeaderMap, ModelError> {
         let mut headers = self.headers()?;
-        if let Some(tokens) = &self.config.tokens {
+        if let Some(tokens) = self.config.token_source() {
             let bearer = tokens.bearer().await?;
             headers.insert(
                 AUTHORIZATION,

@@ -171,6 +171,11 @@ pub struct Config {
     /// Where bearer tokens come from (Microsoft Entra ID, Google's OAuth),
     /// sent in place of a key.
     pub tokens: Option<Tokens>,
+    /// Tokens of credentials the environment names (Google's Application
+    /// Default Credentials): sent, as the environment's key is, only to
+    /// the provider's own API or the base URL the environment names, and
+    /// only when no key or token source was given.
+    pub env_tokens: Option<Tokens>,
     /// A Gemini cache the requests use, with what it holds.
     pub cached: Option<crate::models::CachedPrefix>,
     /// The tools a provider's own tool search loads when it finds them
@@ -220,6 +225,7 @@ impl Config {
             prompt_caching: false,
             api_version: None,
             tokens: None,
+            env_tokens: None,
             cached: None,
             deferred: None,
             #[cfg(feature = "bedrock")]
@@ -250,6 +256,16 @@ impl Config {
             .env_key
             .as_ref()
             .filter(|_| self.is_own_api() || self.is_env_named()))
+    }
+
+    /// The token source to ask for a bearer token: the one given, or the
+    /// environment's where its key would go, when no key was given.
+    pub fn token_source(&self) -> Option<&Tokens> {
+        self.tokens.as_ref().or_else(|| {
+            self.env_tokens
+                .as_ref()
+                .filter(|_| self.key().is_none() && (self.is_own_api() || self.is_env_named()))
+        })
     }
 
     /// Whether the base URL is on the origin the environment named

@@ -12,6 +12,13 @@ use bytes::{Buf, BytesMut};
 
 use crate::model::ModelError;
 
+/// The longest frame AWS sends (its event-stream limit, 16 MiB): a longer
+/// length is a garbled prelude, not a frame to wait for.
+const MAX_FRAME: u32 = 16 * 1024 * 1024;
+
+/// A frame's prelude: its length, its headers' length and their CRC32.
+const PRELUDE: usize = 12;
+
 /// Reads frames from the chunks of a body as they arrive.
 #[derive(Debug, Default)]
 pub(crate) struct Decoder {
@@ -21,6 +28,8 @@ pub(crate) struct Decoder {
     event: String,
     /// The bytes of a frame begun and not yet whole.
     pending: usize,
+    /// Whether the next frame's prelude was checked.
+    prelude_checked: bool,
 }
 
 impl Decoder {
@@ -37,6 +46,13 @@ impl Decoder {
         self.buffer.extend_from_slice(chunk);
         self.pending = self.pending.saturating_add(chunk.len());
         loop {
+            if !self.prelude_checked {
+                if self.buffer.len() < PRELUDE {
+                    return Ok(ControlFlow::Continue(()));
+                }
+                check_prelude(&self.buffer[..PRELUDE])?;
+                self.prelude_checked = true;
+            }
             let frame = self
                 .frames
                 .decode_frame(&mut self.buffer)
@@ -46,6 +62,7 @@ impl Decoder {
                 DecodedFrame::Complete(message) => message,
             };
             self.pending = self.buffer.len();
+            self.prelude_checked = false;
             let (kind, flow) = self.event_of(&message)?;
             if on_event(&kind, &self.event)?.is_break() || flow.is_break() {
                 return Ok(ControlFlow::Break(()));
@@ -120,6 +137,34 @@ impl Decoder {
             }
         }
     }
+}
+
+/// A prelude's checksum and length, before the frame is waited for: the
+/// frame reader checks the checksum only once the whole frame came, which a
+/// garbled length could put off until gigabytes had.
+fn check_prelude(prelude: &[u8]) -> Result<(), ModelError> {
+    let word = |at: usize| {
+        u32::from_be_bytes([
+            prelude[at],
+            prelude[at + 1],
+            prelude[at + 2],
+            prelude[at + 3],
+        ])
+    };
+    if crc32fast::hash(&prelude[..8]) != word(8) {
+        return Err(ModelError::new(
+            "the model's event stream sent a frame whose prelude checksum does not hold",
+        )
+        .retryable(true));
+    }
+    if word(0) > MAX_FRAME {
+        return Err(ModelError::new(format!(
+            "the model's event stream sent a frame of {} bytes, more than the 16 MiB AWS sends",
+            word(0)
+        ))
+        .retryable(true));
+    }
+    Ok(())
 }
 
 /// A string header of a frame.

@@ -325,7 +325,9 @@ impl GoogleCredentials {
             Some(Value::String(seconds)) => seconds.parse().ok(),
             _ => None,
         }
-        .unwrap_or(3600);
+        .unwrap_or(3600)
+        // Google's tokens live an hour; a day at most is believed.
+        .min(86_400);
         Ok(AccessToken {
             token: token.to_owned(),
             expires_at: SystemTime::now() + Duration::from_secs(expires_in),

@@ -494,10 +494,11 @@ async fn failure(config: &Config, response: Response) -> (ModelError, Option<Dur
         .or(aws_kind);
     // A key held back from another server is the likely cause: say so.
     let held_back = config.key().is_none() && config.env_key.is_some() && config.tokens.is_none();
-    let hint = if matches!(status.as_u16(), 401 | 403) && held_back {
-        " (the key from the provider's environment variable is sent only to the provider's own API; give this server its key with `.api_key(..)`)"
-    } else {
-        ""
+    let tokens_held_back = config.token_source().is_none() && config.env_tokens.is_some();
+    let hint = match (matches!(status.as_u16(), 401 | 403), held_back, tokens_held_back) {
+        (true, true, _) => " (the key from the provider's environment variable is sent only to the provider's own API; give this server its key with `.api_key(..)`)",
+        (true, _, true) => " (the credentials the environment names are sent only to the provider's own API; give this server its credentials with `.token_source(..)` or `.api_key(..)`)",
+        _ => "",
     };
     let mut error = ModelError::new(format!(
         "the model's API answered {status}: {}{hint}",

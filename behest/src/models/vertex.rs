@@ -97,7 +97,9 @@ fn configure(config: &mut Config) {
         config.base_url.clone_from(&config.default_base_url);
     }
     config.location = location;
-    config.tokens = Some(super::tokens::Tokens::new(GoogleCredentials::find()));
+    // Found credentials go to Google's own endpoints only (as a key from
+    // the environment does); `.google_credentials(..)` sends them anywhere.
+    config.env_tokens = Some(super::tokens::Tokens::new(GoogleCredentials::find()));
 }
 
 /// The path of a model's `method` in the client's project and location.
@@ -174,7 +176,7 @@ impl Format for VertexGeminiApi {
     const SYSTEM: &'static str = "gcp.vertex_ai";
     const BASE_URL: &'static str = "";
     const KEY_VARIABLES: &'static [&'static str] = &[];
-    const BASE_URL_VARIABLES: &'static [&'static str] = &["GOOGLE_VERTEX_BASE_URL"];
+    const BASE_URL_VARIABLES: &'static [&'static str] = &[];
     const KEY_HEADER: KeyHeader = KeyHeader::Named("x-goog-api-key");
     type Stream = gemini::Stream;
 
@@ -234,7 +236,7 @@ impl Format for VertexAnthropicApi {
     /// the API in the body instead of a header.
     fn body(turn: &Turn<'_>) -> Result<Value, ModelError> {
         require_project(turn.config)?;
-        let mut body = <MessagesApi as Format>::body(turn)?;
+        let mut body = MessagesApi::body_with(turn, Self::answers_natively(turn.config))?;
         if let Some(object) = body.as_object_mut() {
             object.remove("model");
             object.insert("anthropic_version".into(), ANTHROPIC_VERSION.into());

@@ -144,12 +144,20 @@ pub fn result(result: &ToolCallResult) -> Value {
         .unwrap_or_else(|_| tool_result_text(&ToolResultMessage::from(result)))
 }
 
+/// The text of a result that had none: Converse refuses a blank text.
+const NO_OUTPUT: &str = "(no output)";
+
 /// A result as its text alone, for a result whose media Bedrock cannot
 /// take as they are.
 fn tool_result_text(result: &ToolResultMessage) -> Value {
+    let text = if result.content.trim().is_empty() {
+        NO_OUTPUT
+    } else {
+        result.content.as_str()
+    };
     json!({"toolResult": {
         "toolUseId": result.call_id,
-        "content": [{"text": result.content}],
+        "content": [{ "text": text }],
         "status": if result.is_error { "error" } else { "success" },
     }})
 }
@@ -157,7 +165,11 @@ fn tool_result_text(result: &ToolResultMessage) -> Value {
 /// A `toolResult` block: the text, then the images and documents; the
 /// structured output as a `json` block when there is one.
 fn tool_result_block(result: &ToolResultMessage) -> Result<Value, ParseError> {
-    let mut content = vec![json!({"text": result.content})];
+    let mut content = Vec::new();
+    // Converse refuses a blank text block.
+    if !result.content.trim().is_empty() {
+        content.push(json!({"text": result.content}));
+    }
     if let Some(structured) = result.structured.as_ref().filter(|value| value.is_object()) {
         content.push(json!({"json": structured}));
     }
@@ -166,6 +178,9 @@ fn tool_result_block(result: &ToolResultMessage) -> Result<Value, ParseError> {
     }
     for (index, document) in result.documents.iter().enumerate() {
         content.push(media(document, Kind::Document, index)?);
+    }
+    if content.is_empty() {
+        content.push(json!({ "text": NO_OUTPUT }));
     }
     Ok(json!({"toolResult": {
         "toolUseId": result.call_id,
@@ -263,14 +278,11 @@ fn media(source: &MediaSource, kind: Kind, index: usize) -> Result<Value, ParseE
 }
 
 /// A user part as a Converse content block.
-fn part(part: &ContentPart, documents: &mut usize) -> Result<Value, ParseError> {
+fn part(part: &ContentPart) -> Result<Value, ParseError> {
     match part {
         ContentPart::Text { text } => Ok(json!({ "text": text })),
         ContentPart::Image { source } => media(source, Kind::Image, 0),
-        ContentPart::Document { source } => {
-            *documents += 1;
-            media(source, Kind::Document, *documents - 1)
-        }
+        ContentPart::Document { source } => media(source, Kind::Document, 0),
     }
 }
 
@@ -349,13 +361,18 @@ pub fn messages(conversation: &[Message]) -> Result<(Vec<Value>, Vec<Value>), Pa
     };
     for message in conversation {
         match message {
+            // Converse refuses blank text blocks: they are left out.
+            Message::System { text } if text.trim().is_empty() => {}
             Message::System { text } => system.push(json!({ "text": text })),
+            Message::User { text } if text.trim().is_empty() => {}
             Message::User { text } => push("user", vec![json!({ "text": text })]),
             Message::UserParts { parts } => {
-                let mut documents = 0;
                 let blocks = parts
                     .iter()
-                    .map(|each| part(each, &mut documents))
+                    .filter(|each| {
+                        !matches!(each, ContentPart::Text { text } if text.trim().is_empty())
+                    })
+                    .map(part)
                     .collect::<Result<Vec<_>, _>>()?;
                 push("user", blocks);
             }
@@ -365,7 +382,36 @@ pub fn messages(conversation: &[Message]) -> Result<(Vec<Value>, Vec<Value>), Pa
             Message::ToolResult(result) => push("user", vec![tool_result_block(result)?]),
         }
     }
+    name_documents(&mut messages);
     Ok((system, messages))
+}
+
+/// Names each message's documents `document-1`, `document-2`, … in order,
+/// those of its tool results included: Converse wants a document's name
+/// unique in its message, and joined turns bring theirs together.
+fn name_documents(messages: &mut [Value]) {
+    fn rename(block: &mut Value, count: &mut usize) {
+        if let Some(document) = block.get_mut("document").and_then(Value::as_object_mut) {
+            *count += 1;
+            document.insert("name".into(), json!(format!("document-{count}")));
+        }
+        if let Some(inner) = block
+            .pointer_mut("/toolResult/content")
+            .and_then(Value::as_array_mut)
+        {
+            for block in inner {
+                rename(block, count);
+            }
+        }
+    }
+    for message in messages {
+        let mut count = 0;
+        if let Some(blocks) = message.get_mut("content").and_then(Value::as_array_mut) {
+            for block in blocks {
+                rename(block, &mut count);
+            }
+        }
+    }
 }
 
 /// The blocks of a model turn: its reasoning as it came and where it

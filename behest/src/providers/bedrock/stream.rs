@@ -196,7 +196,7 @@ impl Stream {
             .entry(index)
             .or_insert_with(|| Block::Text(String::new()));
         // A text piece for a block that holds something else is left to
-        // the general reader, which says so.
+        // the general reader, which refuses it.
         let Block::Text(joined) = block else {
             return None;
         };
@@ -208,13 +208,16 @@ impl Stream {
     /// Adds a block's delta; returns the piece it shows.
     fn delta(&mut self, index: u64, delta: &Value) -> Result<Option<ModelDelta>, ParseError> {
         if let Some(piece) = delta.get("text").and_then(Value::as_str) {
-            if let Block::Text(joined) = self
+            let Block::Text(joined) = self
                 .blocks
                 .entry(index)
                 .or_insert_with(|| Block::Text(String::new()))
-            {
-                joined.push_str(piece);
-            }
+            else {
+                return Err(ParseError::new(format!(
+                    "text for block {index}, which holds something else"
+                )));
+            };
+            joined.push_str(piece);
             return Ok(Some(ModelDelta::Text(piece.to_owned())));
         }
         if let Some(call) = delta.get("toolUse") {
