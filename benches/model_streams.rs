@@ -6,8 +6,8 @@
 //! (each parsed and pushed into the stream assembler, each piece sent to
 //! a delta sink). Report (b)/(a). The same for Bedrock: (c) Converse's
 //! whole answer; (d) ConverseStream's AWS event-stream frames, each checked
-//! and read. Report (d)/(c). `turn/c_*` and `turn/d_*`: a Bedrock turn of a
-//! 40-message conversation, signed with SigV4 (d) and with an API key (c).
+//! and read. Report (d)/(c). `turn/c_*` and `turn/d_*`: an agent's Bedrock turn
+//! (40 messages, ten tools), signed with SigV4 (d) and with an API key (c).
 //! Report (d)/(c).
 //!
 //! `turn/*`: one turn against a local server on 127.0.0.1 that answers a
@@ -49,6 +49,12 @@ fn assemble(c: &mut Criterion) {
     });
     group.bench_function("d_bedrock_signed", |b| {
         b.to_async(&reads.rt).iter(|| reads.short_turn(true))
+    });
+    group.bench_function("e_bedrock_api_key_tls", |b| {
+        b.to_async(&reads.rt).iter(|| reads.short_turn_tls(false))
+    });
+    group.bench_function("f_bedrock_signed_tls", |b| {
+        b.to_async(&reads.rt).iter(|| reads.short_turn_tls(true))
     });
     group.finish();
 }

@@ -4,11 +4,13 @@
 //! delta sink) and read whole, one request of each per round, the order
 //! flipped every round. The same for Bedrock: the answer as ConverseStream's
 //! AWS event-stream frames (each frame's checksums checked) against
-//! Converse's whole JSON. And the cost of signing: a streamed Bedrock turn
-//! of a 40-message conversation (11 KB out, about a thousand tokens back)
-//! signed with SigV4 against the same
+//! Converse's whole JSON. And the cost of signing: an agent's streamed
+//! Bedrock turn (a 40-message conversation and ten tools out, about a
+//! thousand tokens back) signed with SigV4 against the same
 //! turn with an API key (no signature): signing should cost no more than
-//! 5 % of a turn's client-side work. The ratio is the median of the rounds' ratios, which
+//! 5 % of a turn's client-side work; measured in plain HTTP on loopback,
+//! and over TLS (a local server with the certificate of `benches/data`), as
+//! every Bedrock request goes. The ratio is the median of the rounds' ratios, which
 //! a shared machine's slow stretches move far less than criterion's
 //! one-case-after-another estimate.
 //!
@@ -55,7 +57,7 @@ fn main() {
         (0, 3)
     };
     let reads = Reads::new();
-    let pairs: [(&str, Read<'_>, Read<'_>); 3] = [
+    let pairs: [(&str, Read<'_>, Read<'_>); 4] = [
         (
             "4. 1 MB Chat answer streamed",
             &|| time(&reads.rt, reads.streamed()),
@@ -70,6 +72,11 @@ fn main() {
             "6. Bedrock turn signed (SigV4) against one with an API key",
             &|| time(&reads.rt, reads.short_turn(true)),
             &|| time(&reads.rt, reads.short_turn(false)),
+        ),
+        (
+            "7. the same over TLS, as every Bedrock request goes",
+            &|| time(&reads.rt, reads.short_turn_tls(true)),
+            &|| time(&reads.rt, reads.short_turn_tls(false)),
         ),
     ];
     println!("{rounds} rounds; ms a read (medians); ratio: median of the rounds' (quartiles)");

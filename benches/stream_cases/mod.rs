@@ -6,10 +6,14 @@
 use std::hint::black_box;
 use std::net::SocketAddr;
 
+#[path = "../../tests/support/eventstream.rs"]
+mod eventstream;
+
 use behest::models::bedrock::Converse;
 use behest::models::openai::Chat;
 use behest::models::AwsCredentials;
 use behest::{DeltaSink, Message, Model};
+use rustls::pki_types::pem::PemObject;
 use serde_json::json;
 use tokio::runtime::Runtime;
 
@@ -48,23 +52,7 @@ pub fn converse_whole_body() -> String {
 
 /// One event-stream frame of a Converse event.
 fn frame(kind: &str, payload: &serde_json::Value) -> Vec<u8> {
-    use aws_smithy_types::event_stream::{Header, HeaderValue, Message as Frame};
-    let frame = Frame::new(payload.to_string().into_bytes())
-        .add_header(Header::new(
-            ":event-type",
-            HeaderValue::String(kind.to_owned().into()),
-        ))
-        .add_header(Header::new(
-            ":content-type",
-            HeaderValue::String("application/json".into()),
-        ))
-        .add_header(Header::new(
-            ":message-type",
-            HeaderValue::String("event".into()),
-        ));
-    let mut bytes = Vec::new();
-    aws_smithy_eventstream::frame::write_message_to(&frame, &mut bytes).unwrap();
-    bytes
+    eventstream::frame("event", kind, payload)
 }
 
 /// An answer of `pieces` text pieces as ConverseStream sends it, each
@@ -155,6 +143,24 @@ async fn serve_answers() -> SocketAddr {
     serve(app).await
 }
 
+/// The short Converse answer over TLS, at `/model/short/converse-stream`.
+async fn serve_short_over_tls() -> SocketAddr {
+    let short = converse_stream_body(60);
+    let app = axum::Router::new().route(
+        "/model/short/converse-stream",
+        axum::routing::post(move || {
+            let body = short.clone();
+            async move {
+                (
+                    [("content-type", "application/vnd.amazon.eventstream")],
+                    body,
+                )
+            }
+        }),
+    );
+    serve_tls(app).await
+}
+
 /// Serves `app` on a free port of 127.0.0.1, from a task of the calling
 /// runtime.
 pub async fn serve(app: axum::Router) -> SocketAddr {
@@ -162,6 +168,71 @@ pub async fn serve(app: axum::Router) -> SocketAddr {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     addr
+}
+
+/// Serves `app` over TLS (the certificate of `benches/data`) on a free port
+/// of 127.0.0.1, from a task of the calling runtime.
+pub async fn serve_tls(app: axum::Router) -> SocketAddr {
+    let _installed = rustls::crypto::ring::default_provider().install_default();
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
+    let certificates =
+        rustls::pki_types::CertificateDer::pem_file_iter(data.join("localhost-cert.pem"))
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+    let key =
+        rustls::pki_types::PrivateKeyDer::from_pem_file(data.join("localhost-key.pem")).unwrap();
+    let config = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(certificates, key)
+        .unwrap();
+    let listener = TlsListener {
+        tcp: tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
+        acceptor: tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)),
+    };
+    let addr = listener.tcp.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    addr
+}
+
+/// A TCP listener whose connections are TLS.
+struct TlsListener {
+    tcp: tokio::net::TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let Ok((tcp, addr)) = self.tcp.accept().await else {
+                continue;
+            };
+            if let Ok(tls) = self.acceptor.accept(tcp).await {
+                return (tls, addr);
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.tcp.local_addr()
+    }
+}
+
+/// A client that trusts the local TLS server's certificate, and no other.
+fn tls_client() -> reqwest::Client {
+    let _installed = rustls::crypto::ring::default_provider().install_default();
+    let pem = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data/localhost-cert.pem"),
+    )
+    .unwrap();
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .tls_certs_only([reqwest::Certificate::from_pem(&pem).unwrap()])
+        .build()
+        .unwrap()
 }
 
 /// A runtime whose one worker runs the local server, the client running
@@ -186,7 +257,11 @@ pub struct Reads {
     /// API key (no signature).
     signed: Converse,
     unsigned: Converse,
+    /// The same over TLS, as every Bedrock request goes.
+    signed_tls: Converse,
+    unsigned_tls: Converse,
     typical: Vec<Message>,
+    tools: Vec<behest::ToolSpec>,
     conversation: [Message; 1],
     deltas: DeltaSink,
 }
@@ -195,6 +270,12 @@ impl Reads {
     pub fn new() -> Self {
         let rt = runtime();
         let addr = rt.block_on(serve_answers());
+        let tls = rt.block_on(serve_short_over_tls());
+        let over_tls = |model: Converse| {
+            model
+                .base_url(format!("https://localhost:{}", tls.port()))
+                .http_client(tls_client())
+        };
         Self {
             rt,
             whole: Chat::new("m")
@@ -205,7 +286,10 @@ impl Reads {
             converse_streamed: converse(addr, "m"),
             signed: converse(addr, "short"),
             unsigned: converse(addr, "short").api_key("ABSKbenchkey"),
+            signed_tls: over_tls(converse(addr, "short")),
+            unsigned_tls: over_tls(converse(addr, "short").api_key("ABSKbenchkey")),
             typical: typical_conversation(),
+            tools: typical_tools(),
             conversation: [Message::user("hi")],
             deltas: DeltaSink::new(|delta| {
                 black_box(delta);
@@ -240,12 +324,27 @@ impl Reads {
         assert!(message.text.unwrap().len() > 900_000);
     }
 
-    /// (e): a turn of a 40-message conversation (11 KB out) answered in
-    /// about a thousand tokens, signed or not.
+    /// (e): an agent's turn: a 40-message conversation and ten tools
+    /// (15 KB out) answered in about a thousand tokens, signed or not,
+    /// over TLS or not.
     pub async fn short_turn(&self, signed: bool) {
-        let client = if signed { &self.signed } else { &self.unsigned };
+        self.turn_of(if signed { &self.signed } else { &self.unsigned })
+            .await;
+    }
+
+    /// (e) over TLS.
+    pub async fn short_turn_tls(&self, signed: bool) {
+        self.turn_of(if signed {
+            &self.signed_tls
+        } else {
+            &self.unsigned_tls
+        })
+        .await;
+    }
+
+    async fn turn_of(&self, client: &Converse) {
         let message = client
-            .respond_streaming(&self.typical, &[], &self.deltas)
+            .respond_streaming(&self.typical, &self.tools, &self.deltas)
             .await
             .unwrap();
         assert!(message.text.is_some());
@@ -288,4 +387,28 @@ fn typical_conversation() -> Vec<Message> {
     }
     conversation.push(Message::user("And now?"));
     conversation
+}
+
+/// Ten tools of three parameters each, as an agent offers them.
+fn typical_tools() -> Vec<behest::ToolSpec> {
+    (0..10)
+        .map(|tool| {
+            behest::ToolSpec::new(
+                format!("tool_{tool}"),
+                format!("Tool {tool}: looks up a record by its id and returns its fields."),
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string", "description": "The record's id."},
+                        "fields": {"type": "array", "items": {"type": "string"},
+                            "description": "The fields to return."},
+                        "limit": {"type": "integer", "minimum": 1, "maximum": 100,
+                            "description": "How many records at most."}
+                    },
+                    "required": ["id"],
+                    "additionalProperties": false
+                }),
+            )
+        })
+        .collect()
 }

@@ -5,40 +5,15 @@
 //! checked by botocore, AWS's own Python signer, when `BEHEST_PYTHON` has it
 //! (`.ci/run` installs it; without it that test says "skipped").
 
-use aws_smithy_types::event_stream::{Header, HeaderValue, Message as Frame};
 use behest::models::bedrock::Converse;
 use behest::models::{AwsCredentials, RetryPolicy};
 use behest::{Agent, Message, Model, ModelDelta, ModelSettings, ToolRegistry, ToolRuntime};
 use serde_json::{json, Value};
 
+use crate::eventstream::frame;
 use crate::models_support::{Received, Reply, Server};
 
 const MODEL: &str = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
-
-/// One event-stream frame: a modelled event, or an exception.
-fn frame(message_type: &str, kind: &str, payload: &Value) -> Vec<u8> {
-    let type_header = if message_type == "exception" {
-        ":exception-type"
-    } else {
-        ":event-type"
-    };
-    let frame = Frame::new(payload.to_string().into_bytes())
-        .add_header(Header::new(
-            type_header,
-            HeaderValue::String(kind.to_owned().into()),
-        ))
-        .add_header(Header::new(
-            ":content-type",
-            HeaderValue::String("application/json".into()),
-        ))
-        .add_header(Header::new(
-            ":message-type",
-            HeaderValue::String(message_type.to_owned().into()),
-        ));
-    let mut bytes = Vec::new();
-    aws_smithy_eventstream::frame::write_message_to(&frame, &mut bytes).unwrap();
-    bytes
-}
 
 /// A stream of events, each payload padded as Bedrock pads it.
 fn stream(events: &[(&str, Value)]) -> Vec<u8> {
@@ -50,6 +25,13 @@ fn stream(events: &[(&str, Value)]) -> Vec<u8> {
             frame("event", kind, &payload)
         })
         .collect()
+}
+
+/// A stream that starts a message, then reports an exception.
+fn exception_after_start(kind: &str, message: &str) -> Vec<u8> {
+    let mut bytes = stream(&[("messageStart", json!({"role": "assistant"}))]);
+    bytes.extend(frame("exception", kind, &json!({ "message": message })));
+    bytes
 }
 
 /// A streamed turn with text and a tool call, as ConverseStream sends it.
@@ -269,13 +251,6 @@ async fn every_signature_is_the_one_botocore_computes() {
 /// (the headers it signed, the body's bytes) and the same credentials,
 /// computes the signature the request carries.
 fn botocore_agrees(server: &Server, received: &[Received], region: &str) {
-    if !cfg!(behest_python_botocore) {
-        eprintln!(
-            "skipped: BEHEST_PYTHON does not name a Python with botocore (.ci/run installs it)"
-        );
-        return;
-    }
-    let python = std::env::var_os("BEHEST_PYTHON").expect("BEHEST_PYTHON");
     let requests: Vec<Value> = received
         .iter()
         .map(|request| {
@@ -334,30 +309,8 @@ for request in case["requests"]:
     assert scope == signer.scope(aws_request).split("/", 1)[1], (scope, signer.scope(aws_request))
 print(len(case["requests"]))
 "#;
-    let mut child = std::process::Command::new(&python)
-        .args(["-c", script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(case.to_string().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "botocore does not agree: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&output.stdout).trim(),
-        received.len().to_string()
-    );
+    let said = crate::python::run("botocore does not agree", script, &case.to_string(), &[]);
+    assert_eq!(said, received.len().to_string());
 }
 
 /// Converse whole, with a Bedrock API key: a bearer token, no signature.
@@ -440,12 +393,10 @@ async fn errors_exceptions_and_garbled_frames() {
         "x-amzn-errortype",
         "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/",
     );
-    let mut exception = stream(&[("messageStart", json!({"role": "assistant"}))]);
-    exception.extend(frame(
-        "exception",
+    let exception = exception_after_start(
         "throttlingException",
-        &json!({"message": "Too many tokens, please wait before trying again."}),
-    ));
+        "Too many tokens, please wait before trying again.",
+    );
     let mut garbled = text_stream("never seen");
     let last = garbled.len() - 1;
     garbled[last] ^= 0xFF;
@@ -484,15 +435,10 @@ async fn errors_exceptions_and_garbled_frames() {
     // Each failure alone, with no retry left, says what it was.
     for (reply, says) in [
         (
-            {
-                let mut bytes = stream(&[("messageStart", json!({"role": "assistant"}))]);
-                bytes.extend(frame(
-                    "exception",
-                    "validationException",
-                    &json!({"message": "The model returned an invalid tool input."}),
-                ));
-                Reply::frames(bytes)
-            },
+            Reply::frames(exception_after_start(
+                "validationException",
+                "The model returned an invalid tool input.",
+            )),
             "validationException",
         ),
         (
@@ -604,12 +550,10 @@ async fn a_missing_region_or_missing_credentials_say_what_to_set() {
 async fn bedrock_s_failures_are_classified_for_fallback() {
     use behest::model::Failure;
 
-    let mut throttled = stream(&[("messageStart", json!({"role": "assistant"}))]);
-    throttled.extend(frame(
-        "exception",
+    let throttled = exception_after_start(
         "throttlingException",
-        &json!({"message": "Too many tokens, please wait before trying again."}),
-    ));
+        "Too many tokens, please wait before trying again.",
+    );
     let too_long = Reply::error(
         400,
         &json!({"message": "Input is too long for requested model."}),

@@ -2,8 +2,12 @@
 //! requests, retries, streams and errors.
 #![cfg(feature = "models")]
 
+#[path = "../support/eventstream.rs"]
+mod eventstream;
 #[path = "../support/models.rs"]
 mod models_support;
+#[path = "../support/python.rs"]
+mod python;
 #[path = "../support/tracing.rs"]
 mod tracing_support;
 

@@ -119,29 +119,14 @@ print("agreed")
 "#;
 
 fn sdks_agree(kind: &str, path: &str, body: &Value, headers: Value) {
-    let python = std::env::var_os("BEHEST_PYTHON").expect("BEHEST_PYTHON");
     let case = json!({"kind": kind, "path": path, "body": body, "headers": headers});
-    let mut child = std::process::Command::new(python)
-        .args(["-c", SCRIPT])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(case.to_string().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "{kind}: the SDK disagrees: {}",
-        String::from_utf8_lossy(&output.stderr)
+    let said = crate::python::run(
+        &format!("{kind}: the SDK disagrees"),
+        SCRIPT,
+        &case.to_string(),
+        &[],
     );
-    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "agreed");
+    assert_eq!(said, "agreed");
 }
 
 fn request_parts() -> (Vec<Message>, Vec<behest::ToolSpec>, ModelSettings) {

@@ -82,29 +82,7 @@ fn decode(text: &str) -> String {
 /// Runs `script` with google-auth, `case` on its standard input; what it
 /// printed.
 fn google_auth(script: &str, case: &Value, env: &[(&str, String)]) -> String {
-    let python = std::env::var_os("BEHEST_PYTHON").expect("BEHEST_PYTHON");
-    let mut child = std::process::Command::new(&python)
-        .args(["-c", script])
-        .envs(env.iter().map(|(name, value)| (name, value)))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(case.to_string().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "google-auth disagrees: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    crate::python::run("google-auth disagrees", script, &case.to_string(), env)
 }
 
 /// google-auth's requests, recorded on their way out (the same server

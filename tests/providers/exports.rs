@@ -201,11 +201,12 @@ fn null_for_an_optional_field_means_left_out_for_strict_tools() {
 fn names_follow_each_provider_s_rule() {
     let long = "a".repeat(100);
     let cases = [
-        ("get.weather", [false, false, false, true, true]),
-        (long.as_str(), [false, false, false, true, true]),
-        ("1tool", [true, true, true, false, true]),
-        ("ns:tool", [false, false, false, true, false]),
-        ("get_weather-2", [true, true, true, true, true]),
+        // Chat, Responses, Anthropic, Gemini, Bedrock, MCP.
+        ("get.weather", [false, false, false, true, false, true]),
+        (long.as_str(), [false, false, false, true, false, true]),
+        ("1tool", [true, true, true, false, true, true]),
+        ("ns:tool", [false, false, false, true, false, false]),
+        ("get_weather-2", [true, true, true, true, true, true]),
     ];
     for (name, expected) in cases {
         let got: Vec<bool> = WireFormat::ALL

@@ -303,7 +303,6 @@ fn gemini_declarations_keep_to_its_schema_fields() {
     ignore = "skipped: BEHEST_PYTHON does not name a Python with google-genai (.ci/run installs it)"
 )]
 fn gemini_declarations_pass_the_google_genai_models() {
-    let python = std::env::var_os("BEHEST_PYTHON").expect("BEHEST_PYTHON");
     let (sent, _) = export_each(WireFormat::Gemini, &ExportOptions::default());
     let tool = json!({"functionDeclarations": sent});
     let script = r#"
@@ -312,30 +311,13 @@ from google.genai import types
 tool = types.Tool.model_validate(json.load(sys.stdin))
 print(len(tool.function_declarations))
 "#;
-    let mut child = std::process::Command::new(&python)
-        .args(["-c", script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(tool.to_string().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "google-genai refused the declarations: {}\n{tool:#}",
-        String::from_utf8_lossy(&output.stderr)
+    let said = crate::python::run(
+        &format!("google-genai refused the declarations\n{tool:#}"),
+        script,
+        &tool.to_string(),
+        &[],
     );
-    assert_eq!(
-        String::from_utf8_lossy(&output.stdout).trim(),
-        sent.len().to_string()
-    );
+    assert_eq!(said, sent.len().to_string());
 }
 
 #[test]

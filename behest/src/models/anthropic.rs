@@ -90,13 +90,8 @@ impl Client<MessagesApi> {
     /// `search.prepare()`); the search's blocks go back on the next turn as
     /// they came.
     #[must_use]
-    pub fn tool_search<S: AsRef<str>>(mut self, deferred: impl IntoIterator<Item = S>) -> Self {
-        let names = deferred
-            .into_iter()
-            .map(|name| name.as_ref().to_owned())
-            .collect();
-        self.config.deferred = Some(std::sync::Arc::new(names));
-        self
+    pub fn tool_search<S: AsRef<str>>(self, deferred: impl IntoIterator<Item = S>) -> Self {
+        self.deferring(deferred)
     }
 
     /// Whether requests mark the tools, the system prompt and the

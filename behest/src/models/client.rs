@@ -288,6 +288,21 @@ impl<F: Format> Client<F> {
         .await
     }
 
+    /// The client with the tools named in `deferred` left to the
+    /// provider's own tool search (`defer_loading`).
+    #[cfg(any(feature = "openai", feature = "anthropic"))]
+    pub(super) fn deferring<S: AsRef<str>>(
+        mut self,
+        deferred: impl IntoIterator<Item = S>,
+    ) -> Self {
+        let names = deferred
+            .into_iter()
+            .map(|name| name.as_ref().to_owned())
+            .collect();
+        self.config.deferred = Some(std::sync::Arc::new(names));
+        self
+    }
+
     /// Sends a bearer token from `source` (Microsoft Entra ID, Google's
     /// OAuth) in place of a key, asked again before it expires.
     #[must_use]

@@ -275,13 +275,8 @@ impl Client<ResponsesApi> {
     /// `search.tool()` and `search.prepare()`); the search's call and the
     /// tools it loaded go back on the next turn as they came.
     #[must_use]
-    pub fn tool_search<S: AsRef<str>>(mut self, deferred: impl IntoIterator<Item = S>) -> Self {
-        let names = deferred
-            .into_iter()
-            .map(|name| name.as_ref().to_owned())
-            .collect();
-        self.config.deferred = Some(std::sync::Arc::new(names));
-        self
+    pub fn tool_search<S: AsRef<str>>(self, deferred: impl IntoIterator<Item = S>) -> Self {
+        self.deferring(deferred)
     }
 
     /// Whether requests ask for reasoning items with their
