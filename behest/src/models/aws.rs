@@ -336,7 +336,11 @@ impl SigV4 {
         for (name, value) in instructions.headers() {
             let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|_| ModelError::new("the signer gave a header name that is not valid"))?;
-            headers.insert(name, super::http::secret_header(value)?);
+            // Marked sensitive: `Debug` of the request does not show it.
+            let mut value = reqwest::header::HeaderValue::from_str(value)
+                .map_err(|_| ModelError::new("the signer gave a header value that is not valid"))?;
+            value.set_sensitive(true);
+            headers.insert(name, value);
         }
         Ok(())
     }

@@ -185,25 +185,3 @@ fn garbled(error: &aws_smithy_eventstream::error::Error) -> ModelError {
     ))
     .retryable(true)
 }
-
-/// The events a body arriving in `chunks` holds, as the client hands them
-/// to a stream assembler: for fuzzing and benchmarking the frame reader
-/// without the network.
-#[doc(hidden)]
-pub fn eventstream_events(
-    chunks: Vec<bytes::Bytes>,
-) -> Result<Vec<(String, serde_json::Value)>, ModelError> {
-    let mut decoder = Decoder::default();
-    let mut events = Vec::new();
-    for chunk in chunks {
-        let flow = decoder.feed(&chunk, &mut |kind, data| {
-            events.push((kind.to_owned(), super::http::json_data(data)?));
-            Ok(ControlFlow::Continue(()))
-        })?;
-        if flow.is_break() {
-            return Ok(events);
-        }
-    }
-    decoder.finish()?;
-    Ok(events)
-}

@@ -393,6 +393,28 @@ pub fn sse_events(chunks: Vec<bytes::Bytes>) -> Result<Vec<(String, Value)>, Mod
         .collect()
 }
 
+/// The events an AWS event-stream body arriving in `chunks` holds, as the
+/// Bedrock client hands them to its stream assembler (each frame's
+/// checksums checked, its payload as `{"<event type>": payload}`): for
+/// fuzzing and benchmarking the frame reader without the network.
+#[cfg(feature = "bedrock")]
+#[doc(hidden)]
+pub fn eventstream_events(chunks: Vec<bytes::Bytes>) -> Result<Vec<(String, Value)>, ModelError> {
+    let mut decoder = super::eventstream::Decoder::default();
+    let mut events = Vec::new();
+    for chunk in chunks {
+        let flow = decoder.feed(&chunk, &mut |kind, data| {
+            events.push((kind.to_owned(), json_data(data)?));
+            Ok(ControlFlow::Continue(()))
+        })?;
+        if flow.is_break() {
+            return Ok(events);
+        }
+    }
+    decoder.finish()?;
+    Ok(events)
+}
+
 /// [`sse_events`] with each event's `data` as its text.
 #[doc(hidden)]
 pub fn sse_data(chunks: Vec<bytes::Bytes>) -> Result<Vec<(String, String)>, ModelError> {

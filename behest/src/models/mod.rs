@@ -58,7 +58,7 @@ pub(crate) use config::Config;
 pub use config::{ApiKey, RetryPolicy, ToolChoice};
 #[cfg(feature = "bedrock")]
 #[doc(hidden)]
-pub use eventstream::eventstream_events;
+pub use http::eventstream_events;
 #[doc(hidden)]
 pub use http::{sse_data, sse_events};
 pub use tokens::{AccessToken, TokenSource};
