@@ -170,6 +170,41 @@ async fn entra_tokens_go_in_place_of_the_key_and_are_asked_again_before_they_exp
         .all(|request| request.headers.get("api-key").is_none()));
 }
 
+/// A token the API refuses (401: revoked before its time) is not sent
+/// again: the next request asks the source for a new one.
+#[tokio::test]
+async fn a_refused_token_is_asked_again() {
+    let refused = Reply::error(
+        401,
+        &json!({"error": {"code": "401", "message": "Access denied due to invalid subscription key or wrong API endpoint."}}),
+    );
+    let server = Server::start([refused, Reply::json(&azure_answer("ok"))]).await;
+    let asked = Arc::new(AtomicUsize::new(0));
+    let client = AzureChat::new("gpt41-prod")
+        .base_url(endpoint(&server))
+        .token_source(Entra {
+            asked: asked.clone(),
+            lasts: Duration::from_secs(3600),
+        })
+        .stream(false);
+    let hi = [Message::user("Hi")];
+    let error = client.respond(&hi, &[]).await.unwrap_err();
+    assert_eq!(error.status, Some(401));
+    client.respond(&hi, &[]).await.unwrap();
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
+    let bearers: Vec<String> = server
+        .received()
+        .iter()
+        .map(|request| {
+            request.headers["authorization"]
+                .to_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(bearers, ["Bearer entra-1", "Bearer entra-2"]);
+}
+
 #[tokio::test]
 async fn azure_errors_become_model_errors_of_their_kind() {
     let server = Server::start([

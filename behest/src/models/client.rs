@@ -276,7 +276,12 @@ impl<F: Format> Client<F> {
         }
         let url = self.config.url(&F::path(&self.config));
         let headers = self.request_headers().await?;
-        exchange::<F::Stream>(
+        let sent_token = headers
+            .get(AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.strip_prefix("Bearer "))
+            .map(str::to_owned);
+        let answer = exchange::<F::Stream>(
             &self.config,
             F::FRAMING,
             &url,
@@ -285,7 +290,16 @@ impl<F: Format> Client<F> {
             F::parse,
             request.deltas,
         )
-        .await
+        .await;
+        // A token refused before its time (revoked) is not sent again.
+        if let (Err(error), Some(tokens), Some(token)) =
+            (&answer, self.config.token_source(), sent_token)
+        {
+            if error.status == Some(401) {
+                tokens.forget(&token).await;
+            }
+        }
+        answer
     }
 
     /// The client with the tools named in `deferred` left to the

@@ -31,7 +31,8 @@ impl fmt::Debug for AccessToken {
 /// Where a client's bearer tokens come from: Microsoft Entra ID for Azure
 /// OpenAI (scope `https://cognitiveservices.azure.com/.default`), say,
 /// through the credential library of your choice. Asked again when the
-/// token held has less than five minutes left.
+/// token held has less than five minutes left, or when the API refused it
+/// (401); given 60 s to answer.
 ///
 /// ```
 /// use std::time::{Duration, SystemTime};
@@ -60,6 +61,9 @@ pub trait TokenSource: Send + Sync + 'static {
 /// with it must not outlive it.
 const REFRESH_BEFORE: Duration = Duration::from_secs(300);
 
+/// How long a token source may take to give a token.
+const TOKEN_TIME_LIMIT: Duration = Duration::from_secs(60);
+
 /// A token source and the token it gave last, shared by a client's clones.
 #[derive(Clone)]
 pub struct Tokens {
@@ -82,6 +86,18 @@ impl Tokens {
         }
     }
 
+    /// Drops the token held, when the API refused it (revoked before its
+    /// time): the next request asks the source again.
+    pub(crate) async fn forget(&self, refused: &str) {
+        let mut held = self.held.lock().await;
+        if held
+            .as_ref()
+            .is_some_and(|(token, _)| token.token == refused)
+        {
+            *held = None;
+        }
+    }
+
     /// The token to send: the one held while it has time left, else a new
     /// one (asked once, however many requests wait for it).
     pub(crate) async fn bearer(&self) -> Result<String, ModelError> {
@@ -98,16 +114,50 @@ impl Tokens {
                 .is_ok_and(|left| left > margin)
         });
         if !fresh {
-            let token = self.source.token().await.map_err(|error| {
-                ModelError::new(format!("no bearer token could be had: {}", error.message))
+            let token = tokio::time::timeout(TOKEN_TIME_LIMIT, self.source.token())
+                .await
+                .map_err(|_| {
+                    ModelError::new(format!(
+                        "no bearer token could be had: the token source did not answer in {} s",
+                        TOKEN_TIME_LIMIT.as_secs()
+                    ))
                     .with_kind("token")
-                    .retryable(error.retryable)
-            })?;
+                    .retryable(true)
+                    .timed_out(true)
+                })?
+                .map_err(|error| {
+                    ModelError::new(format!("no bearer token could be had: {}", error.message))
+                        .with_kind("token")
+                        .retryable(error.retryable)
+                })?;
             *held = Some((token, now));
         }
         Ok(held
             .as_ref()
             .map(|(token, _)| token.token.clone())
             .unwrap_or_default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A source that never answers fails the request after the limit, on
+    /// tokio's paused clock, as a timeout worth another try.
+    #[tokio::test(start_paused = true)]
+    async fn a_source_that_never_answers_times_out() {
+        struct Never;
+        impl TokenSource for Never {
+            fn token(&self) -> BoxFuture<'_, Result<AccessToken, ModelError>> {
+                Box::pin(futures::future::pending())
+            }
+        }
+        let started = tokio::time::Instant::now();
+        let error = Tokens::new(Never).bearer().await.unwrap_err();
+        assert_eq!(started.elapsed(), TOKEN_TIME_LIMIT);
+        assert!(error.timed_out && error.retryable, "{error:?}");
+        assert!(error.message.contains("60 s"), "{error}");
+        assert_eq!(error.kind.as_deref(), Some("token"));
     }
 }
