@@ -411,3 +411,84 @@ async fn found_credentials_are_not_sent_to_another_server() {
     assert_eq!(received.len(), 1, "no token was asked for");
     assert!(received[0].headers.get("authorization").is_none());
 }
+
+/// Gemini's explicit caches on Vertex AI: made in the project's location
+/// for the model by its full name, used by their full name (what the
+/// cache holds left out of the request), kept longer and deleted.
+#[tokio::test]
+async fn explicit_caches_live_in_the_project_s_location() {
+    let name = "projects/123456789/locations/europe-west4/cachedContents/4455";
+    let answer = json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Chapter 7."}]},
+        "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": 4300, "cachedContentTokenCount": 4213,
+            "candidatesTokenCount": 3, "totalTokenCount": 4303}});
+    let server = Server::start([
+        token_answer("ya29.cache"),
+        Reply::json(&json!({"name": name,
+            "model": "projects/behest-test/locations/europe-west4/publishers/google/models/gemini-2.5-flash",
+            "createTime": "2026-12-06T15:00:00Z", "updateTime": "2026-12-06T15:00:00Z",
+            "expireTime": "2026-12-06T15:10:00Z", "usageMetadata": {"totalTokenCount": 4213}})),
+        Reply::json(&answer),
+        Reply::json(&json!({"name": name, "expireTime": "2026-12-06T16:00:00Z"})),
+        Reply::json(&json!({})),
+    ])
+    .await;
+    let gemini = VertexGemini::new("gemini-2.5-flash")
+        .project("behest-test")
+        .location("europe-west4")
+        .base_url(server.url())
+        .google_credentials(service_account(&server))
+        .stream(false);
+    let prefix = [
+        Message::system("Answer from the manual."),
+        Message::user("THE MANUAL: …"),
+    ];
+    let cache = gemini
+        .create_cache(&prefix, &[], std::time::Duration::from_secs(600))
+        .await
+        .unwrap();
+    assert_eq!(cache.name, name);
+    let mut asked = prefix.to_vec();
+    asked.push(Message::user("Which chapter is on the weather?"));
+    let turn = gemini
+        .clone()
+        .cached_content(&cache)
+        .respond(&asked, &[])
+        .await
+        .unwrap();
+    assert_eq!(turn.usage.unwrap().cached_tokens, 4213);
+    let kept = gemini
+        .update_cache_ttl(&cache, std::time::Duration::from_secs(3600))
+        .await
+        .unwrap();
+    assert_eq!(kept.expire_time.as_deref(), Some("2026-12-06T16:00:00Z"));
+    gemini.delete_cache(&cache).await.unwrap();
+
+    let received = server.received();
+    let made = &received[1];
+    assert_eq!(
+        (made.method.as_str(), made.path.as_str()),
+        (
+            "POST",
+            "/v1/projects/behest-test/locations/europe-west4/cachedContents"
+        )
+    );
+    assert_eq!(
+        made.body["model"],
+        "projects/behest-test/locations/europe-west4/publishers/google/models/gemini-2.5-flash"
+    );
+    assert_eq!(made.body["ttl"], "600s");
+    assert_eq!(made.headers["authorization"], "Bearer ya29.cache");
+    let used = &received[2].body;
+    assert_eq!(used["cachedContent"], name);
+    assert!(used.get("systemInstruction").is_none(), "{used}");
+    assert_eq!(used["contents"].as_array().unwrap().len(), 1, "{used}");
+    assert_eq!(
+        (received[3].method.as_str(), received[3].path.as_str()),
+        ("PATCH", &*format!("/v1/{name}?updateMask=ttl"))
+    );
+    assert_eq!(
+        (received[4].method.as_str(), received[4].path.as_str()),
+        ("DELETE", &*format!("/v1/{name}"))
+    );
+}

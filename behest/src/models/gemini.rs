@@ -181,7 +181,8 @@ fn use_cache(
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct GeminiCache {
-    /// Its name (`cachedContents/…`).
+    /// Its name (`cachedContents/…`; on Vertex AI,
+    /// `projects/…/locations/…/cachedContents/…`).
     pub name: String,
     /// When Gemini drops it, as Gemini says (RFC 3339).
     pub expire_time: Option<String>,
@@ -190,7 +191,31 @@ pub struct GeminiCache {
     prefix: crate::models::CachedPrefix,
 }
 
-impl Client<GeminiApi> {
+/// A format that speaks Gemini and keeps Gemini's explicit caches: Gemini's
+/// own API ([`GeminiApi`]) and Vertex AI's
+/// ([`VertexGeminiApi`](crate::models::vertex::VertexGeminiApi)), whose
+/// caches live in a project's location.
+pub trait GeminiCaches: Format {
+    /// The path of the cache collection, after the base URL.
+    #[doc(hidden)]
+    fn cache_collection(config: &Config) -> Result<String, ModelError>;
+
+    /// The model a cache is made for, as the collection names it.
+    #[doc(hidden)]
+    fn cache_model(config: &Config) -> String;
+}
+
+impl GeminiCaches for GeminiApi {
+    fn cache_collection(_: &Config) -> Result<String, ModelError> {
+        Ok("cachedContents".to_owned())
+    }
+
+    fn cache_model(config: &Config) -> String {
+        format!("models/{}", model_name(config))
+    }
+}
+
+impl<F: GeminiCaches> Client<F> {
     /// Creates a cache of `conversation` (its system instruction with it)
     /// and, when given, the declarations of `tools`, kept for `ttl`.
     /// Gemini caches a prompt of at least its model's least (1 024 or
@@ -209,17 +234,14 @@ impl Client<GeminiApi> {
         let mut written = plain.request_body(&request)?;
         let body = written.as_object_mut().expect("an object");
         let mut cache = serde_json::Map::new();
-        cache.insert(
-            "model".into(),
-            json!(format!("models/{}", model_name(&self.config))),
-        );
+        cache.insert("model".into(), json!(F::cache_model(&self.config)));
         for field in ["contents", "systemInstruction", "tools", "toolConfig"] {
             if let Some(value) = body.remove(field) {
                 cache.insert(field.into(), value);
             }
         }
         cache.insert("ttl".into(), json!(format!("{}s", ttl.as_secs().max(1))));
-        let url = self.config.url("cachedContents");
+        let url = self.config.url(&F::cache_collection(&self.config)?);
         let headers = self.request_headers().await?;
         let held_tools = cache.get("tools").cloned();
         let held_config = cache.get("toolConfig").cloned();

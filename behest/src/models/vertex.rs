@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::anthropic::MessagesApi;
 use super::client::{Client, Format, KeyHeader, NativeOutput, Sealed, Turn};
-use super::gemini::GeminiApi;
+use super::gemini::{GeminiApi, GeminiCaches};
 use super::google::GoogleCredentials;
 use super::Config;
 use crate::conversation::AssistantMessage;
@@ -203,6 +203,27 @@ impl Format for VertexGeminiApi {
 
     fn answers_natively(config: &Config) -> bool {
         <GeminiApi as Format>::answers_natively(config)
+    }
+}
+
+/// Vertex AI's caches live in the client's project and location.
+impl GeminiCaches for VertexGeminiApi {
+    fn cache_collection(config: &Config) -> Result<String, ModelError> {
+        require_project(config)?;
+        Ok(format!(
+            "projects/{}/locations/{}/cachedContents",
+            config.project.as_deref().unwrap_or_default(),
+            config.location
+        ))
+    }
+
+    fn cache_model(config: &Config) -> String {
+        format!(
+            "projects/{}/locations/{}/publishers/google/models/{}",
+            config.project.as_deref().unwrap_or_default(),
+            config.location,
+            config.model
+        )
     }
 }
 
