@@ -443,9 +443,13 @@ async fn errors_exceptions_and_garbled_frames() {
         ),
         (
             {
-                // A payload byte changed: the frame's own checksum fails.
+                // A byte of the first frame's payload changed (the payload
+                // ends 4 bytes before the frame does, with its `}`): the
+                // frame's own checksum fails.
                 let mut bytes = text_stream("x");
-                bytes[60] ^= 0x01;
+                let first_frame_end = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                let in_payload = first_frame_end as usize - 6;
+                bytes[in_payload] ^= 0x01;
                 Reply::frames(bytes)
             },
             "could not be read",
@@ -562,7 +566,16 @@ async fn bedrock_s_failures_are_classified_for_fallback() {
         "x-amzn-errortype",
         "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/",
     );
-    let server = Server::start([Reply::frames(throttled), too_long]).await;
+    let unavailable = exception_after_start(
+        "serviceUnavailableException",
+        "The service is unavailable. Please try again later.",
+    );
+    let server = Server::start([
+        Reply::frames(throttled),
+        too_long,
+        Reply::frames(unavailable),
+    ])
+    .await;
     let model = Converse::new(MODEL)
         .region("us-east-1")
         .base_url(endpoint(&server))
@@ -575,6 +588,8 @@ async fn bedrock_s_failures_are_classified_for_fallback() {
     let full = model.respond(&hi, &[]).await.unwrap_err();
     assert!(Failure::ContextWindow.matches(&full), "{full:?}");
     assert!(!Failure::RateLimit.matches(&full));
+    let down = model.respond(&hi, &[]).await.unwrap_err();
+    assert!(Failure::Overloaded.matches(&down), "{down:?}");
 }
 
 /// CRC-32 (IEEE), as the event-stream framing checksums its parts.
@@ -650,4 +665,33 @@ fn request_bodies_keep_to_what_converse_takes() {
         body["messages"][0]["content"][1]["document"]["name"],
         "document-1"
     );
+    // Strict tools and extended thinking for a Claude 4.5 model.
+    let all_strict =
+        || behest::providers::ExportOptions::new().strict(behest::providers::Strictness::All);
+    let strict = Converse::new(MODEL)
+        .region("us-east-1")
+        .credentials(credentials())
+        .export_options(all_strict())
+        .thinking_budget(2048);
+    let body = strict
+        .request_body(&ModelRequest::new(&fresh, &tools))
+        .unwrap();
+    let spec = &body["toolConfig"]["tools"][0]["toolSpec"];
+    assert_eq!(spec["strict"], true, "{body}");
+    assert_eq!(spec["inputSchema"]["json"]["additionalProperties"], false);
+    assert_eq!(
+        body["additionalModelRequestFields"],
+        json!({"thinking": {"type": "enabled", "budget_tokens": 2048}})
+    );
+    // An older model gets the same tool, not strict.
+    let older = Converse::new("anthropic.claude-3-5-sonnet-20240620-v1:0")
+        .region("us-east-1")
+        .credentials(credentials())
+        .export_options(all_strict());
+    let body = older
+        .request_body(&ModelRequest::new(&fresh, &tools))
+        .unwrap();
+    assert!(body["toolConfig"]["tools"][0]["toolSpec"]
+        .get("strict")
+        .is_none());
 }

@@ -188,3 +188,75 @@ async fn anthropic_s_tool_search_loads_the_deferred_tools() {
         "get_weather"
     );
 }
+
+/// Streamed, the hosted search's items arrive whole in their
+/// `output_item.done` events, and go back as they came, before the call.
+#[tokio::test]
+async fn openai_s_search_items_come_back_from_a_stream_too() {
+    let search_call = json!({"type": "tool_search_call", "id": "tsc_1", "call_id": null,
+        "execution": "server", "status": "completed", "arguments": {"query": "weather"}});
+    let search_output = json!({"type": "tool_search_output", "id": "tso_1", "call_id": null,
+        "execution": "server", "status": "completed", "tools": []});
+    let call = json!({"type": "function_call", "id": "fc_1", "call_id": "call_w1",
+        "name": "get_weather", "arguments": "{\"city\": \"Oslo\"}", "status": "completed"});
+    let events = [
+        json!({"type": "response.created", "response": {"id": "resp_1", "object": "response",
+            "status": "in_progress", "output": []}}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": search_call}),
+        json!({"type": "response.output_item.done", "output_index": 1, "item": search_output}),
+        json!({"type": "response.output_item.added", "output_index": 2,
+            "item": {"type": "function_call", "id": "fc_1", "call_id": "call_w1",
+                "name": "get_weather", "arguments": "", "status": "in_progress"}}),
+        json!({"type": "response.function_call_arguments.delta", "output_index": 2,
+            "item_id": "fc_1", "delta": "{\"city\": \"Oslo\"}"}),
+        json!({"type": "response.output_item.done", "output_index": 2, "item": call}),
+        json!({"type": "response.completed", "response": {"id": "resp_1", "object": "response",
+            "status": "completed", "output": [search_call, search_output, call],
+            "usage": {"input_tokens": 300, "output_tokens": 20}}}),
+    ];
+    let server = Server::start([
+        Reply::events(&events, true, false),
+        Reply::events(
+            &[
+                json!({"type": "response.created", "response": {"id": "resp_2",
+                    "object": "response", "status": "in_progress", "output": []}}),
+                json!({"type": "response.output_text.delta", "output_index": 0,
+                    "content_index": 0, "delta": "Sunny in Oslo."}),
+                json!({"type": "response.completed", "response": {"id": "resp_2",
+                    "object": "response", "status": "completed", "output": [],
+                    "usage": {"input_tokens": 350, "output_tokens": 5}}}),
+            ],
+            true,
+            false,
+        ),
+    ])
+    .await;
+    let registry = registry();
+    let search = ToolSearch::new(&registry, |spec| spec.name != "today");
+    let streamed = Responses::new("gpt-5.4")
+        .api_key("k")
+        .base_url(server.url())
+        .tool_search(search.deferred_names().iter());
+    let outcome = Agent::new(streamed, ToolRuntime::new(registry))
+        .invoke([Message::user("Weather in Oslo?")])
+        .await;
+    assert_eq!(outcome.text(), Some("Sunny in Oslo."), "{outcome:?}");
+    let input = server.received()[1].body["input"].clone();
+    let kinds: Vec<&str> = input
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["type"].as_str().unwrap_or("message"))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "tool_search_call",
+            "tool_search_output",
+            "function_call",
+            "function_call_output"
+        ]
+    );
+    assert_eq!(input[1], search_call);
+}

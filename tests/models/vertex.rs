@@ -487,8 +487,77 @@ async fn explicit_caches_live_in_the_project_s_location() {
         (received[3].method.as_str(), received[3].path.as_str()),
         ("PATCH", &*format!("/v1/{name}?updateMask=ttl"))
     );
+    assert_eq!(received[3].body, json!({"ttl": "3600s"}));
+    // One token, for every request of the cache and the turn.
+    assert!(received[1..]
+        .iter()
+        .all(|request| request.headers["authorization"] == "Bearer ya29.cache"));
     assert_eq!(
         (received[4].method.as_str(), received[4].path.as_str()),
         ("DELETE", &*format!("/v1/{name}"))
+    );
+}
+
+/// Claude on Vertex: strict tools and structured outputs only when asked
+/// (`.structured_output(true)`), whatever the model's name; its prompt
+/// caching marks `cache_control` as Anthropic's own API does.
+#[test]
+fn claude_s_strict_tools_and_caching_on_vertex() {
+    use behest::{ModelRequest, Tool, ToolSpec};
+
+    let tools: Vec<ToolSpec> = vec![Lookup.spec()];
+    let hi = [Message::system("Be brief."), Message::user("Hi")];
+    let all_strict =
+        || behest::providers::ExportOptions::new().strict(behest::providers::Strictness::All);
+    let claude = || {
+        VertexAnthropic::new("claude-sonnet-4-5@20250929")
+            .project("behest-test")
+            .location("us-east5")
+            .export_options(all_strict())
+    };
+    let body = claude()
+        .request_body(&ModelRequest::new(&hi, &tools))
+        .unwrap();
+    assert!(body["tools"][0].get("strict").is_none(), "{body}");
+    let body = claude()
+        .structured_output(true)
+        .prompt_caching(true)
+        .request_body(&ModelRequest::new(&hi, &tools))
+        .unwrap();
+    assert_eq!(body["tools"][0]["strict"], true, "{body}");
+    assert_eq!(
+        body["tools"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
+    assert_eq!(
+        body["system"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
+}
+
+/// Look a record up.
+#[behest::tool]
+fn lookup(id: String) -> String {
+    id
+}
+
+/// A token endpoint's `expires_in` out of all measure is believed for a
+/// day at most: no overflow, and the token serves.
+#[tokio::test]
+async fn a_token_s_lifetime_out_of_measure_is_capped() {
+    let server = Server::start([
+        Reply::json(&json!({"access_token": "ya29.forever", "expires_in": u64::MAX, "token_type": "Bearer"})),
+        gemini_stream(),
+    ])
+    .await;
+    let gemini = VertexGemini::new("gemini-2.5-flash")
+        .project("behest-test")
+        .base_url(server.url())
+        .google_credentials(service_account(&server));
+    let turn = gemini.respond(&[Message::user("Hi")], &[]).await.unwrap();
+    assert_eq!(turn.text.as_deref(), Some("Hello from Vertex."));
+    assert_eq!(
+        server.received()[1].headers["authorization"],
+        "Bearer ya29.forever"
     );
 }

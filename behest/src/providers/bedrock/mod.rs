@@ -139,9 +139,16 @@ pub fn usage(value: &Value) -> Option<crate::conversation::Usage> {
 }
 
 /// A `toolResult` block for a result, errors flagged.
+///
+/// Media Bedrock cannot take (at a web URL, of another format) is left
+/// out, and the text says what was and why, for the model to read.
 pub fn result(result: &ToolCallResult) -> Value {
-    tool_result_block(&ToolResultMessage::from(result))
-        .unwrap_or_else(|_| tool_result_text(&ToolResultMessage::from(result)))
+    let message = ToolResultMessage::from(result);
+    tool_result_block(&message).unwrap_or_else(|why| {
+        let mut text = message.clone();
+        text.content = format!("{}\n[left out: {why}]", message.content);
+        tool_result_text(&text)
+    })
 }
 
 /// The text of a result that had none: Converse refuses a blank text.

@@ -187,3 +187,58 @@ fn cache_points_close_the_tools_the_system_and_the_conversation() {
     assert_eq!(body["toolConfig"]["tools"][1], point);
     assert_eq!(parse_tools(&body).unwrap().len(), 1);
 }
+
+#[test]
+fn stop_reasons_mean_what_bedrock_says() {
+    use crate::conversation::StopKind;
+    for (raw, kind) in [
+        ("end_turn", StopKind::Completed),
+        ("tool_use", StopKind::Completed),
+        ("max_tokens", StopKind::MaxTokens),
+        ("model_context_window_exceeded", StopKind::ContextWindow),
+        ("guardrail_intervened", StopKind::Filtered),
+        ("content_filtered", StopKind::Filtered),
+        ("malformed_tool_use", StopKind::MalformedCall),
+        ("malformed_model_output", StopKind::MalformedCall),
+        ("something_new", StopKind::Other),
+    ] {
+        assert_eq!(stop_reason(raw).kind, kind, "{raw}");
+        assert_eq!(stop_reason(raw).raw, raw);
+    }
+}
+
+/// Text for a block that started as a tool call is a broken stream, read
+/// straight or through a `Value` alike.
+#[test]
+fn text_in_a_tool_block_is_an_error() {
+    let start = json!({"contentBlockStart": {"contentBlockIndex": 0,
+        "start": {"toolUse": {"toolUseId": "t1", "name": "get_weather"}}}});
+    let text = json!({"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": "oops"}}});
+    let mut stream = Stream::new();
+    stream.push(&start).unwrap();
+    let error = stream.push(&text).unwrap_err().to_string();
+    assert!(error.contains("holds something else"), "{error}");
+    let mut fast = Stream::new();
+    fast.push(&start).unwrap();
+    assert!(fast.push_json(&text.to_string()).is_none());
+}
+
+/// A tool's image at a web URL cannot go to Bedrock: its result says what
+/// was left out, rather than dropping it unsaid.
+#[test]
+fn a_result_s_media_bedrock_cannot_take_is_named_in_its_text() {
+    use crate::tool::ToolOutput;
+    let output =
+        ToolOutput::text("The chart.").with_image(MediaSource::url("https://example.com/c.png"));
+    let result = ToolCallResult {
+        call_id: "c1".into(),
+        tool_name: "chart".into(),
+        outcome: Ok(output),
+    };
+    let block = super::result(&result);
+    let text = block["toolResult"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("The chart.") && text.contains("left out") && text.contains("s3://"),
+        "{text}"
+    );
+}
