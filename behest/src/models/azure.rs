@@ -14,6 +14,7 @@
 use serde_json::Value;
 
 use super::client::{Client, Format, KeyHeader, NativeOutput, Sealed, Turn};
+use super::config::percent_encoded;
 use super::openai::{ChatApi, ResponsesApi};
 use super::Config;
 use crate::conversation::AssistantMessage;
@@ -58,28 +59,15 @@ fn path(config: &Config, operation: &str) -> String {
     let Some(version) = &config.api_version else {
         return format!("openai/v1/{operation}");
     };
-    let version = encode(version);
+    let version = percent_encoded(version);
     if operation == "responses" {
         format!("openai/responses?api-version={version}")
     } else {
         format!(
             "openai/deployments/{}/{operation}?api-version={version}",
-            encode(&config.model)
+            percent_encoded(&config.model)
         )
     }
-}
-
-/// `text` for a URL's path or query: what is not a letter, a digit or
-/// `-._~` as `%XX`.
-fn encode(text: &str) -> String {
-    text.bytes()
-        .map(|byte| match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (byte as char).to_string()
-            }
-            other => format!("%{other:02X}"),
-        })
-        .collect()
 }
 
 impl Format for AzureChatApi {

@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 
 use super::aws::{self, AwsCredentials, SigV4};
 use super::client::{Client, Format, KeyHeader, NativeOutput, Sealed, Turn};
+use super::config::percent_encoded;
 use super::http::Framing;
 use super::tools::answer_schema;
 use super::{Config, ToolChoice};
@@ -54,20 +55,6 @@ fn endpoint(region: &str) -> String {
     format!("https://bedrock-runtime.{region}.{domain}")
 }
 
-/// `text` as one segment of a URL's path: every byte but the unreserved
-/// ones percent-encoded, as the AWS SDKs put a model id or ARN there.
-fn path_segment(text: &str) -> String {
-    let mut encoded = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
-            encoded.push(char::from(byte));
-        } else {
-            encoded.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    encoded
-}
-
 /// Whether a Bedrock model takes structured outputs by default: Anthropic's
 /// 4.5 models and later, named with or without an inference profile's
 /// geography (`us.`, `eu.`, `global.`).
@@ -89,15 +76,7 @@ impl Client<ConverseApi> {
     /// Sets the region (and its endpoint, unless one was chosen), `set`
     /// saying whether a profile's region may still replace it.
     fn set_region(&mut self, region: String, set: bool) {
-        let endpoint = endpoint(&region);
-        // A base URL given or named by the environment stays.
-        let chosen = self.config.env_base_url.is_some()
-            || !(self.config.base_url.is_empty()
-                || self.config.base_url == self.config.default_base_url);
-        if !chosen {
-            self.config.base_url.clone_from(&endpoint);
-        }
-        self.config.default_base_url = endpoint;
+        self.config.move_to(endpoint(&region));
         if let Some(signer) = &mut self.config.sigv4 {
             signer.region = region;
             signer.region_set |= set;
@@ -161,10 +140,7 @@ impl Format for ConverseApi {
         let found = aws::find();
         let region = found.region.unwrap_or_default();
         if !region.is_empty() {
-            config.default_base_url = endpoint(&region);
-            if config.env_base_url.is_none() {
-                config.base_url.clone_from(&config.default_base_url);
-            }
+            config.move_to(endpoint(&region));
         }
         config.sigv4 = Some(SigV4 {
             service: SERVICE,
@@ -186,7 +162,8 @@ impl Format for ConverseApi {
         } else {
             "converse"
         };
-        format!("model/{}/{operation}", path_segment(&config.model))
+        // The model id or ARN as one path segment, as the AWS SDKs send it.
+        format!("model/{}/{operation}", percent_encoded(&config.model))
     }
 
     fn body(turn: &Turn<'_>) -> Result<Value, ModelError> {
@@ -304,14 +281,16 @@ impl Format for ConverseApi {
 
 #[cfg(test)]
 mod tests {
+    use super::percent_encoded;
+
     #[test]
     fn model_ids_and_arns_are_one_path_segment() {
         assert_eq!(
-            super::path_segment("us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+            percent_encoded("us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
             "us.anthropic.claude-sonnet-4-5-20250929-v1%3A0"
         );
         assert_eq!(
-            super::path_segment("arn:aws:bedrock:us-east-1:1:inference-profile/x"),
+            percent_encoded("arn:aws:bedrock:us-east-1:1:inference-profile/x"),
             "arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fx"
         );
         assert_eq!(

@@ -21,11 +21,7 @@ impl ApiKey {
 
     /// The first of these environment variables that is set and not empty.
     pub fn from_env(names: &[&str]) -> Option<Self> {
-        names
-            .iter()
-            .filter_map(|name| std::env::var(name).ok())
-            .find(|key| !key.trim().is_empty())
-            .map(Self)
+        first_set(names).map(Self)
     }
 
     pub(crate) fn expose(&self) -> &str {
@@ -37,6 +33,31 @@ impl fmt::Debug for ApiKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ApiKey(***)")
     }
+}
+
+/// The value of the first of these environment variables that is set and
+/// not blank.
+pub(crate) fn first_set(names: &[&str]) -> Option<String> {
+    names
+        .iter()
+        .filter_map(|name| std::env::var(name).ok())
+        .find(|value| !value.trim().is_empty())
+}
+
+/// `text` for a URL's path or query: what is not a letter, a digit or
+/// `-._~` as `%XX` (a model id, an ARN, a deployment's name as one path
+/// segment).
+#[cfg(any(feature = "azure", feature = "bedrock"))]
+pub(crate) fn percent_encoded(text: &str) -> String {
+    let mut encoded = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            encoded.push(char::from(byte));
+        } else {
+            encoded.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    encoded
 }
 
 /// Which tools the model may or must call.
@@ -199,10 +220,7 @@ impl Config {
         key_variables: &[&str],
         base_url_variables: &[&str],
     ) -> Self {
-        let env_base_url = base_url_variables
-            .iter()
-            .filter_map(|name| std::env::var(name).ok())
-            .find(|url| !url.trim().is_empty());
+        let env_base_url = first_set(base_url_variables);
         Self {
             model,
             api_key: None,
@@ -256,6 +274,20 @@ impl Config {
             .env_key
             .as_ref()
             .filter(|_| self.is_own_api() || self.is_env_named()))
+    }
+
+    /// Makes `endpoint` the provider's own base URL (a cloud's region's or
+    /// location's); the client goes there unless its base URL was chosen
+    /// (given in code, or named by the environment; an empty one is no
+    /// choice).
+    #[cfg(any(feature = "bedrock", feature = "vertex"))]
+    pub(crate) fn move_to(&mut self, endpoint: String) {
+        let chosen = self.env_base_url.is_some()
+            || !(self.base_url.is_empty() || self.base_url == self.default_base_url);
+        if !chosen {
+            self.base_url.clone_from(&endpoint);
+        }
+        self.default_base_url = endpoint;
     }
 
     /// The token source to ask for a bearer token: the one given, or the

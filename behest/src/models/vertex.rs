@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use super::anthropic::MessagesApi;
 use super::client::{Client, Format, KeyHeader, NativeOutput, Sealed, Turn};
+use super::config::first_set;
 use super::gemini::{GeminiApi, GeminiCaches};
 use super::google::GoogleCredentials;
 use super::Config;
@@ -81,35 +82,38 @@ fn endpoint(location: &str) -> String {
     }
 }
 
-fn first_set(names: &[&str]) -> Option<String> {
-    names
-        .iter()
-        .filter_map(|name| std::env::var(name).ok())
-        .find(|value| !value.trim().is_empty())
-}
-
 /// The project, location and credentials the environment names.
 fn configure(config: &mut Config) {
     config.project = first_set(PROJECT_VARIABLES);
     let location = first_set(LOCATION_VARIABLES).unwrap_or_else(|| "global".to_owned());
-    config.default_base_url = endpoint(&location);
-    if config.env_base_url.is_none() {
-        config.base_url.clone_from(&config.default_base_url);
-    }
+    config.move_to(endpoint(&location));
     config.location = location;
     // Found credentials go to Google's own endpoints only (as a key from
     // the environment does); `.google_credentials(..)` sends them anywhere.
     config.env_tokens = Some(super::tokens::Tokens::new(GoogleCredentials::find()));
 }
 
-/// The path of a model's `method` in the client's project and location.
-fn model_path(config: &Config, publisher: &str, method: &str) -> String {
+/// The client's project and location, as Vertex AI's resource names begin.
+fn place(config: &Config) -> String {
     format!(
-        "projects/{}/locations/{}/publishers/{publisher}/models/{}:{method}",
+        "projects/{}/locations/{}",
         config.project.as_deref().unwrap_or_default(),
-        config.location,
+        config.location
+    )
+}
+
+/// The model's resource name, under `publisher` (`google`, `anthropic`).
+fn model_name(config: &Config, publisher: &str) -> String {
+    format!(
+        "{}/publishers/{publisher}/models/{}",
+        place(config),
         config.model
     )
+}
+
+/// The path of a model's `method` in the client's project and location.
+fn model_path(config: &Config, publisher: &str, method: &str) -> String {
+    format!("{}:{method}", model_name(config, publisher))
 }
 
 /// A request needs a project: without one, what to set.
@@ -137,13 +141,7 @@ impl<F: VertexFormat> Client<F> {
     #[must_use]
     pub fn location(mut self, location: impl Into<String>) -> Self {
         let location = location.into();
-        let endpoint = endpoint(&location);
-        let chosen = self.config.env_base_url.is_some()
-            || self.config.base_url != self.config.default_base_url;
-        if !chosen {
-            self.config.base_url.clone_from(&endpoint);
-        }
-        self.config.default_base_url = endpoint;
+        self.config.move_to(endpoint(&location));
         self.config.location = location;
         self
     }
@@ -210,20 +208,11 @@ impl Format for VertexGeminiApi {
 impl GeminiCaches for VertexGeminiApi {
     fn cache_collection(config: &Config) -> Result<String, ModelError> {
         require_project(config)?;
-        Ok(format!(
-            "projects/{}/locations/{}/cachedContents",
-            config.project.as_deref().unwrap_or_default(),
-            config.location
-        ))
+        Ok(format!("{}/cachedContents", place(config)))
     }
 
     fn cache_model(config: &Config) -> String {
-        format!(
-            "projects/{}/locations/{}/publishers/google/models/{}",
-            config.project.as_deref().unwrap_or_default(),
-            config.location,
-            config.model
-        )
+        model_name(config, "google")
     }
 }
 
