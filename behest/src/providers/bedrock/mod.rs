@@ -144,11 +144,17 @@ pub fn usage(value: &Value) -> Option<crate::conversation::Usage> {
 /// out, and the text says what was and why, for the model to read.
 pub fn result(result: &ToolCallResult) -> Value {
     let message = ToolResultMessage::from(result);
-    tool_result_block(&message).unwrap_or_else(|why| {
-        let mut text = message.clone();
-        text.content = format!("{}\n[left out: {why}]", message.content);
-        tool_result_text(&text)
-    })
+    match tool_result_block(&message) {
+        Ok(mut block) => {
+            name_documents(std::slice::from_mut(&mut block));
+            block
+        }
+        Err(why) => {
+            let mut text = message.clone();
+            text.content = format!("{}\n[left out: {why}]", message.content);
+            tool_result_text(&text)
+        }
+    }
 }
 
 /// The text of a result that had none: Converse refuses a blank text.
@@ -180,11 +186,11 @@ fn tool_result_block(result: &ToolResultMessage) -> Result<Value, ParseError> {
     if let Some(structured) = result.structured.as_ref().filter(|value| value.is_object()) {
         content.push(json!({"json": structured}));
     }
-    for (index, image) in result.images.iter().enumerate() {
-        content.push(media(image, Kind::Image, index)?);
+    for image in &result.images {
+        content.push(media(image, Kind::Image)?);
     }
-    for (index, document) in result.documents.iter().enumerate() {
-        content.push(media(document, Kind::Document, index)?);
+    for document in &result.documents {
+        content.push(media(document, Kind::Document)?);
     }
     if content.is_empty() {
         content.push(json!({ "text": NO_OUTPUT }));
@@ -244,7 +250,9 @@ fn format_of(media_type: &str, kind: Kind) -> Option<&'static str> {
 }
 
 /// An image or document block: bytes, or an `s3://` location.
-fn media(source: &MediaSource, kind: Kind, index: usize) -> Result<Value, ParseError> {
+/// A document's name is given by [`name_documents`], for the message it
+/// ends up in.
+fn media(source: &MediaSource, kind: Kind) -> Result<Value, ParseError> {
     let what = match kind {
         Kind::Image => "an image",
         Kind::Document => "a document",
@@ -274,13 +282,7 @@ fn media(source: &MediaSource, kind: Kind, index: usize) -> Result<Value, ParseE
         })?;
     Ok(match kind {
         Kind::Image => json!({"image": {"format": format, "source": source}}),
-        // A document needs a name, unique in its message; Bedrock allows
-        // letters, digits, spaces, hyphens, parentheses and brackets.
-        Kind::Document => json!({"document": {
-            "format": format,
-            "name": format!("document-{}", index + 1),
-            "source": source,
-        }}),
+        Kind::Document => json!({"document": {"format": format, "source": source}}),
     })
 }
 
@@ -288,8 +290,8 @@ fn media(source: &MediaSource, kind: Kind, index: usize) -> Result<Value, ParseE
 fn part(part: &ContentPart) -> Result<Value, ParseError> {
     match part {
         ContentPart::Text { text } => Ok(json!({ "text": text })),
-        ContentPart::Image { source } => media(source, Kind::Image, 0),
-        ContentPart::Document { source } => media(source, Kind::Document, 0),
+        ContentPart::Image { source } => media(source, Kind::Image),
+        ContentPart::Document { source } => media(source, Kind::Document),
     }
 }
 
@@ -389,14 +391,20 @@ pub fn messages(conversation: &[Message]) -> Result<(Vec<Value>, Vec<Value>), Pa
             Message::ToolResult(result) => push("user", vec![tool_result_block(result)?]),
         }
     }
-    name_documents(&mut messages);
+    for message in &mut messages {
+        if let Some(blocks) = message.get_mut("content").and_then(Value::as_array_mut) {
+            name_documents(blocks);
+        }
+    }
     Ok((system, messages))
 }
 
-/// Names each message's documents `document-1`, `document-2`, … in order,
-/// those of its tool results included: Converse wants a document's name
-/// unique in its message, and joined turns bring theirs together.
-fn name_documents(messages: &mut [Value]) {
+/// Names the documents of one message's `blocks` `document-1`,
+/// `document-2`, … in order, those of its tool results included: Converse
+/// wants a document named, uniquely in its message (letters, digits,
+/// spaces, hyphens, parentheses and brackets), and joined turns bring
+/// theirs together.
+fn name_documents(blocks: &mut [Value]) {
     fn rename(block: &mut Value, count: &mut usize) {
         if let Some(document) = block.get_mut("document").and_then(Value::as_object_mut) {
             *count += 1;
@@ -411,13 +419,9 @@ fn name_documents(messages: &mut [Value]) {
             }
         }
     }
-    for message in messages {
-        let mut count = 0;
-        if let Some(blocks) = message.get_mut("content").and_then(Value::as_array_mut) {
-            for block in blocks {
-                rename(block, &mut count);
-            }
-        }
+    let mut count = 0;
+    for block in blocks {
+        rename(block, &mut count);
     }
 }
 

@@ -237,6 +237,22 @@ fn a_result_s_media_bedrock_cannot_take_is_named_in_its_text() {
     };
     let block = super::result(&result);
     let text = block["toolResult"]["content"][0]["text"].as_str().unwrap();
+    // A document it can take is named, as in a conversation.
+    let pdf =
+        ToolOutput::text("The invoice.").with_attachment(crate::tool::Attachment::blob_resource(
+            "file:///invoice.pdf",
+            "application/pdf",
+            "JVBERi0=",
+        ));
+    let invoice = super::result(&ToolCallResult {
+        call_id: "c2".into(),
+        tool_name: "invoice".into(),
+        outcome: Ok(pdf),
+    });
+    assert_eq!(
+        invoice["toolResult"]["content"][1]["document"]["name"], "document-1",
+        "{invoice}"
+    );
     assert!(
         text.starts_with("The chart.") && text.contains("left out") && text.contains("s3://"),
         "{text}"
