@@ -400,25 +400,25 @@ pub fn sse_events(chunks: Vec<bytes::Bytes>) -> Result<Vec<(String, Value)>, Mod
 #[cfg(feature = "bedrock")]
 #[doc(hidden)]
 pub fn eventstream_events(chunks: Vec<bytes::Bytes>) -> Result<Vec<(String, Value)>, ModelError> {
-    let mut decoder = super::eventstream::Decoder::default();
-    let mut events = Vec::new();
-    for chunk in chunks {
-        let flow = decoder.feed(&chunk, &mut |kind, data| {
-            events.push((kind.to_owned(), json_data(data)?));
-            Ok(ControlFlow::Continue(()))
-        })?;
-        if flow.is_break() {
-            return Ok(events);
-        }
-    }
-    decoder.finish()?;
-    Ok(events)
+    replayed(Framing::EventStream, chunks)?
+        .into_iter()
+        .map(|(event, data)| Ok((event, json_data(&data)?)))
+        .collect()
 }
 
 /// [`sse_events`] with each event's `data` as its text.
 #[doc(hidden)]
 pub fn sse_data(chunks: Vec<bytes::Bytes>) -> Result<Vec<(String, String)>, ModelError> {
-    let mut decoder = sse::Decoder::default();
+    replayed(Framing::Sse, chunks)
+}
+
+/// The events of a body framed as `framing` arriving in `chunks`, as
+/// [`read_events`] hands them on: the same reader, the same end.
+fn replayed(
+    framing: Framing,
+    chunks: Vec<bytes::Bytes>,
+) -> Result<Vec<(String, String)>, ModelError> {
+    let mut frames = Frames::new(framing);
     let mut events = Vec::new();
     let mut on_event = |event: &str, data: &str| {
         data_event(event, data, &mut |event, data| {
@@ -426,10 +426,15 @@ pub fn sse_data(chunks: Vec<bytes::Bytes>) -> Result<Vec<(String, String)>, Mode
             Ok(())
         })
     };
+    let mut stopped = false;
     for chunk in chunks {
-        if decoder.feed(&chunk, &mut on_event)?.is_break() {
+        if frames.feed(&chunk, &mut on_event)?.is_break() {
+            stopped = true;
             break;
         }
+    }
+    if !stopped {
+        frames.finish()?;
     }
     Ok(events)
 }
