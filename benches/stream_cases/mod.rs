@@ -82,83 +82,62 @@ pub fn converse_stream_body(pieces: usize) -> Vec<u8> {
     body
 }
 
+/// The content type of AWS event-stream frames.
+const EVENT_STREAM: &str = "application/vnd.amazon.eventstream";
+
+/// A POST route that answers every request with `body` as `content_type`,
+/// a copy of it each time, as a server writes each answer anew.
+fn answering<B>(content_type: &'static str, body: B) -> axum::routing::MethodRouter
+where
+    B: axum::response::IntoResponse + Clone + Send + Sync + 'static,
+{
+    axum::routing::post(move || {
+        let body = body.clone();
+        async move { ([("content-type", content_type)], body) }
+    })
+}
+
 /// Serves the answer on a free port of 127.0.0.1, whole at
 /// `/whole/chat/completions` and as server-sent events at
-/// `/streamed/chat/completions`, from a task of the calling runtime.
+/// `/streamed/chat/completions`, and Converse's at `/model/m/…` and
+/// `/model/short/…`, from a task of the calling runtime.
 async fn serve_answers() -> SocketAddr {
-    let (whole, streamed) = (whole_body(), streamed_body());
     let app = axum::Router::new()
         .route(
             "/whole/chat/completions",
-            axum::routing::post(move || {
-                let body = whole.clone();
-                async move { ([("content-type", "application/json")], body) }
-            }),
+            answering("application/json", whole_body()),
         )
         .route(
             "/streamed/chat/completions",
-            axum::routing::post(move || {
-                let body = streamed.clone();
-                async move { ([("content-type", "text/event-stream")], body) }
-            }),
-        );
-    let (converse_whole, converse_streamed) = (
-        converse_whole_body(),
-        converse_stream_body(1_000_000 / PIECE.len()),
-    );
-    // About a thousand tokens.
-    let short = converse_stream_body(60);
-    let app = app
+            answering("text/event-stream", streamed_body()),
+        )
         .route(
             "/model/m/converse",
-            axum::routing::post(move || {
-                let body = converse_whole.clone();
-                async move { ([("content-type", "application/json")], body) }
-            }),
+            answering("application/json", converse_whole_body()),
         )
         .route(
             "/model/m/converse-stream",
-            axum::routing::post(move || {
-                let body = converse_streamed.clone();
-                async move {
-                    (
-                        [("content-type", "application/vnd.amazon.eventstream")],
-                        body,
-                    )
-                }
-            }),
+            answering(EVENT_STREAM, converse_stream_body(1_000_000 / PIECE.len())),
         )
         .route(
             "/model/short/converse-stream",
-            axum::routing::post(move || {
-                let body = short.clone();
-                async move {
-                    (
-                        [("content-type", "application/vnd.amazon.eventstream")],
-                        body,
-                    )
-                }
-            }),
+            answering(EVENT_STREAM, short_answer()),
         );
     serve(app).await
 }
 
 /// The short Converse answer over TLS, at `/model/short/converse-stream`.
 async fn serve_short_over_tls() -> SocketAddr {
-    let short = converse_stream_body(60);
     let app = axum::Router::new().route(
         "/model/short/converse-stream",
-        axum::routing::post(move || {
-            let body = short.clone();
-            async move {
-                (
-                    [("content-type", "application/vnd.amazon.eventstream")],
-                    body,
-                )
-            }
-        }),
+        answering(EVENT_STREAM, short_answer()),
     );
     serve_tls(app).await
+}
+
+/// A short turn's answer: about a thousand tokens.
+fn short_answer() -> Vec<u8> {
+    converse_stream_body(60)
 }
 
 /// Serves `app` on a free port of 127.0.0.1, from a task of the calling

@@ -27,6 +27,15 @@ fn stream(events: &[(&str, Value)]) -> Vec<u8> {
         .collect()
 }
 
+/// An error answer as Bedrock sends it: the message in the body, the
+/// exception's name in `x-amzn-ErrorType`.
+fn aws_error(status: u16, kind: &str, message: &str) -> Reply {
+    Reply::error(status, &json!({ "message": message })).header(
+        "x-amzn-errortype",
+        &format!("{kind}:http://internal.amazon.com/coral/com.amazon.bedrock/"),
+    )
+}
+
 /// A stream that starts a message, then reports an exception.
 fn exception_after_start(kind: &str, message: &str) -> Vec<u8> {
     let mut bytes = stream(&[("messageStart", json!({"role": "assistant"}))]);
@@ -204,13 +213,10 @@ async fn a_run_streams_through_converse_stream_signed_for_its_region() {
     ignore = "skipped: BEHEST_PYTHON does not name a Python with botocore (.ci/run installs it)"
 )]
 async fn every_signature_is_the_one_botocore_computes() {
-    let throttled = Reply::error(
+    let throttled = aws_error(
         429,
-        &json!({"message": "Too many requests, please wait before trying again."}),
-    )
-    .header(
-        "x-amzn-errortype",
-        "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+        "ThrottlingException",
+        "Too many requests, please wait before trying again.",
     );
     let whole = Reply::json(&json!({
         "output": {"message": {"role": "assistant", "content": [{"text": "Whole."}]}},
@@ -377,21 +383,15 @@ async fn a_whole_answer_with_an_api_key_and_structured_output() {
 /// not hold, end the attempt; the turn is asked again and answers.
 #[tokio::test]
 async fn errors_exceptions_and_garbled_frames() {
-    let throttled = Reply::error(
+    let throttled = aws_error(
         429,
-        &json!({"message": "Too many requests, please wait before trying again."}),
-    )
-    .header(
-        "x-amzn-errortype",
-        "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+        "ThrottlingException",
+        "Too many requests, please wait before trying again.",
     );
-    let invalid = Reply::error(
+    let invalid = aws_error(
         400,
-        &json!({"message": "The provided model identifier is invalid."}),
-    )
-    .header(
-        "x-amzn-errortype",
-        "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+        "ValidationException",
+        "The provided model identifier is invalid.",
     );
     let exception = exception_after_start(
         "throttlingException",
@@ -558,13 +558,10 @@ async fn bedrock_s_failures_are_classified_for_fallback() {
         "throttlingException",
         "Too many tokens, please wait before trying again.",
     );
-    let too_long = Reply::error(
+    let too_long = aws_error(
         400,
-        &json!({"message": "Input is too long for requested model."}),
-    )
-    .header(
-        "x-amzn-errortype",
-        "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+        "ValidationException",
+        "Input is too long for requested model.",
     );
     let unavailable = exception_after_start(
         "serviceUnavailableException",

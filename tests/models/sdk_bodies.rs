@@ -15,6 +15,7 @@
 use behest::conversation::{ContentPart, MediaSource, ToolResultMessage};
 use behest::models::anthropic::Messages;
 use behest::models::openai::{Chat, Responses};
+use behest::models::{Client, Format};
 use behest::{AssistantMessage, Message, ModelRequest, ModelSettings, Tool, ToolCall};
 use serde_json::{json, Value};
 
@@ -129,12 +130,25 @@ fn sdks_agree(kind: &str, path: &str, body: &Value, headers: Value) {
     assert_eq!(said, "agreed");
 }
 
-fn request_parts() -> (Vec<Message>, Vec<behest::ToolSpec>, ModelSettings) {
+/// The body `client` writes for a turn of [`conversation`] with the
+/// weather tool and sampling settings.
+fn body_of<F: Format>(client: Client<F>) -> Value {
+    let conversation = conversation();
+    let tools = [GetWeather.spec()];
     let settings = ModelSettings::new()
         .max_tokens(256)
         .temperature(0.3)
         .top_p(0.9);
-    (conversation(), vec![GetWeather.spec()], settings)
+    let mut request = ModelRequest::new(&conversation, &tools);
+    request.settings = Some(&settings);
+    client.request_body(&request).unwrap()
+}
+
+/// The names of the tools a `ToolSearch` defers: every one (the weather
+/// tool).
+fn deferred() -> std::sync::Arc<std::collections::HashSet<String>> {
+    let registry = behest::ToolRegistry::new().with(GetWeather).unwrap();
+    behest::run::ToolSearch::new(&registry, |_| true).deferred_names()
 }
 
 #[test]
@@ -143,14 +157,7 @@ fn request_parts() -> (Vec<Message>, Vec<behest::ToolSpec>, ModelSettings) {
     ignore = "skipped: BEHEST_PYTHON does not name a Python with the openai and anthropic SDKs (.ci/run installs them)"
 )]
 fn chat_bodies_are_what_the_openai_sdk_sends() {
-    let (conversation, tools, settings) = request_parts();
-    let mut request = ModelRequest::new(&conversation, &tools);
-    request.settings = Some(&settings);
-    let body = Chat::new("gpt-4.1")
-        .stop(["END"])
-        .seed(7)
-        .request_body(&request)
-        .unwrap();
+    let body = body_of(Chat::new("gpt-4.1").stop(["END"]).seed(7));
     sdks_agree(
         "chat",
         "/v1/chat/completions",
@@ -165,16 +172,11 @@ fn chat_bodies_are_what_the_openai_sdk_sends() {
     ignore = "skipped: BEHEST_PYTHON does not name a Python with the openai and anthropic SDKs (.ci/run installs them)"
 )]
 fn responses_bodies_are_what_the_openai_sdk_sends() {
-    let (conversation, tools, settings) = request_parts();
-    let mut request = ModelRequest::new(&conversation, &tools);
-    request.settings = Some(&settings);
-    let registry = behest::ToolRegistry::new().with(GetWeather).unwrap();
-    let search = behest::run::ToolSearch::new(&registry, |_| true);
-    let body = Responses::new("gpt-4.1")
-        .prompt_cache_key("behest-cross-check")
-        .tool_search(search.deferred_names().iter())
-        .request_body(&request)
-        .unwrap();
+    let body = body_of(
+        Responses::new("gpt-4.1")
+            .prompt_cache_key("behest-cross-check")
+            .tool_search(deferred().iter()),
+    );
     assert_eq!(body["tools"][1], json!({"type": "tool_search"}));
     sdks_agree(
         "responses",
@@ -190,17 +192,12 @@ fn responses_bodies_are_what_the_openai_sdk_sends() {
     ignore = "skipped: BEHEST_PYTHON does not name a Python with the openai and anthropic SDKs (.ci/run installs them)"
 )]
 fn messages_bodies_are_what_the_anthropic_sdk_sends() {
-    let (conversation, tools, settings) = request_parts();
-    let mut request = ModelRequest::new(&conversation, &tools);
-    request.settings = Some(&settings);
-    let registry = behest::ToolRegistry::new().with(GetWeather).unwrap();
-    let search = behest::run::ToolSearch::new(&registry, |_| true);
-    let body = Messages::new("claude-sonnet-4-5")
-        .stop(["END"])
-        .prompt_caching(true)
-        .tool_search(search.deferred_names().iter())
-        .request_body(&request)
-        .unwrap();
+    let body = body_of(
+        Messages::new("claude-sonnet-4-5")
+            .stop(["END"])
+            .prompt_caching(true)
+            .tool_search(deferred().iter()),
+    );
     assert_eq!(body["tools"][0]["defer_loading"], true);
     sdks_agree(
         "messages",

@@ -8,7 +8,7 @@
 use behest::models::anthropic::Messages;
 use behest::models::openai::Responses;
 use behest::run::ToolSearch;
-use behest::{tool, Agent, Message, ToolRegistry, ToolRuntime};
+use behest::{tool, Agent, Message, Model, ToolRegistry, ToolRuntime};
 use serde_json::{json, Value};
 
 use crate::models_support::{Reply, Server};
@@ -68,6 +68,48 @@ fn declared(body: &Value) -> Vec<(String, bool)> {
         .collect()
 }
 
+/// The tools a request declared deferred, then the search tool: every
+/// tool but `today` deferred, `search` the provider's search tool.
+fn deferred_declarations(search: &str) -> Vec<(String, bool)> {
+    [
+        ("get_weather", true),
+        ("convert_currency", true),
+        ("book_table", true),
+        ("today", false),
+        (search, false),
+    ]
+    .map(|(name, deferred)| (name.to_owned(), deferred))
+    .to_vec()
+}
+
+/// The types of a request's items or blocks, `message` for an item of
+/// none (a plain input message).
+fn kinds(items: &Value) -> Vec<&str> {
+    items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["type"].as_str().unwrap_or("message"))
+        .collect()
+}
+
+/// Asks for the weather in Oslo of a model given every tool but `today`
+/// for its provider's search (`model` makes it from their names); the run
+/// must answer "Sunny in Oslo.".
+async fn weather_in_oslo<M: Model + 'static>(
+    model: impl FnOnce(std::collections::hash_set::Iter<'_, String>) -> M,
+) {
+    let registry = registry();
+    let search = ToolSearch::new(&registry, |spec| spec.name != "today");
+    let outcome = Agent::new(
+        model(search.deferred_names().iter()),
+        ToolRuntime::new(registry),
+    )
+    .invoke([Message::user("Weather in Oslo?")])
+    .await;
+    assert_eq!(outcome.text(), Some("Sunny in Oslo."), "{outcome:?}");
+}
+
 #[tokio::test]
 async fn openai_s_hosted_tool_search_loads_the_deferred_tools() {
     let search_call = json!({"type": "tool_search_call", "id": "tsc_1", "call_id": null,
@@ -89,35 +131,22 @@ async fn openai_s_hosted_tool_search_loads_the_deferred_tools() {
             "usage": {"input_tokens": 350, "output_tokens": 5}})),
     ])
     .await;
-    let registry = registry();
-    let search = ToolSearch::new(&registry, |spec| spec.name != "today");
-    let model = Responses::new("gpt-5.4")
-        .api_key("k")
-        .base_url(server.url())
-        .stream(false)
-        .tool_search(search.deferred_names().iter());
-    let outcome = Agent::new(model, ToolRuntime::new(registry))
-        .invoke([Message::user("Weather in Oslo?")])
-        .await;
-    assert_eq!(outcome.text(), Some("Sunny in Oslo."), "{outcome:?}");
+    weather_in_oslo(|deferred| {
+        Responses::new("gpt-5.4")
+            .api_key("k")
+            .base_url(server.url())
+            .stream(false)
+            .tool_search(deferred)
+    })
+    .await;
     let received = server.received();
     assert_eq!(
         declared(&received[0].body),
-        [
-            ("get_weather".to_owned(), true),
-            ("convert_currency".to_owned(), true),
-            ("book_table".to_owned(), true),
-            ("today".to_owned(), false),
-            ("tool_search".to_owned(), false),
-        ]
+        deferred_declarations("tool_search")
     );
-    let input = received[1].body["input"].as_array().unwrap();
-    let kinds: Vec<&str> = input
-        .iter()
-        .map(|item| item["type"].as_str().unwrap_or("message"))
-        .collect();
+    let input = &received[1].body["input"];
     assert_eq!(
-        kinds,
+        kinds(input),
         [
             "message",
             "tool_search_call",
@@ -150,37 +179,22 @@ async fn anthropic_s_tool_search_loads_the_deferred_tools() {
             "stop_reason": "end_turn", "usage": {"input_tokens": 360, "output_tokens": 6}})),
     ])
     .await;
-    let registry = registry();
-    let search = ToolSearch::new(&registry, |spec| spec.name != "today");
-    let model = Messages::new("claude-sonnet-4-5")
-        .api_key("k")
-        .base_url(server.url())
-        .stream(false)
-        .tool_search(search.deferred_names().iter());
-    let outcome = Agent::new(model, ToolRuntime::new(registry))
-        .invoke([Message::user("Weather in Oslo?")])
-        .await;
-    assert_eq!(outcome.text(), Some("Sunny in Oslo."), "{outcome:?}");
+    weather_in_oslo(|deferred| {
+        Messages::new("claude-sonnet-4-5")
+            .api_key("k")
+            .base_url(server.url())
+            .stream(false)
+            .tool_search(deferred)
+    })
+    .await;
     let received = server.received();
     assert_eq!(
         declared(&received[0].body),
-        [
-            ("get_weather".to_owned(), true),
-            ("convert_currency".to_owned(), true),
-            ("book_table".to_owned(), true),
-            ("today".to_owned(), false),
-            ("tool_search_tool_bm25".to_owned(), false),
-        ]
+        deferred_declarations("tool_search_tool_bm25")
     );
     let turn = &received[1].body["messages"][1]["content"];
-    let kinds: Vec<&str> = turn
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|block| block["type"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        kinds,
+        kinds(turn),
         ["server_tool_use", "tool_search_tool_result", "tool_use"]
     );
     assert_eq!(
@@ -231,25 +245,16 @@ async fn openai_s_search_items_come_back_from_a_stream_too() {
         ),
     ])
     .await;
-    let registry = registry();
-    let search = ToolSearch::new(&registry, |spec| spec.name != "today");
-    let streamed = Responses::new("gpt-5.4")
-        .api_key("k")
-        .base_url(server.url())
-        .tool_search(search.deferred_names().iter());
-    let outcome = Agent::new(streamed, ToolRuntime::new(registry))
-        .invoke([Message::user("Weather in Oslo?")])
-        .await;
-    assert_eq!(outcome.text(), Some("Sunny in Oslo."), "{outcome:?}");
+    weather_in_oslo(|deferred| {
+        Responses::new("gpt-5.4")
+            .api_key("k")
+            .base_url(server.url())
+            .tool_search(deferred)
+    })
+    .await;
     let input = server.received()[1].body["input"].clone();
-    let kinds: Vec<&str> = input
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|item| item["type"].as_str().unwrap_or("message"))
-        .collect();
     assert_eq!(
-        kinds,
+        kinds(&input),
         [
             "message",
             "tool_search_call",
