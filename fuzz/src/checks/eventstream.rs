@@ -10,22 +10,8 @@ use behest::providers::{bedrock, StreamAssembler};
 /// The first byte says how long the pieces are that the rest is cut into
 /// (1 to 256 bytes), besides the body whole.
 pub fn check(data: &[u8]) {
-    let Some((&piece, body)) = data.split_first() else {
-        return;
-    };
-    let whole = behest::models::eventstream_events(vec![bytes::Bytes::copy_from_slice(body)]);
-    let piece = usize::from(piece) + 1;
-    let chunks = body
-        .chunks(piece)
-        .map(bytes::Bytes::copy_from_slice)
-        .collect();
-    let cut = behest::models::eventstream_events(chunks);
-    match (&whole, &cut) {
-        (Ok(a), Ok(b)) => assert_eq!(a, b, "pieces of {piece}"),
-        (Err(_), Err(_)) => {}
-        _ => panic!("pieces of {piece}: {whole:?} / {cut:?}"),
-    }
-    let Ok(events) = whole else {
+    let Some((_, Ok(events))) = super::read_whole_and_cut(data, behest::models::eventstream_events)
+    else {
         return;
     };
     super::through_every_assembler(events.iter().map(|(_kind, event)| event));

@@ -15,6 +15,31 @@ pub mod session_rows;
 pub mod sse;
 pub mod stream_mutants;
 
+/// A body read by `read` whole and cut into pieces: the first byte of
+/// `data` says how long the pieces are (1 to 256 bytes), the rest is the
+/// body. Both reads agree (the same events, or both an error); the body
+/// and what the whole read gave, or `None` for empty `data`.
+#[cfg(feature = "models")]
+pub(crate) fn read_whole_and_cut<T: PartialEq + std::fmt::Debug>(
+    data: &[u8],
+    read: fn(Vec<bytes::Bytes>) -> Result<T, behest::ModelError>,
+) -> Option<(&[u8], Result<T, behest::ModelError>)> {
+    let (&piece, body) = data.split_first()?;
+    let whole = read(vec![bytes::Bytes::copy_from_slice(body)]);
+    let piece = usize::from(piece) + 1;
+    let chunks = body
+        .chunks(piece)
+        .map(bytes::Bytes::copy_from_slice)
+        .collect();
+    let cut = read(chunks);
+    match (&whole, &cut) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "pieces of {piece}"),
+        (Err(_), Err(_)) => {}
+        _ => panic!("pieces of {piece}: {whole:?} / {cut:?}"),
+    }
+    Some((body, whole))
+}
+
 /// `events` through every provider's stream assembler, each pushed to
 /// all five, then each assembler finished: each returns, none panics.
 pub(crate) fn through_every_assembler<'a>(events: impl IntoIterator<Item = &'a serde_json::Value>) {

@@ -8,21 +8,9 @@ use behest::providers::{openai, StreamAssembler};
 /// The first byte says how long the pieces are that the rest is cut into
 /// (1 to 256 bytes), besides the body whole.
 pub fn check(data: &[u8]) {
-    let Some((&piece, body)) = data.split_first() else {
+    let Some((body, whole)) = super::read_whole_and_cut(data, behest::models::sse_events) else {
         return;
     };
-    let whole = behest::models::sse_events(vec![bytes::Bytes::copy_from_slice(body)]);
-    let piece = usize::from(piece) + 1;
-    let chunks = body
-        .chunks(piece)
-        .map(bytes::Bytes::copy_from_slice)
-        .collect();
-    let cut_events = behest::models::sse_events(chunks);
-    match (&whole, &cut_events) {
-        (Ok(a), Ok(b)) => assert_eq!(a, b, "pieces of {piece}"),
-        (Err(_), Err(_)) => {}
-        _ => panic!("pieces of {piece}: {whole:?} / {cut_events:?}"),
-    }
     if let Ok(events) = behest::models::sse_data(vec![bytes::Bytes::copy_from_slice(body)]) {
         chat_chunks_read_straight(&events);
     }
