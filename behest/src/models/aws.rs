@@ -285,12 +285,12 @@ impl SigV4 {
                  `.region(..)`",
             ));
         }
-        // The signer takes the host from the URL and requires one.
-        if reqwest::Url::parse(url)
-            .ok()
-            .and_then(|url| url.host_str().map(str::to_owned))
-            .is_none()
-        {
+        // The signer parses the address as an `http::Uri` and requires its
+        // host: checked here the same way, so that it cannot panic.
+        let has_host = url
+            .parse::<http::Uri>()
+            .is_ok_and(|uri| uri.host().is_some_and(|host| !host.is_empty()));
+        if !has_host {
             return Err(ModelError::new(format!(
                 "`{url}` is no URL a request can be signed for"
             )));
@@ -312,21 +312,15 @@ impl SigV4 {
             .build()
             .map_err(|error| ModelError::new(format!("the request could not be signed: {error}")))?
             .into();
-        let signed_headers: Vec<(String, String)> = headers
-            .iter()
-            .filter_map(|(name, value)| {
-                Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
-            })
-            .collect();
         // The body's digest by ring (its SHA-256 in assembly), handed to
         // the signer done: hashing is most of what signing costs.
         let digest = ring::digest::digest(&ring::digest::SHA256, body);
         let signable = SignableRequest::new(
             method,
             url,
-            signed_headers
+            headers
                 .iter()
-                .map(|(name, value)| (name.as_str(), value.as_str())),
+                .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?))),
             SignableBody::Precomputed(hex(digest.as_ref())),
         )
         .map_err(|error| ModelError::new(format!("the request could not be signed: {error}")))?;
@@ -348,13 +342,12 @@ impl SigV4 {
 
 /// Lowercase hexadecimal, as SigV4 writes a digest.
 fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     bytes
         .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut text, byte| {
-            let _ = write!(text, "{byte:02x}");
-            text
-        })
+        .flat_map(|byte| [byte >> 4, byte & 0xf])
+        .map(|nibble| char::from(DIGITS[usize::from(nibble)]))
+        .collect()
 }
 
 #[cfg(test)]
@@ -498,5 +491,37 @@ aws_secret_access_key = default-secret
             )
             .unwrap_err();
         assert_eq!(error.kind.as_deref(), Some("credentials"));
+    }
+
+    /// The signer requires a host (it would panic without one): an address
+    /// without one is an error that names it.
+    #[test]
+    fn an_address_without_a_host_is_refused() {
+        let signer = SigV4 {
+            service: "bedrock",
+            region: "us-east-1".to_owned(),
+            region_set: true,
+            credentials: Ok(AwsCredentials::new("AKID", "secret")),
+        };
+        for url in ["/model/m/converse", "http:///model/m/converse", "not a url"] {
+            let error = signer
+                .sign("POST", url, &mut HeaderMap::new(), b"{}", SystemTime::now())
+                .unwrap_err();
+            assert!(
+                error.message.contains("no URL a request can be signed for"),
+                "{url}: {error}"
+            );
+        }
+        let mut headers = HeaderMap::new();
+        signer
+            .sign(
+                "POST",
+                "http://127.0.0.1:8080/model/m/converse",
+                &mut headers,
+                b"{}",
+                SystemTime::now(),
+            )
+            .unwrap();
+        assert!(headers.contains_key("authorization"));
     }
 }
