@@ -135,7 +135,10 @@ async fn a_deferred_tool_not_found_yet_is_not_run() {
             "search_tools",
             r#"{"query":"weather"}"#,
         )])
-        .expect_error("w0", "not offered"),
+        .expect_error(
+            "w0",
+            "not offered at this step; find it with `search_tools` first",
+        ),
         behest::run::ScriptedTurn::tool_calls([ToolCall::new(
             "w1",
             "get_weather",
@@ -147,4 +150,70 @@ async fn a_deferred_tool_not_found_yet_is_not_run() {
     let agent = Agent::new(model, ToolRuntime::new(registry)).prepare_tools(search.prepare());
     let outcome = agent.invoke([Message::user("Weather in Rome?")]).await;
     assert_eq!(outcome.text(), Some("Sunny in Rome."), "{outcome:?}");
+}
+
+/// A long page of notes, as a tool that fills the context returns.
+#[behest::tool]
+fn read_notes(page: u32) -> String {
+    format!("page {page}: {}", "notes ".repeat(100))
+}
+
+/// Old turns compacted away: a tool found before is still offered, since
+/// the turn that searched stays.
+#[tokio::test]
+async fn a_tool_found_before_compaction_is_offered_after_it() {
+    use behest::run::{Compaction, ContextPolicy, ScriptedTurn};
+
+    for compaction in [
+        Compaction::DropOldTurns { keep: 2 },
+        Compaction::DropToolOutputs { keep: 1 },
+    ] {
+        let registry = ToolRegistry::new()
+            .with(ReadNotes)
+            .unwrap()
+            .with(GetWeather)
+            .unwrap();
+        let search = ToolSearch::new(&registry, |spec| spec.name == "get_weather");
+        let registry = registry.with(search.tool()).unwrap();
+        let read = |id: &str, page: u32| {
+            ScriptedTurn::tool_calls([ToolCall::new(id, "read_notes", json!({ "page": page }))])
+                .expect_tools(["read_notes", "get_weather", "search_tools"])
+        };
+        let model = behest::ScriptedModel::new([
+            ScriptedTurn::tool_calls([ToolCall::new(
+                "s1",
+                "search_tools",
+                r#"{"query":"weather"}"#,
+            )])
+            .expect_tools(["read_notes", "search_tools"]),
+            read("n1", 1),
+            read("n2", 2),
+            read("n3", 3),
+            ScriptedTurn::tool_calls([ToolCall::new("w1", "get_weather", r#"{"city":"Rome"}"#)])
+                .expect_tools(["read_notes", "get_weather", "search_tools"]),
+            ScriptedTurn::text("Sunny in Rome.").expect_ok("w1", "Sunny in Rome"),
+        ]);
+        // Each page is about 150 tokens: past 100, the run compacts.
+        let policy = ContextPolicy::new(200)
+            .compact_at(0.5)
+            .compaction(compaction.clone());
+        let agent = Agent::new(model, ToolRuntime::new(registry))
+            .prepare_tools(search.prepare())
+            .context(policy);
+        let outcome = agent.invoke([Message::user("Weather in Rome?")]).await;
+        assert_eq!(
+            outcome.text(),
+            Some("Sunny in Rome."),
+            "{compaction:?}: {outcome:?}"
+        );
+        let pages = outcome
+            .transcript()
+            .iter()
+            .filter(|message| {
+                matches!(message, Message::ToolResult(result)
+                    if result.tool_name == "read_notes" && result.content.contains("notes notes"))
+            })
+            .count();
+        assert!(pages < 3, "{compaction:?}: compacted, {pages} pages left");
+    }
 }

@@ -28,7 +28,7 @@ pub enum ModelDelta {
     /// asked for again, from its start.
     Restart,
     /// A request of the turn failed and is asked again after `wait_ms`
-    /// (the client's [`RetryPolicy`](crate::models::RetryPolicy) allowing):
+    /// (the client's `RetryPolicy` allowing, with the `models` feature):
     /// told for a viewer, changing nothing shown.
     Retry {
         /// Which retry this is, from 1.

@@ -45,15 +45,26 @@ impl Run<'_> {
     /// some), to its `Result` event; `None` for a call that waits in a run
     /// that stops at its waits.
     async fn call(&self, call: ToolCall) -> Option<ToolCallResult> {
-        let offered = crate::sync::lock(&self.offered)
+        let refused = crate::sync::lock(&self.offered)
             .as_ref()
-            .is_none_or(|offered| offered.contains(&call.tool_name));
-        if !offered {
-            let error = ToolError::execution(format!(
-                "not run: the tool `{}` is not offered at this step",
-                call.tool_name
-            ));
-            return Some(self.finished(call, Err(error)));
+            .and_then(|offered| {
+                if offered.contains(&call.tool_name) {
+                    return None;
+                }
+                // Where tools are found by a search, the model is told to search.
+                let search = super::tool_search::SEARCH_TOOLS;
+                let hint = if offered.contains(search) {
+                    format!("; find it with `{search}` first")
+                } else {
+                    String::new()
+                };
+                Some(format!(
+                    "not run: the tool `{}` is not offered at this step{hint}",
+                    call.tool_name
+                ))
+            });
+        if let Some(refused) = refused {
+            return Some(self.finished(call, Err(ToolError::execution(refused))));
         }
         let options = self.call_options();
         let hooks: &dyn RunHooks = self;

@@ -3,6 +3,7 @@
 //! turns), summarises it with a model, or applies your own policy, always
 //! leaving every tool result beside its call.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -10,7 +11,7 @@ use futures::future::BoxFuture;
 use super::part::{Looping, Run};
 use super::stage::{Decided, Flow, Stage};
 use super::{Agent, RunOutcome};
-use crate::conversation::{AssistantMessage, ContentPart, Message};
+use crate::conversation::{AssistantMessage, ContentPart, Message, ToolResultMessage};
 use crate::model::Model;
 use crate::runtime::ToolCall;
 
@@ -113,6 +114,13 @@ pub struct ContextPolicy {
     pub compact_at: f64,
     /// How. Default: drop old tool outputs, keeping the last 2.
     pub compaction: Compaction,
+    /// The tools whose exchanges every compaction but your own keeps:
+    /// their outputs are never dropped, and when old turns go, the model
+    /// turns that called them stay, with their results (the outputs of the
+    /// other calls of those turns dropped). Default: `search_tools`, whose
+    /// results say which deferred tools a run may call
+    /// ([`ToolSearch`](super::ToolSearch)).
+    pub kept_tools: Vec<String>,
 }
 
 impl ContextPolicy {
@@ -123,7 +131,17 @@ impl ContextPolicy {
             window,
             compact_at: 0.8,
             compaction: Compaction::DropToolOutputs { keep: 2 },
+            kept_tools: vec![super::tool_search::SEARCH_TOOLS.to_owned()],
         }
+    }
+
+    /// Keeps the exchanges of the tool `name` through every compaction but
+    /// your own, as [`kept_tools`](Self::kept_tools) says: for a tool whose
+    /// results the run still needs, however old.
+    #[must_use]
+    pub fn keep_tool(mut self, name: impl Into<String>) -> Self {
+        self.kept_tools.push(name.into());
+        self
     }
 
     /// Compacts past this share of the window (0 to 1).
@@ -202,28 +220,39 @@ fn message_bytes(message: &Message) -> usize {
 }
 
 /// `conversation` with all but the last `keep` tool results' outputs
-/// replaced by a note: how many were dropped.
-pub(crate) fn drop_tool_outputs(conversation: &mut [Message], keep: usize) -> usize {
-    let results: Vec<usize> = conversation
-        .iter()
-        .enumerate()
-        .filter(|(_, message)| matches!(message, Message::ToolResult(_)))
-        .map(|(at, _)| at)
+/// replaced by a note, but those of the `kept` tools: how many were
+/// dropped.
+pub(crate) fn drop_tool_outputs(
+    conversation: &mut [Message],
+    keep: usize,
+    kept: &[String],
+) -> usize {
+    let mut results: Vec<&mut ToolResultMessage> = conversation
+        .iter_mut()
+        .filter_map(|message| match message {
+            Message::ToolResult(result) if !kept.contains(&result.tool_name) => Some(result),
+            _ => None,
+        })
         .collect();
     let old = results.len().saturating_sub(keep);
-    let mut dropped = 0;
-    for at in &results[..old] {
-        if let Message::ToolResult(result) = &mut conversation[*at] {
-            if result.content != DROPPED_OUTPUT {
-                result.content = DROPPED_OUTPUT.to_owned();
-                result.structured = None;
-                result.images.clear();
-                result.documents.clear();
-                dropped += 1;
-            }
-        }
+    results[..old]
+        .iter_mut()
+        .map(|result| drop_output(result))
+        .filter(|dropped| *dropped)
+        .count()
+}
+
+/// Replaces `result`'s output by the note that says it was dropped:
+/// whether it had not been already.
+fn drop_output(result: &mut ToolResultMessage) -> bool {
+    if result.content == DROPPED_OUTPUT {
+        return false;
     }
-    dropped
+    result.content = DROPPED_OUTPUT.to_owned();
+    result.structured = None;
+    result.images.clear();
+    result.documents.clear();
+    true
 }
 
 /// Where old turns may be cut from `conversation`: the messages kept at
@@ -244,29 +273,66 @@ pub(crate) fn cut(conversation: &[Message], keep: usize) -> Option<(usize, usize
 }
 
 /// `conversation` without the messages between `head` and `tail`, with
-/// `note` (a summary) added to the user's first message. (What the dropped
-/// turns used stays in the run's books.)
+/// `note` (a summary) added to the user's first message. The model turns
+/// there that called one of the `kept` tools stay, with their results (the
+/// outputs of their other calls dropped). (What the dropped turns used
+/// stays in the run's books.)
 pub(crate) fn drop_turns(
     conversation: Vec<Message>,
     head: usize,
     tail: usize,
     note: Option<String>,
+    kept: &[String],
 ) -> Vec<Message> {
-    let mut kept: Vec<Message> = Vec::with_capacity(conversation.len() - (tail - head));
+    // The calls of the dropped turns whose exchanges stay.
+    let staying: HashSet<String> = conversation[head..tail]
+        .iter()
+        .filter_map(|message| match message {
+            Message::Assistant(reply)
+                if reply
+                    .tool_calls
+                    .iter()
+                    .any(|call| kept.contains(&call.tool_name)) =>
+            {
+                Some(reply.tool_calls.iter().map(|call| call.call_id.clone()))
+            }
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let mut out: Vec<Message> = Vec::with_capacity(conversation.len() - (tail - head));
     for (at, message) in conversation.into_iter().enumerate() {
         if at < head || at >= tail {
-            kept.push(message);
+            out.push(message);
+            continue;
+        }
+        match message {
+            Message::Assistant(reply)
+                if reply
+                    .tool_calls
+                    .iter()
+                    .any(|call| staying.contains(&call.call_id)) =>
+            {
+                out.push(Message::Assistant(reply));
+            }
+            Message::ToolResult(mut result) if staying.contains(&result.call_id) => {
+                if !kept.contains(&result.tool_name) {
+                    drop_output(&mut result);
+                }
+                out.push(Message::ToolResult(result));
+            }
+            _ => {}
         }
     }
     if let Some(note) = note {
         let note = format!("\n\n(Earlier in this conversation, summarised: {note})");
-        match kept.get_mut(head - 1) {
+        match out.get_mut(head - 1) {
             Some(Message::User { text }) => text.push_str(&note),
             Some(Message::UserParts { parts }) => parts.push(ContentPart::Text { text: note }),
             _ => {}
         }
     }
-    kept
+    out
 }
 
 /// The conversation as plain text, for a model to summarise.
@@ -443,7 +509,7 @@ impl Run<'_> {
         let context = |message: String| super::RunError::Context { message };
         match &policy.compaction {
             Compaction::DropToolOutputs { keep } => {
-                if drop_tool_outputs(transcript, *keep) == 0 {
+                if drop_tool_outputs(transcript, *keep, &policy.kept_tools) == 0 {
                     return Ok(false);
                 }
             }
@@ -451,7 +517,13 @@ impl Run<'_> {
                 let Some((head, tail)) = cut(transcript, *keep) else {
                     return Ok(false);
                 };
-                *transcript = drop_turns(std::mem::take(transcript), head, tail, None);
+                *transcript = drop_turns(
+                    std::mem::take(transcript),
+                    head,
+                    tail,
+                    None,
+                    &policy.kept_tools,
+                );
             }
             Compaction::Summarize { model, keep } => {
                 let Some((head, tail)) = cut(transcript, *keep) else {
@@ -504,7 +576,13 @@ impl Run<'_> {
                     .filter(|text| !text.trim().is_empty())
                     .ok_or_else(|| context("the summary came back empty".to_owned()))?
                     .to_owned();
-                *transcript = drop_turns(std::mem::take(transcript), head, tail, Some(summary));
+                *transcript = drop_turns(
+                    std::mem::take(transcript),
+                    head,
+                    tail,
+                    Some(summary),
+                    &policy.kept_tools,
+                );
             }
             Compaction::Custom(compact) => {
                 let given = transcript.clone();
@@ -530,7 +608,7 @@ impl Run<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conversation::{AssistantMessage, ToolResultMessage};
+    use crate::conversation::AssistantMessage;
     use crate::tool::ToolCall;
 
     fn round(n: usize) -> [Message; 2] {
@@ -564,7 +642,7 @@ mod tests {
                 };
                 assert_eq!(head, 2);
                 assert!(matches!(conversation[tail], Message::Assistant(_)));
-                let kept = drop_turns(conversation, head, tail, Some("a summary".into()));
+                let kept = drop_turns(conversation, head, tail, Some("a summary".into()), &[]);
                 assert_eq!(broken_pairs(&kept), None, "{rounds} rounds, keep {keep}");
                 assert_eq!(kept.last().cloned(), latest, "the latest result stays");
                 assert!(matches!(&kept[1], Message::User { text } if text.contains("a summary")));
@@ -575,8 +653,12 @@ mod tests {
     #[test]
     fn dropping_outputs_keeps_the_latest_and_every_pair() {
         let mut conversation = conversation(5);
-        assert_eq!(drop_tool_outputs(&mut conversation, 2), 3);
-        assert_eq!(drop_tool_outputs(&mut conversation, 2), 0, "dropped once");
+        assert_eq!(drop_tool_outputs(&mut conversation, 2, &[]), 3);
+        assert_eq!(
+            drop_tool_outputs(&mut conversation, 2, &[]),
+            0,
+            "dropped once"
+        );
         assert_eq!(broken_pairs(&conversation), None);
         let kept: Vec<bool> = conversation
             .iter()
@@ -586,6 +668,61 @@ mod tests {
             })
             .collect();
         assert_eq!(kept, [false, false, false, true, true]);
+    }
+
+    /// An early model turn that called a kept tool (`search_tools`) beside
+    /// another, in a conversation of five later rounds.
+    fn with_a_search() -> Vec<Message> {
+        let mut conversation = vec![
+            Message::system("be brief"),
+            Message::user("go"),
+            Message::Assistant(AssistantMessage::tool_calls([
+                ToolCall::new("s0", "search_tools", r#"{"query": "look"}"#),
+                ToolCall::new("l0", "look", "{}"),
+            ])),
+            Message::ToolResult(ToolResultMessage::new("s0", "search_tools", "found: look")),
+            Message::ToolResult(ToolResultMessage::new("l0", "look", "y".repeat(400))),
+        ];
+        for n in 1..=5 {
+            conversation.extend(round(n));
+        }
+        conversation
+    }
+
+    #[test]
+    fn the_exchanges_of_kept_tools_outlast_compaction() {
+        let kept = ["search_tools".to_owned()];
+        let output_of = |conversation: &[Message], id: &str| {
+            conversation.iter().find_map(|message| match message {
+                Message::ToolResult(result) if result.call_id == id => Some(result.content.clone()),
+                _ => None,
+            })
+        };
+        // Outputs dropped: the search's stays, and does not count among
+        // the latest kept.
+        let mut conversation = with_a_search();
+        assert_eq!(drop_tool_outputs(&mut conversation, 2, &kept), 4);
+        assert_eq!(output_of(&conversation, "s0").unwrap(), "found: look");
+        assert_eq!(output_of(&conversation, "l0").unwrap(), DROPPED_OUTPUT);
+        assert_eq!(output_of(&conversation, "c5").unwrap(), "x".repeat(400));
+        // Old turns dropped: the turn that searched stays with both its
+        // results, the other's output dropped; the rounds between go.
+        for note in [None, Some("a summary".to_owned())] {
+            let conversation = with_a_search();
+            let (head, tail) = cut(&conversation, 2).unwrap();
+            let compacted = drop_turns(conversation, head, tail, note, &kept);
+            assert_eq!(broken_pairs(&compacted), None);
+            assert_eq!(output_of(&compacted, "s0").unwrap(), "found: look");
+            assert_eq!(output_of(&compacted, "l0").unwrap(), DROPPED_OUTPUT);
+            assert_eq!(output_of(&compacted, "c1"), None);
+            assert_eq!(compacted.len(), 2 + 3 + 2);
+        }
+        // Nothing kept: the search goes with its turn.
+        let conversation = with_a_search();
+        let (head, tail) = cut(&conversation, 2).unwrap();
+        let compacted = drop_turns(conversation, head, tail, None, &[]);
+        assert_eq!(output_of(&compacted, "s0"), None);
+        assert_eq!(ContextPolicy::new(1_000).kept_tools, ["search_tools"]);
     }
 
     #[test]
