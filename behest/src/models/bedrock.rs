@@ -94,8 +94,9 @@ impl Client<ConverseApi> {
     }
 
     /// Uses this profile of the shared config and credentials files, as
-    /// `AWS_PROFILE` would: its credentials, and its region unless one was
-    /// given with `.region(..)` or by `AWS_REGION`.
+    /// `AWS_PROFILE` would: its credentials (over the environment's, as a
+    /// profile named to botocore is), and its region unless one was given
+    /// with `.region(..)` or by `AWS_REGION`.
     #[must_use]
     pub fn profile(mut self, name: &str) -> Self {
         let found = aws::find_profile(name);
