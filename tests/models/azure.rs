@@ -252,3 +252,70 @@ async fn a_client_without_an_endpoint_says_where_to_give_one() {
     };
     assert!(error.contains("AZURE_OPENAI_ENDPOINT"), "{error}");
 }
+
+/// Get the weather of a city.
+#[behest::tool]
+fn city_weather(city: String) -> String {
+    format!("Mild in {city}.")
+}
+
+/// A reasoning deployment under a name that does not say so (`prod-agent`)
+/// is not asked for encrypted reasoning; its reasoning items, which came
+/// without it, stay out of the next request, where Azure, as OpenAI, would
+/// look them up by their ids in a store that was not kept and refuse them.
+#[tokio::test]
+async fn a_reasoning_deployment_under_any_name_runs_its_tools() {
+    let call = json!({"id": "resp_1", "object": "response", "status": "completed",
+        "model": "gpt-5-mini-2025-08-07",
+        "output": [
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "city_weather",
+                "arguments": "{\"city\":\"Lyon\"}", "status": "completed"}],
+        "usage": {"input_tokens": 20, "output_tokens": 30}});
+    let answer = json!({"id": "resp_2", "object": "response", "status": "completed",
+        "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": "Mild in Lyon.", "annotations": []}]}],
+        "usage": {"input_tokens": 40, "output_tokens": 4}});
+    // Azure's Responses API, as OpenAI's: a reasoning item sent back
+    // without its content is looked up by its id, in a store not kept.
+    let answers = Arc::new(std::sync::Mutex::new(vec![answer, call]));
+    let service = || {
+        let answers = answers.clone();
+        Reply::decide(move |request| {
+            let input = request.body["input"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let unknown = input.iter().find(|item| {
+                item["type"] == "reasoning" && item.get("encrypted_content").is_none()
+            });
+            if let Some(item) = unknown {
+                let id = item["id"].as_str().unwrap_or_default();
+                return Reply::error(
+                    404,
+                    &json!({"error": {
+                    "message": format!("Item with id '{id}' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input."),
+                    "type": "invalid_request_error", "param": "input", "code": null}}),
+                );
+            }
+            Reply::json(&answers.lock().unwrap().pop().unwrap())
+        })
+    };
+    let server = Server::start([service(), service()]).await;
+    let model = behest::models::azure::AzureResponses::new("prod-agent")
+        .base_url(endpoint(&server))
+        .api_key("azure-key")
+        .stream(false);
+    let runtime = ToolRuntime::new(ToolRegistry::new().with(CityWeather).unwrap());
+    let outcome = Agent::new(model, runtime)
+        .invoke([Message::user("Weather in Lyon?")])
+        .await;
+    assert_eq!(outcome.text(), Some("Mild in Lyon."), "{outcome:?}");
+    let received = server.received();
+    assert!(received[0].body.get("include").is_none());
+    let input = received[1].body["input"].as_array().unwrap();
+    assert!(input.iter().all(|item| item["type"] != "reasoning"));
+    assert!(input
+        .iter()
+        .any(|item| item["type"] == "function_call" && item.get("id").is_none()));
+}

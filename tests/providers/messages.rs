@@ -609,15 +609,42 @@ fn a_responses_call_loses_its_item_id_without_its_reasoning() {
 #[test]
 fn reasoning_goes_back_where_it_came() {
     let response = json!({"output": [
-        {"type": "reasoning", "id": "rs_1", "summary": []},
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA1"},
         {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "a", "arguments": "{}"},
-        {"type": "reasoning", "id": "rs_2", "summary": []},
+        {"type": "reasoning", "id": "rs_2", "summary": [], "encrypted_content": "gAAA2"},
         {"type": "function_call", "id": "fc_2", "call_id": "c2", "name": "b", "arguments": "{}"},
     ]});
     let turn = openai::responses::parse_response(&response).unwrap();
     assert_eq!(
         openai::responses::messages(&[Message::Assistant(turn)]),
         response["output"].as_array().unwrap().clone()
+    );
+}
+
+/// A reasoning item that came without its encrypted content or its text
+/// (the model was not asked for it) does not go back: requests are not
+/// stored, and the API would look it up by its id and refuse it. Its calls
+/// go without their item ids, which paired them with it.
+#[test]
+fn reasoning_that_cannot_go_back_stays_out() {
+    let response = json!({"output": [
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Hm."}]},
+        {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "a", "arguments": "{}"},
+    ]});
+    let turn = openai::responses::parse_response(&response).unwrap();
+    assert_eq!(
+        openai::responses::messages(&[Message::Assistant(turn)]),
+        [json!({"type": "function_call", "call_id": "c1", "name": "a", "arguments": "{}"})]
+    );
+    // Its text in plain `content` (DeepSeek's) goes back.
+    let plain = json!({"type": "reasoning", "id": "r1", "summary": [],
+        "content": [{"type": "reasoning_text", "text": "Call a."}]});
+    let response = json!({"output": [plain,
+        {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "a", "arguments": "{}"}]});
+    let turn = openai::responses::parse_response(&response).unwrap();
+    assert_eq!(
+        openai::responses::messages(&[Message::Assistant(turn)])[0],
+        plain
     );
 }
 

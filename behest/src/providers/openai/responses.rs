@@ -363,10 +363,22 @@ fn responses_items(message: &Message) -> Vec<Value> {
 /// The items of a model turn: reasoning items as they came and where they
 /// came, the text, and `function_call` items. A call keeps its item id only
 /// while the reasoning it pairs with goes back too.
+///
+/// A reasoning item with neither its `encrypted_content` nor its text (a
+/// model not asked for the first, such as an Azure deployment whose name
+/// does not say it reasons) is left out: requests are not stored, so the
+/// API could find it by its id only, and refuses it ("Item with id 'rs_…'
+/// not found").
 fn assistant_items(assistant: &AssistantMessage) -> Vec<Value> {
-    let paired = assistant.has_reasoning_entries(WireFormat::OpenAiResponses);
-    assistant
+    let parts: Vec<TurnPart<'_>> = assistant
         .turn_parts(WireFormat::OpenAiResponses)
+        .into_iter()
+        .filter(|part| !matches!(part, TurnPart::Reasoning(item) if !sendable(item)))
+        .collect();
+    let paired = parts
+        .iter()
+        .any(|part| matches!(part, TurnPart::Reasoning(_)));
+    parts
         .into_iter()
         .map(|part| match part {
             TurnPart::Reasoning(item) => item.clone(),
@@ -389,6 +401,20 @@ fn assistant_items(assistant: &AssistantMessage) -> Vec<Value> {
             }
         })
         .collect()
+}
+
+/// Whether an item kept from an answer can go back in a request that is not
+/// stored: a reasoning item only with what it reasoned, encrypted
+/// (`encrypted_content`, OpenAI's) or in plain text (`content`, as
+/// compatible servers such as DeepSeek's send it and want it back).
+fn sendable(item: &Value) -> bool {
+    let encrypted = item["encrypted_content"]
+        .as_str()
+        .is_some_and(|content| !content.is_empty());
+    let plain = item["content"]
+        .as_array()
+        .is_some_and(|content| !content.is_empty());
+    item["type"] != "reasoning" || encrypted || plain
 }
 
 /// Responses `input` items as a conversation. Consecutive reasoning items,
