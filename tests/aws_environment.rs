@@ -65,14 +65,25 @@ async fn signed_for(model: Converse) -> (String, String) {
     (parts[0].to_owned(), parts[2].to_owned())
 }
 
+/// A folder of the test's files, removed when the test ends, passed or not.
+struct Scratch(std::path::PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 fn pair(key: &str, region: &str) -> (String, String) {
     (key.to_owned(), region.to_owned())
 }
 
 #[tokio::test]
 async fn regions_and_credentials_are_found_as_the_aws_sdks_find_them() {
-    let dir = std::env::temp_dir().join(format!("behest-aws-env-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch =
+        Scratch(std::env::temp_dir().join(format!("behest-aws-env-{}", std::process::id())));
+    let dir = &scratch.0;
+    std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("config"), CONFIG).unwrap();
     std::fs::write(dir.join("credentials"), CREDENTIALS).unwrap();
     for variable in [
@@ -120,14 +131,16 @@ async fn regions_and_credentials_are_found_as_the_aws_sdks_find_them() {
         signed_for(model().profile("work")).await,
         pair("AKIDWORK", "ap-south-1")
     );
-    // The environment's keys win over every profile's.
+    // The environment's keys win over the default profile's and over the
+    // keys of the one `AWS_PROFILE` names.
     std::env::set_var("AWS_ACCESS_KEY_ID", "AKIDFROMENV");
     std::env::set_var("AWS_SECRET_ACCESS_KEY", "env-secret");
+    assert_eq!(signed_for(model()).await, pair("AKIDFROMENV", "ap-south-1"));
+    std::env::set_var("AWS_PROFILE", "work");
     assert_eq!(signed_for(model()).await, pair("AKIDFROMENV", "ap-south-1"));
     // A profile named in code is chosen over them, as botocore does.
     assert_eq!(
         signed_for(model().profile("work")).await,
         pair("AKIDWORK", "ap-south-1")
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -622,29 +622,43 @@ fn reasoning_goes_back_where_it_came() {
 }
 
 /// A reasoning item that came without its encrypted content or its text
-/// (the model was not asked for it) does not go back: requests are not
-/// stored, and the API would look it up by its id and refuse it. Its calls
-/// go without their item ids, which paired them with it.
+/// (the model was not asked for it) does not go back in a request that is
+/// not stored, where the API would look it up by its id and refuse it; its
+/// calls go without their item ids, which paired them with it. In a stored
+/// request it goes back as it came. A hosted search's items, not reasoning,
+/// neither go nor pair.
 #[test]
-fn reasoning_that_cannot_go_back_stays_out() {
-    let response = json!({"output": [
-        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Hm."}]},
-        {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "a", "arguments": "{}"},
-    ]});
-    let turn = openai::responses::parse_response(&response).unwrap();
+fn reasoning_that_cannot_go_back_stays_out_of_unstored_requests() {
+    let reasoning = json!({"type": "reasoning", "id": "rs_1",
+        "summary": [{"type": "summary_text", "text": "Hm."}]});
+    let search = json!({"type": "tool_search_call", "id": "ts_1", "call_id": null,
+        "execution": "server", "arguments": {"paths": ["crm"]}, "status": "completed"});
+    let call = json!({"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "a", "arguments": "{}"});
+    let response = json!({"output": [search, reasoning, call]});
+    let turn = [Message::Assistant(
+        openai::responses::parse_response(&response).unwrap(),
+    )];
     assert_eq!(
-        openai::responses::messages(&[Message::Assistant(turn)]),
-        [json!({"type": "function_call", "call_id": "c1", "name": "a", "arguments": "{}"})]
+        openai::responses::unstored_messages(&turn),
+        [
+            search.clone(),
+            json!({"type": "function_call", "call_id": "c1", "name": "a", "arguments": "{}"})
+        ]
+    );
+    assert_eq!(
+        openai::responses::messages(&turn),
+        response["output"].as_array().unwrap().clone()
     );
     // Its text in plain `content` (DeepSeek's) goes back.
     let plain = json!({"type": "reasoning", "id": "r1", "summary": [],
         "content": [{"type": "reasoning_text", "text": "Call a."}]});
-    let response = json!({"output": [plain,
-        {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "a", "arguments": "{}"}]});
-    let turn = openai::responses::parse_response(&response).unwrap();
+    let response = json!({"output": [plain, call]});
+    let turn = [Message::Assistant(
+        openai::responses::parse_response(&response).unwrap(),
+    )];
     assert_eq!(
-        openai::responses::messages(&[Message::Assistant(turn)])[0],
-        plain
+        openai::responses::unstored_messages(&turn),
+        response["output"].as_array().unwrap().clone()
     );
 }
 

@@ -50,7 +50,7 @@ fn agent(policy: ContextPolicy) -> Agent {
 
 /// Each provider's rule that a tool result follows its call, checked
 /// on what behest would send it.
-fn every_provider_takes(transcript: &[Message]) {
+pub(crate) fn every_provider_takes(transcript: &[Message]) {
     // Chat: `tool` messages answer the calls of the assistant message
     // before them, and every call is answered before anything else.
     let mut open: Vec<String> = Vec::new();

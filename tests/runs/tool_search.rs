@@ -137,7 +137,7 @@ async fn a_deferred_tool_not_found_yet_is_not_run() {
         )])
         .expect_error(
             "w0",
-            "not offered at this step; find it with `search_tools` first",
+            "not offered at this step (tools that `search_tools` finds are offered from the step after the search)",
         ),
         behest::run::ScriptedTurn::tool_calls([ToolCall::new(
             "w1",
@@ -200,12 +200,29 @@ async fn a_tool_found_before_compaction_is_offered_after_it() {
         let agent = Agent::new(model, ToolRuntime::new(registry))
             .prepare_tools(search.prepare())
             .context(policy);
-        let outcome = agent.invoke([Message::user("Weather in Rome?")]).await;
+        let run = agent.invoke([Message::user("Weather in Rome?")]);
+        let compactions = Arc::new(Mutex::new(Vec::new()));
+        let seen = compactions.clone();
+        run.on(move |envelope, _| {
+            if let behest::EventKind::Compacted { before, after } = envelope.kind {
+                seen.lock().unwrap().push((before, after));
+            }
+        });
+        let outcome = run.await;
         assert_eq!(
             outcome.text(),
             Some("Sunny in Rome."),
             "{compaction:?}: {outcome:?}"
         );
+        // Each compaction made the conversation smaller: none ran for
+        // nothing when only the kept turns could have gone.
+        let compactions = compactions.lock().unwrap().clone();
+        assert!(!compactions.is_empty(), "{compaction:?}");
+        assert!(
+            compactions.iter().all(|(before, after)| after < before),
+            "{compaction:?}: {compactions:?}"
+        );
+        crate::context::every_provider_takes(outcome.transcript());
         let pages = outcome
             .transcript()
             .iter()

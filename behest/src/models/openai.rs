@@ -155,7 +155,7 @@ impl Format for ResponsesApi {
         let (config, request) = (turn.config, turn.request);
         let mut body = json!({
             "model": config.model,
-            "input": openai::responses::messages(request.conversation),
+            "input": openai::responses::unstored_messages(request.conversation),
             "store": false,
         });
         let object = body.as_object_mut().expect("an object");

@@ -51,10 +51,13 @@ impl Run<'_> {
                 if offered.contains(&call.tool_name) {
                     return None;
                 }
-                // Where tools are found by a search, the model is told to search.
+                // Where tools are found by a search, the model is told when
+                // a tool found is offered.
                 let search = super::tool_search::SEARCH_TOOLS;
                 let hint = if offered.contains(search) {
-                    format!("; find it with `{search}` first")
+                    format!(
+                        " (tools that `{search}` finds are offered from the step after the search)"
+                    )
                 } else {
                     String::new()
                 };

@@ -56,7 +56,9 @@ pub type CompactFn = Arc<dyn Fn(Vec<Message>) -> BoxFuture<'static, Vec<Message>
 pub enum Compaction {
     /// The outputs of all but the last `keep` tool results are replaced by
     /// a short note; every call keeps its result, so the conversation's
-    /// shape is unchanged.
+    /// shape is unchanged. The results of the
+    /// [`kept_tools`](ContextPolicy::kept_tools) are neither dropped nor
+    /// counted among the last.
     DropToolOutputs {
         /// How many of the latest results keep their output.
         keep: usize,
@@ -64,7 +66,9 @@ pub enum Compaction {
     /// Whole turns go, oldest first: the system messages and the user's
     /// first message stay, and the last `keep` messages, the cut moved
     /// earlier to the model turn that begins them, so that no result loses
-    /// its call.
+    /// its call. The turns that called one of the
+    /// [`kept_tools`](ContextPolicy::kept_tools) stay too, with their
+    /// results; when nothing else would go, nothing is compacted.
     DropOldTurns {
         /// How many of the latest messages stay, at least.
         keep: usize,
@@ -220,8 +224,8 @@ fn message_bytes(message: &Message) -> usize {
 }
 
 /// `conversation` with all but the last `keep` tool results' outputs
-/// replaced by a note, but those of the `kept` tools: how many were
-/// dropped.
+/// replaced by a note, the results of the `kept_tools` left out of both
+/// (never dropped, not counted among the last): how many were dropped.
 pub(crate) fn drop_tool_outputs(
     conversation: &mut [Message],
     keep: usize,
@@ -272,57 +276,88 @@ pub(crate) fn cut(conversation: &[Message], keep: usize) -> Option<(usize, usize
     (tail > head).then_some((head, tail))
 }
 
-/// `conversation` without the messages between `head` and `tail`, with
-/// `note` (a summary) added to the user's first message. The model turns
-/// there that called one of the `kept` tools stay, with their results (the
-/// outputs of their other calls dropped). (What the dropped turns used
-/// stays in the run's books.)
-pub(crate) fn drop_turns(
-    conversation: Vec<Message>,
+/// Which of the messages between `head` and `tail` go when old turns are
+/// dropped, one flag each: all but the model turns that called one of the
+/// `kept_tools`, and their results.
+pub(crate) fn going(
+    conversation: &[Message],
     head: usize,
     tail: usize,
-    note: Option<String>,
-    kept: &[String],
-) -> Vec<Message> {
-    // The calls of the dropped turns whose exchanges stay.
-    let staying: HashSet<String> = conversation[head..tail]
+    kept_tools: &[String],
+) -> Vec<bool> {
+    let range = &conversation[head..tail];
+    // The calls of the turns that stay (a run's call ids are unique).
+    let staying: HashSet<&str> = range
         .iter()
         .filter_map(|message| match message {
             Message::Assistant(reply)
                 if reply
                     .tool_calls
                     .iter()
-                    .any(|call| kept.contains(&call.tool_name)) =>
+                    .any(|call| kept_tools.contains(&call.tool_name)) =>
             {
-                Some(reply.tool_calls.iter().map(|call| call.call_id.clone()))
+                Some(reply.tool_calls.iter().map(|call| call.call_id.as_str()))
             }
             _ => None,
         })
         .flatten()
         .collect();
-    let mut out: Vec<Message> = Vec::with_capacity(conversation.len() - (tail - head));
-    for (at, message) in conversation.into_iter().enumerate() {
-        if at < head || at >= tail {
-            out.push(message);
+    range
+        .iter()
+        .map(|message| match message {
+            Message::Assistant(reply) => !reply
+                .tool_calls
+                .iter()
+                .any(|call| staying.contains(call.call_id.as_str())),
+            Message::ToolResult(result) => !staying.contains(result.call_id.as_str()),
+            _ => true,
+        })
+        .collect()
+}
+
+/// Where old turns may go, as [`cut`] finds it, and which messages after
+/// the head go ([`going`]); `None` when none would, since the turns there
+/// are kept ones.
+fn old_turns(
+    conversation: &[Message],
+    keep: usize,
+    kept_tools: &[String],
+) -> Option<(usize, Vec<bool>)> {
+    let (head, tail) = cut(conversation, keep)?;
+    let going = going(conversation, head, tail, kept_tools);
+    going.contains(&true).then_some((head, going))
+}
+
+/// `conversation` without the messages from `head` on that `going` (as
+/// [`going`] gives it) says go, with `note` (a summary) added to the user's
+/// first message. The results of the other tools than the `kept_tools` in
+/// the turns that stay have their outputs dropped. (What the dropped turns
+/// used stays in the run's books.)
+pub(crate) fn drop_turns(
+    conversation: Vec<Message>,
+    head: usize,
+    going: &[bool],
+    note: Option<String>,
+    kept_tools: &[String],
+) -> Vec<Message> {
+    let gone = going.iter().filter(|goes| **goes).count();
+    let mut out: Vec<Message> = Vec::with_capacity(conversation.len() - gone);
+    for (at, mut message) in conversation.into_iter().enumerate() {
+        let goes = at
+            .checked_sub(head)
+            .and_then(|at| going.get(at))
+            .copied()
+            .unwrap_or(false);
+        if goes {
             continue;
         }
-        match message {
-            Message::Assistant(reply)
-                if reply
-                    .tool_calls
-                    .iter()
-                    .any(|call| staying.contains(&call.call_id)) =>
-            {
-                out.push(Message::Assistant(reply));
+        if let Message::ToolResult(result) = &mut message {
+            let in_range = at >= head && at < head + going.len();
+            if in_range && !kept_tools.contains(&result.tool_name) {
+                drop_output(result);
             }
-            Message::ToolResult(mut result) if staying.contains(&result.call_id) => {
-                if !kept.contains(&result.tool_name) {
-                    drop_output(&mut result);
-                }
-                out.push(Message::ToolResult(result));
-            }
-            _ => {}
         }
+        out.push(message);
     }
     if let Some(note) = note {
         let note = format!("\n\n(Earlier in this conversation, summarised: {note})");
@@ -336,7 +371,7 @@ pub(crate) fn drop_turns(
 }
 
 /// The conversation as plain text, for a model to summarise.
-pub(crate) fn as_text(conversation: &[Message]) -> String {
+pub(crate) fn as_text<'a>(conversation: impl IntoIterator<Item = &'a Message>) -> String {
     let mut text = String::new();
     for message in conversation {
         let line = match message {
@@ -514,26 +549,31 @@ impl Run<'_> {
                 }
             }
             Compaction::DropOldTurns { keep } => {
-                let Some((head, tail)) = cut(transcript, *keep) else {
+                let Some((head, going)) = old_turns(transcript, *keep, &policy.kept_tools) else {
                     return Ok(false);
                 };
                 *transcript = drop_turns(
                     std::mem::take(transcript),
                     head,
-                    tail,
+                    &going,
                     None,
                     &policy.kept_tools,
                 );
             }
             Compaction::Summarize { model, keep } => {
-                let Some((head, tail)) = cut(transcript, *keep) else {
+                let Some((head, going)) = old_turns(transcript, *keep, &policy.kept_tools) else {
                     return Ok(false);
                 };
+                // What goes is summarised; the kept turns stay as they are.
+                let gone = transcript[head..]
+                    .iter()
+                    .zip(&going)
+                    .filter_map(|(message, goes)| goes.then_some(message));
                 let ask = [
                     Message::system(
                         "Summarise the conversation below for the assistant that goes on with it: keep every fact, name, number, decision and open question; leave out greetings and repetition.",
                     ),
-                    Message::user(as_text(&transcript[head..tail])),
+                    Message::user(as_text(gone)),
                 ];
                 const SUMMARISER: &str = "the model that summarises old turns";
                 let summarise = async move {
@@ -579,7 +619,7 @@ impl Run<'_> {
                 *transcript = drop_turns(
                     std::mem::take(transcript),
                     head,
-                    tail,
+                    &going,
                     Some(summary),
                     &policy.kept_tools,
                 );
@@ -642,7 +682,8 @@ mod tests {
                 };
                 assert_eq!(head, 2);
                 assert!(matches!(conversation[tail], Message::Assistant(_)));
-                let kept = drop_turns(conversation, head, tail, Some("a summary".into()), &[]);
+                let going = going(&conversation, head, tail, &[]);
+                let kept = drop_turns(conversation, head, &going, Some("a summary".into()), &[]);
                 assert_eq!(broken_pairs(&kept), None, "{rounds} rounds, keep {keep}");
                 assert_eq!(kept.last().cloned(), latest, "the latest result stays");
                 assert!(matches!(&kept[1], Message::User { text } if text.contains("a summary")));
@@ -709,8 +750,8 @@ mod tests {
         // results, the other's output dropped; the rounds between go.
         for note in [None, Some("a summary".to_owned())] {
             let conversation = with_a_search();
-            let (head, tail) = cut(&conversation, 2).unwrap();
-            let compacted = drop_turns(conversation, head, tail, note, &kept);
+            let (head, going) = old_turns(&conversation, 2, &kept).unwrap();
+            let compacted = drop_turns(conversation, head, &going, note, &kept);
             assert_eq!(broken_pairs(&compacted), None);
             assert_eq!(output_of(&compacted, "s0").unwrap(), "found: look");
             assert_eq!(output_of(&compacted, "l0").unwrap(), DROPPED_OUTPUT);
@@ -719,10 +760,73 @@ mod tests {
         }
         // Nothing kept: the search goes with its turn.
         let conversation = with_a_search();
-        let (head, tail) = cut(&conversation, 2).unwrap();
-        let compacted = drop_turns(conversation, head, tail, None, &[]);
+        let (head, going) = old_turns(&conversation, 2, &[]).unwrap();
+        let compacted = drop_turns(conversation, head, &going, None, &[]);
         assert_eq!(output_of(&compacted, "s0"), None);
         assert_eq!(ContextPolicy::new(1_000).kept_tools, ["search_tools"]);
+    }
+
+    /// Searches in several turns, one beside other calls and one just
+    /// before the kept tail: every cut keeps each search's turn whole and
+    /// every result beside its call, and a cut where only kept turns would
+    /// go is no cut at all.
+    #[test]
+    fn every_cut_keeps_the_kept_turns_whole() {
+        let kept = ["search_tools".to_owned()];
+        let search = |n: usize| {
+            [
+                Message::Assistant(AssistantMessage::tool_calls([
+                    ToolCall::new(format!("s{n}"), "search_tools", "{}"),
+                    ToolCall::new(format!("p{n}"), "look", "{}"),
+                ])),
+                Message::ToolResult(ToolResultMessage::new(
+                    format!("s{n}"),
+                    "search_tools",
+                    "found",
+                )),
+                Message::ToolResult(ToolResultMessage::new(
+                    format!("p{n}"),
+                    "look",
+                    "z".repeat(99),
+                )),
+            ]
+        };
+        let mut conversation = vec![Message::system("be brief"), Message::user("go")];
+        for n in 0..6 {
+            if n % 2 == 0 {
+                conversation.extend(search(n));
+            } else {
+                conversation.extend(round(n));
+            }
+        }
+        for keep in 0..conversation.len() + 2 {
+            let Some((head, going)) = old_turns(&conversation, keep, &kept) else {
+                continue;
+            };
+            let compacted = drop_turns(conversation.clone(), head, &going, None, &kept);
+            assert_eq!(broken_pairs(&compacted), None, "keep {keep}");
+            assert!(
+                compacted.len() < conversation.len(),
+                "keep {keep}: something went"
+            );
+            for n in [0, 2, 4] {
+                assert!(
+                    compacted.iter().any(|message| matches!(message,
+                        Message::ToolResult(result) if result.call_id == format!("s{n}")
+                            && result.content == "found")),
+                    "keep {keep}: search {n} stays"
+                );
+            }
+        }
+        // Only the searches before the tail: nothing goes.
+        let only_searches: Vec<Message> = [Message::system("be brief"), Message::user("go")]
+            .into_iter()
+            .chain(search(0))
+            .chain(search(1))
+            .chain(round(2))
+            .collect();
+        assert!(old_turns(&only_searches, 2, &kept).is_none());
+        assert!(old_turns(&only_searches, 2, &[]).is_some());
     }
 
     #[test]

@@ -332,15 +332,45 @@ fn read_part(part: &Value) -> Option<ContentPart> {
 
 /// A Responses `function_call_output` item for a result.
 pub fn result(result: &ToolCallResult) -> Value {
-    responses_items(&Message::ToolResult(ToolResultMessage::from(result))).remove(0)
+    responses_items(
+        &Message::ToolResult(ToolResultMessage::from(result)),
+        Stored::Yes,
+    )
+    .remove(0)
 }
 
 /// A conversation as Responses `input` items.
 pub fn messages(conversation: &[Message]) -> Vec<Value> {
-    conversation.iter().flat_map(responses_items).collect()
+    conversation
+        .iter()
+        .flat_map(|message| responses_items(message, Stored::Yes))
+        .collect()
 }
 
-fn responses_items(message: &Message) -> Vec<Value> {
+/// A conversation as the `input` items of a request that is not stored
+/// (`store: false`, as behest's Responses client sends): as [`messages`],
+/// without the reasoning items that came with neither their
+/// `encrypted_content` nor their text (a model not asked for the first, such
+/// as an Azure deployment whose name does not say it reasons). The API could
+/// find those by their ids only, in a store that was not kept, and refuses
+/// them ("Item with id 'rs_…' not found"); their calls go without the item
+/// ids that paired them with them.
+pub fn unstored_messages(conversation: &[Message]) -> Vec<Value> {
+    conversation
+        .iter()
+        .flat_map(|message| responses_items(message, Stored::No))
+        .collect()
+}
+
+/// Whether the request the items go in is stored, so that an item can be
+/// named by its id alone.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stored {
+    Yes,
+    No,
+}
+
+fn responses_items(message: &Message, stored: Stored) -> Vec<Value> {
     match message {
         Message::System { text } => vec![json!({"role": "system", "content": text})],
         Message::User { text } => vec![json!({"role": "user", "content": text})],
@@ -348,7 +378,7 @@ fn responses_items(message: &Message) -> Vec<Value> {
             "role": "user",
             "content": parts.iter().map(part).collect::<Vec<_>>(),
         })],
-        Message::Assistant(assistant) => assistant_items(assistant),
+        Message::Assistant(assistant) => assistant_items(assistant, stored),
         Message::ToolResult(result) => {
             let output = crate::providers::result_content(result, "input_text", part);
             vec![json!({
@@ -361,23 +391,21 @@ fn responses_items(message: &Message) -> Vec<Value> {
 }
 
 /// The items of a model turn: reasoning items as they came and where they
-/// came, the text, and `function_call` items. A call keeps its item id only
-/// while the reasoning it pairs with goes back too.
-///
-/// A reasoning item with neither its `encrypted_content` nor its text (a
-/// model not asked for the first, such as an Azure deployment whose name
-/// does not say it reasons) is left out: requests are not stored, so the
-/// API could find it by its id only, and refuses it ("Item with id 'rs_…'
-/// not found").
-fn assistant_items(assistant: &AssistantMessage) -> Vec<Value> {
+/// came (in a request not stored, only those that carry what they
+/// reasoned), the text, and `function_call` items. A call keeps its item id
+/// only while a reasoning item it pairs with goes back too.
+fn assistant_items(assistant: &AssistantMessage, stored: Stored) -> Vec<Value> {
     let parts: Vec<TurnPart<'_>> = assistant
         .turn_parts(WireFormat::OpenAiResponses)
         .into_iter()
-        .filter(|part| !matches!(part, TurnPart::Reasoning(item) if !sendable(item)))
+        .filter(|part| match part {
+            TurnPart::Reasoning(item) => stored == Stored::Yes || carries_itself(item),
+            _ => true,
+        })
         .collect();
     let paired = parts
         .iter()
-        .any(|part| matches!(part, TurnPart::Reasoning(_)));
+        .any(|part| matches!(part, TurnPart::Reasoning(item) if item["type"] == "reasoning"));
     parts
         .into_iter()
         .map(|part| match part {
@@ -407,7 +435,7 @@ fn assistant_items(assistant: &AssistantMessage) -> Vec<Value> {
 /// stored: a reasoning item only with what it reasoned, encrypted
 /// (`encrypted_content`, OpenAI's) or in plain text (`content`, as
 /// compatible servers such as DeepSeek's send it and want it back).
-fn sendable(item: &Value) -> bool {
+fn carries_itself(item: &Value) -> bool {
     let encrypted = item["encrypted_content"]
         .as_str()
         .is_some_and(|content| !content.is_empty());
