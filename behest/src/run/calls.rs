@@ -45,27 +45,13 @@ impl Run<'_> {
     /// some), to its `Result` event; `None` for a call that waits in a run
     /// that stops at its waits.
     async fn call(&self, call: ToolCall) -> Option<ToolCallResult> {
-        let refused = crate::sync::lock(&self.offered)
-            .as_ref()
-            .and_then(|offered| {
-                if offered.contains(&call.tool_name) {
-                    return None;
-                }
-                // Where tools are found by a search, the model is told when
-                // a tool found is offered.
-                let search = super::tool_search::SEARCH_TOOLS;
-                let hint = if offered.contains(search) {
-                    format!(
-                        " (tools that `{search}` finds are offered from the step after the search)"
-                    )
-                } else {
-                    String::new()
-                };
-                Some(format!(
-                    "not run: the tool `{}` is not offered at this step{hint}",
-                    call.tool_name
-                ))
-            });
+        let refused = match crate::sync::lock(&self.offered).as_ref() {
+            Some(offered) if !offered.contains(&call.tool_name) => Some(not_offered(
+                &call.tool_name,
+                offered.contains(super::tool_search::SEARCH_TOOLS),
+            )),
+            _ => None,
+        };
         if let Some(refused) = refused {
             return Some(self.finished(call, Err(ToolError::execution(refused))));
         }
@@ -708,4 +694,16 @@ impl Run<'_> {
             round,
         }
     }
+}
+
+/// Why a call of `tool`, not offered at its step, is not run; where tools
+/// are found by a search (`searched`), when a tool found is offered.
+fn not_offered(tool: &str, searched: bool) -> String {
+    let search = super::tool_search::SEARCH_TOOLS;
+    let hint = if searched {
+        format!(" (tools that `{search}` finds are offered from the step after the search)")
+    } else {
+        String::new()
+    };
+    format!("not run: the tool `{tool}` is not offered at this step{hint}")
 }

@@ -229,12 +229,12 @@ fn message_bytes(message: &Message) -> usize {
 pub(crate) fn drop_tool_outputs(
     conversation: &mut [Message],
     keep: usize,
-    kept: &[String],
+    kept_tools: &[String],
 ) -> usize {
     let mut results: Vec<&mut ToolResultMessage> = conversation
         .iter_mut()
         .filter_map(|message| match message {
-            Message::ToolResult(result) if !kept.contains(&result.tool_name) => Some(result),
+            Message::ToolResult(result) if !kept_tools.contains(&result.tool_name) => Some(result),
             _ => None,
         })
         .collect();
@@ -343,18 +343,15 @@ pub(crate) fn drop_turns(
     let gone = going.iter().filter(|goes| **goes).count();
     let mut out: Vec<Message> = Vec::with_capacity(conversation.len() - gone);
     for (at, mut message) in conversation.into_iter().enumerate() {
-        let goes = at
-            .checked_sub(head)
-            .and_then(|at| going.get(at))
-            .copied()
-            .unwrap_or(false);
-        if goes {
-            continue;
-        }
-        if let Message::ToolResult(result) = &mut message {
-            let in_range = at >= head && at < head + going.len();
-            if in_range && !kept_tools.contains(&result.tool_name) {
-                drop_output(result);
+        // Past the head, only kept turns stay, their other outputs dropped.
+        if let Some(goes) = at.checked_sub(head).and_then(|at| going.get(at)) {
+            if *goes {
+                continue;
+            }
+            if let Message::ToolResult(result) = &mut message {
+                if !kept_tools.contains(&result.tool_name) {
+                    drop_output(result);
+                }
             }
         }
         out.push(message);
